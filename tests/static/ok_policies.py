@@ -1,0 +1,64 @@
+"""Policies that type-check: selection is typed per major, templates take their value type."""
+
+from dataclasses import dataclass
+from typing import Literal, assert_type
+
+from typed_nn.policies import (
+    DimPolicy,
+    GradPolicy,
+    ParamPolicy,
+    PDimArrayIs,
+    PElemIs,
+    PKeepDim,
+    PModifyDimNumIs,
+    PNoUpdate,
+    PolicyContainer,
+    PolicyMajor,
+    PolicyObject,
+    PolicyTemplate,
+    PUpdate,
+    PUpdateIs,
+    RnnPolicy,
+    SeqID,
+    SubPolicyContainer,
+    VarScaleDistribution,
+    VarScaleFillerPolicy,
+    change_policy,
+    policy_select,
+    sub_policies,
+)
+
+c = PolicyContainer(PUpdate, PKeepDim, PModifyDimNumIs(2), SubPolicyContainer("w", PNoUpdate))
+assert_type(policy_select(GradPolicy, c), GradPolicy)
+assert_type(policy_select(GradPolicy, c).is_update, bool)
+assert_type(policy_select(DimPolicy, c).modify_dim_num, int)
+assert_type(policy_select(DimPolicy, c).dim_array, tuple[int, ...])
+assert_type(policy_select(ParamPolicy, c).elem, type | None)
+assert_type(policy_select(RnnPolicy, c).seq_ids, tuple[SeqID, ...])
+assert_type(policy_select(VarScaleFillerPolicy, c).distribute, VarScaleDistribution)
+assert_type(PUpdate, PolicyObject[GradPolicy, Literal["is_update"], bool])
+assert_type(PUpdateIs(True), PolicyObject[GradPolicy, Literal["is_update"], bool])
+assert_type(PDimArrayIs(1, 0), PolicyObject[DimPolicy, Literal["dim_array"], tuple[int, ...]])
+assert_type(PElemIs(float), PolicyObject[ParamPolicy, Literal["elem"], type])
+assert_type(sub_policies(c, "w"), PolicyContainer)
+assert_type(change_policy(PNoUpdate, c), PolicyContainer)
+
+# Different majors never conflict; one minor in the parent and in a sub-container is fine.
+PolicyContainer(PUpdate, PKeepDim, SubPolicyContainer("w", PNoUpdate, PModifyDimNumIs(3)))
+
+
+@dataclass(frozen=True)
+class OptimPolicy(PolicyMajor):
+    momentum: float = 0.0
+    nesterov: bool = False
+
+
+PNesterov: PolicyObject[OptimPolicy, Literal["nesterov"], bool] = PolicyObject(
+    OptimPolicy, "nesterov", True, name="PNesterov"
+)
+PMomentumIs: PolicyTemplate[OptimPolicy, Literal["momentum"], float] = PolicyTemplate(
+    OptimPolicy, "momentum", name="PMomentumIs"
+)
+assert_type(
+    policy_select(OptimPolicy, PolicyContainer(PNesterov, PMomentumIs(0.9))).momentum, float
+)
