@@ -25,17 +25,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+# `import mypy.plugin` goes first (isort puts plain imports before from-imports): it loads
+# mypy's modules in the order they expect; importing mypy.maptype first hits an import cycle.
+import mypy.plugin
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
-from mypy.nodes import ARG_POS, Var
-from mypy.plugin import FunctionContext, Plugin
+from mypy.messages import format_type
+from mypy.nodes import ARG_POS, TypeInfo, Var
 from mypy.subtypes import is_subtype
 from mypy.types import (
+    FunctionLike,
     Instance,
     LiteralType,
     ProperType,
     TupleType,
     Type,
+    TypeType,
     UninhabitedType,
     get_proper_type,
 )
@@ -46,10 +51,13 @@ POLICY_CONFLICT = ErrorCode(
     "policy-conflict", "Two policy objects in one container set one (major, minor)", "typed_nn"
 )
 POLICY_MINOR = ErrorCode(
-    "policy-minor", "A policy names a minor its major lacks, or a value of the wrong type", "typed_nn"
+    "policy-minor",
+    "A policy names a minor its major lacks, or a value of the wrong type",
+    "typed_nn",
 )
 
 _OBJECT = "typed_nn.policies.objects.PolicyObject"
+_MAJOR_BASE = "typed_nn.policies.major.PolicyMajor"
 _TEMPLATES = (
     "typed_nn.policies.objects.PolicyTemplate",
     "typed_nn.policies.objects.VariadicPolicyTemplate",
@@ -83,10 +91,12 @@ def _policy_key(typ: Type) -> tuple[str, str] | None:
     name = _literal_str(minor)
     if not isinstance(major_type, Instance) or name is None:
         return None
-    return (major_type.type.name, name)
+    if major_type.type.fullname == _MAJOR_BASE:  # the major is not known statically
+        return None
+    return (major_type.type.fullname, name)
 
 
-def _check_container(ctx: FunctionContext) -> Type:
+def _check_container(ctx: mypy.plugin.FunctionContext) -> Type:
     """Report every argument whose (major, minor) an earlier argument already set."""
     seen: dict[tuple[str, str], int] = {}
     position = 0
@@ -97,8 +107,9 @@ def _check_container(ctx: FunctionContext) -> Type:
             if key is None:
                 continue
             if key in seen:
+                major = key[0].rsplit(".", 1)[-1]
                 ctx.api.fail(
-                    f"Policy conflict: {key[0]}.{key[1]} is set by argument {seen[key]} "
+                    f"Policy conflict: {major}.{key[1]} is set by argument {seen[key]} "
                     f"and argument {position}; keep one of them",
                     expr,
                     code=POLICY_CONFLICT,
@@ -108,15 +119,27 @@ def _check_container(ctx: FunctionContext) -> Type:
     return ctx.default_return_type
 
 
-def _minor_type(ctx: FunctionContext, major: Instance, minor: str) -> ProperType | None:
+def _major_info(typ: Type) -> TypeInfo | None:
+    """The class a ``Major`` argument names, if it is a concrete (dataclass) policy major."""
+    proper = get_proper_type(typ)
+    info: TypeInfo | None = None
+    if isinstance(proper, FunctionLike) and proper.is_type_obj():
+        info = proper.type_object()
+    elif isinstance(proper, TypeType) and isinstance(proper.item, Instance):
+        info = proper.item.type
+    if info is None or "dataclass" not in info.metadata or info.fullname == _MAJOR_BASE:
+        return None
+    return info
+
+
+def _minor_type(ctx: mypy.plugin.FunctionContext, major: TypeInfo, minor: str) -> ProperType | None:
     """The declared type of ``major.minor``; reports ``policy-minor`` if there is no such field."""
-    fields = major.type.metadata.get("dataclass", {}).get("attributes", [])
-    names = [str(field["name"]) for field in fields]
-    node = major.type.get(minor)
+    names = [str(field["name"]) for field in major.metadata["dataclass"].get("attributes", [])]
+    node = major.get(minor)
     if minor in names and node is not None and isinstance(node.node, Var) and node.node.type:
         return get_proper_type(node.node.type)
     ctx.api.fail(
-        f'Policy major "{major.type.name}" has no minor "{minor}" '
+        f'Policy major "{major.name}" has no minor "{minor}" '
         f"(its minors: {', '.join(names) or 'none'})",
         ctx.context,
         code=POLICY_MINOR,
@@ -124,30 +147,32 @@ def _minor_type(ctx: FunctionContext, major: Instance, minor: str) -> ProperType
     return None
 
 
-def _refine_maker(ctx: FunctionContext) -> Type:
+def _refine_maker(ctx: mypy.plugin.FunctionContext) -> Type:
     """Check a policy object/template constructor and infer ``Literal`` minor (and value)."""
     result = get_proper_type(ctx.default_return_type)
-    if not (isinstance(result, Instance) and len(result.args) == 3 and len(ctx.arg_types) > 1):
+    args = [arg[0] if len(arg) == 1 else None for arg in ctx.arg_types[:3]]
+    if not (isinstance(result, Instance) and len(result.args) == 3 and len(args) > 1):
         return ctx.default_return_type
-    major = get_proper_type(result.args[0])
-    minor = _literal_str(ctx.arg_types[1][0]) if ctx.arg_types[1] else None
-    if not isinstance(major, Instance) or minor is None:
+    info = _major_info(args[0]) if args[0] is not None else None
+    minor = _literal_str(args[1]) if args[1] is not None else None
+    if info is None or minor is None:
         return ctx.default_return_type
-    declared = _minor_type(ctx, major, minor)
+    declared = _minor_type(ctx, info, minor)
     if declared is None:
         return ctx.default_return_type
+    major = Instance(info, [])
     literal = LiteralType(minor, ctx.api.named_generic_type("builtins.str", []))
     value = result.args[2]
-    if result.type.fullname == _OBJECT:
-        if len(ctx.arg_types) > 2 and ctx.arg_types[2]:
-            given = ctx.arg_types[2][0]
-            if not is_subtype(given, declared):
-                ctx.api.fail(
-                    f'Policy value of type "{given}" does not fit '
-                    f'{major.type.name}.{minor} (declared "{declared}")',
-                    ctx.args[2][0],
-                    code=POLICY_MINOR,
-                )
+    if result.type.fullname == _OBJECT and len(args) > 2 and args[2] is not None:
+        value = args[2]
+        if not is_subtype(value, declared):
+            ctx.api.fail(
+                f"Policy value of type {format_type(value, ctx.api.options)} does not fit "
+                f"{info.name}.{minor} (declared {format_type(declared, ctx.api.options)})",
+                ctx.args[2][0],
+                code=POLICY_MINOR,
+            )
+        value = declared
     elif isinstance(get_proper_type(value), UninhabitedType):
         value = _template_value(result.type.fullname, declared)
     return result.copy_modified(args=[major, literal, value])
@@ -163,10 +188,12 @@ def _template_value(template: str, declared: ProperType) -> Type:
     return declared
 
 
-class PolicyPlugin(Plugin):
+class PolicyPlugin(mypy.plugin.Plugin):
     """Hooks the policy constructors; everything else is left to mypy."""
 
-    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+    def get_function_hook(
+        self, fullname: str
+    ) -> Callable[[mypy.plugin.FunctionContext], Type] | None:
         if fullname in _CONTAINERS:
             return _check_container
         if fullname == _OBJECT or fullname in _TEMPLATES:
@@ -174,6 +201,6 @@ class PolicyPlugin(Plugin):
         return None
 
 
-def plugin(version: str) -> type[Plugin]:
+def plugin(version: str) -> type[mypy.plugin.Plugin]:
     """The entry point mypy calls (``plugins = typed_nn.mypy_plugin``)."""
     return PolicyPlugin

@@ -15,12 +15,7 @@ PModifyDimNumIs("x")  # E: incompatible type "str"; expected "int"
 PUpdateIs(1.5)  # E: incompatible type "float"; expected "bool"
 PDimArrayIs(1, "a")  # E: incompatible type "str"; expected "int"
 PActFuncIs(3)  # E: incompatible type "int"; expected "type"
-PolicyContainer(
-    PModifyDimNumIs
-)  # E: Argument 1 to "PolicyContainer" has incompatible type "PolicyTemplate[
-PolicyContainer(
-    PolicyContainer(PUpdate)
-)  # E: Argument 1 to "PolicyContainer" has incompatible type "PolicyContainer"
-v: int = policy_select(
-    GradPolicy, PolicyContainer()
-).missing  # E: "GradPolicy" has no attribute "missing"
+PolicyContainer(PModifyDimNumIs)  # E: incompatible type "PolicyTemplate[
+PolicyContainer(PolicyContainer(PUpdate))  # E: incompatible type "PolicyContainer"
+c = PolicyContainer()
+v: int = policy_select(GradPolicy, c).missing  # E: "GradPolicy" has no attribute "missing"

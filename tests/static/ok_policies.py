@@ -62,3 +62,19 @@ PMomentumIs: PolicyTemplate[OptimPolicy, Literal["momentum"], float] = PolicyTem
 assert_type(
     policy_select(OptimPolicy, PolicyContainer(PNesterov, PMomentumIs(0.9))).momentum, float
 )
+
+# Conflicts the plugin cannot see statically are left to the run-time check (not an error here).
+some = [PUpdate]
+PolicyContainer(*some, PNoUpdate)
+# A user-defined major's objects mix with the catalogue's (the plugin infers Literal minors).
+PNesterov2 = PolicyObject(OptimPolicy, "nesterov", True)
+PolicyContainer(PNesterov2, PUpdate, PolicyObject(OptimPolicy, "momentum", 2))
+
+
+@dataclass(frozen=True)
+class OtherGradPolicy(PolicyMajor):
+    is_update: bool = True
+
+
+# Same minor name, different majors: no conflict.
+PolicyContainer(PUpdate, PolicyObject(OtherGradPolicy, "is_update", False))

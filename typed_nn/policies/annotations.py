@@ -92,9 +92,23 @@ def describe(annotation: object) -> str:
     """A short readable name for an annotation: ``int``, ``type | None``, ``tuple[int, ...]``."""
     if annotation is None or annotation is types.NoneType:
         return "None"
-    if isinstance(annotation, type) and typing.get_origin(annotation) is None:
+    if annotation is Ellipsis:
+        return "..."
+    if isinstance(annotation, list):  # the parameter list of a Callable
+        return "[" + ", ".join(describe(a) for a in annotation) + "]"
+    members = _union_args(annotation)
+    if members is not None:
+        return " | ".join(describe(m) for m in members)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Literal:
+        return "Literal[" + ", ".join(repr(a) for a in args) + "]"
+    if origin is not None:
+        name = getattr(origin, "__qualname__", repr(origin))
+        return f"{name}[{', '.join(describe(a) for a in args)}]" if args else name
+    if isinstance(annotation, type):
         return annotation.__qualname__
-    return repr(annotation).replace("typing.", "").replace("collections.abc.", "")
+    return repr(annotation)
 
 
 def show_value(value: object) -> str:

@@ -78,7 +78,11 @@ def _read_major(major: object) -> None:
     for field in fields.values():
         if typing.get_origin(hints[field.name]) is typing.ClassVar:
             continue
-        if field.default is dataclasses.MISSING:
+        if field.default_factory is not dataclasses.MISSING:
+            default: object = field.default_factory()
+        elif field.default is not dataclasses.MISSING:
+            default = field.default
+        else:
             raise _fail(
                 major, f"minor '{field.name}' has no default", f"give it one: '{field.name}: ...'."
             )
@@ -89,7 +93,7 @@ def _read_major(major: object) -> None:
                 "use a class, type, type[X], X | None, tuple[X, ...], Literal or Callable.",
             )
         annotations[field.name] = hints[field.name]
-        defaults[field.name] = field.default
+        defaults[field.name] = default
     _ANNOTATIONS[major] = annotations
     _DEFAULTS[major] = defaults
 
