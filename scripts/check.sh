@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Install typed_nn with its dev, debug and examples extras into a fresh virtual environment,
+# then run every check: ruff, generated-code freshness, mypy --strict (package, tests,
+# scripts, benchmarks), pytest (static typing cases with mypy and pyright, README examples).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv="${TYPED_NN_VENV:-.ci/venv}"
+rm -rf "$venv"
+python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --quiet -e ".[dev,debug,examples]"
+export PATH="$PWD/$venv/bin:$PATH"
+
+echo "== ruff"
+ruff check .
+ruff format --check .
+echo "== generated code"
+python scripts/gen_operators.py --check
+echo "== mypy --strict"
+mypy
+echo "== pytest"
+# pytest exits 5 when it collected no test: that is a failure here, not a pass.
+status=0
+python -m pytest -q -p no:cacheprovider || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "pytest failed with exit code $status" >&2
+    exit "$status"
+fi

@@ -1,0 +1,204 @@
+"""Generate the typed operator overloads of TensorLike and Tensor.
+
+Python's operators must say, for mypy and pyright, the rank of their result from the ranks of
+their operands (MetaNN broadcasting: the lower rank must equal the trailing dims of the higher,
+result rank = max; ``@`` contracts one dim, result rank = a + b - 2). Writing ~20 overloads per
+operator by hand invites mistakes, so this script writes them between marker comments in
+``typed_nn/data/tensor_like.py`` and ``typed_nn/data/tensor.py``.
+
+Run ``python scripts/gen_operators.py`` after changing it; ``--check`` exits 1 when the
+committed files are stale (tests/test_generated.py runs that).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TENSOR_LIKE = ROOT / "typed_nn" / "data" / "tensor_like.py"
+TENSOR = ROOT / "typed_nn" / "data" / "tensor.py"
+STRUCTURE = ROOT / "typed_nn" / "ops" / "structure.py"
+BEGIN = "    # --- BEGIN GENERATED {name} (scripts/gen_operators.py) ---\n"
+END = "    # --- END GENERATED {name} ---\n"
+MAX_RANK = 4
+IND = "    "
+
+# (dunder, runtime builder, float elements only)
+BINARY = [
+    ("__add__", "add", False),
+    ("__sub__", "sub", False),
+    ("__mul__", "mul", False),
+    ("__truediv__", "div", True),
+]
+REFLECTED = [
+    ("__radd__", "add", False),
+    ("__rsub__", "sub", False),
+    ("__rmul__", "mul", False),
+    ("__rtruediv__", "div", True),
+]
+
+
+def tl(elem: str, dim: str) -> str:
+    return f"TensorLike[{elem}, Dv, {dim}]"
+
+
+def overload(name: str, self_t: str | None, other: str, result: str) -> str:
+    self_part = f"self: {self_t}" if self_t else "self"
+    return f"{IND}@overload\n{IND}def {name}({self_part}, other: {other}) -> {result}: ...\n"
+
+
+FLOAT_TAGS = ("Float32", "Float64")
+
+
+def binary_block(name: str, builder: str, float_only: bool) -> str:
+    # mypy does not check a TypeVar's bound when it binds a self-type, so float-only
+    # operators spell out each float tag instead of using FE.
+    elems = FLOAT_TAGS if float_only else ("E",)
+    out: list[str] = []
+    for elem in elems:
+        self_d = tl(elem, "D") if float_only else None
+        # Same rank, a scalar on either side, then each strictly-lower-rank pair.
+        out.append(overload(name, self_d, tl(elem, "D"), tl(elem, "D")))
+        out.append(overload(name, self_d, tl(elem, "Dim0"), tl(elem, "D")))
+        out.append(overload(name, tl(elem, "Dim0"), tl(elem, "D2"), tl(elem, "D2")))
+        for hi in range(2, MAX_RANK + 1):
+            for lo in range(1, hi):
+                out.append(
+                    overload(name, tl(elem, f"Dim{hi}"), tl(elem, f"Dim{lo}"), tl(elem, f"Dim{hi}"))
+                )
+                out.append(
+                    overload(name, tl(elem, f"Dim{lo}"), tl(elem, f"Dim{hi}"), tl(elem, f"Dim{hi}"))
+                )
+    out.extend(number_overloads(name, float_only))
+    out.append(
+        f"{IND}def {name}(self, other: object) -> AnyTensor:\n"
+        f"{IND}{IND}return _arithmetic.{builder}(self, other)\n"
+    )
+    return "".join(out)
+
+
+def number_overloads(name: str, float_only: bool) -> list[str]:
+    out = []
+    if not float_only:
+        # int goes first: an Int32 tensor accepts ints; only float tensors accept floats.
+        out.append(overload(name, None, "int", tl("E", "D")))
+    out.extend(overload(name, tl(f, "D"), "float", tl(f, "D")) for f in FLOAT_TAGS)
+    return out
+
+
+def reflected_block(name: str, builder: str, float_only: bool) -> str:
+    out = number_overloads(name, float_only)
+    out.append(
+        f"{IND}def {name}(self, other: object) -> AnyTensor:\n"
+        f"{IND}{IND}return _arithmetic.{builder}(other, self)\n"
+    )
+    return "".join(out)
+
+
+def matmul_block() -> str:
+    out: list[str] = []
+    for a in range(1, MAX_RANK + 1):
+        for b in range(1, MAX_RANK + 1):
+            r = a + b - 2
+            if r <= MAX_RANK:
+                out.append(
+                    overload(
+                        "__matmul__", tl("E", f"Dim{a}"), tl("E", f"Dim{b}"), tl("E", f"Dim{r}")
+                    )
+                )
+    out.append(
+        f"{IND}def __matmul__(self, other: object) -> AnyTensor:\n"
+        f"{IND}{IND}return _structure.matmul(self, other)\n"
+    )
+    return "".join(out)
+
+
+def getitem_block(cls: str, runtime: str) -> str:
+    out: list[str] = []
+    for r in range(1, MAX_RANK + 1):
+        out.append(
+            f"{IND}@overload\n"
+            f"{IND}def __getitem__(self: {cls}[E, Dv, Dim{r}], index: int) -> {cls}[E, Dv, Dim{r - 1}]: ...\n"
+        )
+    out.append(f"{IND}def __getitem__(self, index: int) -> {cls}[Any, Any, Any]:\n{runtime}")
+    return "".join(out)
+
+
+def tensor_like_body() -> str:
+    parts = [binary_block(*spec) for spec in BINARY]
+    parts += [reflected_block(*spec) for spec in REFLECTED]
+    parts.append(
+        f"{IND}def __neg__(self) -> TensorLike[E, Dv, D]:\n"
+        f"{IND}{IND}return _arithmetic.negative(self)\n"
+    )
+    parts.append(
+        f"{IND}def __abs__(self) -> TensorLike[E, Dv, D]:\n{IND}{IND}return _arithmetic.abs(self)\n"
+    )
+    parts.append(matmul_block())
+    parts.append(getitem_block("TensorLike", f"{IND}{IND}return _structure.slice(self, index)\n"))
+    return "".join(parts)
+
+
+def tensor_body() -> str:
+    return getitem_block("Tensor", f"{IND}{IND}return self._slice(index)\n")
+
+
+def dot_body() -> str:
+    out: list[str] = []
+    for k in (1, 2):
+        default = " = 1" if k == 1 else ""
+        for a in range(k, MAX_RANK + 1):
+            for b in range(k, MAX_RANK + 1):
+                r = a + b - 2 * k
+                if r <= MAX_RANK:
+                    out.append(
+                        f"@overload\ndef dot(a: TensorLike[E, Dv, Dim{a}], b: TensorLike[E, Dv, Dim{b}], "
+                        f"k: Literal[{k}]{default}) -> TensorLike[E, Dv, Dim{r}]: ...\n"
+                    )
+    out.append(
+        "def dot(a: AnyTensor, b: AnyTensor, k: int = 1) -> AnyTensor:\n"
+        '    """Contract the last ``k`` dims of ``a`` with the first ``k`` dims of ``b``.\n\n'
+        "    ``dot(Matrix(4, 3), Matrix(3, 2))`` is a Matrix(4, 2); ``dot(Vector(3), Vector(3))`` a\n"
+        "    Scalar. Raises ShapeError when the contracted dims differ.\n"
+        '    """\n'
+        "    return build(DOT, (a, b), (k,))\n"
+    )
+    return "".join(out)
+
+
+def splice(path: Path, name: str, body: str, indent: str = IND) -> str:
+    text = path.read_text()
+    begin = BEGIN.format(name=name).replace(IND, indent, 1)
+    end = END.format(name=name).replace(IND, indent, 1)
+    head, sep, rest = text.partition(begin)
+    if not sep:
+        raise SystemExit(f"{path}: marker {begin.strip()!r} not found")
+    _, sep, tail = rest.partition(end)
+    if not sep:
+        raise SystemExit(f"{path}: marker {end.strip()!r} not found")
+    return head + begin + body + end + tail
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    stale = []
+    for path, name, body, indent in [
+        (TENSOR_LIKE, "OPERATORS", tensor_like_body(), IND),
+        (TENSOR, "GETITEM", tensor_body(), IND),
+        (STRUCTURE, "DOT", dot_body(), ""),
+    ]:
+        new = splice(path, name, body, indent)
+        if new != path.read_text():
+            stale.append(path)
+            if not check:
+                path.write_text(new)
+    if check and stale:
+        print("stale generated code in: " + ", ".join(str(p) for p in stale))
+        print("run: python scripts/gen_operators.py")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

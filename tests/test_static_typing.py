@@ -1,0 +1,109 @@
+"""The static typing cases: ``tests/static/ok_*.py`` must type-check cleanly, and every line of
+``tests/static/bad_*.py`` marked ``# E: <substring>`` must be an error whose message contains
+the substring (and no other line may be an error).
+
+mypy runs once over all files (with the project's mypy.ini, so the typed_nn plugin is on);
+pyright runs once over the same files except ``bad_plugin_*.py`` (plugin-only checks), and
+must flag every marked line of the bad files and nothing in the ok files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from mypy import api as mypy_api
+
+ROOT = Path(__file__).resolve().parent.parent
+STATIC = ROOT / "tests" / "static"
+MARKER = re.compile(r"#\s*E:\s*(.+?)\s*$")
+MYPY_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<msg>.*)$")
+
+Errors = dict[tuple[str, int], list[str]]
+
+
+def cases(prefix: str) -> list[Path]:
+    return sorted(STATIC.glob(f"{prefix}*.py"))
+
+
+def expected(path: Path) -> dict[int, str]:
+    marks = {}
+    for number, text in enumerate(path.read_text().splitlines(), start=1):
+        match = MARKER.search(text)
+        if match:
+            marks[number] = match.group(1)
+    return marks
+
+
+def run_mypy() -> Errors:
+    files = [str(p.relative_to(ROOT)) for p in cases("ok_") + cases("bad_")]
+    stdout, stderr, _ = mypy_api.run(
+        ["--config-file", str(ROOT / "mypy.ini"), "--no-error-summary", "--show-error-codes", *files]
+    )
+    assert not stderr, stderr
+    errors: Errors = defaultdict(list)
+    for line in stdout.splitlines():
+        match = MYPY_LINE.match(line)
+        if match:
+            errors[(Path(match["path"]).name, int(match["line"]))].append(match["msg"])
+    return errors
+
+
+def run_pyright(files: list[Path]) -> Errors:
+    exe = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
+    if exe is None:
+        pytest.fail("pyright is not installed: pip install -e '.[dev]'")
+    proc = subprocess.run(
+        [exe, "--outputjson", "--pythonpath", sys.executable, *map(str, files)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    report = json.loads(proc.stdout)
+    errors: Errors = defaultdict(list)
+    for diag in report["generalDiagnostics"]:
+        if diag["severity"] == "error":
+            key = (Path(diag["file"]).name, diag["range"]["start"]["line"] + 1)
+            errors[key].append(diag["message"])
+    return errors
+
+
+def compare(errors: Errors, files: list[Path], match_text: bool) -> list[str]:
+    problems = []
+    for path in files:
+        marks = expected(path) if path.name.startswith("bad_") else {}
+        for line, text in marks.items():
+            found = errors.get((path.name, line), [])
+            if not found:
+                problems.append(f"{path.name}:{line}: expected an error containing {text!r}, got none")
+            elif match_text and not any(text in msg for msg in found):
+                problems.append(f"{path.name}:{line}: expected {text!r}, got {found}")
+        for (name, line), msgs in sorted(errors.items()):
+            if name == path.name and line not in marks:
+                problems.append(f"{name}:{line}: unexpected error {msgs}")
+    return problems
+
+
+def test_bad_cases_are_marked() -> None:
+    for path in cases("bad_"):
+        assert expected(path), f"{path.name} has no '# E:' marker"
+
+
+def test_mypy_verdicts() -> None:
+    files = cases("ok_") + cases("bad_")
+    assert files, "no static cases found"
+    problems = compare(run_mypy(), files, match_text=True)
+    assert not problems, "\n".join(problems)
+
+
+def test_pyright_verdicts() -> None:
+    files = cases("ok_") + [p for p in cases("bad_") if not p.name.startswith("bad_plugin_")]
+    problems = compare(run_pyright(files), files, match_text=False)
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,62 @@
+"""typed_nn: a statically typed deep-learning library (MetaNN re-created in typed Python).
+
+Data is tagged by element type, device and rank (``Tensor[Float32, CPU, Dim2]``); operations
+build lazy, checked expression graphs; one evaluation runs the whole graph.
+"""
+
+from . import ops as ops
+from .data import BiasVector as BiasVector
+from .data import ConstantTensor as ConstantTensor
+from .data import DynamicData as DynamicData
+from .data import Matrix as Matrix
+from .data import ScalableTensor as ScalableTensor
+from .data import Scalar as Scalar
+from .data import Tensor as Tensor
+from .data import Tensor3 as Tensor3
+from .data import Tensor4 as Tensor4
+from .data import TensorLike as TensorLike
+from .data import Vector as Vector
+from .data import ZeroTensor as ZeroTensor
+from .data import data_category as data_category
+from .data import is_matrix as is_matrix
+from .data import is_scalar as is_scalar
+from .data import is_tensor3 as is_tensor3
+from .data import is_tensor4 as is_tensor4
+from .data import is_vector as is_vector
+from .data import make_dynamic as make_dynamic
+from .data import ones as ones
+from .data import scalar as scalar
+from .data import tensor as tensor
+from .data import zeros as zeros
+from .errors import BackendUnavailableError as BackendUnavailableError
+from .errors import DeviceError as DeviceError
+from .errors import ElemTypeError as ElemTypeError
+from .errors import EvaluationError as EvaluationError
+from .errors import LayerError as LayerError
+from .errors import NoImplementationError as NoImplementationError
+from .errors import NotEvaluatedError as NotEvaluatedError
+from .errors import NumericError as NumericError
+from .errors import OperandError as OperandError
+from .errors import RankError as RankError
+from .errors import ShapeError as ShapeError
+from .errors import TopologyError as TopologyError
+from .errors import TypedNNError as TypedNNError
+from .evaluate import EvalHandle as EvalHandle
+from .evaluate import EvalPlan as EvalPlan
+from .evaluate import evaluate as evaluate
+from .tags import CPU as CPU
+from .tags import GPU as GPU
+from .tags import DeviceTag as DeviceTag
+from .tags import Dim0 as Dim0
+from .tags import Dim1 as Dim1
+from .tags import Dim2 as Dim2
+from .tags import Dim3 as Dim3
+from .tags import Dim4 as Dim4
+from .tags import DimTag as DimTag
+from .tags import ElemTag as ElemTag
+from .tags import Float32 as Float32
+from .tags import Float64 as Float64
+from .tags import FloatTag as FloatTag
+from .tags import Int32 as Int32
+from .tags import Int64 as Int64
+from .tags import IntTag as IntTag

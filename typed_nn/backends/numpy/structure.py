@@ -1,0 +1,49 @@
+"""numpy implementations of the structural ops: dot, slice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ops.declare import implement
+from ...tags import CPU
+
+Array = Any
+
+
+@implement("dot", CPU)
+def dot(a: Array, b: Array, k: int) -> Array:
+    if a.ndim == 2 and b.ndim == 2 and k == 1:
+        return a @ b
+    if k == 1 and b.ndim == 1:
+        return a @ b
+    return np.tensordot(a, b, axes=k)
+
+
+@implement("slice", CPU)
+def slice_(x: Array, index: int) -> Array:
+    return x[index]
+
+
+@implement("zeros", CPU)
+def zeros(shape: tuple[int, ...], elem: Any, device: Any) -> Array:
+    return np.zeros(shape, elem.dtype)
+
+
+@implement("fill", CPU)
+def fill(value: Array, shape: tuple[int, ...]) -> Array:
+    return np.full(shape, value, value.dtype)
+
+
+@implement("one_hot", CPU)
+def one_hot(value: Array, length: int, pos: int) -> Array:
+    out = np.zeros((length,), value.dtype)
+    out[pos] = value
+    return out
+
+
+@implement("stack", CPU)
+def stack(*items_and_axis: Any) -> Array:
+    *items, axis = items_and_axis
+    return np.stack(items, axis=axis)

@@ -1,0 +1,25 @@
+"""Data kinds: the abstract TensorLike, the principal Tensor and the lazy kinds."""
+
+from .category import data_category as data_category
+from .category import is_matrix as is_matrix
+from .category import is_scalar as is_scalar
+from .category import is_tensor3 as is_tensor3
+from .category import is_tensor4 as is_tensor4
+from .category import is_vector as is_vector
+from .dynamic import DynamicData as DynamicData
+from .dynamic import make_dynamic as make_dynamic
+from .factories import ones as ones
+from .factories import scalar as scalar
+from .factories import tensor as tensor
+from .factories import zeros as zeros
+from .scalable import ScalableTensor as ScalableTensor
+from .special import BiasVector as BiasVector
+from .special import ConstantTensor as ConstantTensor
+from .special import ZeroTensor as ZeroTensor
+from .tensor import Matrix as Matrix
+from .tensor import Scalar as Scalar
+from .tensor import Tensor as Tensor
+from .tensor import Tensor3 as Tensor3
+from .tensor import Tensor4 as Tensor4
+from .tensor import Vector as Vector
+from .tensor_like import TensorLike as TensorLike

@@ -1,0 +1,190 @@
+"""Lazy data with no storage until evaluated: ``ZeroTensor``, ``ConstantTensor``, ``BiasVector``.
+
+They are operation nodes with no tensor inputs (their values come from their parameters), so
+the evaluator treats them like any node, and can fold them away: ``x + ZeroTensor`` is ``x``.
+Equality follows MetaNN: a ZeroTensor by shape, the others by their parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any, overload
+
+from ..errors import OperandError, ShapeError, message
+from ..ops.declare import OpDecl, Operand, Params
+from ..ops.node import Operation, user_site
+from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag, dim_of_rank
+from .tensor_like import TensorLike
+
+__all__ = ["BiasVector", "ConstantTensor", "ZeroTensor"]
+
+Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
+
+
+def check_shape(shape: object, what: str) -> tuple[int, ...]:
+    """A shape tuple of non-negative ints with at most 4 dims."""
+    if not isinstance(shape, tuple) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+    ):
+        raise ShapeError(
+            message(
+                f"{what} needs a shape tuple of non-negative ints, got {shape!r}.",
+                hint="write the shape as a tuple, e.g. (4, 3); () for a scalar.",
+            )
+        )
+    dim_of_rank(len(shape))
+    return shape
+
+
+def _infer_params(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    shape, elem, device = params
+    assert isinstance(shape, tuple)
+    assert isinstance(elem, type)
+    assert isinstance(device, type)
+    return shape, elem, device
+
+
+def _scalar_operand(what: str, value: object) -> TensorLike[Any, Any, Dim0]:
+    if not isinstance(value, TensorLike) or value.rank != 0:
+        raise OperandError(
+            message(
+                f"{what} needs a scalar tensor for its value.",
+                [("received", value.describe() if isinstance(value, TensorLike) else repr(value))],
+                hint="make one with tn.scalar(value, elem, device).",
+            )
+        )
+    return value
+
+
+ZEROS = OpDecl("zeros", 0, _infer_params, params=("shape", "elem", "device"), kind="source")
+
+
+def _infer_fill(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    shape = params[0]
+    assert isinstance(shape, tuple)
+    return shape, operands[0].elem, operands[0].device
+
+
+def _infer_one_hot(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    length = params[0]
+    assert isinstance(length, int)
+    return (length,), operands[0].elem, operands[0].device
+
+
+FILL = OpDecl("fill", 1, _infer_fill, params=("shape",), kind="source")
+ONE_HOT = OpDecl("one_hot", 1, _infer_one_hot, params=("length", "pos"), kind="source")
+
+
+class ZeroTensor(Operation[E, Dv, D]):
+    """All zeros of a given shape; no storage until evaluated. Equal when shapes are equal."""
+
+    __slots__ = ()
+
+    @overload
+    def __init__(
+        self: ZeroTensor[E, Dv, Dim0], shape: tuple[()], elem: type[E], device: type[Dv]
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: ZeroTensor[E, Dv, Dim1], shape: tuple[int], elem: type[E], device: type[Dv]
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: ZeroTensor[E, Dv, Dim2], shape: tuple[int, int], elem: type[E], device: type[Dv]
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: ZeroTensor[E, Dv, Dim3], shape: tuple[int, int, int], elem: type[E], device: type[Dv]
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: ZeroTensor[E, Dv, Dim4],
+        shape: tuple[int, int, int, int],
+        elem: type[E],
+        device: type[Dv],
+    ) -> None: ...
+    def __init__(self, shape: tuple[int, ...], elem: type[E], device: type[Dv]) -> None:
+        shape = check_shape(shape, "ZeroTensor")
+        super().__init__(ZEROS, (), (shape, elem, device), shape, elem, device, user_site())
+
+    def _kind(self) -> str:
+        return "ZeroTensor"
+
+
+class ConstantTensor(Operation[E, Dv, D]):
+    """Every element equals one scalar (MetaNN's TrivialTensor); elem/device from the scalar."""
+
+    __slots__ = ()
+
+    @overload
+    def __init__(
+        self: ConstantTensor[E, Dv, Dim0], scalar: TensorLike[E, Dv, Dim0], shape: tuple[()]
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: ConstantTensor[E, Dv, Dim1], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int]
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: ConstantTensor[E, Dv, Dim2], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, int]
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: ConstantTensor[E, Dv, Dim3],
+        scalar: TensorLike[E, Dv, Dim0],
+        shape: tuple[int, int, int],
+    ) -> None: ...
+    @overload
+    def __init__(
+        self: ConstantTensor[E, Dv, Dim4],
+        scalar: TensorLike[E, Dv, Dim0],
+        shape: tuple[int, int, int, int],
+    ) -> None: ...
+    def __init__(self, scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, ...]) -> None:
+        value = _scalar_operand("ConstantTensor", scalar)
+        shape = check_shape(shape, "ConstantTensor")
+        super().__init__(FILL, (value,), (shape,), shape, value.elem, value.device, user_site())
+
+    @property
+    def scalar(self) -> TensorLike[E, Dv, Dim0]:
+        """The value every element has."""
+        value: TensorLike[E, Dv, Dim0] = self.operands[0]
+        return value
+
+    def _kind(self) -> str:
+        return "ConstantTensor"
+
+
+class BiasVector(Operation[E, Dv, Dim1]):
+    """A vector of zeros with one value at ``pos`` (MetaNN's BiasVector / OneHotVector)."""
+
+    __slots__ = ()
+
+    def __init__(self, length: int, pos: int, scalar: TensorLike[E, Dv, Dim0]) -> None:
+        value = _scalar_operand("BiasVector", scalar)
+        if not 0 <= pos < length:
+            raise ShapeError(
+                message(
+                    "BiasVector position is out of range.",
+                    [("length", str(length)), ("pos", str(pos))],
+                    hint=f"use 0 <= pos < {length}.",
+                )
+            )
+        super().__init__(
+            ONE_HOT, (value,), (length, pos), (length,), value.elem, value.device, user_site()
+        )
+
+    @property
+    def hot_pos(self) -> int:
+        """The index of the non-zero element."""
+        pos = self.params[1]
+        assert isinstance(pos, int)
+        return pos
+
+    @property
+    def scalar(self) -> TensorLike[E, Dv, Dim0]:
+        """The value at ``hot_pos``."""
+        value: TensorLike[E, Dv, Dim0] = self.operands[0]
+        return value
+
+    def _kind(self) -> str:
+        return "BiasVector"

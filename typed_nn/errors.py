@@ -1,0 +1,116 @@
+"""Every error typed_nn raises, in one place.
+
+Each error subclasses the builtin a Python user would catch for that kind of mistake
+(``ShapeError`` is a ``ValueError``, ``ElemTypeError`` a ``TypeError``, ...), and every
+message has the same anatomy (STYLE.md rule 9)::
+
+    typed_nn.ShapeError: cannot build dot.
+      lhs : Tensor[Float32, CPU, Dim2](4, 3)
+      rhs : Tensor[Float32, CPU, Dim2](5, 2)   <- contracted dim: lhs has 3, rhs has 5
+      built at : model.py:42
+    hint: declare the weight as (3, 2) for an input of width 3.
+
+Build messages with :func:`message` so that anatomy stays the same everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+__all__ = [
+    "BackendUnavailableError",
+    "DeviceError",
+    "ElemTypeError",
+    "EvaluationError",
+    "LayerError",
+    "NoImplementationError",
+    "NotEvaluatedError",
+    "NumericError",
+    "OperandError",
+    "PolicyConflictError",
+    "PolicyError",
+    "RankError",
+    "ShapeError",
+    "TopologyError",
+    "TypedNNError",
+    "message",
+]
+
+
+def message(
+    headline: str,
+    items: Sequence[tuple[str, str]] = (),
+    *,
+    built_at: str | None = None,
+    hint: str | None = None,
+) -> str:
+    """Format an error message: headline, labelled items, the build site, one fix."""
+    lines = [headline]
+    labels = [label for label, _ in items] + (["built at"] if built_at else [])
+    width = max((len(label) for label in labels), default=0)
+    lines.extend(f"  {label:<{width}} : {text}" for label, text in items)
+    if built_at:
+        lines.append(f"  {'built at':<{width}} : {built_at}")
+    if hint:
+        lines.append(f"hint: {hint}")
+    return "\n".join(lines)
+
+
+class TypedNNError(Exception):
+    """Base class of every error typed_nn raises on purpose."""
+
+
+class ShapeError(TypedNNError, ValueError):
+    """Sizes that do not fit: broadcasting, contraction, reshape, slicing, stacking."""
+
+
+class RankError(ShapeError):
+    """An array or shape whose number of dims differs from the declared rank tag."""
+
+
+class ElemTypeError(TypedNNError, TypeError):
+    """Element types that do not match (Float32 data where Float64 is declared, ...)."""
+
+
+class OperandError(TypedNNError, TypeError):
+    """Something that is not typed_nn data (a str, a list, ...) used as an operand."""
+
+
+class DeviceError(TypedNNError, TypeError):
+    """Operands that live on different devices, or data on the wrong device."""
+
+
+class NoImplementationError(TypedNNError, NotImplementedError):
+    """An op that the device's backend does not implement."""
+
+
+class BackendUnavailableError(TypedNNError, RuntimeError):
+    """A device whose backend library (cupy) or hardware is missing."""
+
+
+class NotEvaluatedError(TypedNNError, RuntimeError):
+    """Reading the data of a handle whose plan has not been evaluated yet."""
+
+
+class EvaluationError(TypedNNError, RuntimeError):
+    """A failure while computing a node; names the op and the line that built it."""
+
+
+class NumericError(EvaluationError, FloatingPointError):
+    """A NaN or Inf produced by a node (debug mode)."""
+
+
+class LayerError(TypedNNError, ValueError):
+    """A layer used against its protocol: wrong port, unset port, stack misuse."""
+
+
+class TopologyError(TypedNNError, ValueError):
+    """A composite layer topology that breaks one of MetaNN's rules."""
+
+
+class PolicyError(TypedNNError, TypeError):
+    """A policy declared wrongly: a minor its major lacks, a value of the wrong type."""
+
+
+class PolicyConflictError(PolicyError):
+    """Two policy objects of one (major, minor) in a container, whatever their values."""

@@ -1,0 +1,180 @@
+"""MetaNN's two-phase evaluation: register data, evaluate the plan once, read the handles.
+
+::
+
+    h1 = (a + b).eval_register()
+    h2 = (a * b).eval_register()
+    tn.EvalPlan.eval()          # computes everything registered, each node once
+    h1.data(), h2.data()        # principal tensors
+
+``evaluate(x)`` does all three for one value; ``evaluate(x, out=t)`` writes into ``t``.
+The default plan is per thread (MetaNN master's global plan is not thread-safe).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, Generic
+
+from ..data.tensor import Tensor
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import (
+    DeviceError,
+    ElemTypeError,
+    NotEvaluatedError,
+    OperandError,
+    ShapeError,
+    message,
+)
+from ..tags import D, Dv, E
+from . import executor
+
+__all__ = ["EvalHandle", "EvalPlan", "evaluate", "register"]
+
+
+class EvalHandle(Generic[E, Dv, D]):
+    """The promise of a registered value; ``data()`` after the plan was evaluated."""
+
+    __slots__ = ("_result", "_source")
+
+    def __init__(self, source: TensorLike[E, Dv, D]) -> None:
+        self._source = source
+        self._result: Tensor[E, Dv, D] | None = None
+
+    @property
+    def source(self) -> TensorLike[E, Dv, D]:
+        """The registered data."""
+        return self._source
+
+    def is_evaluated(self) -> bool:
+        """Whether ``data()`` can be called."""
+        return self._result is not None
+
+    def data(self) -> Tensor[E, Dv, D]:
+        """The evaluated principal tensor."""
+        if self._result is None:
+            raise NotEvaluatedError(
+                message(
+                    "Data is not evaluated.",
+                    [("registered", self._source.describe())],
+                    hint="call tn.EvalPlan.eval() after registering, then read data().",
+                )
+            )
+        return self._result
+
+    def __repr__(self) -> str:
+        state = "evaluated" if self._result is not None else "pending"
+        return f"EvalHandle({self._source.describe()}, {state})"
+
+
+class EvalPlan:
+    """The registered, not yet computed values of one thread.
+
+    ``EvalPlan.eval()`` evaluates the calling thread's plan; ``EvalPlan.current()`` returns it.
+    """
+
+    _local = threading.local()
+
+    def __init__(self) -> None:
+        self._pending: list[EvalHandle[Any, Any, Any]] = []
+
+    @classmethod
+    def current(cls) -> EvalPlan:
+        """This thread's default plan."""
+        plan: EvalPlan | None = getattr(cls._local, "plan", None)
+        if plan is None:
+            plan = cls()
+            cls._local.plan = plan
+        return plan
+
+    @classmethod
+    def eval(cls) -> None:
+        """Compute everything registered in this thread's plan."""
+        cls.current().run()
+
+    def add(self, x: TensorLike[E, Dv, D]) -> EvalHandle[E, Dv, D]:
+        """Register ``x``; a principal tensor is ready at once (MetaNN's const handle)."""
+        if not isinstance(x, TensorLike):
+            raise OperandError(
+                message(
+                    f"cannot register {type(x).__name__}: it is not typed_nn data.",
+                    hint="wrap arrays with tn.tensor(array, elem, device, dim).",
+                )
+            )
+        handle = EvalHandle(x)
+        if type(x) is Tensor:
+            handle._result = x
+        else:
+            self._pending.append(handle)
+        return handle
+
+    def pending(self) -> int:
+        """How many registered values wait for ``eval()``."""
+        return len(self._pending)
+
+    def run(
+        self, out: tuple[EvalHandle[Any, Any, Any], Tensor[Any, Any, Any]] | None = None
+    ) -> None:
+        """Compute every pending value (shared nodes once) and fill the handles.
+
+        ``out`` asks for one pending handle's value to be written into a given tensor.
+        """
+        handles, self._pending = self._pending, []
+        if not handles:
+            return
+        targets = {i: out[1] for i, h in enumerate(handles) if out is not None and h is out[0]}
+        results = executor.execute([h._source for h in handles], targets)
+        for handle, result in zip(handles, results, strict=True):
+            handle._result = result
+
+
+def register(x: TensorLike[E, Dv, D]) -> EvalHandle[E, Dv, D]:
+    """Register ``x`` in this thread's plan (``x.eval_register()``)."""
+    return EvalPlan.current().add(x)
+
+
+def evaluate(x: TensorLike[E, Dv, D], out: Tensor[E, Dv, D] | None = None) -> Tensor[E, Dv, D]:
+    """Compute ``x`` (and whatever else this thread registered) into a principal tensor.
+
+    With ``out``, the values are written into that preallocated tensor, which is returned.
+    """
+    if out is not None:
+        _check_out(x, out)
+    handle = register(x)
+    plan = EvalPlan.current()
+    plan.run((handle, out) if out is not None else None)
+    result = handle.data()
+    if out is None:
+        return result
+    if result is not out:
+        executor.copy_into(result, out)
+        handle._result = out
+    # out's memory changed: cached results that read it are stale.
+    executor.invalidate_caches()
+    return out
+
+
+def _check_out(x: AnyTensor, out: AnyTensor) -> None:
+    if not isinstance(out, Tensor):
+        raise OperandError(
+            message(
+                "evaluate(..., out=) needs a principal tensor to write into.",
+                [("out", repr(out))],
+                hint="allocate one with tn.zeros(shape, elem, device).",
+            )
+        )
+    problems = [
+        (ShapeError, "shape", x.shape, out.shape),
+        (ElemTypeError, "element", x.elem, out.elem),
+        (DeviceError, "device", x.device, out.device),
+    ]
+    for error, what, have, want in problems:
+        if have != want:
+            raise error(
+                message(
+                    f"cannot evaluate into out: the {what} differs.",
+                    [("value", x.describe()), ("out", out.describe())],
+                    hint=f"allocate out like the value: tn.zeros({x.shape}, tn.{x.elem.__name__}, "
+                    f"tn.{x.device.__name__}).",
+                )
+            )

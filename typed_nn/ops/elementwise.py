@@ -1,0 +1,89 @@
+"""Declaration helpers for element-wise ops (the ones the evaluator fuses).
+
+An element-wise op maps each output position to a function of the operands at the same
+position, with MetaNN broadcasting (lower-rank operands repeat over the leading dims). Three
+shapes of declaration cover the catalogue:
+
+* ``unary(name)``: ``f(x)``;
+* ``binary(name)``: ``f(a, b)``, optionally with a Python number on either side;
+* ``grad(name)``: ``f(g, x)`` for backward passes, result shaped like ``x`` (``g`` may have
+  lower rank and is broadcast, as in MetaNN).
+"""
+
+from __future__ import annotations
+
+from ..data.tensor_like import AnyTensor
+from ..errors import ShapeError, message
+from ..tags import DeviceTag, ElemTag
+from .declare import OpDecl, Operand, Params
+from .rules import (
+    broadcast_shape,
+    check_numbers,
+    common_device,
+    common_elem,
+    require_float,
+    site,
+    tensor_operands,
+)
+
+__all__ = ["binary", "grad", "ternary", "unary"]
+
+Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
+
+
+def _infer(decl: OpDecl, operands: tuple[Operand, ...], float_only: bool) -> Inferred:
+    tensors = tensor_operands(decl, operands)
+    device = common_device(decl, tensors)
+    elem = common_elem(decl, tensors)
+    if float_only:
+        require_float(decl, tensors[0])
+    if decl.numbers:
+        check_numbers(decl, operands, elem)
+    return broadcast_shape(decl, tensors), elem, device
+
+
+def _infer_any(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    return _infer(decl, operands, float_only=False)
+
+
+def _infer_float(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    return _infer(decl, operands, float_only=True)
+
+
+def _infer_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    shape, elem, device = _infer(decl, operands, float_only=True)
+    x: AnyTensor = operands[-1]
+    if shape != x.shape:
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: the gradient has a higher rank than the forward value.",
+                [("grad", operands[0].describe()), ("forward", x.describe())],
+                built_at=site(),
+                hint="the gradient must have the forward value's shape or its trailing dims.",
+            )
+        )
+    return shape, elem, device
+
+
+def unary(name: str, *, float_only: bool = True) -> OpDecl:
+    """Declare ``name(x)``."""
+    return OpDecl(name, 1, _infer_float if float_only else _infer_any, kind="elementwise")
+
+
+def binary(name: str, *, float_only: bool = False, numbers: bool = True) -> OpDecl:
+    """Declare ``name(a, b)``; numbers may stand on either side when ``numbers``."""
+    return OpDecl(
+        name, 2, _infer_float if float_only else _infer_any, kind="elementwise", numbers=numbers
+    )
+
+
+def ternary(name: str, *, float_only: bool = True, numbers: bool = False) -> OpDecl:
+    """Declare ``name(a, b, c)`` (interpolate)."""
+    return OpDecl(
+        name, 3, _infer_float if float_only else _infer_any, kind="elementwise", numbers=numbers
+    )
+
+
+def grad(name: str) -> OpDecl:
+    """Declare the backward op ``name(g, x)``, shaped like ``x``."""
+    return OpDecl(name, 2, _infer_grad, kind="elementwise")

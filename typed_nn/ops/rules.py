@@ -1,0 +1,185 @@
+"""Build-time checks shared by op declarations: operands, elements, devices, broadcasting.
+
+Each check raises the typed_nn error a user can act on, naming the op, the operands as
+``Tensor[Float32, CPU, Dim2](4, 3)``, declared vs received, the line that built the node
+and one fix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
+from ..shape import format_shape
+from ..tags import DeviceTag, ElemTag, FloatTag, IntTag
+from .declare import OpDecl, Operand
+from .node import format_site, user_site
+
+__all__ = [
+    "broadcast_shape",
+    "check_numbers",
+    "common_device",
+    "common_elem",
+    "describe",
+    "require_float",
+    "require_rank",
+    "tensor_operands",
+]
+
+_LABELS = ("lhs", "rhs", "third", "fourth")
+
+
+def describe(x: Operand) -> str:
+    """How an operand is shown in messages."""
+    if isinstance(x, TensorLike):
+        return x.describe()
+    return f"{type(x).__name__} {x!r}"
+
+
+def label(decl: OpDecl, i: int) -> str:
+    return (
+        _LABELS[i]
+        if decl.arity > 1 and i < len(_LABELS)
+        else ("operand" if decl.arity == 1 else f"#{i}")
+    )
+
+
+def site() -> str:
+    return format_site(user_site())
+
+
+def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor]:
+    """The data operands; rejects anything that is neither data nor (where allowed) a number."""
+    tensors: list[AnyTensor] = []
+    for i, x in enumerate(operands):
+        if isinstance(x, TensorLike):
+            tensors.append(x)
+        elif decl.numbers and isinstance(x, int | float) and not isinstance(x, bool):
+            continue
+        else:
+            accepted = "typed_nn data or a Python number" if decl.numbers else "typed_nn data"
+            raise OperandError(
+                message(
+                    f"cannot build {decl.name}: operand {i + 1} is not typed_nn data.",
+                    [(label(decl, i), describe(x)), ("accepted", accepted)],
+                    built_at=site(),
+                    hint="wrap arrays with tn.tensor(array, elem, device, dim).",
+                )
+            )
+    if not tensors:
+        raise OperandError(
+            message(
+                f"cannot build {decl.name} from numbers alone.",
+                [("operands", ", ".join(describe(x) for x in operands))],
+                built_at=site(),
+                hint="compute plain numbers in Python; give at least one tensor.",
+            )
+        )
+    return tensors
+
+
+def common_device(decl: OpDecl, tensors: Sequence[AnyTensor]) -> type[DeviceTag]:
+    """The one device of all data operands."""
+    device = tensors[0].device
+    for x in tensors[1:]:
+        if x.device is not device:
+            raise DeviceError(
+                message(
+                    f"cannot build {decl.name}: operands live on different devices.",
+                    [(f"operand {i + 1}", t.describe()) for i, t in enumerate(tensors)],
+                    built_at=site(),
+                    hint=f"move one side with ops.to_device(x, {device.__name__}).",
+                )
+            )
+    return device
+
+
+def common_elem(decl: OpDecl, tensors: Sequence[AnyTensor]) -> type[ElemTag]:
+    """The one element type of all data operands."""
+    elem = tensors[0].elem
+    for x in tensors[1:]:
+        if x.elem is not elem:
+            raise ElemTypeError(
+                message(
+                    f"cannot build {decl.name}: operands have different element types.",
+                    [(f"operand {i + 1}", t.describe()) for i, t in enumerate(tensors)],
+                    built_at=site(),
+                    hint=f"convert explicitly with ops.astype(x, {elem.__name__}).",
+                )
+            )
+    return elem
+
+
+def check_numbers(decl: OpDecl, operands: Sequence[Operand], elem: type[ElemTag]) -> None:
+    """A number operand must be representable in the tensor's element type."""
+    if not issubclass(elem, IntTag):
+        return
+    for x in operands:
+        if isinstance(x, float) and not x.is_integer():
+            raise ElemTypeError(
+                message(
+                    f"cannot build {decl.name}: {x!r} is not an {elem.__name__} value.",
+                    [("tensor element", elem.__name__), ("number", repr(x))],
+                    built_at=site(),
+                    hint="use an integer, or ops.astype(x, Float32) first.",
+                )
+            )
+
+
+def require_float(decl: OpDecl, x: AnyTensor) -> None:
+    """Ops with real-valued results (exp, log, sigmoid, /, ...) take float elements only."""
+    if not issubclass(x.elem, FloatTag):
+        raise ElemTypeError(
+            message(
+                f"cannot build {decl.name}: it needs float elements.",
+                [("operand", x.describe()), ("accepted", "Float32 or Float64")],
+                built_at=site(),
+                hint="convert first: ops.astype(x, tn.Float32).",
+            )
+        )
+
+
+def require_rank(
+    decl: OpDecl, x: AnyTensor, *, at_least: int = 0, at_most: int = 4, what: str = "operand"
+) -> None:
+    """Reject data whose rank is outside ``at_least .. at_most``."""
+    if not at_least <= x.rank <= at_most:
+        accepted = f"rank {at_least}" if at_least == at_most else f"rank {at_least} to {at_most}"
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: {what} has rank {x.rank}.",
+                [(what, x.describe()), ("accepted", accepted)],
+                built_at=site(),
+                hint="reshape the operand to the rank the op needs.",
+            )
+        )
+
+
+def broadcast_shape(decl: OpDecl, tensors: Sequence[AnyTensor]) -> tuple[int, ...]:
+    """MetaNN broadcasting: lower-rank shapes must equal the trailing dims of the highest.
+
+    Scalars broadcast with anything; there is no size-1 expansion: ``(10, 1) + (10, 7)`` is
+    an error, as in MetaNN.
+    """
+    result = max((t.shape for t in tensors), key=len)
+    for t in tensors:
+        s = t.shape
+        if s and result[len(result) - len(s) :] != s:
+            mismatch = [
+                f"dim {len(result) - len(s) + i}: {a} vs {b}"
+                for i, (a, b) in enumerate(zip(result[len(result) - len(s) :], s, strict=True))
+                if a != b
+            ]
+            raise ShapeError(
+                message(
+                    f"cannot build {decl.name}: shapes do not broadcast.",
+                    [(f"operand {i + 1}", u.describe()) for i, u in enumerate(tensors)]
+                    + [("rule", "the lower rank must equal the trailing dims of the higher")]
+                    + [("mismatch", "; ".join(mismatch))],
+                    built_at=site(),
+                    hint=f"make the operands {format_shape(result)} or its trailing dims "
+                    "(use ops.tile to repeat along leading dims).",
+                )
+            )
+    return result

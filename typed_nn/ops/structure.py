@@ -1,0 +1,223 @@
+"""Structural ops: dot / ``@``, slicing (``x[i]``).
+
+``dot(a, b, k)`` contracts the last ``k`` dims of ``a`` with the first ``k`` dims of ``b``
+(result rank = rank a + rank b - 2k); ``a @ b`` is ``dot(a, b, 1)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, overload
+
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import RankError, ShapeError, message
+from ..shape import format_shape
+from ..tags import MAX_RANK, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag
+from .declare import OpDecl, Operand, Params
+from .node import build
+from .rules import common_device, common_elem, site, tensor_operands
+
+__all__ = ["DOT", "SLICE", "STACK", "dot", "matmul", "slice", "stack_items"]
+
+Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
+
+
+def _infer_dot(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    tensors = tensor_operands(decl, operands)
+    device = common_device(decl, tensors)
+    elem = common_elem(decl, tensors)
+    a, b = tensors
+    (k,) = params
+    assert isinstance(k, int)
+    if k < 1 or a.rank < k or b.rank < k:
+        raise RankError(
+            message(
+                f"cannot build dot: cannot contract {k} dim(s).",
+                [("lhs", a.describe()), ("rhs", b.describe()), ("k", str(k))],
+                built_at=site(),
+                hint="both operands need at least k >= 1 dims; use * for scalars.",
+            )
+        )
+    left, right = a.shape[a.rank - k :], b.shape[:k]
+    if left != right:
+        raise ShapeError(
+            message(
+                "cannot build dot: contracted dims differ.",
+                [
+                    ("lhs", a.describe()),
+                    (
+                        "rhs",
+                        f"{b.describe()}   <- contracted dims: lhs has {format_shape(left)}, "
+                        f"rhs has {format_shape(right)}",
+                    ),
+                ],
+                built_at=site(),
+                hint=f"the first {k} dim(s) of rhs must equal the last {k} of lhs "
+                f"{format_shape(left)}; transpose or reshape one side.",
+            )
+        )
+    shape = a.shape[: a.rank - k] + b.shape[k:]
+    if len(shape) > MAX_RANK:
+        raise RankError(
+            message(
+                f"cannot build dot: the result would have rank {len(shape)}.",
+                [("lhs", a.describe()), ("rhs", b.describe())],
+                built_at=site(),
+                hint=f"typed_nn data has at most {MAX_RANK} dims; reshape first.",
+            )
+        )
+    return shape, elem, device
+
+
+DOT = OpDecl("dot", 2, _infer_dot, params=("k",), kind="contraction")
+
+
+def _infer_slice(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (x,) = tensor_operands(decl, operands)
+    (index,) = params
+    assert isinstance(index, int)
+    if x.rank == 0:
+        raise RankError(
+            message("cannot index a scalar.", [("data", x.describe())], built_at=site())
+        )
+    n = x.shape[0]
+    if not 0 <= index < n:
+        raise ShapeError(
+            message(
+                "ID out of bound.",
+                [("data", x.describe()), ("index", str(index)), ("valid", f"0 .. {n - 1}")],
+                built_at=site(),
+                hint="index dim 0 within its size.",
+            )
+        )
+    return x.shape[1:], x.elem, x.device
+
+
+SLICE = OpDecl("slice", 1, _infer_slice, params=("index",), kind="view")
+
+
+def _infer_stack(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    tensors = tensor_operands(decl, operands)
+    device = common_device(decl, tensors)
+    elem = common_elem(decl, tensors)
+    (axis,) = params
+    assert isinstance(axis, int)
+    first = tensors[0].shape
+    for i, t in enumerate(tensors):
+        if t.shape != first:
+            raise ShapeError(
+                message(
+                    f"cannot build {decl.name}: item shapes differ.",
+                    [("item 1", tensors[0].describe()), (f"item {i + 1}", t.describe())],
+                    built_at=site(),
+                    hint="every stacked item must have the same shape.",
+                )
+            )
+    if len(first) + 1 > MAX_RANK:
+        raise RankError(
+            message(
+                f"cannot build {decl.name}: the result would have rank {len(first) + 1}.",
+                [("item", tensors[0].describe())],
+                built_at=site(),
+                hint=f"typed_nn data has at most {MAX_RANK} dims.",
+            )
+        )
+    if not 0 <= axis <= len(first):
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: axis {axis} is out of range.",
+                [("item", tensors[0].describe()), ("valid axes", f"0 .. {len(first)}")],
+                built_at=site(),
+            )
+        )
+    return (*first[:axis], len(tensors), *first[axis:]), elem, device
+
+
+STACK = OpDecl("stack", -1, _infer_stack, params=("axis",))
+
+
+def stack_items(items: Sequence[AnyTensor], axis: int = 0) -> AnyTensor:
+    """Stack same-shaped items along a new dim ``axis`` (untyped core of ``ops.stack``)."""
+    if not items:
+        raise ShapeError(
+            message(
+                "Cannot initialize dynamic array with empty sequence.",
+                hint="stack at least one item.",
+            )
+        )
+    return build(STACK, tuple(items), (axis,))
+
+
+def slice(x: AnyTensor, index: int) -> AnyTensor:
+    """Row ``index`` of ``x`` along dim 0 (negative counts from the end); ``x[i]``."""
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise ShapeError(
+            message(
+                f"cannot index {x.describe()} with {type(index).__name__} {index!r}.",
+                hint="use an int; slicing ranges is ops.reshape / ops.tile territory.",
+            )
+        )
+    n = x.shape[0] if x.shape else 0
+    return build(SLICE, (x,), (index + n if index < 0 else index,))
+
+
+def matmul(a: object, b: object) -> AnyTensor:
+    """``a @ b`` = ``dot(a, b, 1)``."""
+    return build(DOT, (a, b), (1,))
+
+
+# fmt: off
+# --- BEGIN GENERATED DOT (scripts/gen_operators.py) ---
+@overload
+def dot(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim1], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim0]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim2], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim3], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim4], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim1], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim2], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim3], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim4], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim1], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim2], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim3], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim1], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim2], k: Literal[1] = 1) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim2], k: Literal[2]) -> TensorLike[E, Dv, Dim0]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim3], k: Literal[2]) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim4], k: Literal[2]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim2], k: Literal[2]) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim3], k: Literal[2]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim4], k: Literal[2]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim2], k: Literal[2]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim3], k: Literal[2]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def dot(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim4], k: Literal[2]) -> TensorLike[E, Dv, Dim4]: ...
+def dot(a: AnyTensor, b: AnyTensor, k: int = 1) -> AnyTensor:
+    """Contract the last ``k`` dims of ``a`` with the first ``k`` dims of ``b``.
+
+    ``dot(Matrix(4, 3), Matrix(3, 2))`` is a Matrix(4, 2); ``dot(Vector(3), Vector(3))`` a
+    Scalar. Raises ShapeError when the contracted dims differ.
+    """
+    return build(DOT, (a, b), (k,))
+# --- END GENERATED DOT ---
+# fmt: on

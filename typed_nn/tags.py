@@ -1,0 +1,179 @@
+"""Type-level tags: element types, devices and ranks.
+
+Tags are classes, never instantiated. They are the type arguments of every data type
+(``Tensor[Float32, CPU, Dim2]``) and they carry their meaning at run time too
+(``Float32.dtype``, ``CPU.name``, ``Dim2.rank``), so one object serves mypy and the checks
+made when data or a node is built.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, TypeVar
+
+import numpy as np
+
+__all__ = [
+    "CPU",
+    "GPU",
+    "D",
+    "D2",
+    "DeviceTag",
+    "Dim0",
+    "Dim1",
+    "Dim2",
+    "Dim3",
+    "Dim4",
+    "DimTag",
+    "Dv",
+    "E",
+    "ElemTag",
+    "FE",
+    "Float32",
+    "Float64",
+    "FloatTag",
+    "Int32",
+    "Int64",
+    "IntTag",
+    "dim_of_rank",
+    "elem_of_dtype",
+    "tag_name",
+]
+
+
+class _Tag:
+    """Base of all tags: tags are types, so instantiating one is always a mistake."""
+
+    def __new__(cls) -> _Tag:
+        raise TypeError(f"{cls.__name__} is a type tag; use the class itself, not an instance")
+
+
+class ElemTag(_Tag):
+    """An element type; ``dtype`` is the numpy dtype that stores it."""
+
+    dtype: ClassVar[np.dtype[np.generic]]
+
+
+class FloatTag(ElemTag):
+    """A floating-point element type."""
+
+
+class IntTag(ElemTag):
+    """An integer element type."""
+
+
+class Float32(FloatTag):
+    """32-bit IEEE float (numpy ``float32``)."""
+
+    dtype = np.dtype(np.float32)
+
+
+class Float64(FloatTag):
+    """64-bit IEEE float (numpy ``float64``)."""
+
+    dtype = np.dtype(np.float64)
+
+
+class Int32(IntTag):
+    """32-bit signed integer (numpy ``int32``)."""
+
+    dtype = np.dtype(np.int32)
+
+
+class Int64(IntTag):
+    """64-bit signed integer (numpy ``int64``)."""
+
+    dtype = np.dtype(np.int64)
+
+
+class DeviceTag(_Tag):
+    """A device; ``name`` selects the backend that computes on it."""
+
+    name: ClassVar[str]
+
+
+class CPU(DeviceTag):
+    """The host: numpy arrays."""
+
+    name = "CPU"
+
+
+class GPU(DeviceTag):
+    """An NVIDIA GPU: cupy arrays (cupy is imported only when GPU data is built)."""
+
+    name = "GPU"
+
+
+class DimTag(_Tag):
+    """A rank (number of dims); sizes are checked at run time, ranks statically."""
+
+    rank: ClassVar[int]
+
+
+class Dim0(DimTag):
+    """Rank 0: a scalar."""
+
+    rank = 0
+
+
+class Dim1(DimTag):
+    """Rank 1: a vector."""
+
+    rank = 1
+
+
+class Dim2(DimTag):
+    """Rank 2: a matrix."""
+
+    rank = 2
+
+
+class Dim3(DimTag):
+    """Rank 3."""
+
+    rank = 3
+
+
+class Dim4(DimTag):
+    """Rank 4 (the highest rank typed_nn types statically, e.g. NCHW images)."""
+
+    rank = 4
+
+
+# Bounded and invariant: a covariant rank would let a Matrix pass where a Tensor3 is declared.
+E = TypeVar("E", bound=ElemTag)
+FE = TypeVar("FE", bound=FloatTag)
+Dv = TypeVar("Dv", bound=DeviceTag)
+D = TypeVar("D", bound=DimTag)
+D2 = TypeVar("D2", bound=DimTag)
+
+ELEM_TAGS: tuple[type[ElemTag], ...] = (Float32, Float64, Int32, Int64)
+DEVICE_TAGS: tuple[type[DeviceTag], ...] = (CPU, GPU)
+DIM_TAGS: tuple[type[DimTag], ...] = (Dim0, Dim1, Dim2, Dim3, Dim4)
+MAX_RANK = len(DIM_TAGS) - 1
+
+
+def elem_of_dtype(dtype: np.dtype[np.generic]) -> type[ElemTag] | None:
+    """The element tag whose dtype is ``dtype``, or None when typed_nn has none."""
+    for tag in ELEM_TAGS:
+        if tag.dtype == dtype:
+            return tag
+    return None
+
+
+def dim_of_rank(rank: int) -> type[DimTag]:
+    """The rank tag for ``rank`` (0 to 4)."""
+    if not 0 <= rank <= MAX_RANK:
+        from .errors import RankError, message
+
+        raise RankError(
+            message(
+                f"typed_nn supports ranks 0 to {MAX_RANK}, got rank {rank}.",
+                hint="reshape the data to at most 4 dims.",
+            )
+        )
+    return DIM_TAGS[rank]
+
+
+def tag_name(tag: type[_Tag]) -> str:
+    """The name a tag is shown with in reprs and messages."""
+    return tag.__name__
