@@ -20,6 +20,7 @@ from ..errors import EvaluationError, TypedNNError, message
 from ..ops.declare import implementation
 from ..ops.node import Operation
 from ..ops.rules import describe
+from . import hooks
 
 __all__ = ["copy_into", "execute", "invalidate_caches"]
 
@@ -149,7 +150,11 @@ def execute(
     copies when the executor could not write there directly).
     """
     run = Run()
+    checks = hooks.node_checks
     with np.errstate(all="ignore"):
         for node in run.schedule(roots):
-            store(node, run_node(run, node))
+            result = run_node(run, node)
+            for check in checks:
+                check(node, result)
+            store(node, result)
     return [run.result(root) for root in roots]
