@@ -117,7 +117,33 @@ class PolicyObject(Generic[M_co, N_co, V_co]):
         return f"{self._name} ({where} = {shown})"
 
 
-class PolicyTemplate(Generic[MajorT, N, V]):
+class _Template(Generic[MajorT, N]):
+    """What both template kinds share: the (major, minor) they make objects for, and a name."""
+
+    __slots__ = ("_major", "_minor", "_name")
+
+    def __init__(self, major: type[MajorT], minor: N, *, name: str | None = None) -> None:
+        label = name if name is not None else f"{major.__qualname__}.{minor}"
+        minor_annotation(major, minor, policy=f"template {label}")
+        self._major = major
+        self._minor = minor
+        self._name = label
+
+    @property
+    def major(self) -> type[MajorT]:
+        """The policy major class of the objects this template makes."""
+        return self._major
+
+    @property
+    def minor(self) -> N:
+        """The minor category the objects this template makes set."""
+        return self._minor
+
+    def __repr__(self) -> str:
+        return self._name
+
+
+class PolicyTemplate(_Template[MajorT, N], Generic[MajorT, N, V]):
     """Makes a :class:`PolicyObject` for one (major, minor) from a value: ``PUpdateIs(True)``.
 
     Args:
@@ -126,24 +152,7 @@ class PolicyTemplate(Generic[MajorT, N, V]):
         name: how it prints; objects it makes print as ``name(value)``.
     """
 
-    __slots__ = ("_major", "_minor", "_name")
-
-    def __init__(self, major: type[MajorT], minor: N, *, name: str | None = None) -> None:
-        label = name if name is not None else f"{major.__qualname__}.{minor}"
-        minor_annotation(major, minor, policy=f"template {label}")
-        self._major = major
-        self._minor = minor
-        self._name = label
-
-    @property
-    def major(self) -> type[MajorT]:
-        """The policy major class of the objects this template makes."""
-        return self._major
-
-    @property
-    def minor(self) -> N:
-        """The minor category the objects this template makes set."""
-        return self._minor
+    __slots__ = ()
 
     def __call__(self, value: V) -> PolicyObject[MajorT, N, V]:
         """The policy object setting the minor to ``value`` (checked against its annotation)."""
@@ -151,40 +160,17 @@ class PolicyTemplate(Generic[MajorT, N, V]):
             self._major, self._minor, value, name=f"{self._name}({show_value(value)})"
         )
 
-    def __repr__(self) -> str:
-        return self._name
 
-
-class VariadicPolicyTemplate(Generic[MajorT, N, V]):
+class VariadicPolicyTemplate(_Template[MajorT, N], Generic[MajorT, N, V]):
     """A template whose value is a tuple given as arguments: ``PDimArrayIs(1, 0)``.
 
     MetaNN's ``PDimArrayIs<1, 0>`` and ``PSeqIDsAre<SeqID<...>, ...>`` are variadic; so are
     these. ``PDimArrayIs(1, 0)`` sets ``DimPolicy.dim_array`` to the tuple ``(1, 0)``.
     """
 
-    __slots__ = ("_major", "_minor", "_name")
-
-    def __init__(self, major: type[MajorT], minor: N, *, name: str | None = None) -> None:
-        label = name if name is not None else f"{major.__qualname__}.{minor}"
-        minor_annotation(major, minor, policy=f"template {label}")
-        self._major = major
-        self._minor = minor
-        self._name = label
-
-    @property
-    def major(self) -> type[MajorT]:
-        """The policy major class of the objects this template makes."""
-        return self._major
-
-    @property
-    def minor(self) -> N:
-        """The minor category the objects this template makes set."""
-        return self._minor
+    __slots__ = ()
 
     def __call__(self, *values: V) -> PolicyObject[MajorT, N, tuple[V, ...]]:
         """The policy object setting the minor to the tuple ``values``."""
         shown = ", ".join(show_value(v) for v in values)
         return PolicyObject(self._major, self._minor, values, name=f"{self._name}({shown})")
-
-    def __repr__(self) -> str:
-        return self._name

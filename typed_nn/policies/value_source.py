@@ -16,8 +16,10 @@ __all__ = ["PValueTypeIs", "ValueSourcePolicy"]
 
 @dataclass(frozen=True)
 class ValueSourcePolicy(PolicyMajor):
-    """Attributes:
-    value_type: the type of the produced value (``float``, ``int``, an element tag).
+    """What a value source layer produces.
+
+    Attributes:
+        value_type: the type of the produced value (``float``, ``int``, an element tag).
     """
 
     value_type: type = float
