@@ -63,6 +63,10 @@ class Tensor(TensorLike[E, Dv, D]):
         cls, array: Any, elem: type[ElemTag], device: type[DeviceTag]
     ) -> Tensor[Any, Any, Any]:
         """Wrap a backend array whose dtype and device are already right (evaluator fast path)."""
+        if isinstance(array, np.generic):
+            # numpy ufuncs and reductions return numpy scalars for 0-d results; a tensor always
+            # holds an array (numpy(), assign and views need one).
+            array = np.asarray(array)
         t: Tensor[Any, Any, Any] = cls.__new__(cls)
         t._array = array
         t._elem = elem
@@ -116,6 +120,15 @@ class Tensor(TensorLike[E, Dv, D]):
         return self
 
     def _slice(self, index: int) -> Tensor[Any, Any, Any]:
+        if isinstance(index, bool | np.bool_) or not isinstance(index, int | np.integer):
+            # numpy would read True as a new axis and 1.0 as an IndexError.
+            raise ShapeError(
+                message(
+                    f"cannot index {self.describe()} with {type(index).__name__} {index!r}.",
+                    hint="use an int; slicing ranges is ops.reshape / ops.tile territory.",
+                )
+            )
+        index = int(index)
         if self.rank == 0:
             raise RankError(message("cannot index a scalar tensor.", [("data", self.describe())]))
         n = self._array.shape[0]
@@ -134,13 +147,13 @@ class Tensor(TensorLike[E, Dv, D]):
         return Tensor._wrap(self._array[index], self._elem, self._device)
 
     def _identity(self) -> object:
+        if self._array.ndim == 0:
+            # By value, read each time: assign() or a write through a view changes the value.
+            return ("value", self._elem, self._array.item())
         key = self._key
         if key is None:
-            if self.rank == 0:
-                key = ("value", self._elem, self._array.item())
-            else:
-                a = self._array
-                key = ("memory", backends.data_pointer(a), a.shape, a.strides, self._elem)
+            a = self._array
+            key = ("memory", backends.data_pointer(a), a.shape, a.strides, self._elem)
             self._key = key
         return key
 
