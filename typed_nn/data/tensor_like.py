@@ -116,6 +116,9 @@ class TensorLike(ABC, Generic[E, Dv, D]):
         self, dtype: np.dtype[Any] | None = None, copy: bool | None = None
     ) -> npt.NDArray[Any]:
         array = self.numpy()
+        if copy:
+            # np.array(x) asks for a copy; the tensor's own memory must not leak out.
+            return array.astype(array.dtype if dtype is None else dtype, copy=True)
         return array if dtype is None else array.astype(dtype, copy=False)
 
     # fmt: off
