@@ -65,8 +65,30 @@ def tensor(
                 hint=f"pass dim=tn.Dim{array.ndim}, or reshape the data to rank {dim.rank}.",
             )
         )
+    _check_int_range(array, elem)
     array = array.astype(elem.dtype, copy=copy or array.dtype != elem.dtype)
     return Tensor(_place(array, device), elem, device, dim)
+
+
+def _check_int_range(array: npt.NDArray[Any], elem: type[ElemTag]) -> None:
+    """Narrowing integers (Python ints arrive as int64) must not wrap around silently."""
+    if array.dtype.kind not in "iu" or elem.dtype.kind not in "iu" or array.size == 0:
+        return
+    if np.can_cast(array.dtype, elem.dtype, "safe"):
+        return
+    info = np.iinfo(elem.dtype.type)  # type: ignore[type-var]  # int kind checked above
+    low, high = int(array.min()), int(array.max())
+    if low < info.min or high > info.max:
+        raise ElemTypeError(
+            message(
+                f"tensor: values do not fit in {elem.__name__}.",
+                [
+                    ("declared", f"{elem.__name__} ({info.min} .. {info.max})"),
+                    ("received", f"{array.dtype} values {low} .. {high}"),
+                ],
+                hint="declare a wider element type (Int64), or scale the data first.",
+            )
+        )
 
 
 @overload
