@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import overload
 
-from ..errors import LayerError, ShapeError, message
+from ..errors import LayerError, OperandError, ShapeError, message
 from ..tags import D, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E
 from .tensor_like import AnyTensor, TensorLike
 
@@ -47,7 +47,14 @@ class ScalableTensor(TensorLike[E, Dv, D]):
     def push_back(self, item: AnyTensor) -> None:
         """Append an item; it must match the first item's shape, element and device."""
         if not isinstance(item, TensorLike):
-            raise ShapeError(message(f"cannot push {type(item).__name__} into a ScalableTensor."))
+            raise OperandError(
+                message(
+                    f"cannot push {type(item).__name__} into a ScalableTensor: it is not "
+                    "typed_nn data.",
+                    [("received", repr(item))],
+                    hint="wrap values with tn.tensor(array, elem, device, dim) or tn.scalar(...).",
+                )
+            )
         if self._items:
             first = self._items[0]
             if (item.shape, item.elem, item.device) != (first.shape, first.elem, first.device):
