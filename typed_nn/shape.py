@@ -100,7 +100,13 @@ def index_of(shape: Shape, flat: int) -> tuple[int, ...]:
 def shift_index(shape: Shape, index: Sequence[int], carry: int = 1) -> tuple[int, ...]:
     """Add ``carry`` to a multi-index with carry across dims; MetaNN's ShiftIndex."""
     if carry < 0:
-        raise ShapeError(message("shift_index with a negative carry is not supported."))
+        raise ShapeError(
+            message(
+                "Not implemented yet: shift_index with a negative carry.",
+                [("carry", str(carry))],
+                hint="shift forwards only (carry >= 0), as MetaNN's ShiftIndex.",
+            )
+        )
     flat = offset(shape, index) + carry
     if flat >= count(shape):
         raise ShapeError(
