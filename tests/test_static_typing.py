@@ -44,7 +44,13 @@ def expected(path: Path) -> dict[int, str]:
 def run_mypy() -> Errors:
     files = [str(p.relative_to(ROOT)) for p in cases("ok_") + cases("bad_")]
     stdout, stderr, _ = mypy_api.run(
-        ["--config-file", str(ROOT / "mypy.ini"), "--no-error-summary", "--show-error-codes", *files]
+        [
+            "--config-file",
+            str(ROOT / "mypy.ini"),
+            "--no-error-summary",
+            "--show-error-codes",
+            *files,
+        ]
     )
     assert not stderr, stderr
     errors: Errors = defaultdict(list)
@@ -82,7 +88,9 @@ def compare(errors: Errors, files: list[Path], match_text: bool) -> list[str]:
         for line, text in marks.items():
             found = errors.get((path.name, line), [])
             if not found:
-                problems.append(f"{path.name}:{line}: expected an error containing {text!r}, got none")
+                problems.append(
+                    f"{path.name}:{line}: expected an error containing {text!r}, got none"
+                )
             elif match_text and not any(text in msg for msg in found):
                 problems.append(f"{path.name}:{line}: expected {text!r}, got {found}")
         for (name, line), msgs in sorted(errors.items()):
