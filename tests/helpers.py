@@ -1,0 +1,78 @@
+"""Shared test helpers: tensor factories from numpy data, tolerances, finite differences."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+import typed_nn as tn
+from typed_nn.tags import DeviceTag, ElemTag, dim_of_rank
+
+Array = npt.NDArray[Any]
+
+
+def t32(array: npt.ArrayLike) -> tn.Tensor[Any, Any, Any]:
+    """A Float32 CPU tensor of ``array`` (rank taken from the data)."""
+    return tagged(array, tn.Float32)
+
+
+def t64(array: npt.ArrayLike) -> tn.Tensor[Any, Any, Any]:
+    """A Float64 CPU tensor of ``array`` (rank taken from the data)."""
+    return tagged(array, tn.Float64)
+
+
+def tagged(
+    array: npt.ArrayLike, elem: type[ElemTag], device: type[DeviceTag] = tn.CPU
+) -> tn.Tensor[Any, Any, Any]:
+    """A tensor of ``array`` with the given element and device, rank taken from the data."""
+    data = np.asarray(array)
+    result: tn.Tensor[Any, Any, Any] = tn.tensor(data, elem, device, dim_of_rank(data.ndim))
+    return result
+
+
+def tolerance(elem: type[ElemTag]) -> dict[str, float]:
+    """``rtol``/``atol`` for comparing results of ``elem`` computed in different orders."""
+    if elem is tn.Float32:
+        return {"rtol": 2e-4, "atol": 1e-5}
+    return {"rtol": 1e-9, "atol": 1e-12}
+
+
+def finite_difference(f: Callable[[Array], Array], x: Array, eps: float = 1e-6) -> Array:
+    """The derivative of an element-wise ``f`` at each element of ``x`` by central differences:
+    ``(f(x + eps) - f(x - eps)) / (2 eps)``, computed in float64.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    result: Array = (f(x + eps) - f(x - eps)) / (2 * eps)
+    return result
+
+
+def numerical_gradient(f: Callable[[Array], float], x: Array, eps: float = 1e-6) -> Array:
+    """Gradient of a scalar function ``f`` at ``x`` by central differences, element by element."""
+    x = np.array(x, dtype=np.float64)
+    grad = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        saved = x[i]
+        x[i] = saved + eps
+        up = f(x)
+        x[i] = saved - eps
+        down = f(x)
+        x[i] = saved
+        grad[i] = (up - down) / (2 * eps)
+    return grad
+
+
+def assert_close(actual: npt.ArrayLike, desired: npt.ArrayLike, elem: type[ElemTag]) -> None:
+    """``actual`` equals ``desired`` within ``tolerance(elem)`` (shapes must match too)."""
+    tol = tolerance(elem)
+    np.testing.assert_allclose(
+        np.asarray(actual), np.asarray(desired), rtol=tol["rtol"], atol=tol["atol"], strict=False
+    )
+    assert np.shape(actual) == np.shape(desired), (np.shape(actual), np.shape(desired))
+
+
+untyped: Any = tn
+"""typed_nn seen without static types: for tests that pass shapes chosen at run time, or wrong
+arguments on purpose to check the run-time errors (``untyped.zeros(shape, ...)``)."""

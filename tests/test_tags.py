@@ -1,0 +1,88 @@
+"""Tags: element types know their dtype, ranks their rank; tags are never instantiated."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import typed_nn as tn
+from typed_nn.tags import (
+    DEVICE_TAGS,
+    DIM_TAGS,
+    ELEM_TAGS,
+    MAX_RANK,
+    dim_of_rank,
+    elem_of_dtype,
+    tag_name,
+)
+
+
+@pytest.mark.parametrize(
+    ("tag", "dtype"),
+    [
+        (tn.Float32, np.float32),
+        (tn.Float64, np.float64),
+        (tn.Int32, np.int32),
+        (tn.Int64, np.int64),
+    ],
+)
+def test_elem_tags_know_their_dtype(tag: type[tn.ElemTag], dtype: type[np.generic]) -> None:
+    assert tag.dtype == np.dtype(dtype)
+    assert elem_of_dtype(np.dtype(dtype)) is tag
+
+
+def test_float_and_int_families() -> None:
+    assert issubclass(tn.Float32, tn.FloatTag)
+    assert issubclass(tn.Float64, tn.FloatTag)
+    assert issubclass(tn.Int32, tn.IntTag)
+    assert issubclass(tn.Int64, tn.IntTag)
+    assert not issubclass(tn.Int32, tn.FloatTag)
+    assert set(ELEM_TAGS) == {tn.Float32, tn.Float64, tn.Int32, tn.Int64}
+
+
+def test_elem_of_unknown_dtype_is_none() -> None:
+    assert elem_of_dtype(np.dtype(np.float16)) is None
+    assert elem_of_dtype(np.dtype(np.bool_)) is None
+
+
+def test_devices() -> None:
+    assert tn.CPU.name == "CPU"
+    assert tn.GPU.name == "GPU"
+    assert DEVICE_TAGS == (tn.CPU, tn.GPU)
+
+
+@pytest.mark.parametrize("rank", range(MAX_RANK + 1))
+def test_dim_tags_know_their_rank(rank: int) -> None:
+    tag = dim_of_rank(rank)
+    assert tag.rank == rank
+    assert tag is DIM_TAGS[rank]
+    assert tag_name(tag) == f"Dim{rank}"
+
+
+def test_rank_aliases_are_the_dim_tags() -> None:
+    assert [tn.Dim0, tn.Dim1, tn.Dim2, tn.Dim3, tn.Dim4] == list(DIM_TAGS)
+    assert MAX_RANK == 4
+
+
+@pytest.mark.parametrize("rank", [-1, 5, 17])
+def test_dim_of_rank_out_of_range(rank: int) -> None:
+    with pytest.raises(tn.RankError, match=rf"typed_nn supports ranks 0 to 4, got rank {rank}\."):
+        dim_of_rank(rank)
+
+
+def test_rank_error_is_a_value_error_with_a_hint() -> None:
+    with pytest.raises(ValueError, match=r"hint: reshape the data to at most 4 dims\."):
+        dim_of_rank(5)
+
+
+@pytest.mark.parametrize(
+    "tag", [tn.Float32, tn.Int64, tn.CPU, tn.GPU, tn.Dim0, tn.Dim4, tn.ElemTag, tn.DimTag]
+)
+def test_tags_are_not_instantiable(tag: type[object]) -> None:
+    with pytest.raises(TypeError, match=rf"{tag.__name__} is a type tag; use the class itself"):
+        tag()
+
+
+def test_tag_names() -> None:
+    assert tag_name(tn.Float32) == "Float32"
+    assert tag_name(tn.CPU) == "CPU"

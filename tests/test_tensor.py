@@ -1,0 +1,273 @@
+"""The principal Tensor and its factories: rank/dtype checks, views, equality, repr."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from helpers import t32, untyped
+
+import typed_nn as tn
+from typed_nn import CPU, Dim0, Dim1, Dim2, Float32, Float64, Int32, Int64
+
+
+def test_tensor_from_nested_lists() -> None:
+    t = tn.tensor([[1, 2, 3], [4, 5, 6]], Float32, CPU, Dim2)
+    assert t.shape == (2, 3)
+    assert t.rank == 2
+    assert t.size == 6
+    assert t.elem is Float32
+    assert t.device is CPU
+    assert t.numpy().dtype == np.float32
+    np.testing.assert_array_equal(t.numpy(), [[1, 2, 3], [4, 5, 6]])
+
+
+def test_repr_is_the_compact_form() -> None:
+    assert repr(tn.zeros((4, 3), Float32, CPU)) == "Tensor[Float32, CPU, Dim2](4, 3)"
+    assert repr(tn.scalar(1.0, Float64, CPU)) == "Tensor[Float64, CPU, Dim0]()"
+    assert repr(tn.zeros((5,), Int64, CPU)) == "Tensor[Int64, CPU, Dim1](5)"
+
+
+@pytest.mark.parametrize("data", [[1.0, 2.0], [[[1.0]]], 3.0])
+def test_tensor_rank_must_match_dim(data: object) -> None:
+    with pytest.raises(tn.RankError, match=r"tensor: data of rank \d cannot be a Dim2 tensor\."):
+        untyped.tensor(data, Float32, CPU, Dim2)
+
+
+def test_rank_error_hint_names_the_right_dim() -> None:
+    with pytest.raises(tn.RankError, match=r"pass dim=tn\.Dim3"):
+        tn.tensor(np.zeros((1, 2, 3)), Float32, CPU, Dim2)
+
+
+def test_same_kind_conversions_are_allowed() -> None:
+    assert tn.tensor([1, 2], Float32, CPU, Dim1).numpy().dtype == np.float32
+    assert tn.tensor(np.array([1.5], np.float64), Float32, CPU, Dim1).numpy()[0] == 1.5
+    assert tn.tensor(np.array([7], np.int64), Int32, CPU, Dim1).numpy().dtype == np.int32
+
+
+@pytest.mark.parametrize(
+    ("data", "elem", "received"),
+    [
+        ([1.5], Int32, "float64"),
+        (np.array([1.0], np.float32), Int64, "float32"),
+        (["a"], Float32, "<U1"),
+        ([1 + 2j], Float64, "complex128"),
+    ],
+)
+def test_other_conversions_are_elem_type_errors(
+    data: object, elem: type[tn.ElemTag], received: str
+) -> None:
+    with pytest.raises(
+        tn.ElemTypeError, match=rf"tensor: cannot convert {received} data to {elem.__name__}\."
+    ):
+        untyped.tensor(data, elem, CPU, Dim1)
+
+
+def test_elem_type_error_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match=r"declared : Int32 \(int32\)"):
+        tn.tensor([0.5], Int32, CPU, Dim1)
+
+
+def test_narrowing_ints_that_do_not_fit_are_errors() -> None:
+    with pytest.raises(tn.ElemTypeError, match=r"tensor: values do not fit in Int32\."):
+        tn.scalar(2**40, Int32, CPU)
+    with pytest.raises(tn.ElemTypeError, match=r"int64 values -2147483649 \.\. 0"):
+        tn.tensor([-(2**31) - 1, 0], Int32, CPU, Dim1)
+    assert tn.tensor([2**31 - 1, -(2**31)], Int32, CPU, Dim1).numpy().tolist() == [
+        2**31 - 1,
+        -(2**31),
+    ]
+
+
+def test_copy_false_shares_the_numpy_array() -> None:
+    data = np.zeros(3, np.float32)
+    shared = tn.tensor(data, Float32, CPU, Dim1, copy=False)
+    copied = tn.tensor(data, Float32, CPU, Dim1)
+    data[0] = 5.0
+    assert shared.numpy()[0] == 5.0
+    assert copied.numpy()[0] == 0.0
+
+
+def test_copy_false_still_converts_a_different_dtype() -> None:
+    data = np.zeros(3, np.float64)
+    t = tn.tensor(data, Float32, CPU, Dim1, copy=False)
+    data[0] = 5.0
+    assert t.numpy()[0] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("shape", "rank"), [((), 0), ((3,), 1), ((2, 3), 2), ((2, 3, 4), 3), ((1, 2, 3, 4), 4)]
+)
+def test_zeros_and_ones_take_rank_from_shape(shape: tuple[int, ...], rank: int) -> None:
+    z = untyped.zeros(shape, Float64, CPU)
+    o = untyped.ones(shape, Int32, CPU)
+    assert (z.rank, o.rank) == (rank, rank)
+    assert z.shape == shape
+    np.testing.assert_array_equal(z.numpy(), np.zeros(shape))
+    np.testing.assert_array_equal(o.numpy(), np.ones(shape))
+    assert o.numpy().dtype == np.int32
+
+
+def test_zeros_rejects_bad_shapes() -> None:
+    with pytest.raises(tn.ShapeError, match=r"zeros needs a shape tuple of non-negative ints"):
+        tn.zeros((2, -1), Float32, CPU)
+    with pytest.raises(tn.ShapeError, match=r"got \[2, 3\]"):
+        untyped.zeros([2, 3], Float32, CPU)
+    with pytest.raises(tn.ShapeError, match=r"ones needs a shape tuple"):
+        tn.ones((True,), Float32, CPU)
+    with pytest.raises(tn.RankError, match=r"got rank 5"):
+        untyped.zeros((1, 2, 3, 4, 5), Float32, CPU)
+
+
+def test_scalar_value() -> None:
+    s = tn.scalar(2.5, Float32, CPU)
+    assert s.rank == 0
+    assert s.shape == ()
+    assert s.value() == 2.5
+    assert isinstance(tn.scalar(3, Int64, CPU).value(), int)
+
+
+def test_value_needs_a_scalar() -> None:
+    with pytest.raises(
+        tn.RankError, match=r"value\(\) needs a scalar, got Tensor\[Float32, CPU, Dim1\]\(2\)"
+    ):
+        t32([1.0, 2.0]).value()
+
+
+def test_tensor_constructor_checks_rank_dtype_and_device() -> None:
+    with pytest.raises(tn.RankError, match=r"from an array of rank 1"):
+        tn.Tensor(np.zeros(3, np.float32), Float32, CPU, Dim2)
+    with pytest.raises(tn.ElemTypeError, match=r"from float64 data"):
+        tn.Tensor(np.zeros(3), Float32, CPU, Dim1)
+    with pytest.raises(tn.DeviceError, match=r"a CPU tensor needs a numpy array"):
+        tn.Tensor(np.float32(1.0), Float32, CPU, Dim0)
+
+
+def test_slices_share_memory() -> None:
+    m = tn.tensor(np.arange(12).reshape(4, 3), Float32, CPU, Dim2)
+    row = m[1]
+    assert row.shape == (3,)
+    assert repr(row) == "Tensor[Float32, CPU, Dim1](3)"
+    row.array[0] = 100.0
+    assert m.numpy()[1, 0] == 100.0
+    m.array[3, 2] = -1.0
+    assert m[-1].numpy()[2] == -1.0
+    element = m[2][1]
+    assert element.rank == 0
+    assert element.value() == 7.0
+
+
+def test_slices_of_rank_3_and_4() -> None:
+    data = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5)
+    t4 = tn.tensor(data, Float32, CPU, tn.Dim4, copy=False)
+    np.testing.assert_array_equal(t4[1].numpy(), data[1])
+    np.testing.assert_array_equal(t4[1][2].numpy(), data[1, 2])
+    np.testing.assert_array_equal(t4[1][2][3].numpy(), data[1, 2, 3])
+    assert t4[1][2][3][4].value() == data[1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("index", [3, -4, 100])
+def test_slice_out_of_bound(index: int) -> None:
+    m = t32(np.zeros((3, 2)))
+    with pytest.raises(
+        tn.ShapeError, match=rf"(?s)ID out of bound\..*index : {index}.*valid : -3 \.\. 2"
+    ):
+        m[index]
+
+
+def test_slice_rejects_non_int_indices() -> None:
+    m = t32(np.zeros((3, 2)))
+    with pytest.raises(
+        tn.ShapeError, match=r"cannot index Tensor\[Float32, CPU, Dim2\]\(3, 2\) with bool"
+    ):
+        untyped.Tensor.__getitem__(m, True)
+    with pytest.raises(tn.ShapeError, match=r"with float 1\.0"):
+        untyped.Tensor.__getitem__(m, 1.0)
+    assert untyped.Tensor.__getitem__(m, np.int64(1)).shape == (2,)
+
+
+def test_scalar_cannot_be_indexed() -> None:
+    with pytest.raises(tn.RankError, match=r"cannot index a scalar tensor"):
+        untyped.Tensor.__getitem__(tn.scalar(1.0, Float32, CPU), 0)
+
+
+def test_assign_writes_into_memory_and_views_see_it() -> None:
+    m = t32(np.ones((2, 3)))
+    row = m[0]
+    out = m.assign(m * 2.0 + 1.0)
+    assert out is m
+    np.testing.assert_array_equal(m.numpy(), np.full((2, 3), 3.0))
+    np.testing.assert_array_equal(row.numpy(), [3.0, 3.0, 3.0])
+
+
+def test_equality_is_memory_identity_for_rank_above_zero() -> None:
+    a = t32([[1.0, 2.0], [3.0, 4.0]])
+    same_values = t32([[1.0, 2.0], [3.0, 4.0]])
+    assert a == a
+    assert a != same_values
+    assert a[0] == a[0]  # two views of the same memory
+    assert a[0] != a[1]
+    assert hash(a[0]) == hash(a[0])
+    assert copy.copy(a) == a
+    assert copy.deepcopy(a) != a
+    np.testing.assert_array_equal(copy.deepcopy(a).numpy(), a.numpy())
+
+
+def test_views_of_the_same_memory_with_other_layout_differ() -> None:
+    data = np.arange(4, dtype=np.float32).reshape(2, 2)
+    a = tn.tensor(data, Float32, CPU, Dim2, copy=False)
+    transposed = tn.tensor(data.T, Float32, CPU, Dim2, copy=False)
+    flat = tn.tensor(data.reshape(4), Float32, CPU, Dim1, copy=False)
+    same = tn.tensor(data, Float32, CPU, Dim2, copy=False)
+    assert a == same
+    assert hash(a) == hash(same)
+    assert a != transposed
+    assert a != flat
+
+
+def test_scalar_equality_is_by_value() -> None:
+    assert tn.scalar(2.0, Float32, CPU) == tn.scalar(2, Float32, CPU)
+    assert hash(tn.scalar(2.0, Float32, CPU)) == hash(tn.scalar(2, Float32, CPU))
+    assert tn.scalar(2.0, Float32, CPU) != tn.scalar(3.0, Float32, CPU)
+    # values of different types are never equal (METANN.md 1.4)
+    assert tn.scalar(2.0, Float32, CPU) != tn.scalar(2.0, Float64, CPU)
+    assert t32(np.arange(3))[2] == tn.scalar(2.0, Float32, CPU)
+
+
+def test_scalar_equality_follows_assign() -> None:
+    s = tn.scalar(1.0, Float32, CPU)
+    assert s == tn.scalar(1.0, Float32, CPU)
+    s.assign(tn.scalar(2.0, Float32, CPU) + tn.scalar(3.0, Float32, CPU))
+    assert s.value() == 5.0
+    assert s == tn.scalar(5.0, Float32, CPU)
+    assert s != tn.scalar(1.0, Float32, CPU)
+    assert hash(s) == hash(tn.scalar(5.0, Float32, CPU))
+
+
+def test_tensor_is_never_equal_to_other_things() -> None:
+    a = t32([1.0])
+    assert a != np.array([1.0], np.float32)
+    assert a != [1.0]
+    assert a != a + 0
+
+
+def test_numpy_array_protocol_copies_when_asked() -> None:
+    t = t32([1.0, 2.0])
+    copied = np.array(t)
+    copied[0] = 99.0
+    assert t.numpy()[0] == 1.0
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(t + 1.0), [2.0, 3.0])
+
+
+def test_numpy_of_a_cpu_tensor_is_a_view() -> None:
+    t = t32([1.0, 2.0])
+    t.numpy()[1] = 7.0
+    assert t.numpy()[1] == 7.0
+
+
+def test_evaluating_a_tensor_returns_it() -> None:
+    t = t32([1.0, 2.0])
+    assert tn.evaluate(t) is t
+    assert t.eval_register().data() is t
