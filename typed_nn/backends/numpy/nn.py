@@ -1,0 +1,77 @@
+"""numpy implementations of softmax, log_softmax, nll_loss and their gradients.
+
+``k`` is the number of trailing dims normalised together; a group's statistics are reduced
+with ``keepdims`` so they broadcast back over the group.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ops.declare import implement
+from ...tags import CPU
+
+Array = Any
+
+
+def _axes(x: Array, k: int) -> tuple[int, ...]:
+    return tuple(range(x.ndim - k, x.ndim))
+
+
+@implement("softmax", CPU)
+def softmax(x: Array, k: int) -> Array:
+    axes = _axes(x, k)
+    r = np.subtract(x, x.max(axis=axes, keepdims=True))
+    np.exp(r, out=r)
+    r /= r.sum(axis=axes, keepdims=True)
+    return r
+
+
+@implement("log_softmax", CPU)
+def log_softmax(x: Array, k: int) -> Array:
+    axes = _axes(x, k)
+    r = np.subtract(x, x.max(axis=axes, keepdims=True))
+    r -= np.log(np.exp(r).sum(axis=axes, keepdims=True))
+    return r
+
+
+@implement("softmax_grad", CPU)
+def softmax_grad(g: Array, y: Array, k: int) -> Array:
+    r = np.multiply(g, y)
+    s = r.sum(axis=_axes(y, k), keepdims=True)
+    np.subtract(g, s, out=r)
+    r *= y
+    return r
+
+
+@implement("log_softmax_grad", CPU)
+def log_softmax_grad(g: Array, y: Array, k: int) -> Array:
+    r = np.exp(y)
+    r *= g.sum(axis=_axes(y, k), keepdims=True)
+    np.subtract(g, r, out=r)
+    return r
+
+
+def _t_log_p(truth: Array, pred: Array) -> Array:
+    """truth * ln(pred), with 0 wherever truth is 0 (even where pred is 0)."""
+    r = np.zeros(np.broadcast_shapes(truth.shape, pred.shape), pred.dtype)
+    nonzero = truth != 0
+    np.log(pred, out=r, where=nonzero)
+    r *= truth
+    return r
+
+
+@implement("nll_loss", CPU)
+def nll_loss(truth: Array, pred: Array) -> Array:
+    total = _t_log_p(truth, pred).sum()
+    return np.asarray(-total / truth.sum(), dtype=pred.dtype)
+
+
+@implement("nll_loss_grad", CPU)
+def nll_loss_grad(g: Array, truth: Array, pred: Array) -> Array:
+    r = np.zeros(pred.shape, pred.dtype)
+    np.divide(truth, pred, out=r, where=truth != 0)
+    r *= -g / truth.sum()
+    return r

@@ -1,0 +1,73 @@
+"""Negative log-likelihood loss and its gradient (METANN.md §2.2, MetaNN master's form).
+
+``nll_loss(truth, pred) = -sum(truth * ln(pred)) / sum(truth)``: a Scalar. ``truth`` holds
+the target weights (one-hot rows, or any non-negative weights) and ``pred`` probabilities of
+the same shape (usually a softmax output). Dividing by ``sum(truth)`` makes the loss of a
+batch of one-hot rows the mean per-sample loss. Terms whose truth is 0 count as 0 even where
+``pred`` is 0 (the limit of t ln p), so an underflowed probability of a wrong class is no NaN.
+"""
+
+from __future__ import annotations
+
+from ..data.tensor_like import TensorLike
+from ..errors import ShapeError, message
+from ..tags import FE, D, DeviceTag, Dim0, Dv, ElemTag
+from .declare import OpDecl, Operand, Params
+from .node import build
+from .rules import common_device, common_elem, require_float, require_rank, site, tensor_operands
+
+__all__ = ["NLL_LOSS", "NLL_LOSS_GRAD", "nll_loss", "nll_loss_grad"]
+
+Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
+
+
+def _check_pair(decl: OpDecl, operands: tuple[Operand, ...]) -> Inferred:
+    tensors = tensor_operands(decl, operands)
+    device = common_device(decl, tensors)
+    elem = common_elem(decl, tensors)
+    truth, pred = tensors[-2:]
+    require_float(decl, pred)
+    if truth.shape != pred.shape:
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: truth and prediction differ in shape.",
+                [("truth", truth.describe()), ("pred", pred.describe())],
+                built_at=site(),
+                hint="give one truth weight per predicted probability (e.g. one-hot rows).",
+            )
+        )
+    return pred.shape, elem, device
+
+
+def _infer_loss(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    _, elem, device = _check_pair(decl, operands)
+    return (), elem, device
+
+
+def _infer_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    shape, elem, device = _check_pair(decl, operands)
+    require_rank(decl, operands[0], at_most=0, what="grad")
+    return shape, elem, device
+
+
+NLL_LOSS = OpDecl("nll_loss", 2, _infer_loss, kind="reduction")
+NLL_LOSS_GRAD = OpDecl("nll_loss_grad", 3, _infer_grad)
+
+
+def nll_loss(truth: TensorLike[FE, Dv, D], pred: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, Dim0]:
+    """-sum(truth * ln(pred)) / sum(truth), a Scalar; ``truth`` and ``pred`` share a shape.
+
+    ``nll_loss(one_hot(batch, classes), softmax(logits))`` is the mean cross-entropy.
+    """
+    return build(NLL_LOSS, (truth, pred))
+
+
+def nll_loss_grad(
+    g: TensorLike[FE, Dv, Dim0], truth: TensorLike[FE, Dv, D], pred: TensorLike[FE, Dv, D]
+) -> TensorLike[FE, Dv, D]:
+    """Backward of nll_loss with respect to ``pred``: (-g / sum(truth)) * truth / pred.
+
+    ``g`` is the Scalar gradient of the loss; the result is shaped like ``pred`` (0 where
+    truth is 0).
+    """
+    return build(NLL_LOSS_GRAD, (g, truth, pred))

@@ -1,0 +1,109 @@
+"""Softmax and log-softmax over the last ``k`` dims, and their gradient ops (METANN.md §2.2).
+
+Each group of the last ``k`` dims is normalised independently: ``softmax(x, k=1)`` of a
+(batch, classes) Matrix normalises every row; ``k=2`` of a Tensor3 normalises every matrix.
+Both subtract the group maximum first, so large inputs never overflow.
+"""
+
+from __future__ import annotations
+
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import RankError, ShapeError, message
+from ..tags import FE, D, DeviceTag, Dv, ElemTag
+from .declare import OpDecl, Operand, Params
+from .node import build
+from .rules import common_device, common_elem, require_float, site, tensor_operands
+
+__all__ = [
+    "LOG_SOFTMAX",
+    "LOG_SOFTMAX_GRAD",
+    "SOFTMAX",
+    "SOFTMAX_GRAD",
+    "log_softmax",
+    "log_softmax_grad",
+    "softmax",
+    "softmax_grad",
+]
+
+Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
+
+
+def check_group(decl: OpDecl, x: AnyTensor, k: object) -> None:
+    """``k`` must be an int with 1 <= k <= rank of ``x``."""
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= x.rank:
+        raise RankError(
+            message(
+                f"cannot build {decl.name}: k={k!r} is not a number of trailing dims of the operand.",
+                [("operand", x.describe()), ("accepted", f"k from 1 to {x.rank} (the rank)")],
+                built_at=site(),
+                hint="k counts the trailing dims normalised together; k=1 normalises the last dim.",
+            )
+        )
+
+
+def _infer_unary(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (x,) = tensor_operands(decl, operands)
+    require_float(decl, x)
+    check_group(decl, x, params[0])
+    return x.shape, x.elem, x.device
+
+
+def _infer_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    g, y = tensor_operands(decl, operands)
+    device = common_device(decl, (g, y))
+    elem = common_elem(decl, (g, y))
+    require_float(decl, y)
+    if g.shape != y.shape:
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: the gradient and the forward output differ in shape.",
+                [("grad", g.describe()), ("output", y.describe())],
+                built_at=site(),
+                hint="pass the gradient of exactly the value the forward op returned.",
+            )
+        )
+    check_group(decl, y, params[0])
+    return y.shape, elem, device
+
+
+SOFTMAX = OpDecl("softmax", 1, _infer_unary, params=("k",))
+LOG_SOFTMAX = OpDecl("log_softmax", 1, _infer_unary, params=("k",))
+SOFTMAX_GRAD = OpDecl("softmax_grad", 2, _infer_grad, params=("k",))
+LOG_SOFTMAX_GRAD = OpDecl("log_softmax_grad", 2, _infer_grad, params=("k",))
+
+
+def softmax(x: TensorLike[FE, Dv, D], k: int = 1) -> TensorLike[FE, Dv, D]:
+    """e^x / sum(e^x) over each group of the last ``k`` dims; same shape as ``x``.
+
+    ``softmax(Matrix(batch, classes))`` gives one probability row per sample.
+    Raises RankError unless 1 <= k <= rank.
+    """
+    return build(SOFTMAX, (x,), (k,))
+
+
+def softmax_grad(
+    g: TensorLike[FE, Dv, D], y: TensorLike[FE, Dv, D], k: int = 1
+) -> TensorLike[FE, Dv, D]:
+    """Backward of softmax from its OUTPUT ``y``: y * (g - sum(g * y)) per group.
+
+    ``g`` (the gradient of the output) and ``y`` have the same shape, which is the result's.
+    """
+    return build(SOFTMAX_GRAD, (g, y), (k,))
+
+
+def log_softmax(x: TensorLike[FE, Dv, D], k: int = 1) -> TensorLike[FE, Dv, D]:
+    """x - log(sum(e^x)) over each group of the last ``k`` dims; same shape as ``x``.
+
+    Stabler than ``log(softmax(x))``: no log of an underflowed 0.
+    """
+    return build(LOG_SOFTMAX, (x,), (k,))
+
+
+def log_softmax_grad(
+    g: TensorLike[FE, Dv, D], y: TensorLike[FE, Dv, D], k: int = 1
+) -> TensorLike[FE, Dv, D]:
+    """Backward of log_softmax from its OUTPUT ``y``: g - e^y * sum(g) per group.
+
+    ``e^y`` is the softmax of the forward input, so no forward value is recomputed.
+    """
+    return build(LOG_SOFTMAX_GRAD, (g, y), (k,))
