@@ -1,0 +1,18 @@
+"""numpy implementation of concat (stack's lives with the structural ops)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ops.declare import implement
+from ...tags import CPU
+
+Array = Any
+
+
+@implement("concat", CPU)
+def concat(*items_and_axis: Any) -> Array:
+    *items, axis = items_and_axis
+    return np.concatenate(items, axis=axis)

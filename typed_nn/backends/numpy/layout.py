@@ -1,0 +1,34 @@
+"""numpy implementations of the layout ops: permute, reshape, tile.
+
+permute and reshape return views of their operand (no copy); tile writes a new array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ops.declare import implement
+from ...ops.layout import mute_shape
+from ...tags import CPU
+
+Array = Any
+
+
+@implement("permute", CPU)
+def permute(x: Array, order: tuple[int, ...]) -> Array:
+    return np.transpose(x, order)
+
+
+@implement("reshape", CPU)
+def reshape(x: Array, shape: tuple[int, ...]) -> Array:
+    # A view whenever the operand's layout allows (always for contiguous data), as in MetaNN.
+    return x.reshape(shape)
+
+
+@implement("tile", CPU)
+def tile(x: Array, shape: tuple[int, ...], new_dims: tuple[int, ...]) -> Array:
+    mute = mute_shape(x.shape, len(shape), new_dims)
+    reps = tuple(out // src if src else 1 for out, src in zip(shape, mute, strict=True))
+    return np.tile(x.reshape(mute), reps)

@@ -1,0 +1,321 @@
+"""2-D convolution and max pooling over NCHW images, with their gradient ops.
+
+Layouts: images ``x`` are ``(N, C, H, W)`` (batch, channels, height, width); weights ``w``
+are ``(O, C, KH, KW)`` (output channels, input channels, kernel height, kernel width).
+``stride`` and ``padding`` are an int or an ``(along H, along W)`` pair; padding adds zeros
+on both sides. Output sizes: ``H' = (H + 2 * padding - KH) // stride + 1`` (same for W).
+
+* ``conv2d(x, w)`` -> ``(N, O, H', W')``: ``out[n, o] = sum_c correlate(x[n, c], w[o, c])``
+  (cross-correlation, as in PyTorch and Caffe).
+* ``conv2d_grad_input(g, w, input_shape)`` and ``conv2d_grad_weight(g, x, weight_shape)``:
+  the gradients of a loss with respect to ``x`` and ``w`` given ``g``, its gradient with
+  respect to ``conv2d``'s output. The shape of what they differentiate is passed explicitly
+  because it cannot be recovered from ``g`` (``H`` is ambiguous when ``stride > 1``), and
+  passing it lets the backward pass not depend on the other operand's values.
+* ``max_pool2d(x, size, stride)`` -> ``(N, C, H', W')`` (no padding; stride defaults to
+  ``size``), and ``max_pool2d_grad(g, x, size, stride)``: ``g`` routed to the position of each
+  window's maximum (the first one on ties; overlapping windows add up), shaped like ``x``.
+"""
+
+from __future__ import annotations
+
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import ShapeError, message
+from ..shape import format_shape
+from ..tags import FE, DeviceTag, Dim4, Dv, ElemTag
+from .declare import OpDecl, Operand, Params
+from .node import build
+from .rules import common_device, common_elem, require_float, require_rank, site, tensor_operands
+
+__all__ = [
+    "CONV2D",
+    "CONV2D_GRAD_INPUT",
+    "CONV2D_GRAD_WEIGHT",
+    "MAX_POOL2D",
+    "MAX_POOL2D_GRAD",
+    "conv2d",
+    "conv2d_grad_input",
+    "conv2d_grad_weight",
+    "max_pool2d",
+    "max_pool2d_grad",
+    "out_size",
+]
+
+Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
+Pair = int | tuple[int, int]
+Shape4 = tuple[int, int, int, int]
+
+
+def _pair(op: str, name: str, value: object, minimum: int) -> tuple[int, int]:
+    """``value`` as an (H, W) pair of ints >= ``minimum``."""
+    pair = (value, value) if isinstance(value, int) else value
+    if (
+        not isinstance(pair, tuple)
+        or len(pair) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= minimum for v in pair)
+    ):
+        raise ShapeError(
+            message(
+                f"cannot build {op}: {name} must be an int >= {minimum} or a pair of them, "
+                f"got {value!r}.",
+                built_at=site(),
+                hint=f"e.g. {name}=1 or {name}=(1, 2) for (along H, along W).",
+            )
+        )
+    return pair[0], pair[1]
+
+
+def out_size(
+    hw: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int]
+) -> tuple[int, int]:
+    """``(H', W')`` of a window of ``kernel`` sliding over ``hw`` padded by ``padding``."""
+    h = (hw[0] + 2 * padding[0] - kernel[0]) // stride[0] + 1
+    w = (hw[1] + 2 * padding[1] - kernel[1]) // stride[1] + 1
+    return h, w
+
+
+def _operands(
+    decl: OpDecl, operands: tuple[Operand, ...], names: tuple[str, ...]
+) -> list[AnyTensor]:
+    """Rank-4 float data on one device with one element type."""
+    tensors = tensor_operands(decl, operands)
+    common_device(decl, tensors)
+    common_elem(decl, tensors)
+    for t, name in zip(tensors, names, strict=True):
+        require_float(decl, t)
+        require_rank(decl, t, at_least=4, at_most=4, what=name)
+    return tensors
+
+
+def _windows(
+    decl: OpDecl,
+    input_desc: str,
+    hw: tuple[int, int],
+    kernel: tuple[int, int],
+    stride: tuple[int, int],
+    padding: tuple[int, int],
+) -> tuple[int, int]:
+    """The output (H', W'), or an error when the window exceeds the padded input."""
+    h, w = hw[0] + 2 * padding[0], hw[1] + 2 * padding[1]
+    if kernel[0] > h or kernel[1] > w:
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: the {kernel[0]}x{kernel[1]} window is larger than "
+                f"the padded {h}x{w} input.",
+                [
+                    ("input", input_desc),
+                    ("window", format_shape(kernel)),
+                    ("padding", str(padding)),
+                ],
+                built_at=site(),
+                hint="use a smaller kernel, or more padding.",
+            )
+        )
+    return out_size(hw, kernel, stride, padding)
+
+
+def _hw(x: AnyTensor) -> tuple[int, int]:
+    return x.shape[2], x.shape[3]
+
+
+def _shape4(decl: OpDecl, name: str, value: object) -> Shape4:
+    if (
+        not isinstance(value, tuple)
+        or len(value) != 4
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+    ):
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: {name} must be a tuple of 4 sizes, got {value!r}.",
+                built_at=site(),
+                hint=f"pass the forward operand's shape, e.g. {name}=x.shape.",
+            )
+        )
+    return value[0], value[1], value[2], value[3]
+
+
+def _channels(decl: OpDecl, items: list[tuple[str, str]], have: int, want: int, what: str) -> None:
+    if have != want:
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: {what} differ ({have} vs {want}).",
+                items,
+                built_at=site(),
+                hint="the input's channels (dim 1) must equal the weight's dim 1; "
+                "the batch and output-channel dims must agree between the gradient and its pair.",
+            )
+        )
+
+
+def _grad_shape(decl: OpDecl, g: AnyTensor, want: tuple[int, ...], forward: str) -> None:
+    if g.shape != want:
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: the gradient is not shaped like the forward output.",
+                [
+                    ("grad", g.describe()),
+                    ("expected", f"{format_shape(want)} (the {forward} output)"),
+                ],
+                built_at=site(),
+                hint="pass the gradient of the forward op's output, with the same stride/padding.",
+            )
+        )
+
+
+def _infer_conv2d(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    x, w = _operands(decl, operands, ("input", "weight"))
+    stride, padding = (
+        _pair(decl.name, "stride", params[0], 1),
+        _pair(decl.name, "padding", params[1], 0),
+    )
+    items = [("input", x.describe()), ("weight", w.describe())]
+    _channels(decl, items, x.shape[1], w.shape[1], "input channels")
+    h, wd = _windows(decl, x.describe(), _hw(x), (w.shape[2], w.shape[3]), stride, padding)
+    return (x.shape[0], w.shape[0], h, wd), x.elem, x.device
+
+
+def _infer_grad_input(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    g, w = _operands(decl, operands, ("grad", "weight"))
+    shape = _shape4(decl, "input_shape", params[0])
+    stride, padding = (
+        _pair(decl.name, "stride", params[1], 1),
+        _pair(decl.name, "padding", params[2], 0),
+    )
+    items = [("grad", g.describe()), ("weight", w.describe()), ("input_shape", format_shape(shape))]
+    _channels(decl, items, shape[1], w.shape[1], "input channels")
+    _channels(decl, items, g.shape[1], w.shape[0], "output channels")
+    kernel = (w.shape[2], w.shape[3])
+    h, wd = _windows(decl, format_shape(shape), (shape[2], shape[3]), kernel, stride, padding)
+    _grad_shape(decl, g, (shape[0], w.shape[0], h, wd), "conv2d")
+    return shape, g.elem, g.device
+
+
+def _infer_grad_weight(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    g, x = _operands(decl, operands, ("grad", "input"))
+    shape = _shape4(decl, "weight_shape", params[0])
+    stride, padding = (
+        _pair(decl.name, "stride", params[1], 1),
+        _pair(decl.name, "padding", params[2], 0),
+    )
+    items = [("grad", g.describe()), ("input", x.describe()), ("weight_shape", format_shape(shape))]
+    _channels(decl, items, x.shape[1], shape[1], "input channels")
+    _channels(decl, items, g.shape[1], shape[0], "output channels")
+    h, wd = _windows(decl, x.describe(), _hw(x), (shape[2], shape[3]), stride, padding)
+    _grad_shape(decl, g, (x.shape[0], shape[0], h, wd), "conv2d")
+    return shape, g.elem, g.device
+
+
+CONV2D = OpDecl("conv2d", 2, _infer_conv2d, params=("stride", "padding"), kind="contraction")
+CONV2D_GRAD_INPUT = OpDecl(
+    "conv2d_grad_input", 2, _infer_grad_input, params=("input_shape", "stride", "padding")
+)
+CONV2D_GRAD_WEIGHT = OpDecl(
+    "conv2d_grad_weight", 2, _infer_grad_weight, params=("weight_shape", "stride", "padding")
+)
+
+
+def _infer_pool(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (x,) = _operands(decl, operands, ("input",))
+    size, stride = _pair(decl.name, "size", params[0], 1), _pair(decl.name, "stride", params[1], 1)
+    h, w = _windows(decl, x.describe(), _hw(x), size, stride, (0, 0))
+    return (*x.shape[:2], h, w), x.elem, x.device
+
+
+def _infer_pool_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    g, x = _operands(decl, operands, ("grad", "input"))
+    size, stride = _pair(decl.name, "size", params[0], 1), _pair(decl.name, "stride", params[1], 1)
+    h, w = _windows(decl, x.describe(), _hw(x), size, stride, (0, 0))
+    _grad_shape(decl, g, (*x.shape[:2], h, w), "max_pool2d")
+    return x.shape, x.elem, x.device
+
+
+MAX_POOL2D = OpDecl("max_pool2d", 1, _infer_pool, params=("size", "stride"))
+MAX_POOL2D_GRAD = OpDecl("max_pool2d_grad", 2, _infer_pool_grad, params=("size", "stride"))
+
+
+def conv2d(
+    x: TensorLike[FE, Dv, Dim4], w: TensorLike[FE, Dv, Dim4], stride: Pair = 1, padding: Pair = 0
+) -> TensorLike[FE, Dv, Dim4]:
+    """Convolve NCHW images ``x`` (N, C, H, W) with weights ``w`` (O, C, KH, KW).
+
+    Returns (N, O, H', W') with ``H' = (H + 2 * padding - KH) // stride + 1``. Raises
+    ShapeError when the channels differ or the kernel exceeds the padded input.
+
+    >>> x, w = zeros((8, 3, 32, 32), Float32, CPU), zeros((16, 3, 5, 5), Float32, CPU)
+    >>> conv2d(x, w, padding=2).shape
+    (8, 16, 32, 32)
+    """
+    return build(
+        CONV2D,
+        (x, w),
+        (_pair(CONV2D.name, "stride", stride, 1), _pair(CONV2D.name, "padding", padding, 0)),
+    )
+
+
+def conv2d_grad_input(
+    g: TensorLike[FE, Dv, Dim4],
+    w: TensorLike[FE, Dv, Dim4],
+    input_shape: Shape4,
+    stride: Pair = 1,
+    padding: Pair = 0,
+) -> TensorLike[FE, Dv, Dim4]:
+    """The gradient with respect to conv2d's input ``x`` (shape ``input_shape``, NCHW).
+
+    ``g`` (N, O, H', W') is the gradient with respect to ``conv2d(x, w, stride, padding)``.
+    """
+    d = CONV2D_GRAD_INPUT
+    params = (input_shape, _pair(d.name, "stride", stride, 1), _pair(d.name, "padding", padding, 0))
+    return build(d, (g, w), params)
+
+
+def conv2d_grad_weight(
+    g: TensorLike[FE, Dv, Dim4],
+    x: TensorLike[FE, Dv, Dim4],
+    weight_shape: Shape4,
+    stride: Pair = 1,
+    padding: Pair = 0,
+) -> TensorLike[FE, Dv, Dim4]:
+    """The gradient with respect to conv2d's weight ``w`` (shape ``weight_shape``, OCHW).
+
+    ``g`` (N, O, H', W') is the gradient with respect to ``conv2d(x, w, stride, padding)``.
+    """
+    d = CONV2D_GRAD_WEIGHT
+    params = (
+        weight_shape,
+        _pair(d.name, "stride", stride, 1),
+        _pair(d.name, "padding", padding, 0),
+    )
+    return build(d, (g, x), params)
+
+
+def max_pool2d(
+    x: TensorLike[FE, Dv, Dim4], size: Pair, stride: Pair | None = None
+) -> TensorLike[FE, Dv, Dim4]:
+    """The maximum of each ``size`` window of NCHW images, moved by ``stride`` (default: size).
+
+    Returns (N, C, H', W') with ``H' = (H - size) // stride + 1``.
+    """
+    d = MAX_POOL2D
+    return build(
+        d,
+        (x,),
+        (
+            _pair(d.name, "size", size, 1),
+            _pair(d.name, "stride", size if stride is None else stride, 1),
+        ),
+    )
+
+
+def max_pool2d_grad(
+    g: TensorLike[FE, Dv, Dim4], x: TensorLike[FE, Dv, Dim4], size: Pair, stride: Pair | None = None
+) -> TensorLike[FE, Dv, Dim4]:
+    """The gradient with respect to max_pool2d's input ``x``, given ``g`` for its output."""
+    d = MAX_POOL2D_GRAD
+    return build(
+        d,
+        (g, x),
+        (
+            _pair(d.name, "size", size, 1),
+            _pair(d.name, "stride", size if stride is None else stride, 1),
+        ),
+    )

@@ -1,0 +1,85 @@
+"""Explicit conversions: ``astype`` (element type) and ``to_device`` (device).
+
+typed_nn never converts implicitly: mixing Float32 with Float64, or CPU with GPU data, is an
+error (a mypy error, and a typed_nn error when the node is built). These two ops are the
+explicit way across. Converting to what the data already is returns the data itself.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import DeviceError, ElemTypeError, message
+from ..tags import DEVICE_TAGS, ELEM_TAGS, D, DeviceTag, Dv, E, ElemTag
+from .declare import OpDecl, Operand, Params
+from .node import build
+from .rules import site, tensor_operands
+
+__all__ = ["ASTYPE", "TO_DEVICE", "astype", "to_device"]
+
+Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
+E2 = TypeVar("E2", bound=ElemTag)
+Dv2 = TypeVar("Dv2", bound=DeviceTag)
+Tag = TypeVar("Tag", bound=ElemTag | DeviceTag)
+
+
+def _tag(op: str, x: AnyTensor, value: object, kind: type[Tag]) -> type[Tag]:
+    """``value`` if it is a concrete tag of ``kind`` (ElemTag or DeviceTag), else an error."""
+    elem = kind is ElemTag
+    if isinstance(value, type) and issubclass(value, kind) and value in (ELEM_TAGS + DEVICE_TAGS):
+        return value
+    accepted = "Float32, Float64, Int32, Int64" if elem else "CPU, GPU"
+    raise (ElemTypeError if elem else DeviceError)(
+        message(
+            f"cannot build {op}: {value!r} is not {'an element' if elem else 'a device'} tag.",
+            [("operand", x.describe()), ("accepted", accepted)],
+            built_at=site(),
+            hint=f"pass the tag class itself, e.g. ops.{op}(x, tn.{accepted.split(',')[0]}).",
+        )
+    )
+
+
+def _infer_astype(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (x,) = tensor_operands(decl, operands)
+    return x.shape, _tag(decl.name, x, params[0], ElemTag), x.device
+
+
+ASTYPE = OpDecl("astype", 1, _infer_astype, params=("elem",))
+
+
+def astype(x: TensorLike[E, Dv, D], elem: type[E2]) -> TensorLike[E2, Dv, D]:
+    """``x`` with its elements converted to ``elem`` (numpy's casting: floats to ints truncate
+    toward zero; NaN and out-of-range values give unspecified integers).
+
+    >>> astype(tensor([1.7, -1.7], Float64, CPU, Dim1), Int32).numpy()
+    array([ 1, -1], dtype=int32)
+    """
+    (t,) = tensor_operands(ASTYPE, (x,))
+    _tag("astype", t, elem, ElemTag)
+    if t.elem is elem:
+        same: AnyTensor = x  # elem is E here, so x already is a TensorLike[E2, Dv, D]
+        return same
+    return build(ASTYPE, (x,), (elem,))
+
+
+def _infer_to_device(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (x,) = tensor_operands(decl, operands)
+    return x.shape, x.elem, _tag(decl.name, x, params[0], DeviceTag)
+
+
+TO_DEVICE = OpDecl("to_device", 1, _infer_to_device, params=("device",))
+
+
+def to_device(x: TensorLike[E, Dv, D], device: type[Dv2]) -> TensorLike[E, Dv2, D]:
+    """``x`` copied to ``device`` (CPU or GPU); the result node lives on ``device``.
+
+    Building the node needs no GPU library; evaluating a move to the GPU needs cupy (a
+    ``BackendUnavailableError`` names it when missing).
+    """
+    (t,) = tensor_operands(TO_DEVICE, (x,))
+    _tag("to_device", t, device, DeviceTag)
+    if t.device is device:
+        same: AnyTensor = x  # device is Dv here, so x already is a TensorLike[E, Dv2, D]
+        return same
+    return build(TO_DEVICE, (x,), (device,))

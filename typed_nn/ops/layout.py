@@ -1,0 +1,331 @@
+"""Layout ops: permute / permute_inv / transpose, reshape and tile (METANN.md §2.2).
+
+* ``permute(x, order)`` is NumPy's ``transpose(x, order)``: ``out.shape[i] = x.shape[order[i]]``.
+  ``order`` must be a permutation of ``range(rank)`` (a repeated axis is an error; MetaNN's
+  check missed that). The identity permutation returns ``x`` itself.
+* ``reshape(x, shape)`` keeps the elements in row-major order; one dim may be ``-1``
+  (inferred). Evaluation is zero-copy: the result shares the evaluated input's memory.
+* ``tile(x, shape, new_dims)`` repeats ``x`` to ``shape``: ``out[pos] = x[pos mod mute]``,
+  where ``mute`` is ``x.shape`` with a 1 inserted at each new dim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import overload
+
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import RankError, ShapeError, message
+from ..shape import format_shape
+from ..tags import MAX_RANK, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag
+from .declare import OpDecl, Operand, Params
+from .node import build
+from .rules import site, tensor_operands
+
+__all__ = [
+    "PERMUTE",
+    "RESHAPE",
+    "TILE",
+    "mute_shape",
+    "permute",
+    "permute_inv",
+    "reshape",
+    "tile",
+    "transpose",
+]
+
+Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
+
+
+def _ints(op: str, x: AnyTensor, what: str, values: object) -> tuple[int, ...]:
+    """``values`` as a tuple of ints, or a ShapeError naming the op and the argument."""
+    if not isinstance(values, Sequence) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in values
+    ):
+        raise ShapeError(
+            message(
+                f"cannot build {op}: {what} must be a tuple of ints, got {values!r}.",
+                [("operand", x.describe())],
+                built_at=site(),
+                hint=f"write {what} as a tuple, e.g. (1, 0).",
+            )
+        )
+    return tuple(values)
+
+
+def _axes(op: str, x: AnyTensor, what: str, axes: tuple[int, ...], rank: int) -> tuple[int, ...]:
+    """Canonical (non-negative), distinct axes of a rank-``rank`` shape."""
+    if any(not -rank <= a < rank for a in axes):
+        raise ShapeError(
+            message(
+                f"cannot build {op}: {what} {axes} names an axis out of range.",
+                [("operand", x.describe()), ("valid axes", f"{-rank} .. {rank - 1}")],
+                built_at=site(),
+                hint="count axes from 0, or from -1 for the last one.",
+            )
+        )
+    canon = tuple(a + rank if a < 0 else a for a in axes)
+    repeated = sorted({a for a in canon if canon.count(a) > 1})
+    if repeated:
+        raise ShapeError(
+            message(
+                f"cannot build {op}: {what} {axes} repeats axis {repeated[0]}.",
+                [("operand", x.describe()), (what, str(axes))],
+                built_at=site(),
+                hint="name every axis exactly once.",
+            )
+        )
+    return canon
+
+
+def _order(op: str, x: AnyTensor, order: object) -> tuple[int, ...]:
+    axes = _axes(op, x, "order", _ints(op, x, "order", order), x.rank)
+    if len(axes) != x.rank:
+        raise ShapeError(
+            message(
+                f"cannot build {op}: order {tuple(axes)} is not a permutation of the "
+                f"{x.rank} axes.",
+                [("operand", x.describe()), ("order", f"{len(axes)} axes, need {x.rank}")],
+                built_at=site(),
+                hint=f"give each of the axes 0 .. {x.rank - 1} once.",
+            )
+        )
+    return axes
+
+
+def _infer_permute(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (x,) = tensor_operands(decl, operands)
+    order = _order(decl.name, x, params[0])
+    return tuple(x.shape[i] for i in order), x.elem, x.device
+
+
+PERMUTE = OpDecl("permute", 1, _infer_permute, params=("order",), kind="view")
+
+
+def permute(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv, D]:
+    """Reorder the dims of ``x``: ``out.shape[i] == x.shape[order[i]]`` (numpy.transpose).
+
+    >>> permute(zeros((2, 3, 4), Float32, CPU), (2, 0, 1)).shape
+    (4, 2, 3)
+    """
+    canon = _order("permute", x, order)
+    if canon == tuple(range(x.rank)):
+        return x
+    return build(PERMUTE, (x,), (canon,))
+
+
+def permute_inv(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv, D]:
+    """Undo ``permute(., order)``: ``permute_inv(permute(y, order), order)`` has y's layout."""
+    canon = _order("permute_inv", x, order)
+    inverse = [0] * len(canon)
+    for i, axis in enumerate(canon):
+        inverse[axis] = i
+    return permute(x, tuple(inverse))
+
+
+def transpose(x: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim2]:
+    """The transpose of a matrix: ``(m, n) -> (n, m)`` (``permute(x, (1, 0))``)."""
+    (t,) = tensor_operands(PERMUTE, (x,))
+    if t.rank != 2:
+        raise RankError(
+            message(
+                f"cannot build transpose: it needs a matrix, got rank {t.rank}.",
+                [("operand", t.describe()), ("accepted", "rank 2")],
+                built_at=site(),
+                hint="use ops.permute(x, order) for other ranks.",
+            )
+        )
+    return build(PERMUTE, (x,), ((1, 0),))
+
+
+def _reshaped(x: AnyTensor, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with its -1 inferred, checked against ``x``'s element count."""
+    bad = [d for d in shape if d < -1]
+    if bad or len(shape) > MAX_RANK:
+        raise ShapeError(
+            message(
+                f"cannot build reshape: {format_shape(shape)} is not a valid target shape.",
+                [("operand", x.describe()), ("target", format_shape(shape))],
+                built_at=site(),
+                hint=f"use at most {MAX_RANK} dims of sizes >= 0, and -1 for one inferred dim.",
+            )
+        )
+    if shape.count(-1) > 1:
+        raise ShapeError(
+            message(
+                "cannot build reshape: more than one -1 (too many inference positions).",
+                [("operand", x.describe()), ("target", format_shape(shape))],
+                built_at=site(),
+                hint="write every size but one; -1 may stand for a single dim.",
+            )
+        )
+    known = 1
+    for d in shape:
+        known *= d if d != -1 else 1
+    if -1 in shape and known == 0:
+        raise ShapeError(
+            message(
+                "cannot build reshape: -1 cannot be inferred next to a dim of size 0.",
+                [("operand", x.describe()), ("target", format_shape(shape))],
+                built_at=site(),
+                hint="write every size explicitly.",
+            )
+        )
+    if -1 in shape and x.size % known == 0:
+        shape = tuple(x.size // known if d == -1 else d for d in shape)
+        known = x.size
+    if not shape and x.size != 1:
+        raise ShapeError(
+            message(
+                f"cannot build reshape: cannot reshape {x.size} elements to a scalar.",
+                [("operand", x.describe()), ("target", "()")],
+                built_at=site(),
+                hint="a scalar holds exactly one element; reduce first (ops.reduce_sum).",
+            )
+        )
+    if known != x.size:
+        raise ShapeError(
+            message(
+                "cannot build reshape: element count mismatch.",
+                [
+                    ("operand", f"{x.describe()}   <- {x.size} elements"),
+                    ("target", f"{format_shape(shape)}   <- {known} elements"),
+                ],
+                built_at=site(),
+                hint="the target sizes must multiply to the operand's element count.",
+            )
+        )
+    return shape
+
+
+def _infer_reshape(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (x,) = tensor_operands(decl, operands)
+    return _reshaped(x, _ints(decl.name, x, "shape", params[0])), x.elem, x.device
+
+
+RESHAPE = OpDecl("reshape", 1, _infer_reshape, params=("shape",), kind="view")
+
+
+@overload
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[()]) -> TensorLike[E, Dv, Dim0]: ...
+@overload
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[int]) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, int]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, int, int]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def reshape(
+    x: TensorLike[E, Dv, D], shape: tuple[int, int, int, int]
+) -> TensorLike[E, Dv, Dim4]: ...
+def reshape(x: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
+    """The elements of ``x`` in row-major order, arranged as ``shape`` (one dim may be -1).
+
+    The result's rank is ``len(shape)``. Evaluating it copies nothing: the result is a view
+    of the evaluated ``x`` (unless ``x`` evaluates to a non-contiguous view, e.g. a permute).
+
+    >>> reshape(zeros((2, 6), Float32, CPU), (3, -1)).shape
+    (3, 4)
+    """
+    (t,) = tensor_operands(RESHAPE, (x,))
+    target = _reshaped(t, _ints("reshape", t, "shape", shape))
+    return build(RESHAPE, (x,), (target,))
+
+
+def _new_dims(op: str, x: AnyTensor, shape: tuple[int, ...], new_dims: object) -> tuple[int, ...]:
+    """The canonical, sorted result positions that ``x`` lacks (default: the leading ones)."""
+    rank = len(shape)
+    if rank < x.rank or rank > MAX_RANK:
+        raise RankError(
+            message(
+                f"cannot build {op}: cannot tile rank {x.rank} to rank {rank}.",
+                [("operand", x.describe()), ("target", format_shape(shape))],
+                built_at=site(),
+                hint=f"the target needs {x.rank} to {MAX_RANK} dims.",
+            )
+        )
+    if new_dims is None:
+        return tuple(range(rank - x.rank))
+    dims = _axes(op, x, "new_dims", _ints(op, x, "new_dims", new_dims), rank)
+    if len(dims) != rank - x.rank:
+        raise ShapeError(
+            message(
+                f"cannot build {op}: {len(dims)} new dim(s) given, {rank - x.rank} needed.",
+                [
+                    ("operand", x.describe()),
+                    ("target", format_shape(shape)),
+                    ("new_dims", str(dims)),
+                ],
+                built_at=site(),
+                hint="name one new dim per dim the target adds (rank(target) - rank(x)).",
+            )
+        )
+    return tuple(sorted(dims))
+
+
+def mute_shape(x_shape: tuple[int, ...], rank: int, new_dims: tuple[int, ...]) -> tuple[int, ...]:
+    """``x_shape`` with a 1 inserted at each of ``new_dims`` (MetaNN's muteShape)."""
+    kept = iter(x_shape)
+    return tuple(1 if i in new_dims else next(kept) for i in range(rank))
+
+
+def _infer_tile(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (x,) = tensor_operands(decl, operands)
+    shape = _ints(decl.name, x, "shape", params[0])
+    mute = mute_shape(x.shape, len(shape), _new_dims(decl.name, x, shape, params[1]))
+    for i, (out, src) in enumerate(zip(shape, mute, strict=True)):
+        if out < 0 or (out % src != 0 if src else out != 0):
+            raise ShapeError(
+                message(
+                    f"cannot build {decl.name}: target dim {i} ({out}) is not a multiple of {src}.",
+                    [("operand", x.describe()), ("target", format_shape(shape))],
+                    built_at=site(),
+                    hint="each target dim must be a multiple of the matching operand dim "
+                    "(1 for a new dim).",
+                )
+            )
+    return shape, x.elem, x.device
+
+
+TILE = OpDecl("tile", 1, _infer_tile, params=("shape", "new_dims"))
+
+
+@overload
+def tile(
+    x: TensorLike[E, Dv, D], shape: tuple[()], new_dims: tuple[int, ...] | None = None
+) -> TensorLike[E, Dv, Dim0]: ...
+@overload
+def tile(
+    x: TensorLike[E, Dv, D], shape: tuple[int], new_dims: tuple[int, ...] | None = None
+) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def tile(
+    x: TensorLike[E, Dv, D], shape: tuple[int, int], new_dims: tuple[int, ...] | None = None
+) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def tile(
+    x: TensorLike[E, Dv, D], shape: tuple[int, int, int], new_dims: tuple[int, ...] | None = None
+) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def tile(
+    x: TensorLike[E, Dv, D],
+    shape: tuple[int, int, int, int],
+    new_dims: tuple[int, ...] | None = None,
+) -> TensorLike[E, Dv, Dim4]: ...
+def tile(x: AnyTensor, shape: tuple[int, ...], new_dims: object = None) -> AnyTensor:
+    """Repeat ``x`` to ``shape`` (MetaNN Tile): ``out[pos] = x[pos mod mute]``.
+
+    ``new_dims`` are the result positions that ``x`` lacks (default: the leading ones); the
+    other result dims must be multiples of ``x``'s dims, in order.
+
+    >>> v = tensor([1.0, 2.0], Float32, CPU, Dim1)
+    >>> tile(v, (2, 4)).numpy()              # 2 rows; the vector twice along each row
+    array([[1., 2., 1., 2.],
+           [1., 2., 1., 2.]], dtype=float32)
+    >>> tile(v, (2, 3), new_dims=(1,)).numpy()   # v runs down the rows instead
+    array([[1., 1., 1.],
+           [2., 2., 2.]], dtype=float32)
+    """
+    (t,) = tensor_operands(TILE, (x,))
+    target = _ints("tile", t, "shape", shape)
+    return build(TILE, (x,), (target, _new_dims("tile", t, target, new_dims)))
