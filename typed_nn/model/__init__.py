@@ -1,0 +1,23 @@
+"""Model facilities: parameter fillers, initializer, load buffer, gradient collector,
+optimizers and safetensors weight files (METANN.md §6, DESIGN.md §8)."""
+
+from .fillers import ConstantFiller as ConstantFiller
+from .fillers import Filler as Filler
+from .fillers import GaussianFiller as GaussianFiller
+from .fillers import MSRAFiller as MSRAFiller
+from .fillers import UniformFiller as UniformFiller
+from .fillers import VarScaleFiller as VarScaleFiller
+from .fillers import XavierFiller as XavierFiller
+from .fillers import var_scale_fans as var_scale_fans
+from .grad_collector import GradCollector as GradCollector
+from .grad_collector import GradInfo as GradInfo
+from .initializer import ParamInitializer as ParamInitializer
+from .load_buffer import LoadBuffer as LoadBuffer
+from .optim import SGD as SGD
+from .optim import Adam as Adam
+from .optim import LearningRate as LearningRate
+from .optim import Momentum as Momentum
+from .optim import Optimizer as Optimizer
+from .optim import ParamGrads as ParamGrads
+from .weights import load_weights as load_weights
+from .weights import save_weights as save_weights

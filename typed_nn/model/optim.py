@@ -1,0 +1,257 @@
+"""Optimizers: SGD, momentum and Adam, updating parameters in place through lazy expressions.
+
+MetaNN has no optimizer (METANN.md §6); these follow PyTorch's update rules. A step:
+
+1. evaluates every parameter's gradient in **one** plan, before any weight changes (a
+   gradient of one layer reads the weights of the layers after it, so updating a weight
+   first would corrupt the others' gradients);
+2. writes each update as one lazy expression evaluated in place into its tensor
+   (``tn.evaluate(expr, out=weight)``: MShadow's ``w = w - lr * (g + wd * w)``, one fused
+   pass with no full-size temporaries). Optimizer state (velocity, moments) is a tensor per
+   parameter, updated in place the same way, before the weight that reads it.
+
+``lr`` is a float or a schedule: any callable ``lr(step) -> float`` of the 0-based step
+number, e.g. ``lambda t: 0.1 * 0.95 ** (t // 100)``.
+
+>>> opt = SGD(0.1, weight_decay=1e-4)
+>>> opt.step(collector)          # a GradCollector, or pairs (weight, grad)
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from typing import Any, TypeAlias
+
+from .. import backends
+from ..data.tensor import Tensor
+from ..data.tensor_like import TensorLike
+from ..errors import ElemTypeError, OperandError, ParamError, message
+from ..evaluate import EvalPlan, evaluate
+from ..ops import sqrt, square
+from ..tags import FloatTag, dim_of_rank
+from .grad_collector import GradCollector
+
+__all__ = ["SGD", "Adam", "LearningRate", "Momentum", "Optimizer", "ParamGrads"]
+
+AnyWeight: TypeAlias = Tensor[Any, Any, Any]
+AnyGrad: TypeAlias = TensorLike[Any, Any, Any]
+LearningRate: TypeAlias = float | Callable[[int], float]
+"""A constant learning rate, or a schedule ``lr(step) -> float`` of the 0-based step."""
+ParamGrads: TypeAlias = GradCollector[Any, Any] | Iterable[tuple[AnyWeight, AnyGrad]]
+"""What ``step`` takes: a GradCollector, or (weight, grad) pairs (parameters of any rank)."""
+Update: TypeAlias = tuple[AnyWeight, AnyGrad]
+
+
+def _require(ok: bool, owner: str, what: str, value: object, hint: str) -> None:
+    if not ok:
+        raise ParamError(message(f"{owner}: {what}.", [("received", repr(value))], hint=hint))
+
+
+def _non_negative(owner: str, name: str, value: object) -> None:
+    ok = isinstance(value, int | float) and math.isfinite(value) and value >= 0
+    _require(ok, owner, f"{name} must be a finite number >= 0", value, f"pass {name} >= 0.")
+
+
+def _in_unit(value: object) -> bool:
+    return isinstance(value, int | float) and 0 <= value < 1
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, int | float) and math.isfinite(value) and value > 0
+
+
+class Optimizer(ABC):
+    """Base of the optimizers: learning rate (or schedule), step count, per-weight state."""
+
+    def __init__(self, lr: LearningRate, weight_decay: float) -> None:
+        if not callable(lr):
+            _non_negative(type(self).__name__, "lr", lr)
+        _non_negative(type(self).__name__, "weight_decay", weight_decay)
+        self.lr = lr
+        self.weight_decay = weight_decay
+        self.step_count = 0
+        self._state: dict[int, tuple[AnyWeight, dict[str, AnyWeight]]] = {}
+
+    def current_lr(self) -> float:
+        """The learning rate the next step uses (the schedule's value at ``step_count``)."""
+        lr = self.lr(self.step_count) if callable(self.lr) else self.lr
+        _non_negative(type(self).__name__, f"lr (at step {self.step_count})", lr)
+        return float(lr)
+
+    def state(self, weight: AnyWeight) -> dict[str, AnyWeight]:
+        """The state tensors of ``weight`` (e.g. ``{"m": ..., "v": ...}`` for Adam)."""
+        entry = self._state.get(id(weight))
+        return dict(entry[1]) if entry is not None else {}
+
+    def step(self, grads: ParamGrads) -> None:
+        """Update every parameter of ``grads`` once, in place."""
+        pairs = _pairs(grads, type(self).__name__)
+        if not pairs:
+            return
+        lr = self.current_lr()
+        values = _evaluate_grads(pairs)
+        self.step_count += 1
+        updates: list[Update] = []
+        for (weight, _), grad in zip(pairs, values, strict=True):
+            updates.extend(self._updates(weight, grad, lr))
+        _assign_all(updates)
+
+    def _slot(self, weight: AnyWeight, names: tuple[str, ...]) -> dict[str, AnyWeight]:
+        """This weight's state tensors (zeros at first)."""
+        entry = self._state.get(id(weight))
+        if entry is None:
+            xp = backends.array_module(weight.device)
+            dim = dim_of_rank(weight.rank)
+            slots = {
+                n: Tensor(xp.zeros_like(weight.array), weight.elem, weight.device, dim)
+                for n in names
+            }
+            # Keep the weight alive so that its id stays unique.
+            entry = self._state[id(weight)] = (weight, slots)
+        return entry[1]
+
+    def _decayed(self, weight: AnyWeight, grad: AnyGrad) -> AnyGrad:
+        """``grad + weight_decay * weight`` (L2 regularisation folded into the gradient)."""
+        return grad + self.weight_decay * weight if self.weight_decay else grad
+
+    @abstractmethod
+    def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
+        """(target, expression) pairs for one weight, state before the weight."""
+
+
+class SGD(Optimizer):
+    """Plain gradient descent: ``w <- w - lr * (g + weight_decay * w)``."""
+
+    def __init__(self, lr: LearningRate, *, weight_decay: float = 0.0) -> None:
+        super().__init__(lr, weight_decay)
+
+    def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
+        return [(weight, weight - lr * self._decayed(weight, grad))]
+
+
+class Momentum(Optimizer):
+    """SGD with momentum (PyTorch's rule): ``v <- mu v + g'``; ``w <- w - lr v``, with
+    ``g' = g + weight_decay w``; Nesterov: ``w <- w - lr (g' + mu v)``."""
+
+    def __init__(
+        self,
+        lr: LearningRate,
+        momentum: float = 0.9,
+        *,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+    ) -> None:
+        super().__init__(lr, weight_decay)
+        _non_negative("Momentum", "momentum", momentum)
+        hint = "pass momentum > 0 with nesterov=True."
+        ok = momentum > 0 or not nesterov
+        _require(ok, "Momentum", "nesterov needs momentum > 0", momentum, hint)
+        self.momentum = momentum
+        self.nesterov = nesterov
+
+    def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
+        v = self._slot(weight, ("velocity",))["velocity"]
+        mu = self.momentum
+        g = self._decayed(weight, grad)
+        # v is updated first; the weight's expression then reads the new v.
+        step = g + mu * v if self.nesterov else v
+        return [(v, mu * v + g), (weight, weight - lr * step)]
+
+
+class Adam(Optimizer):
+    """Adam with bias correction (PyTorch's rule).
+
+    ``weight_decay`` is *decoupled* by default (AdamW: ``w <- w (1 - lr wd)`` before the
+    Adam step, which regularises every weight alike); ``decoupled_weight_decay=False`` adds
+    ``wd * w`` to the gradient instead (L2, ``torch.optim.Adam``'s rule).
+    """
+
+    def __init__(
+        self,
+        lr: LearningRate = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        *,
+        weight_decay: float = 0.0,
+        decoupled_weight_decay: bool = True,
+    ) -> None:
+        super().__init__(lr, weight_decay)
+        for i, beta in enumerate(betas):
+            _require(
+                _in_unit(beta),
+                "Adam",
+                f"betas[{i}] must be in [0, 1)",
+                beta,
+                "use e.g. (0.9, 0.999).",
+            )
+        ok = _positive(eps)
+        _require(ok, "Adam", "eps must be a finite number > 0", eps, "use e.g. 1e-8.")
+        self.betas = (float(betas[0]), float(betas[1]))
+        self.eps = eps
+        self.decoupled_weight_decay = decoupled_weight_decay
+
+    def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
+        slots = self._slot(weight, ("m", "v"))
+        m, v = slots["m"], slots["v"]
+        b1, b2 = self.betas
+        t = self.step_count
+        g = grad if self.decoupled_weight_decay else self._decayed(weight, grad)
+        step_size = lr / (1 - b1**t)
+        inv_bc2 = 1 / math.sqrt(1 - b2**t)
+        decay = lr * self.weight_decay if self.decoupled_weight_decay else 0.0
+        kept = weight * (1 - decay) if decay else weight
+        new_w = kept - step_size * m / (sqrt(v) * inv_bc2 + self.eps)
+        return [(m, b1 * m + (1 - b1) * g), (v, b2 * v + (1 - b2) * square(g)), (weight, new_w)]
+
+
+def _pairs(grads: ParamGrads, owner: str) -> list[tuple[AnyWeight, AnyGrad]]:
+    """(weight, grad) per distinct weight; a weight given twice gets the sum of its grads."""
+    raw: list[tuple[object, object]]
+    raw = [(w, g) for _, w, g in grads] if isinstance(grads, GradCollector) else list(grads)
+    merged: dict[int, tuple[AnyWeight, AnyGrad]] = {}
+    for weight, grad in raw:
+        if not isinstance(weight, Tensor) or not isinstance(grad, TensorLike):
+            raise OperandError(
+                message(
+                    f"{owner}.step needs (weight, grad) pairs: a principal tensor and typed_nn data.",
+                    [("weight", type(weight).__name__), ("grad", type(grad).__name__)],
+                    hint="pass a GradCollector, or [(w, g), ...] with w a tn.Tensor.",
+                )
+            )
+        if not issubclass(weight.elem, FloatTag):
+            raise ElemTypeError(
+                message(
+                    f"{owner} cannot update integer parameters.",
+                    [("weight", weight.describe())],
+                    hint="declare trainable parameters with Float32 or Float64 elements.",
+                )
+            )
+        known = merged.get(id(weight))
+        merged[id(weight)] = (weight, grad if known is None else known[1] + grad)
+    return list(merged.values())
+
+
+def _evaluate_grads(pairs: list[tuple[AnyWeight, AnyGrad]]) -> list[AnyWeight]:
+    """Every gradient evaluated in one plan (shared backward sub-expressions computed once).
+
+    A gradient that *is* one of the weights is copied, so updating that weight cannot change it.
+    """
+    handles = [g.eval_register() for _, g in pairs]
+    EvalPlan.eval()
+    values = [h.data() for h in handles]
+    weights = [w for w, _ in pairs]
+    return [copy.deepcopy(v) if any(v == w for w in weights) else v for v in values]
+
+
+def _assign_all(updates: list[Update]) -> None:
+    """Evaluate each expression into its target, in order, each as one in-place pass.
+
+    The order matters: a weight's expression reads its state tensors after their update, so
+    these must be separate evaluations (one multi-target pass would need the expressions to
+    reference the state *updates* instead).
+    """
+    for target, expr in updates:
+        evaluate(expr, out=target)

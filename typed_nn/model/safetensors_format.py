@@ -1,0 +1,176 @@
+"""The safetensors file format, written and read with the standard library and numpy only.
+
+Layout (https://github.com/huggingface/safetensors): 8 bytes little-endian u64 ``N``; ``N``
+bytes of UTF-8 JSON ``{name: {"dtype": "F32", "shape": [r, c], "data_offsets": [b, e]}, ...,
+"__metadata__": {str: str}}`` (padded with spaces to a multiple of 8); then the raw
+little-endian, row-major bytes, offsets relative to the end of the header. Like the reference
+reader, :func:`parse` requires the tensors to tile the data section exactly (no overlap, no
+hole, nothing after the last one). No pickle, no code execution: only JSON and bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..errors import WeightFileError, message
+from ..tags import MAX_RANK, ElemTag, Float32, Float64, Int32, Int64
+
+__all__ = ["DTYPE_CODES", "MAX_HEADER_BYTES", "Entry", "encode_header", "parse"]
+
+DTYPE_CODES: dict[str, type[ElemTag]] = {"F32": Float32, "F64": Float64, "I32": Int32, "I64": Int64}
+"""The safetensors dtype codes typed_nn reads and writes, with their element tags."""
+CODE_OF_ELEM: dict[type[ElemTag], str] = {elem: code for code, elem in DTYPE_CODES.items()}
+MAX_HEADER_BYTES = 100_000_000
+"""Largest header accepted (the reference implementation's bound)."""
+METADATA = "__metadata__"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One tensor of a file: element tag, shape and byte range in the data section."""
+
+    elem: type[ElemTag]
+    shape: tuple[int, ...]
+    begin: int
+    end: int
+
+    def array(self, data: bytes, base: int) -> npt.NDArray[Any]:
+        """A read-only view of this tensor's bytes in ``data`` (data section at ``base``)."""
+        dtype = self.elem.dtype.newbyteorder("<")
+        if self.begin == self.end:
+            return np.empty(self.shape, dtype)
+        count = (self.end - self.begin) // dtype.itemsize
+        return np.frombuffer(data, dtype, count, base + self.begin).reshape(self.shape)
+
+
+def encode_header(
+    tensors: list[tuple[str, type[ElemTag], tuple[int, ...], int]], metadata: dict[str, str] | None
+) -> bytes:
+    """The length-prefixed, space-padded header for (name, elem, shape, nbytes), laid out in order."""
+    header: dict[str, Any] = {METADATA: metadata} if metadata else {}
+    offset = 0
+    for name, elem, shape, nbytes in tensors:
+        header[name] = {
+            "dtype": CODE_OF_ELEM[elem],
+            "shape": list(shape),
+            "data_offsets": [offset, offset + nbytes],
+        }
+        offset += nbytes
+    raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
+    raw += b" " * (-len(raw) % 8)
+    return len(raw).to_bytes(8, "little") + raw
+
+
+def parse(data: bytes, source: str) -> tuple[dict[str, Entry], dict[str, str], int]:
+    """Validate a whole file; returns its entries, its metadata and the data section's start."""
+    fail = _Fail(source)
+    if len(data) < 8:
+        raise fail(f"the file has {len(data)} bytes, fewer than the 8-byte header length.")
+    size = int.from_bytes(data[:8], "little")
+    if size > MAX_HEADER_BYTES or 8 + size > len(data):
+        raise fail(
+            f"the header length {size} does not fit.",
+            [("file size", f"{len(data)} bytes"), ("bound", f"{MAX_HEADER_BYTES} bytes")],
+        )
+    try:
+        header = json.loads(data[8 : 8 + size].decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise fail(f"the header is not valid JSON ({exc}).") from None
+    if not isinstance(header, dict):
+        raise fail(f"the header is a JSON {type(header).__name__}, not an object.")
+    metadata = header.pop(METADATA, {})
+    if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
+        raise fail("__metadata__ must map strings to strings.", [("found", repr(metadata)[:200])])
+    entries = {name: _entry(name, info, fail) for name, info in header.items()}
+    _check_layout(entries, len(data) - 8 - size, fail)
+    return entries, metadata, 8 + size
+
+
+class _Fail:
+    """Builds WeightFileErrors that name the file."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def __call__(self, what: str, items: list[tuple[str, str]] | None = None) -> WeightFileError:
+        return WeightFileError(
+            message(
+                f"cannot load weights from {self.source}: {what}",
+                [("file", self.source), *(items or [])],
+                hint="the file is damaged or not a safetensors file; nothing was changed. "
+                "Save it again with typed_nn.model.save_weights or safetensors.",
+            )
+        )
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        dup = next(k for k in keys if keys.count(k) > 1)
+        raise ValueError(f"duplicate key {dup!r}")
+    return dict(pairs)
+
+
+def _is_int(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _entry(name: str, info: object, fail: _Fail) -> Entry:
+    where = [("tensor", repr(name))]
+    if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= info.keys():
+        raise fail("a tensor entry lacks dtype, shape or data_offsets.", where)
+    code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+    elem = DTYPE_CODES.get(code) if isinstance(code, str) else None
+    if elem is None:
+        raise fail(
+            f"dtype {code!r} is not supported.",
+            [*where, ("supported", ", ".join(DTYPE_CODES))],
+        )
+    if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
+        raise fail(f"the shape {shape!r} is not a list of sizes >= 0.", where)
+    if len(shape) > MAX_RANK:
+        raise fail(
+            f"the shape {shape} has rank {len(shape)}; typed_nn supports <= {MAX_RANK}.", where
+        )
+    ok = isinstance(offsets, list) and len(offsets) == 2 and all(_is_int(o) for o in offsets)
+    if not ok or not 0 <= offsets[0] <= offsets[1]:
+        raise fail(f"data_offsets {offsets!r} is not a range [begin, end].", where)
+    nbytes = math.prod(shape) * elem.dtype.itemsize
+    if offsets[1] - offsets[0] != nbytes:
+        raise fail(
+            "the byte range does not match the shape and dtype.",
+            [*where, ("offsets", repr(offsets)), ("expected", f"{nbytes} bytes for {code}{shape}")],
+        )
+    return Entry(elem, tuple(shape), offsets[0], offsets[1])
+
+
+def _check_layout(entries: dict[str, Entry], data_len: int, fail: _Fail) -> None:
+    """Offsets in range, non-overlapping, without holes or trailing bytes."""
+    for name, e in entries.items():
+        if e.end > data_len:
+            raise fail(
+                "the file is truncated: a tensor's bytes run past its end.",
+                [("tensor", repr(name)), ("ends at", str(e.end)), ("data bytes", str(data_len))],
+            )
+    position, previous = 0, "(start of data)"
+    for name, e in sorted(entries.items(), key=lambda kv: (kv[1].begin, kv[1].end)):
+        if e.begin != position:
+            what = "overlap" if e.begin < position else "leave a gap between them"
+            raise fail(
+                f"the byte ranges of two tensors {what}.",
+                [
+                    ("first", f"{previous} ends at {position}"),
+                    ("second", f"{name!r} starts at {e.begin}"),
+                ],
+            )
+        position, previous = e.end, repr(name)
+    if position != data_len:
+        raise fail(
+            f"{data_len - position} bytes follow the last tensor.", [("data bytes", str(data_len))]
+        )
