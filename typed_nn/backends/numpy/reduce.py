@@ -1,0 +1,37 @@
+"""numpy implementations of the reductions: reduce_sum, reduce_mean, reduce_max, argmax.
+
+``dims`` is a sorted tuple of non-negative dims (the declaration canonicalised it). The
+result keeps the operand's dtype (numpy would widen an int32 sum) and is always an array,
+never a numpy scalar.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ops.declare import implement
+from ...tags import CPU
+
+Array = Any
+
+
+@implement("reduce_sum", CPU)
+def reduce_sum(x: Array, dims: tuple[int, ...], keep_dim: bool) -> Array:
+    return np.asarray(np.sum(x, axis=dims, keepdims=keep_dim, dtype=x.dtype))
+
+
+@implement("reduce_mean", CPU)
+def reduce_mean(x: Array, dims: tuple[int, ...], keep_dim: bool) -> Array:
+    return np.asarray(np.mean(x, axis=dims, keepdims=keep_dim, dtype=x.dtype))
+
+
+@implement("reduce_max", CPU)
+def reduce_max(x: Array, dims: tuple[int, ...], keep_dim: bool) -> Array:
+    return np.asarray(np.max(x, axis=dims, keepdims=keep_dim))
+
+
+@implement("argmax", CPU)
+def argmax(x: Array, axis: int) -> Array:
+    return np.asarray(np.argmax(x, axis=axis), dtype=np.int64)
