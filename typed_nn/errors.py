@@ -114,3 +114,15 @@ class PolicyError(TypedNNError, TypeError):
 
 class PolicyConflictError(PolicyError):
     """Two policy objects of one (major, minor) in a container, whatever their values."""
+
+
+class ParamError(TypedNNError, ValueError):
+    """Model parameters used wrongly: an unknown or duplicate name, a bad filler or optimizer
+    setting, an empty gradient (ParamInitializer, LoadBuffer, GradCollector, fillers, optim)."""
+
+
+class WeightFileError(TypedNNError, ValueError):
+    """A weight file that cannot be loaded: corrupt, truncated, or not matching the model."""
+
+
+__all__ += ["ParamError", "WeightFileError"]
