@@ -60,3 +60,5 @@ from .tags import FloatTag as FloatTag
 from .tags import Int32 as Int32
 from .tags import Int64 as Int64
 from .tags import IntTag as IntTag
+from .errors import ParamError as ParamError
+from .errors import WeightFileError as WeightFileError
