@@ -1,0 +1,63 @@
+"""Layers: containers keyed by port classes, the layer protocol and the elementary layers.
+
+See ``docs/layers.md`` and METANN.md section 3. Only re-exports live here.
+"""
+
+from .binary_layers import AddLayer as AddLayer
+from .binary_layers import MultiplyLayer as MultiplyLayer
+from .binary_layers import SubtractLayer as SubtractLayer
+from .dot_layer import DotLayer as DotLayer
+from .in_map import LayerInMap as LayerInMap
+from .in_map import PortType as PortType
+from .interface import LayerLike as LayerLike
+from .interface import layer_feed_backward as layer_feed_backward
+from .interface import layer_feed_forward as layer_feed_forward
+from .interface import layer_grad_collect as layer_grad_collect
+from .interface import layer_init as layer_init
+from .interface import layer_neutral_invariant as layer_neutral_invariant
+from .interface import layer_save_weights as layer_save_weights
+from .interpolate_layer import InterpolateLayer as InterpolateLayer
+from .keys import InterpolateLayerLambda as InterpolateLayerLambda
+from .keys import InterpolateLayerWeight1 as InterpolateLayerWeight1
+from .keys import InterpolateLayerWeight2 as InterpolateLayerWeight2
+from .keys import LayerInput as LayerInput
+from .keys import LayerOutput as LayerOutput
+from .keys import LeftOperand as LeftOperand
+from .keys import LossLayerWeight as LossLayerWeight
+from .keys import PortKey as PortKey
+from .keys import Previous as Previous
+from .keys import PreviousKey as PreviousKey
+from .keys import RightOperand as RightOperand
+from .math_layers import AbsLayer as AbsLayer
+from .math_layers import AcoshLayer as AcoshLayer
+from .math_layers import AcosLayer as AcosLayer
+from .math_layers import AsinhLayer as AsinhLayer
+from .math_layers import AsinLayer as AsinLayer
+from .math_layers import CosLayer as CosLayer
+from .math_layers import ExpLayer as ExpLayer
+from .math_layers import LogLayer as LogLayer
+from .math_layers import SigmoidLayer as SigmoidLayer
+from .math_layers import SinLayer as SinLayer
+from .math_layers import SquareLayer as SquareLayer
+from .math_layers import TanhLayer as TanhLayer
+from .math_layers import TanLayer as TanLayer
+from .model_protocols import FillerLike as FillerLike
+from .model_protocols import GradCollectorLike as GradCollectorLike
+from .model_protocols import InitializerLike as InitializerLike
+from .model_protocols import LoadBufferLike as LoadBufferLike
+from .model_protocols import SaverLike as SaverLike
+from .nn_layers import NLLLossLayer as NLLLossLayer
+from .nn_layers import ReLULayer as ReLULayer
+from .nn_layers import SoftmaxLayer as SoftmaxLayer
+from .permute_layer import PermuteLayer as PermuteLayer
+from .permute_layer import TransposeLayer as TransposeLayer
+from .protocol import Layer as Layer
+from .protocol import make_infer_layer as make_infer_layer
+from .protocol import make_train_layer as make_train_layer
+from .source_layers import ParamSourceLayer as ParamSourceLayer
+from .source_layers import ValueSourceLayer as ValueSourceLayer
+from .stacks import LayerStack as LayerStack
+from .stacks import collapse as collapse
+from .unary import UnaryLayer as UnaryLayer
+from .var_type_dict import VarTypeDict as VarTypeDict
+from .var_type_dict import VarValues as VarValues

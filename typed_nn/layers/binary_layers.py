@@ -1,0 +1,97 @@
+"""Add, Subtract and Multiply layers: ``LeftOperand``, ``RightOperand`` -> ``LayerOutput``.
+
+Either operand may be declared a number type (``int`` / ``float``): it is converted on entry
+and gets no gradient. Operands of different ranks broadcast (MetaNN: the lower rank matches
+the trailing dims); their gradients are summed back to the declared rank (MetaNN Collapse).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, overload
+
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..ops import arithmetic
+from ..tags import D, Dv, E
+from .keys import LayerOutput, LeftOperand, RightOperand
+from .protocol import Layer
+from .stacks import collapse
+from .var_type_dict import VarValues
+
+__all__ = ["AddLayer", "BinaryLayer", "MultiplyLayer", "SubtractLayer"]
+
+Ports = LeftOperand | RightOperand
+
+
+class BinaryLayer(Layer[Ports, LayerOutput]):
+    """Common ports and typed entry points of the element-wise binary layers."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LeftOperand, RightOperand)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+
+    def _collapse(self, port: type, grad: AnyTensor) -> AnyTensor | None:
+        return collapse(grad, self.declared(port))
+
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[Ports, TensorLike[E, Dv, D]]
+    ) -> VarValues[LayerOutput, TensorLike[E, Dv, D]]: ...
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[Ports, object]
+    ) -> VarValues[LayerOutput, AnyTensor]: ...
+    def feed_forward(self, inputs: VarValues[Ports, object]) -> VarValues[LayerOutput, Any]:
+        """``LayerOutput`` = the op on both operands (lazy). Operands of one tagged type give
+        that type statically; mixed ranks or numbers give ``TensorLike[Any, Any, Any]``."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[E, Dv, D]]
+    ) -> VarValues[Ports, AnyTensor]:
+        """Gradients of both operands (summed to their declared ranks; none for numbers)."""
+        return self._feed_backward(grads)
+
+
+class AddLayer(BinaryLayer):
+    """``a + b``; backward ``g`` to both operands."""
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        return {LayerOutput: arithmetic.add(inputs[LeftOperand], inputs[RightOperand])}
+
+    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
+        return {
+            LeftOperand: self._collapse(LeftOperand, grad),
+            RightOperand: self._collapse(RightOperand, grad),
+        }
+
+
+class SubtractLayer(BinaryLayer):
+    """``a - b``; backward ``g`` to ``a`` and ``-g`` to ``b`` (MetaNN ``SubstractLayer``)."""
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        return {LayerOutput: arithmetic.sub(inputs[LeftOperand], inputs[RightOperand])}
+
+    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
+        return {
+            LeftOperand: self._collapse(LeftOperand, grad),
+            RightOperand: self._collapse(RightOperand, arithmetic.negative(grad)),
+        }
+
+
+class MultiplyLayer(BinaryLayer):
+    """``a * b``; backward ``g * b`` to ``a`` and ``g * a`` to ``b`` (keeps both operands)."""
+
+    stacks: ClassVar[tuple[str, ...]] = ("left", "right")
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        a, b = inputs[LeftOperand], inputs[RightOperand]
+        self.stack("left").push(a)
+        self.stack("right").push(b)
+        return {LayerOutput: arithmetic.mul(a, b)}
+
+    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
+        b = self.stack("right").pop()
+        a = self.stack("left").pop()
+        return {
+            LeftOperand: self._collapse(LeftOperand, arithmetic.mul(grad, b)),
+            RightOperand: self._collapse(RightOperand, arithmetic.mul(grad, a)),
+        }

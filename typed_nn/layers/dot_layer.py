@@ -1,0 +1,104 @@
+"""``DotLayer``: contract the last ``k`` dims of ``LeftOperand`` with the first ``k`` of
+``RightOperand`` (``PModifyDimNumIs(k)``, default 1). MetaNN ``tensor/dot_layer.h``.
+
+Backward (METANN.md §3.2), with ``g`` the output gradient::
+
+    dA = dot(g, permute(B, rotate its first k dims to the end), rank B - k)
+    dB = dot(permute(A, rotate its last k dims to the front), g, rank A - k)
+
+For matrices this is ``dA = g Bᵀ`` and ``dB = Aᵀ g``. A contraction of 0 dims is the outer
+product.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from .. import ops
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import LayerError, message
+from ..ops.node import format_site, user_site
+from ..policies import DimPolicy, PolicyContainer, policy_select
+from ..tags import Dv, E
+from .keys import LayerOutput, LeftOperand, RightOperand
+from .protocol import Layer
+from .var_type_dict import VarValues
+
+__all__ = ["DotLayer", "contract", "rotate"]
+
+Ports = LeftOperand | RightOperand
+
+
+def rotate(x: AnyTensor, shift: int) -> AnyTensor:
+    """``x`` with its dims rotated: result dim ``i`` is ``x`` dim ``(i + shift) % rank``."""
+    rank = x.rank
+    order = tuple((i + shift) % rank for i in range(rank)) if rank else ()
+    if order == tuple(range(rank)):
+        return x
+    result: AnyTensor = ops.permute(x, order)
+    return result
+
+
+def contract(a: AnyTensor, b: AnyTensor, k: int) -> AnyTensor:
+    """``dot(a, b, k)``, where ``k = 0`` is the outer product."""
+    if k > 0:
+        return ops.dot(a, b, k)  # type: ignore[call-overload, no-any-return]  # runtime ranks
+    if a.rank == 0 or b.rank == 0:
+        return a * b
+    column: AnyTensor = ops.reshape(a, (*a.shape, 1))  # type: ignore[arg-type]  # runtime rank
+    row: AnyTensor = ops.reshape(b, (1, *b.shape))  # type: ignore[arg-type]  # runtime rank
+    return ops.dot(column, row, 1)
+
+
+class DotLayer(Layer[Ports, LayerOutput]):
+    """``dot(a, b, k)``; keeps both operands for backward."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LeftOperand, RightOperand)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    stacks: ClassVar[tuple[str, ...]] = ("left", "right")
+    k: ClassVar[int] = 1
+
+    @classmethod
+    def configure(cls, policies: PolicyContainer) -> None:
+        super().configure(policies)
+        k = policy_select(DimPolicy, policies).modify_dim_num
+        if k < 1:
+            raise LayerError(
+                message(
+                    f"cannot configure {cls.__name__}: dot contracts k >= 1 dims.",
+                    [("policies", repr(policies)), ("k", str(k))],
+                    built_at=format_site(user_site()),
+                    hint="use PModifyDimNumIs(1) (matrix product) or more.",
+                )
+            )
+        cls.k = k
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        a, b = inputs[LeftOperand], inputs[RightOperand]
+        self.stack("left").push(a)
+        self.stack("right").push(b)
+        return {LayerOutput: contract(a, b, self.k)}
+
+    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
+        b = self.stack("right").pop()
+        a = self.stack("left").pop()
+        assert isinstance(a, TensorLike)
+        assert isinstance(b, TensorLike)
+        k = self.k
+        return {
+            LeftOperand: contract(grad, rotate(b, k), b.rank - k),
+            RightOperand: contract(rotate(a, a.rank - k), grad, a.rank - k),
+        }
+
+    def feed_forward(
+        self, inputs: VarValues[Ports, TensorLike[E, Dv, Any]]
+    ) -> VarValues[LayerOutput, AnyTensor]:
+        """``LayerOutput`` = ``dot(a, b, k)``; its rank depends on ``k`` (a policy), so it is
+        typed ``TensorLike[Any, Any, Any]`` statically and checked at run time."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[E, Dv, Any]]
+    ) -> VarValues[Ports, AnyTensor]:
+        """Gradients of both operands."""
+        return self._feed_backward(grads)

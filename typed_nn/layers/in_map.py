@@ -1,0 +1,201 @@
+"""``LayerInMap``: the declared type of each input port of a training layer (MetaNN §3.1).
+
+A declared type is one of:
+
+* a tagged data type: an alias such as ``tn.Matrix[tn.Float32, tn.CPU]`` or a class
+  subscription such as ``tn.Tensor[tn.Float32, tn.CPU, tn.Dim2]``; an input must be an
+  instance of that class (``TensorLike`` accepts any data kind, lazy nodes included) with
+  exactly that element, device and rank. ``DynamicData[...]`` wraps the input with
+  ``make_dynamic``, as MetaNN does;
+* a number type (``int`` or ``float``): the input is converted with ``int(x)`` / ``float(x)``
+  and gets no gradient.
+
+The map is checked when it is built (every type concrete), hashable, and compared by content.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+from ..data.dynamic import DynamicData, make_dynamic
+from ..data.tensor_like import TensorLike
+from ..errors import DeviceError, ElemTypeError, LayerError, OperandError, RankError, message
+from ..ops.node import format_site, user_site
+from ..tags import DeviceTag, DimTag, ElemTag, dim_of_rank
+from .var_type_dict import key_name
+
+__all__ = ["LayerInMap", "PortType", "port_type", "tensor_type"]
+
+NUMBER_TYPES: tuple[type, ...] = (int, float)
+
+
+@dataclass(frozen=True)
+class PortType:
+    """A parsed declared type: ``kind`` (a TensorLike subclass) with tags, or a number type."""
+
+    declared: object = field(compare=False)
+    kind: type
+    elem: type[ElemTag] | None = None
+    device: type[DeviceTag] | None = None
+    rank: int | None = None
+
+    @property
+    def is_number(self) -> bool:
+        """Whether the port takes a Python number (converted; no gradient)."""
+        return self.elem is None
+
+    def show(self) -> str:
+        """``Matrix[Float32, CPU]``-style text for messages."""
+        if self.elem is None or self.device is None:
+            return self.kind.__name__
+        return f"{self.kind.__name__}[{self.elem.__name__}, {self.device.__name__}, Dim{self.rank}]"
+
+
+def _bad_type(declared: object, problem: str) -> LayerError:
+    return LayerError(
+        message(
+            f"cannot declare a layer input of type {declared!r}: {problem}.",
+            [("received", repr(declared))],
+            built_at=format_site(user_site()),
+            hint="use a tagged type such as tn.Matrix[tn.Float32, tn.CPU], or int / float.",
+        )
+    )
+
+
+def port_type(declared: object) -> PortType:
+    """Parse a declared input type; LayerError if it is not a concrete tagged type or number."""
+    if isinstance(declared, PortType):
+        return declared
+    if declared in NUMBER_TYPES:
+        assert isinstance(declared, type)
+        return PortType(declared, declared)
+    origin = typing.get_origin(declared)
+    if not (isinstance(origin, type) and issubclass(origin, TensorLike)):
+        if isinstance(declared, type) and issubclass(declared, TensorLike):
+            raise _bad_type(declared, "its element, device and rank are not given")
+        raise _bad_type(declared, "it is neither typed_nn data nor a number type")
+    args = typing.get_args(declared)
+    if len(args) != 3:
+        raise _bad_type(declared, "it needs element, device and rank tags")
+    elem, device, dim = args
+    if not (
+        isinstance(elem, type)
+        and issubclass(elem, ElemTag)
+        and isinstance(device, type)
+        and issubclass(device, DeviceTag)
+        and isinstance(dim, type)
+        and issubclass(dim, DimTag)
+    ):
+        raise _bad_type(declared, "its element, device and rank must be concrete tags")
+    return PortType(declared, origin, elem, device, dim.rank)
+
+
+def tensor_type(elem: type[ElemTag], device: type[DeviceTag], rank: int) -> object:
+    """The declared type ``TensorLike[elem, device, DimN]`` (what type inference produces)."""
+    return types.GenericAlias(TensorLike, (elem, device, dim_of_rank(rank)))
+
+
+class LayerInMap:
+    """Input port -> declared type, for ``make_train_layer``.
+
+    Example: ``LayerInMap({LeftOperand: tn.Matrix[tn.Float32, tn.CPU], RightOperand: float})``.
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, types: Mapping[type, object]) -> None:
+        items: dict[type, PortType] = {}
+        for port, declared in types.items():
+            if not isinstance(port, type):
+                raise LayerError(
+                    message(
+                        "cannot declare LayerInMap: a port key is not a class.",
+                        [("received", repr(port))],
+                        built_at=format_site(user_site()),
+                        hint="key the map by port classes, e.g. LayerInput.",
+                    )
+                )
+            items[port] = port_type(declared)
+        self._items = items
+
+    def __getitem__(self, port: type) -> PortType:
+        return self._items[port]
+
+    def __iter__(self) -> Iterator[type]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def ports(self) -> frozenset[type]:
+        """The ports the map declares."""
+        return frozenset(self._items)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LayerInMap) and self._items == other._items
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._items.items()))
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{key_name(k)}: {t.show()}" for k, t in self._items.items())
+        return f"LayerInMap({{{inner}}})"
+
+
+def check_input(layer: str, port: type, declared: PortType, value: object) -> object:
+    """``value`` checked against ``declared`` (converted for number ports), as MetaNN's
+    ``PickItemFromCont``; errors name the layer, the port, declared and received."""
+    where = [("layer", layer), ("port", key_name(port)), ("declared", declared.show())]
+    if declared.is_number:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return declared.kind(value)
+        raise OperandError(
+            message(
+                f"cannot feed layer '{layer}': port {key_name(port)} takes a number.",
+                [*where, ("received", _show(value))],
+                built_at=format_site(user_site()),
+                hint=f"pass a Python {declared.kind.__name__}.",
+            )
+        )
+    if not isinstance(value, TensorLike):
+        raise OperandError(
+            message(
+                f"cannot feed layer '{layer}': port {key_name(port)} takes typed_nn data.",
+                [*where, ("received", _show(value))],
+                built_at=format_site(user_site()),
+                hint="wrap arrays with tn.tensor(array, elem, device, dim).",
+            )
+        )
+    received = [*where, ("received", value.describe())]
+    error: type[Exception] | None = None
+    if value.elem is not declared.elem:
+        error, fix = ElemTypeError, f"convert with ops.astype(x, {_name(declared.elem)})"
+    elif value.device is not declared.device:
+        error, fix = DeviceError, f"move it with ops.to_device(x, {_name(declared.device)})"
+    elif value.rank != declared.rank:
+        error, fix = RankError, f"give data of rank {declared.rank}, or declare Dim{value.rank}"
+    elif declared.kind is DynamicData:
+        return make_dynamic(value)
+    elif not isinstance(value, declared.kind):
+        error, fix = OperandError, f"pass a {declared.kind.__name__} or declare tn.TensorLike[...]"
+    if error is None:
+        return value
+    raise error(
+        message(
+            f"cannot feed layer '{layer}': port {key_name(port)} received the wrong type.",
+            received,
+            built_at=format_site(user_site()),
+            hint=f"{fix}.",
+        )
+    )
+
+
+def _name(tag: type | None) -> str:
+    return tag.__name__ if tag is not None else "?"
+
+
+def _show(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"

@@ -1,0 +1,72 @@
+"""``InterpolateLayer``: ``w1 * lam + w2 * (1 - lam)`` (MetaNN ``others/interpolate_layer.h``).
+
+Ports ``InterpolateLayerWeight1``, ``InterpolateLayerWeight2``, ``InterpolateLayerLambda`` ->
+``LayerOutput``; all three broadcast. Backward: ``g*lam``, ``g*(1-lam)`` and ``g*(w1-w2)``,
+each summed back to its input's declared rank.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, overload
+
+from .. import ops
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..ops.arithmetic import mul, sub
+from ..tags import FE, D, Dv
+from .keys import (
+    InterpolateLayerLambda,
+    InterpolateLayerWeight1,
+    InterpolateLayerWeight2,
+    LayerOutput,
+)
+from .protocol import Layer
+from .stacks import collapse
+from .var_type_dict import VarValues
+
+__all__ = ["InterpolateLayer"]
+
+Ports = InterpolateLayerWeight1 | InterpolateLayerWeight2 | InterpolateLayerLambda
+W1, W2, LAM = InterpolateLayerWeight1, InterpolateLayerWeight2, InterpolateLayerLambda
+
+
+class InterpolateLayer(Layer[Ports, LayerOutput]):
+    """``interpolate(w1, w2, lam)``; keeps all three for backward."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (W1, W2, LAM)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    stacks: ClassVar[tuple[str, ...]] = ("w1", "w2", "lambda")
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        w1, w2, lam = inputs[W1], inputs[W2], inputs[LAM]
+        self.stack("w1").push(w1)
+        self.stack("w2").push(w2)
+        self.stack("lambda").push(lam)
+        return {LayerOutput: ops.interpolate(w1, w2, lam)}
+
+    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
+        lam = self.stack("lambda").pop()
+        w2 = self.stack("w2").pop()
+        w1 = self.stack("w1").pop()
+        return {
+            W1: collapse(mul(grad, lam), self.declared(W1)),
+            W2: collapse(mul(grad, sub(1, lam)), self.declared(W2)),
+            LAM: collapse(mul(grad, sub(w1, w2)), self.declared(LAM)),
+        }
+
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[Ports, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]: ...
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[Ports, object]
+    ) -> VarValues[LayerOutput, AnyTensor]: ...
+    def feed_forward(self, inputs: VarValues[Ports, object]) -> VarValues[LayerOutput, Any]:
+        """``LayerOutput`` = the interpolation (lazy); one tagged input type gives that type."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
+    ) -> VarValues[Ports, AnyTensor]:
+        """Gradients of the three inputs (summed to their declared ranks)."""
+        return self._feed_backward(grads)

@@ -1,0 +1,121 @@
+"""Element-wise math layers (MetaNN ``layers/principal/math``): each is a UnaryLayer declared by
+its op, its gradient op (METANN.md §2.2) and whether backward needs the input or the output.
+
+All take ``LayerInput`` and give ``LayerOutput`` of the same element, device and rank.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from .. import ops
+from .unary import UnaryLayer
+
+__all__ = [
+    "AbsLayer",
+    "AcosLayer",
+    "AcoshLayer",
+    "AsinLayer",
+    "AsinhLayer",
+    "CosLayer",
+    "ExpLayer",
+    "LogLayer",
+    "SigmoidLayer",
+    "SinLayer",
+    "SquareLayer",
+    "TanLayer",
+    "TanhLayer",
+]
+
+
+class AbsLayer(UnaryLayer):
+    """``|x|``; backward ``g * sign(x)``."""
+
+    op = staticmethod(ops.abs)
+    grad_op = staticmethod(ops.abs_grad)
+
+
+class SinLayer(UnaryLayer):
+    """``sin x``; backward ``g cos x``."""
+
+    op = staticmethod(ops.sin)
+    grad_op = staticmethod(ops.sin_grad)
+
+
+class CosLayer(UnaryLayer):
+    """``cos x``; backward ``-g sin x``."""
+
+    op = staticmethod(ops.cos)
+    grad_op = staticmethod(ops.cos_grad)
+
+
+class TanLayer(UnaryLayer):
+    """``tan x``; backward ``g / cos^2 x``."""
+
+    op = staticmethod(ops.tan)
+    grad_op = staticmethod(ops.tan_grad)
+
+
+class AsinLayer(UnaryLayer):
+    """``asin x``; backward ``g / sqrt(1 - x^2)``."""
+
+    op = staticmethod(ops.asin)
+    grad_op = staticmethod(ops.asin_grad)
+
+
+class AcosLayer(UnaryLayer):
+    """``acos x``; backward ``-g / sqrt(1 - x^2)``."""
+
+    op = staticmethod(ops.acos)
+    grad_op = staticmethod(ops.acos_grad)
+
+
+class AsinhLayer(UnaryLayer):
+    """``asinh x``; backward ``g / sqrt(x^2 + 1)``."""
+
+    op = staticmethod(ops.asinh)
+    grad_op = staticmethod(ops.asinh_grad)
+
+
+class AcoshLayer(UnaryLayer):
+    """``acosh x``; backward ``g / sqrt(x^2 - 1)``."""
+
+    op = staticmethod(ops.acosh)
+    grad_op = staticmethod(ops.acosh_grad)
+
+
+class SquareLayer(UnaryLayer):
+    """``x^2``; backward ``2 g x``."""
+
+    op = staticmethod(ops.square)
+    grad_op = staticmethod(ops.square_grad)
+
+
+class ExpLayer(UnaryLayer):
+    """``e^x``; backward ``g e^x``."""
+
+    op = staticmethod(ops.exp)
+    grad_op = staticmethod(ops.exp_grad)
+
+
+class LogLayer(UnaryLayer):
+    """``ln x``; backward ``g / x``."""
+
+    op = staticmethod(ops.log)
+    grad_op = staticmethod(ops.log_grad)
+
+
+class SigmoidLayer(UnaryLayer):
+    """``1 / (1 + e^-x)``; backward ``g y (1 - y)`` from the kept output ``y``."""
+
+    keeps: ClassVar[Literal["input", "output"]] = "output"
+    op = staticmethod(ops.sigmoid)
+    grad_op = staticmethod(ops.sigmoid_grad)
+
+
+class TanhLayer(UnaryLayer):
+    """``tanh x``; backward ``g (1 - y^2)`` from the kept output ``y``."""
+
+    keeps: ClassVar[Literal["input", "output"]] = "output"
+    op = staticmethod(ops.tanh)
+    grad_op = staticmethod(ops.tanh_grad)

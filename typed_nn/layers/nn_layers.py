@@ -1,0 +1,89 @@
+"""Neural-network layers (MetaNN ``layers/principal/nn``): ReLU, Softmax and NLLLoss."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from .. import ops
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import LayerError, message
+from ..ops.node import format_site, user_site
+from ..policies import DimPolicy, PolicyContainer, policy_select
+from ..tags import FE, D, Dim0, Dv
+from .keys import LayerInput, LayerOutput, LossLayerWeight
+from .protocol import Layer
+from .unary import UnaryLayer
+from .var_type_dict import VarValues
+
+__all__ = ["NLLLossLayer", "ReLULayer", "SoftmaxLayer"]
+
+
+class ReLULayer(UnaryLayer):
+    """``max(x, 0)``; backward ``g`` where ``x > 0``, else 0."""
+
+    op = staticmethod(ops.relu)
+    grad_op = staticmethod(ops.relu_grad)
+
+
+class SoftmaxLayer(UnaryLayer):
+    """Softmax over the last ``k`` dims (``PModifyDimNumIs(k)``, default 1); backward
+    ``y * (g - sum(g * y))`` per group, from the kept output ``y``."""
+
+    keeps: ClassVar[Literal["input", "output"]] = "output"
+    k: ClassVar[int] = 1
+
+    @classmethod
+    def configure(cls, policies: PolicyContainer) -> None:
+        super().configure(policies)
+        k = policy_select(DimPolicy, policies).modify_dim_num
+        if k < 1:
+            raise LayerError(
+                message(
+                    f"cannot configure {cls.__name__}: softmax needs k >= 1 dims.",
+                    [("policies", repr(policies)), ("k", str(k))],
+                    built_at=format_site(user_site()),
+                    hint="use PModifyDimNumIs(1) (the last dim) or more.",
+                )
+            )
+        cls.k = k
+
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.softmax(x, self.k)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.softmax_grad(g, kept, self.k)
+
+
+class NLLLossLayer(Layer[LayerInput | LossLayerWeight, LayerOutput]):
+    """Negative log-likelihood ``-sum(t ln p) / sum(t)`` of the prediction ``LayerInput``
+    against the truth ``LossLayerWeight``; a Scalar. Backward gives a gradient to the
+    prediction only."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, LossLayerWeight)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    stacks: ClassVar[tuple[str, ...]] = ("prediction", "truth")
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        pred, truth = inputs[LayerInput], inputs[LossLayerWeight]
+        self.stack("prediction").push(pred)
+        self.stack("truth").push(truth)
+        return {LayerOutput: ops.nll_loss(truth, pred)}
+
+    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
+        truth = self.stack("truth").pop()
+        pred = self.stack("prediction").pop()
+        assert isinstance(truth, TensorLike)
+        assert isinstance(pred, TensorLike)
+        return {LayerInput: ops.nll_loss_grad(grad, truth, pred)}
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput | LossLayerWeight, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim0]]:
+        """``LayerOutput`` = the loss (a lazy Scalar)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim0]]
+    ) -> VarValues[LayerInput | LossLayerWeight, AnyTensor]:
+        """``LayerInput`` = the prediction's gradient; nothing for ``LossLayerWeight``."""
+        return self._feed_backward(grads)

@@ -1,0 +1,320 @@
+"""The layer protocol: ports, configuration by policies, containers, checks and stacks.
+
+A *layer template* is a subclass of :class:`Layer` (``AddLayer``, ``SigmoidLayer``, ...).
+``make_infer_layer(AddLayer, *policies)`` and ``make_train_layer(AddLayer, input_map,
+*policies)`` return a *configured* subclass, checked right there (MetaNN's static_asserts);
+instances of it take a name. ``feed_forward`` / ``feed_backward`` only build lazy expressions.
+
+What a composite layer can read from a configured class, without an instance:
+``input_ports``, ``output_ports``, ``policies``, ``input_map`` (None for inference),
+``is_update``, ``is_feedback_output``, ``template``, and ``output_types()`` (MetaNN's
+``LayerOutputItemTypes``: the element, device and rank each output will have).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, Never, TypeVar
+
+from ..data.special import ZeroTensor
+from ..data.tensor_like import AnyTensor
+from ..errors import LayerError, message
+from ..ops.node import format_site, user_site
+from ..policies import GradPolicy, PolicyContainer, PolicyItem, policy_select
+from .in_map import LayerInMap, PortType, check_input, port_type, tensor_type
+from .keys import LayerOutput
+from .stacks import LayerStack
+from .var_type_dict import VarTypeDict, VarValues, key_name
+
+__all__ = ["Layer", "LayerT", "Values", "make_infer_layer", "make_train_layer"]
+
+KIn = TypeVar("KIn")
+KOut = TypeVar("KOut")
+Values = VarValues[Any, Any]
+"""A container of any ports and values (what the dynamic protocol methods exchange)."""
+
+
+class Layer(Generic[KIn, KOut]):
+    """Base of every layer template; configure it with make_train_layer / make_infer_layer.
+
+    Subclasses set ``input_ports``, ``output_ports`` and ``stacks`` (names of their LIFO
+    buffers), implement ``forward`` / ``backward`` on plain dicts, and expose typed
+    ``feed_forward`` / ``feed_backward`` that call ``_feed_forward`` / ``_feed_backward``.
+    """
+
+    input_ports: ClassVar[tuple[type, ...]] = ()
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    stacks: ClassVar[tuple[str, ...]] = ()
+    template: ClassVar[type[Layer[Any, Any]]]
+    policies: ClassVar[PolicyContainer] = PolicyContainer()
+    input_map: ClassVar[LayerInMap | None] = None
+    is_update: ClassVar[bool] = False
+    is_feedback_output: ClassVar[bool] = False
+    configured: ClassVar[bool] = False
+
+    @classmethod
+    def configure(cls, policies: PolicyContainer) -> None:
+        """Read the policies into class attributes; raise LayerError for invalid ones.
+
+        The base reads GradPolicy (MetaNN principal layers: ``is_update`` is False). Override
+        (calling super) to read more; runs once, when the configured class is made.
+        """
+        cls.is_feedback_output = policy_select(GradPolicy, policies).is_feedback_output
+        cls.is_update = False
+
+    def __init__(self, name: str) -> None:
+        if not type(self).configured:
+            raise LayerError(
+                message(
+                    f"cannot create layer '{name}': {type(self).__name__} is not configured.",
+                    [("layer", type(self).__name__)],
+                    built_at=format_site(user_site()),
+                    hint=f"declare it first: make_train_layer({type(self).__name__}, "
+                    "LayerInMap({...}), *policies) or make_infer_layer(...).",
+                )
+            )
+        self.name = name
+        active = type(self).is_feedback_output or type(self).is_update
+        self._stacks = {what: LayerStack(name, what, active=active) for what in self.stacks}
+
+    # --- containers -------------------------------------------------------------------
+    def input_cont(self) -> VarValues[KIn, Never]:
+        """An empty container of the input ports (the forward input, the backward result)."""
+        return _decl(self.input_ports).create()  # type: ignore[return-value]  # ports are KIn
+
+    def output_cont(self) -> VarValues[KOut, Never]:
+        """An empty container of the output ports (the forward result, the backward input)."""
+        return _decl(self.output_ports).create()  # type: ignore[return-value]  # ports are KOut
+
+    # --- what subclasses implement ----------------------------------------------------
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        """Output port -> lazy expression, from checked inputs; push what backward needs."""
+        raise NotImplementedError
+
+    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
+        """Input port -> gradient (None: no gradient), from the output gradient; pop stacks."""
+        raise NotImplementedError
+
+    # --- the protocol's machinery -----------------------------------------------------
+    def _feed_forward(self, inputs: Values) -> Values:
+        """Check the container and every input, then build the outputs."""
+        self._check_container(inputs, self.input_ports, "feed_forward")
+        cls = type(self)
+        picked: dict[type, Any] = {}
+        for port in self.input_ports:
+            if not inputs.is_set(port):
+                raise LayerError(
+                    message(
+                        f"cannot feed layer '{self.name}' forward: "
+                        f"input port {key_name(port)} is not set.",
+                        [("layer", self.name), ("set", _names(inputs.set_keys()))],
+                        built_at=format_site(user_site()),
+                        hint=f"set it: layer.input_cont().set({key_name(port)}, x).",
+                    )
+                )
+            value = inputs.get(port)
+            if cls.input_map is not None:
+                value = check_input(self.name, port, cls.input_map[port], value)
+            picked[port] = value
+        out: Values = self.output_cont()
+        for port, value in self.forward(picked).items():
+            out = out.set(port, value)
+        return out
+
+    def _feed_backward(self, grads: Values) -> Values:
+        """Empty input container (stacks still popped) without feedback or an output grad."""
+        self._check_container(grads, self.output_ports, "feed_backward")
+        result: Values = self.input_cont()
+        port = self.output_ports[0]
+        if not (type(self).is_feedback_output and grads.is_set(port)):
+            for stack in self._stacks.values():
+                stack.discard()
+            return result
+        for key, grad in self.backward(grads.get(port)).items():
+            if grad is not None:
+                result = result.set(key, grad)
+        return result
+
+    def _check_container(self, values: object, ports: tuple[type, ...], action: str) -> None:
+        keys = values.keys if isinstance(values, VarValues) else None
+        if keys is None or frozenset(keys) != frozenset(ports):
+            received = _names(keys) if keys is not None else type(values).__name__
+            raise LayerError(
+                message(
+                    f"cannot {action} layer '{self.name}': the container has the wrong ports.",
+                    [("layer", self.name), ("declared", _names(ports)), ("received", received)],
+                    built_at=format_site(user_site()),
+                    hint="build it with layer.input_cont() (forward) or layer.output_cont() "
+                    "(backward).",
+                )
+            )
+
+    def stack(self, what: str) -> LayerStack:
+        """The LIFO buffer named ``what`` (one of ``stacks``)."""
+        return self._stacks[what]
+
+    def declared(self, port: type) -> PortType:
+        """The declared type of input ``port`` (train layers only)."""
+        assert type(self).input_map is not None, "only train layers feed back"
+        return type(self).input_map[port]  # type: ignore[index]  # asserted above
+
+    def neutral_invariant(self) -> None:
+        """LayerError "Stack is not empty." while a stack holds values."""
+        for stack in self._stacks.values():
+            stack.check_empty()
+
+    @classmethod
+    def output_types(cls, input_types: Mapping[type, object] | None = None) -> dict[type, object]:
+        """The declared type (``TensorLike[E, Dv, DimN]``) of each output, from the input types
+        (the class's input map by default). Builds probe expressions; computes nothing."""
+        given = input_types if input_types is not None else cls.input_map
+        if given is None:
+            raise LayerError(
+                message(
+                    f"cannot infer the output types of {cls.__name__}: no input types.",
+                    hint="pass input_types={port: type} for an inference layer.",
+                )
+            )
+        probes = {port: _probe(port_type(given[port])) for port in cls.input_ports}
+        layer = cls.__new__(cls)
+        Layer.__init__(layer, f"<types of {cls.__name__}>")
+        return {p: tensor_type(v.elem, v.device, v.rank) for p, v in layer.forward(probes).items()}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
+LayerT = TypeVar("LayerT", bound=Layer[Any, Any])
+
+
+def _probe(t: PortType) -> object:
+    if t.is_number:
+        return t.kind(1)
+    assert t.elem is not None
+    assert t.device is not None
+    assert t.rank is not None
+    return ZeroTensor((1,) * t.rank, t.elem, t.device)  # type: ignore[arg-type]  # any rank
+
+
+def _names(keys: tuple[type, ...]) -> str:
+    return ", ".join(key_name(k) for k in keys) or "(none)"
+
+
+_DECLS: dict[tuple[type, ...], VarTypeDict[object]] = {}
+
+
+def _decl(ports: tuple[type, ...]) -> VarTypeDict[object]:
+    decl = _DECLS.get(ports)
+    if decl is None:
+        decl = _DECLS[ports] = VarTypeDict(*ports)
+    return decl
+
+
+def _flatten(items: tuple[PolicyItem | PolicyContainer, ...]) -> PolicyContainer:
+    flat: list[PolicyItem] = []
+    for item in items:
+        flat.extend(item.items if isinstance(item, PolicyContainer) else (item,))
+    return PolicyContainer(*flat)
+
+
+_CONFIGURED: dict[tuple[type, LayerInMap | None, PolicyContainer], type] = {}
+
+
+def _make(
+    layer: type[LayerT], input_map: LayerInMap | None, policies: PolicyContainer
+) -> type[LayerT]:
+    given: object = layer  # callers without a type checker may pass anything
+    if not (isinstance(given, type) and issubclass(given, Layer)) or given.configured:
+        problem = (
+            "it is already configured"
+            if isinstance(given, type) and issubclass(given, Layer)
+            else "it is not a layer template"
+        )
+        raise LayerError(
+            message(
+                f"cannot configure {getattr(layer, '__name__', repr(layer))}: {problem}.",
+                [("received", repr(layer))],
+                built_at=format_site(user_site()),
+                hint="pass a layer template such as AddLayer (a configured class's .template).",
+            )
+        )
+    key = (layer, input_map, policies)
+    cached = _CONFIGURED.get(key)
+    if cached is not None:
+        return cached
+    attrs = {
+        "configured": True,
+        "template": layer,
+        "policies": policies,
+        "input_map": input_map,
+        "__module__": layer.__module__,
+        "__qualname__": layer.__qualname__,
+    }
+    # A subclass per configuration: isinstance(x, AddLayer) holds and the class is cached.
+    configured: type[LayerT] = type(layer.__name__, (layer,), attrs)
+    configured.configure(policies)
+    _CONFIGURED[key] = configured
+    return configured
+
+
+def make_infer_layer(layer: type[LayerT], *policies: PolicyItem | PolicyContainer) -> type[LayerT]:
+    """An inference-only configured class of ``layer`` (MetaNN ``MakeInferLayer``).
+
+    Raises:
+        PolicyConflictError: two policies set one (major, minor).
+        LayerError: the policies ask for updates or feedback (an inference layer has neither).
+    """
+    configured = _make(layer, None, _flatten(policies))
+    if configured.is_update or configured.is_feedback_output:
+        asked = "updates" if configured.is_update else "feedback output"
+        raise LayerError(
+            message(
+                f"cannot make an inference {layer.__name__}: its policies ask for {asked}.",
+                [("policies", repr(configured.policies))],
+                built_at=format_site(user_site()),
+                hint="drop PUpdate / PFeedbackOutput, or use make_train_layer(layer, "
+                "LayerInMap({...}), *policies).",
+            )
+        )
+    return configured
+
+
+def make_train_layer(
+    layer: type[LayerT], input_map: LayerInMap, *policies: PolicyItem | PolicyContainer
+) -> type[LayerT]:
+    """A training configured class of ``layer`` whose inputs are checked against ``input_map``
+    (MetaNN ``MakeTrainLayer``).
+
+    Raises:
+        PolicyConflictError: two policies set one (major, minor).
+        LayerError: ``input_map`` is not a LayerInMap or its ports differ from the layer's.
+    """
+    if not isinstance(input_map, LayerInMap):
+        raise LayerError(
+            message(
+                f"cannot make a train {getattr(layer, '__name__', layer)}: "
+                "the input map is not a LayerInMap.",
+                [("received", f"{input_map!r} ({type(input_map).__name__})")],
+                built_at=format_site(user_site()),
+                hint="wrap the dict: LayerInMap({LayerInput: tn.Matrix[tn.Float32, tn.CPU]}).",
+            )
+        )
+    ports = frozenset(getattr(layer, "input_ports", ()))
+    if input_map.ports() != ports:
+        missing = ports - input_map.ports()
+        extra = input_map.ports() - ports
+        raise LayerError(
+            message(
+                f"cannot make a train {layer.__name__}: the input map's ports differ from the "
+                "layer's input ports.",
+                [
+                    ("declared", _names(tuple(getattr(layer, "input_ports", ())))),
+                    ("received", _names(tuple(input_map))),
+                    ("missing", _names(tuple(missing))),
+                    ("unknown", _names(tuple(extra))),
+                ],
+                built_at=format_site(user_site()),
+                hint="map exactly the layer's input ports to their types.",
+            )
+        )
+    return _make(layer, input_map, _flatten(policies))

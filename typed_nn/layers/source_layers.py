@@ -1,0 +1,225 @@
+"""Layers with no inputs: ``ParamSourceLayer`` (a trainable parameter) and ``ValueSourceLayer``
+(a constant). MetaNN ``others/param_source_layer.h`` and ``value_source_layer.h``.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, ClassVar, Never
+
+from ..data.dynamic import make_dynamic
+from ..data.factories import scalar, zeros
+from ..data.special import ZeroTensor
+from ..data.tensor import Tensor
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import LayerError, message
+from ..ops.node import format_site, user_site
+from ..policies import (
+    GradPolicy,
+    ParamPolicy,
+    PolicyContainer,
+    ValueSourcePolicy,
+    has_policy,
+    policy_select,
+)
+from ..tags import CPU, DeviceTag, DimTag, ElemTag, Float32
+from .keys import LayerOutput
+from .model_protocols import GradCollectorLike, InitializerLike, LoadBufferLike, SaverLike
+from .protocol import Layer
+from .var_type_dict import VarValues
+
+__all__ = ["ParamSourceLayer", "ValueSourceLayer"]
+
+
+def _error(headline: str, items: list[tuple[str, str]], hint: str) -> LayerError:
+    return LayerError(message(headline, items, built_at=format_site(user_site()), hint=hint))
+
+
+def _tag(arg: object, base: type, fallback: object) -> Any:
+    return arg if isinstance(arg, type) and issubclass(arg, base) else fallback
+
+
+class ParamSourceLayer(Layer[Never, LayerOutput]):
+    """Outputs its parameter. Policies: ``PParamTypeIs(...)`` (required: ``tn.Matrix``,
+    ``tn.Matrix[Float32, CPU]``, ``tn.Tensor``, ``tn.ZeroTensor``, ...), ``PInitializerIs(key)``,
+    ``PElemIs`` / ``PDeviceIs`` (when the type does not fix them) and ``PUpdate``.
+
+    Instances take a name and the parameter's shape: ``L("fc/weight", 784, 128)``. A principal
+    parameter is allocated by ``init``; a ``ZeroTensor`` one is built at once and never updated.
+    """
+
+    stacks: ClassVar[tuple[str, ...]] = ("grad",)
+    kind: ClassVar[type] = Tensor
+    elem: ClassVar[type[ElemTag]] = Float32
+    device: ClassVar[type[DeviceTag]] = CPU
+    rank: ClassVar[int | None] = None
+    principal: ClassVar[bool] = True
+    initializer_key: ClassVar[object] = None
+
+    @classmethod
+    def configure(cls, policies: PolicyContainer) -> None:
+        if not has_policy(policies, ParamPolicy, "param_type"):
+            raise _error(
+                f"cannot configure {cls.__name__}: no parameter type.",
+                [("policies", repr(policies))],
+                "Use PParamTypeIs(...) to set parameter type.",
+            )
+        param = policy_select(ParamPolicy, policies)
+        declared = param.param_type
+        origin = typing.get_origin(declared) or declared
+        args = typing.get_args(declared) or (None, None, None)
+        if not (isinstance(origin, type) and issubclass(origin, TensorLike)) or len(args) != 3:
+            raise _error(
+                f"cannot configure {cls.__name__}: {declared!r} is not a data type.",
+                [("received", repr(declared))],
+                "use PParamTypeIs(tn.Matrix), PParamTypeIs(tn.Matrix[tn.Float32, tn.CPU]) or "
+                "PParamTypeIs(tn.ZeroTensor).",
+            )
+        cls.kind = Tensor if origin is TensorLike else origin
+        cls.principal = issubclass(cls.kind, Tensor)
+        cls.elem = _tag(args[0], ElemTag, param.elem or Float32)
+        cls.device = _tag(args[1], DeviceTag, param.device or CPU)
+        dim = _tag(args[2], DimTag, None)
+        cls.rank = dim.rank if dim is not None else None
+        cls.initializer_key = param.initializer
+        cls.is_update = cls.principal and policy_select(GradPolicy, policies).is_update
+        cls.is_feedback_output = False
+
+    def __init__(self, name: str, *shape: int) -> None:
+        super().__init__(name)
+        cls = type(self)
+        if cls.rank is not None and len(shape) != cls.rank:
+            raise _error(
+                f"cannot create layer '{name}': the shape has {len(shape)} dims.",
+                [("layer", name), ("declared", f"rank {cls.rank}"), ("received", str(shape))],
+                f"give {cls.rank} sizes, e.g. L(name, {', '.join(['3'] * cls.rank)}).",
+            )
+        self.shape = shape
+        self.param_name = name
+        self.data: AnyTensor | None = None
+        if not cls.principal:
+            self.data = ZeroTensor(shape, cls.elem, cls.device)  # type: ignore[arg-type]
+
+    def _param(self) -> AnyTensor:
+        if self.data is None:
+            raise _error(
+                f"layer '{self.name}' has no parameter yet.",
+                [("layer", self.name)],
+                "call layer_init(layer, initializer, load_buffer) first.",
+            )
+        return self.data
+
+    def init(self, initializer: InitializerLike, load_buffer: LoadBufferLike) -> None:
+        """Load (shared), copy from the initializer, or fill; then record in ``load_buffer``."""
+        if not type(self).principal:
+            return
+        name = self.param_name = initializer.layer_name_to_param_name(self.name)
+        found = load_buffer.try_get(name)
+        if found is not None:
+            if found.shape != self.shape:
+                raise _error(
+                    "Load parameter error: shape mismatch.",
+                    [
+                        ("layer", self.name),
+                        ("parameter", name),
+                        ("declared", str(self.shape)),
+                        ("received", found.describe()),
+                    ],
+                    "load a parameter of the layer's shape, or fix the layer's shape.",
+                )
+            self.data = found
+            return
+        data: AnyTensor = zeros(self.shape, type(self).elem, type(self).device)  # type: ignore[arg-type]
+        if initializer.is_param_exist(name):
+            initializer.get_param(name, data)
+        elif type(self).initializer_key is None:
+            raise _error(
+                f"Cannot get the initializer for layer: {self.name} ({name})",
+                [("layer", self.name), ("parameter", name)],
+                "set one with PInitializerIs(key), or give the initializer that parameter.",
+            )
+        else:
+            initializer.get_filler(type(self).initializer_key).fill(data)  # type: ignore[arg-type]
+        load_buffer.set(name, data)
+        self.data = data
+
+    def save_weights(self, saver: SaverLike) -> None:
+        """Record the parameter under its name; a different tensor there already is an error."""
+        if not type(self).principal:
+            return
+        data = self._param()
+        existing = saver.try_get(self.param_name)
+        if existing is not None:
+            if existing is data:
+                return
+            raise _error(
+                f"Duplicate save for data: {self.param_name}",
+                [("layer", self.name), ("parameter", self.param_name)],
+                "give each parameter layer its own name (or share one tensor).",
+            )
+        saver.set(self.param_name, data)
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        return {LayerOutput: self._param()}
+
+    def feed_forward(self, inputs: VarValues[Never, object]) -> VarValues[LayerOutput, AnyTensor]:
+        """``LayerOutput`` = the parameter (the tensor itself)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(self, grads: VarValues[LayerOutput, AnyTensor]) -> VarValues[Never, Never]:
+        """Keep the gradient for ``grad_collect`` (when updated); returns an empty container."""
+        self._check_container(grads, self.output_ports, "feed_backward")
+        if type(self).is_update and grads.is_set(LayerOutput):
+            grad = grads.get(LayerOutput)
+            data = self._param()
+            if grad.shape != data.shape:
+                raise _error(
+                    "Parameter and its grad shape mismatch.",
+                    [
+                        ("layer", self.name),
+                        ("parameter", data.describe()),
+                        ("grad", grad.describe()),
+                    ],
+                    "feed back a gradient of the parameter's shape.",
+                )
+            self.stack("grad").push(make_dynamic(grad))
+        return self.input_cont()
+
+    def grad_collect(self, collector: GradCollectorLike) -> None:
+        """Hand the sum of the kept gradients to ``collector`` and empty the stack."""
+        stack = self.stack("grad")
+        if not len(stack):
+            return
+        total = stack.pop()
+        while len(stack):
+            total = stack.pop() + total  # type: ignore[operator]  # kept gradients are data
+        assert isinstance(total, TensorLike)
+        collector.collect(self.param_name, self._param(), total)
+
+
+class ValueSourceLayer(Layer[Never, LayerOutput]):
+    """Outputs a constant ``value_type(value)`` (``PValueTypeIs``: float by default, int, or an
+    element tag for a CPU scalar tensor)."""
+
+    value_type: ClassVar[type] = float
+
+    @classmethod
+    def configure(cls, policies: PolicyContainer) -> None:
+        super().configure(policies)
+        cls.value_type = policy_select(ValueSourcePolicy, policies).value_type
+
+    def __init__(self, name: str, value: float) -> None:
+        super().__init__(name)
+        kind: Any = type(self).value_type  # a number type or an element tag, read from policy
+        self.value: object = scalar(value, kind, CPU) if issubclass(kind, ElemTag) else kind(value)
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, Any]:
+        return {LayerOutput: self.value}
+
+    def feed_forward(self, inputs: VarValues[Never, object]) -> VarValues[LayerOutput, object]:
+        """``LayerOutput`` = the converted value."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(self, grads: VarValues[LayerOutput, object]) -> VarValues[Never, Never]:
+        """Nothing to feed back: an empty container."""
+        return self._feed_backward(grads)

@@ -1,0 +1,88 @@
+"""What a layer keeps between its forwards and backwards (MetaNN ``LayerTraits``).
+
+* :class:`LayerStack`: a LIFO of values stored by ``feed_forward`` and popped by
+  ``feed_backward``, so nine forwards followed by nine backwards pair up in reverse order.
+  A stack of an inference layer stores nothing (MetaNN's ``NullParameter`` buffer).
+* :func:`collapse`: a gradient summed back to the declared rank of the input it belongs to
+  (the leading dims broadcasting added), MetaNN's ``Collapse``.
+"""
+
+from __future__ import annotations
+
+from ..data.tensor_like import AnyTensor
+from ..errors import LayerError, message
+from ..ops.reduce import reduce_sum
+from .in_map import PortType
+
+__all__ = ["LayerStack", "collapse"]
+
+
+class LayerStack:
+    """A named LIFO buffer of one layer; inactive (stores nothing) in inference layers."""
+
+    __slots__ = ("_active", "_items", "_layer", "_what")
+
+    def __init__(self, layer: str, what: str, *, active: bool) -> None:
+        self._layer = layer
+        self._what = what
+        self._active = active
+        self._items: list[object] = []
+
+    @property
+    def active(self) -> bool:
+        """Whether values are stored (the layer can feed back)."""
+        return self._active
+
+    def push(self, value: object) -> None:
+        """Store ``value`` (nothing happens in an inference layer)."""
+        if self._active:
+            self._items.append(value)
+
+    def pop(self) -> object:
+        """The most recently stored value, removed; LayerError if there is none."""
+        if not self._items:
+            raise LayerError(
+                message(
+                    f"Cannot feed back in layer '{self._layer}': its {self._what} stack is empty.",
+                    [("layer", self._layer), ("stack", self._what)],
+                    hint="call feed_backward once per feed_forward, after it.",
+                )
+            )
+        return self._items.pop()
+
+    def discard(self) -> None:
+        """Pop and drop the last value if this stack stores values (empty-gradient backwards)."""
+        if self._active:
+            self.pop()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def check_empty(self) -> None:
+        """LayerError "Stack is not empty." if values are left (MetaNN ``CheckStackEmpty``)."""
+        if self._items:
+            raise LayerError(
+                message(
+                    f"Stack is not empty: layer '{self._layer}' still holds "
+                    f"{len(self._items)} value(s) in its {self._what} stack.",
+                    [("layer", self._layer), ("stack", self._what), ("held", str(len(self)))],
+                    hint="feed backward once for every feed forward (or collect the gradients) "
+                    "before checking the neutral invariant.",
+                )
+            )
+
+
+def collapse(grad: AnyTensor, declared: PortType) -> AnyTensor | None:
+    """``grad`` summed over the leading dims broadcasting added, or None for a number port.
+
+    A gradient of rank ``r`` for an input declared with rank ``d < r`` is summed over its
+    first ``r - d`` dims; equal ranks pass unchanged.
+    """
+    if declared.is_number:
+        return None
+    assert declared.rank is not None
+    extra = grad.rank - declared.rank
+    if extra <= 0:
+        return grad
+    summed: AnyTensor = reduce_sum(grad, first=extra)  # type: ignore[call-overload]  # runtime rank
+    return summed
