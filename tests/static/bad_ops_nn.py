@@ -1,0 +1,30 @@
+"""Activation, softmax, loss, reduction and selection calls mypy and pyright must reject."""
+
+import typed_nn as tn
+from typed_nn import CPU, GPU, Float32, Float64, Int32, ops
+
+m32 = tn.zeros((4, 3), Float32, CPU)
+m64 = tn.zeros((4, 3), Float64, CPU)
+g32 = tn.zeros((4, 3), Float32, GPU)
+v32 = tn.zeros((3,), Float32, CPU)
+i32 = tn.zeros((4, 3), Int32, CPU)
+s32 = tn.scalar(1.0, Float32, CPU)
+
+column_sums: tn.Matrix[Float32, CPU] = ops.reduce_sum(m32, 0)  # E: Incompatible types in assignment
+total: tn.Vector[Float32, CPU] = ops.reduce_sum(m32)  # E: Incompatible types in assignment
+sig_int = ops.sigmoid(i32)  # E: Value of type variable "FE" of "sigmoid" cannot be "Int32"
+relu_int = ops.relu(i32)  # E: Value of type variable "FE" of "relu" cannot be "Int32"
+nll_ranks = ops.nll_loss(v32, m32)  # E: Cannot infer value of type parameter "D" of "nll_loss"
+nll_g = ops.nll_loss_grad(v32, m32, m32)  # E: Argument 1 to "nll_loss_grad" has incompatible type
+sg_elems = ops.softmax_grad(m32, m64)  # E: Cannot infer value of type parameter "FE"
+sg_devices = ops.softmax_grad(m32, g32)  # E: Cannot infer value of type parameter "Dv"
+argmax_f: tn.Vector[Float32, CPU] = ops.argmax(m32)  # E: "TensorLike[Int64, CPU, Dim1]"
+argmax_scalar = ops.argmax(s32)  # E: Argument 1 to "argmax" has incompatible type
+max_elems = ops.maximum(m32, m64)  # E: Cannot infer value of type parameter "E" of "maximum"
+max_int_float = ops.maximum(i32, 1.5)  # E: Value of type variable "FE" of "maximum" cannot be
+reduce_both = ops.reduce_sum(m32, 0, first=1)  # E: No overload variant of "reduce_sum" matches
+reduce_many = ops.reduce_sum(v32, (0, 1))  # E: Argument 2 to "reduce_sum" has incompatible type
+reduce_first = ops.reduce_sum(v32, first=2)  # E: No overload variant of "reduce_sum" matches
+mean_int = ops.reduce_mean(i32, 0)  # E: Value of type variable "FE" of "reduce_mean" cannot be
+where_elems = ops.where(m32, m32, m64)  # E: Cannot infer value of type parameter "E" of "where"
+interp_int = ops.interpolate(i32, i32, i32)  # E: Value of type variable "FE" of "interpolate"

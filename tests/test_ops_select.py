@@ -1,0 +1,170 @@
+"""maximum, where and interpolate: values, MetaNN broadcasting, numbers, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import assert_close, tagged
+
+import typed_nn as tn
+from typed_nn import ops
+from typed_nn.ops.declare import implementation
+
+FLOATS = [tn.Float32, tn.Float64]
+rng = np.random.default_rng(5)
+
+# Operand shapes that broadcast the MetaNN way (lower rank = trailing dims; scalars anywhere),
+# including the readme's Matrix(2, 3) with Tensor3(5, 2, 3).
+PAIRS = [((4, 3), (4, 3)), ((4, 3), (3,)), ((3,), (4, 3)), ((), (2, 3)), ((2, 3), (5, 2, 3))]
+TRIPLES = [
+    ((4, 3), (4, 3), (4, 3)),
+    ((4, 3), (4, 3), ()),
+    ((3,), (4, 3), (4, 3)),
+    ((4, 3), (3,), (3,)),
+    ((2, 3), (5, 2, 3), ()),
+    ((3,), (2, 3), (5, 2, 3)),
+]
+
+
+def data(elem: Any, shape: tuple[int, ...]) -> Any:
+    return rng.normal(0, 2, shape).astype(elem.dtype)
+
+
+@pytest.mark.parametrize("elem", FLOATS)
+@pytest.mark.parametrize(("sa", "sb"), PAIRS)
+def test_maximum_matches_numpy(elem: Any, sa: tuple[int, ...], sb: tuple[int, ...]) -> None:
+    a, b = data(elem, sa), data(elem, sb)
+    got = ops.maximum(tagged(a, elem), tagged(b, elem)).numpy()
+    assert got.dtype == elem.dtype
+    assert_close(got, np.maximum(a, b), elem)
+
+
+@pytest.mark.parametrize("elem", FLOATS)
+def test_maximum_with_a_number_on_either_side(elem: Any) -> None:
+    x = data(elem, (3, 4))
+    t = tagged(x, elem)
+    assert_close(ops.maximum(t, 0.5).numpy(), np.maximum(x, 0.5), elem)
+    assert_close(ops.maximum(-1, t).numpy(), np.maximum(x, -1), elem)
+    assert ops.maximum(t, 0.5).numpy().dtype == elem.dtype
+
+
+def test_maximum_of_integers_with_an_integer_number() -> None:
+    x = np.array([[-3, 4], [7, -1]], np.int32)
+    got = ops.maximum(0, tagged(x, tn.Int32)).numpy()
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, np.maximum(x, 0))
+
+
+@pytest.mark.parametrize("elem", FLOATS)
+@pytest.mark.parametrize(("sc", "sa", "sb"), TRIPLES)
+def test_where_matches_numpy(
+    elem: Any, sc: tuple[int, ...], sa: tuple[int, ...], sb: tuple[int, ...]
+) -> None:
+    cond = rng.integers(-1, 2, sc).astype(np.float64)  # -1, 0, 1: non-zero means true
+    a, b = data(elem, sa), data(elem, sb)
+    got = ops.where(tagged(cond, tn.Float64), tagged(a, elem), tagged(b, elem)).numpy()
+    assert got.dtype == elem.dtype
+    np.testing.assert_array_equal(got, np.where(cond != 0, a, b))
+
+
+def test_where_takes_an_integer_condition() -> None:
+    cond = tagged(np.array([0, 2, -5, 0], np.int64), tn.Int64)
+    a = tagged(np.array([1.0, 2.0, 3.0, 4.0]), tn.Float32)
+    b = tagged(np.array(9.0), tn.Float32)
+    assert ops.where(cond, a, b).numpy().tolist() == [9.0, 2.0, 3.0, 9.0]
+
+
+@pytest.mark.parametrize("elem", FLOATS)
+@pytest.mark.parametrize(("sa", "sb", "sl"), TRIPLES)
+def test_interpolate_matches_the_metann_formula(
+    elem: Any, sa: tuple[int, ...], sb: tuple[int, ...], sl: tuple[int, ...]
+) -> None:
+    a, b = data(elem, sa), data(elem, sb)
+    lam = rng.uniform(0, 1, sl).astype(elem.dtype)
+    got = ops.interpolate(tagged(a, elem), tagged(b, elem), tagged(lam, elem)).numpy()
+    assert got.dtype == elem.dtype
+    want = a.astype(np.float64) * lam + b.astype(np.float64) * (1 - lam.astype(np.float64))
+    assert_close(got, want, elem)
+
+
+def test_interpolate_at_lambda_one_and_zero_is_exact() -> None:
+    a = data(tn.Float32, (3, 4))
+    b = data(tn.Float32, (3, 4))
+    lam = np.array([[1.0, 0.0, 1.0, 0.0]] * 3, np.float32)
+    got = ops.interpolate(
+        tagged(a, tn.Float32), tagged(b, tn.Float32), tagged(lam, tn.Float32)
+    ).numpy()
+    np.testing.assert_array_equal(got, np.where(lam == 1, a, b))
+
+
+@pytest.mark.parametrize(
+    ("name", "operands"),
+    [
+        ("maximum", ((4,), (3, 4))),
+        ("where", ((3, 4), (4,), ())),
+        ("interpolate", ((4,), (3, 4), ())),
+    ],
+)
+def test_implementations_write_into_out(name: str, operands: tuple[tuple[int, ...], ...]) -> None:
+    arrays = [rng.normal(size=s).astype(np.float32) for s in operands]
+    out = np.full((3, 4), np.nan, np.float32)
+    impl = implementation(name, tn.CPU)
+    assert impl(*arrays, out=out) is out
+    np.testing.assert_array_equal(out, impl(*arrays))
+
+
+def test_maximum_rejects_shapes_that_do_not_broadcast() -> None:
+    a = tagged(np.ones((4, 3)), tn.Float32)
+    b = tagged(np.ones((4,)), tn.Float32)
+    with pytest.raises(tn.ShapeError, match="cannot build maximum: shapes do not broadcast"):
+        ops.maximum(a, b)
+
+
+def test_maximum_rejects_mixed_elements() -> None:
+    a = tagged(np.ones((3,)), tn.Float32)
+    b = tagged(np.ones((3,)), tn.Float64)
+    with pytest.raises(tn.ElemTypeError, match="maximum: operands have different element types"):
+        ops.maximum(a, b)
+
+
+def test_maximum_rejects_a_fractional_number_for_integers() -> None:
+    i = tagged(np.ones((3,), np.int32), tn.Int32)
+    with pytest.raises(tn.ElemTypeError, match=r"cannot build maximum: 1\.5 is not an Int32 value"):
+        ops.maximum(i, 1.5)
+
+
+def test_maximum_rejects_numbers_alone_and_strings() -> None:
+    with pytest.raises(tn.OperandError, match="cannot build maximum from numbers alone"):
+        ops.maximum(1, 2)  # type: ignore[call-overload]
+    x = tagged(np.ones((3,)), tn.Float32)
+    with pytest.raises(tn.OperandError, match="cannot build maximum: operand 2 is not typed_nn"):
+        ops.maximum(x, "1")  # type: ignore[call-overload]
+
+
+def test_where_rejects_branches_of_different_elements() -> None:
+    c = tagged(np.ones((3,)), tn.Float32)
+    a = tagged(np.ones((3,)), tn.Float32)
+    b = tagged(np.ones((3,)), tn.Float64)
+    with pytest.raises(tn.ElemTypeError, match="where: the two branches have different element"):
+        ops.where(c, a, b)
+
+
+def test_where_rejects_a_number_branch_and_bad_shapes() -> None:
+    c = tagged(np.ones((3,), np.int32), tn.Int32)
+    a = tagged(np.ones((3,)), tn.Float32)
+    with pytest.raises(tn.OperandError, match="cannot build where: operand 3 is not typed_nn"):
+        ops.where(c, a, 0.0)  # type: ignore[call-overload]
+    with pytest.raises(tn.ShapeError, match="cannot build where: shapes do not broadcast"):
+        ops.where(tagged(np.ones((2,), np.int32), tn.Int32), a, a)
+
+
+def test_interpolate_rejects_integers_and_bad_shapes() -> None:
+    i = tagged(np.ones((3,), np.int32), tn.Int32)
+    with pytest.raises(tn.ElemTypeError, match="cannot build interpolate: it needs float"):
+        ops.interpolate(i, i, i)
+    a = tagged(np.ones((2, 3)), tn.Float32)
+    lam = tagged(np.ones((2,)), tn.Float32)
+    with pytest.raises(tn.ShapeError, match="cannot build interpolate: shapes do not broadcast"):
+        ops.interpolate(a, a, lam)

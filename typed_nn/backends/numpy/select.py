@@ -1,0 +1,43 @@
+"""numpy implementations of maximum, where and interpolate.
+
+Each takes the operand arrays (or, for maximum, a Python number) and an optional ``out``
+array of the result's shape to write into (never aliasing an input).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ops.declare import implement
+from ...tags import CPU
+
+Array = Any
+Out = Array | None
+
+
+@implement("maximum", CPU)
+def maximum(a: Array, b: Array, out: Out = None) -> Array:
+    if out is None:
+        out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)), np.result_type(a, b))
+    return np.maximum(a, b, out=out)
+
+
+@implement("where", CPU)
+def where(cond: Array, a: Array, b: Array, out: Out = None) -> Array:
+    if out is None:
+        out = np.empty(np.broadcast_shapes(cond.shape, a.shape, b.shape), a.dtype)
+    np.copyto(out, b)
+    np.copyto(out, a, where=cond != 0)
+    return out
+
+
+@implement("interpolate", CPU)
+def interpolate(a: Array, b: Array, lam: Array, out: Out = None) -> Array:
+    # MetaNN's a*lam + b*(1-lam), not b + lam*(a-b): lam = 1 gives exactly a.
+    if out is None:
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape, lam.shape), a.dtype)
+    np.multiply(b, np.subtract(1, lam), out=out)
+    out += np.multiply(a, lam)
+    return out
