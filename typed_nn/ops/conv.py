@@ -255,12 +255,13 @@ def conv2d(
 def conv2d_grad_input(
     g: TensorLike[FE, Dv, Dim4],
     w: TensorLike[FE, Dv, Dim4],
-    input_shape: Shape4,
+    input_shape: tuple[int, ...],
     stride: Pair = 1,
     padding: Pair = 0,
 ) -> TensorLike[FE, Dv, Dim4]:
     """The gradient with respect to conv2d's input ``x`` (shape ``input_shape``, NCHW).
 
+    ``input_shape`` is ``x.shape`` (4 sizes; checked when the node is built).
     ``g`` (N, O, H', W') is the gradient with respect to ``conv2d(x, w, stride, padding)``.
     """
     d = CONV2D_GRAD_INPUT
@@ -271,12 +272,13 @@ def conv2d_grad_input(
 def conv2d_grad_weight(
     g: TensorLike[FE, Dv, Dim4],
     x: TensorLike[FE, Dv, Dim4],
-    weight_shape: Shape4,
+    weight_shape: tuple[int, ...],
     stride: Pair = 1,
     padding: Pair = 0,
 ) -> TensorLike[FE, Dv, Dim4]:
     """The gradient with respect to conv2d's weight ``w`` (shape ``weight_shape``, OCHW).
 
+    ``weight_shape`` is ``w.shape`` (4 sizes; checked when the node is built).
     ``g`` (N, O, H', W') is the gradient with respect to ``conv2d(x, w, stride, padding)``.
     """
     d = CONV2D_GRAD_WEIGHT
