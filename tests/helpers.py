@@ -76,3 +76,45 @@ def assert_close(actual: npt.ArrayLike, desired: npt.ArrayLike, elem: type[ElemT
 untyped: Any = tn
 """typed_nn seen without static types: for tests that pass shapes chosen at run time, or wrong
 arguments on purpose to check the run-time errors (``untyped.zeros(shape, ...)``)."""
+
+
+def layer_feed(layer: Any, values: dict[type, Any]) -> Any:
+    """``layer.feed_forward`` of ``values`` (numpy arrays become Float64 tensors)."""
+    cont = layer.input_cont()
+    for port, value in values.items():
+        cont = cont.set(port, t64(value) if isinstance(value, np.ndarray) else value)
+    return layer.feed_forward(cont)
+
+
+def check_layer_gradients(
+    layer: Any, values: dict[type, Any], *, output: type | None = None, no_grad: tuple[type, ...] = ()
+) -> None:
+    """The backward of ``layer`` (a Float64 train layer with feedback) equals central
+    differences of ``sum(G * forward)`` for a random output gradient ``G``, for every
+    array-valued port but those in ``no_grad`` (which, like number ports, must get none); the
+    layer's stacks end empty (the forwards for the differences pop with empty-grad backwards)."""
+    from typed_nn.layers import LayerOutput
+
+    port_out = output if output is not None else LayerOutput
+
+    def forward(vals: dict[type, Any]) -> Array:
+        out: Array = layer_feed(layer, vals).get(port_out).numpy()
+        layer.feed_backward(layer.output_cont())
+        return out
+
+    g = np.random.default_rng(3).standard_normal(forward(values).shape)
+    layer_feed(layer, values)
+    grads = layer.feed_backward(layer.output_cont().set(port_out, t64(g)))
+    for port, x in values.items():
+        if not isinstance(x, np.ndarray) or port in no_grad:
+            assert not grads.is_set(port), f"port {port.__name__} got a gradient"
+            continue
+
+        def f(v: Array, port: type = port) -> float:
+            return float(np.sum(g * forward({**values, port: v})))
+
+        expected = numerical_gradient(f, x)
+        got = grads.get(port).numpy()
+        assert got.shape == x.shape, (port.__name__, got.shape, x.shape)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7, err_msg=port.__name__)
+    layer.neutral_invariant()

@@ -15,7 +15,7 @@ The map is checked when it is built (every type concrete), hashable, and compare
 
 from __future__ import annotations
 
-import types
+import operator
 import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -95,7 +95,9 @@ def port_type(declared: object) -> PortType:
 
 def tensor_type(elem: type[ElemTag], device: type[DeviceTag], rank: int) -> object:
     """The declared type ``TensorLike[elem, device, DimN]`` (what type inference produces)."""
-    return types.GenericAlias(TensorLike, (elem, device, dim_of_rank(rank)))
+    # operator.getitem is TensorLike[elem, device, dim] with tags only known at run time.
+    alias: object = operator.getitem(TensorLike, (elem, device, dim_of_rank(rank)))
+    return alias
 
 
 class LayerInMap:

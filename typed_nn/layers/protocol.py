@@ -288,6 +288,8 @@ def make_train_layer(
     Raises:
         PolicyConflictError: two policies set one (major, minor).
         LayerError: ``input_map`` is not a LayerInMap or its ports differ from the layer's.
+        ShapeError, ElemTypeError, ...: the declared types cannot feed the layer's ops
+            (e.g. a Float64 and a Float32 operand), found by building probe expressions.
     """
     if not isinstance(input_map, LayerInMap):
         raise LayerError(
@@ -317,4 +319,7 @@ def make_train_layer(
                 hint="map exactly the layer's input ports to their types.",
             )
         )
-    return _make(layer, input_map, _flatten(policies))
+    configured = _make(layer, input_map, _flatten(policies))
+    if configured.input_ports:
+        configured.output_types()  # builds probe nodes: declared types the ops reject fail here
+    return configured
