@@ -62,3 +62,9 @@ from .tags import Int64 as Int64
 from .tags import IntTag as IntTag
 from .errors import ParamError as ParamError
 from .errors import WeightFileError as WeightFileError
+
+# Debug mode (TYPED_NN_DEBUG=1; docs/debug.md): the package's one side effect, kept LAST so that
+# every public name above exists when it is wrapped. Off, it imports nothing more.
+from .debug.switch import enable_if_requested as _enable_if_requested  # noqa: E402
+
+_enable_if_requested()

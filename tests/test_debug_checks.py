@@ -1,0 +1,256 @@
+"""What debug mode catches that mypy cannot (runs with TYPED_NN_DEBUG=1 only).
+
+``test_debug.py`` runs this file in a ``TYPED_NN_DEBUG=1`` subprocess during the ordinary run;
+the CI's second, debug-mode run of the whole suite runs it directly.
+"""
+
+from __future__ import annotations
+
+import importlib
+import itertools
+import sys
+import typing
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+import pytest
+from beartype.roar import BeartypeCallHintParamViolation
+from helpers import t32
+from jaxtyping import TypeCheckError
+
+import typed_nn as tn
+import typed_nn.debug
+from typed_nn.ops import Operation
+
+pytestmark = pytest.mark.skipif(
+    not typed_nn.debug.is_enabled(),
+    reason="debug mode is off: test_debug.py runs this file with TYPED_NN_DEBUG=1",
+)
+
+
+_names = itertools.count()
+TENSOR32 = tn.Tensor[tn.Float32, tn.CPU, tn.Dim2]
+
+USER_CODE = """
+from __future__ import annotations
+from jaxtyping import Float
+import typed_nn as tn
+
+def first_row(x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim2]) -> tn.Tensor[tn.Float32, tn.CPU, tn.Dim1]:
+    return x[0]
+
+def trace_like(x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Matrix[tn.Float32, tn.CPU]:
+    return x + 0.0
+
+def affine(
+    x: Float[tn.Matrix[tn.Float32, tn.CPU], "batch n_in"],
+    w: Float[tn.Matrix[tn.Float32, tn.CPU], "n_in n_out"],
+) -> Float[tn.Matrix[tn.Float32, tn.CPU], "batch n_out"]:
+    return x @ w
+"""
+
+
+def load_user_package(tmp_path: Path, *, shapes: bool) -> ModuleType:
+    """A fresh user package checked with ``install`` (jaxtyping's hook when ``shapes``)."""
+    name = f"debug_user_pkg_{next(_names)}"
+    (tmp_path / name).mkdir()
+    (tmp_path / name / "__init__.py").write_text(USER_CODE)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        typed_nn.debug.install(name, shapes=shapes)
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(tmp_path))
+
+
+@pytest.fixture
+def user_module(tmp_path: Path) -> Iterator[ModuleType]:
+    module = load_user_package(tmp_path, shapes=True)
+    yield module
+    sys.modules.pop(module.__name__, None)
+
+
+def checks(hint: object, x: object) -> bool:
+    """``isinstance(x, hint)`` for a subscription, which debug mode makes a class."""
+    assert isinstance(hint, type), f"{hint!r} is not a class: debug mode should have made it one"
+    return isinstance(x, hint)
+
+
+def as_any(x: object) -> Any:
+    """``x`` seen through ``Any``: how a wrong value slips past mypy (a loader, a dict, ...)."""
+    return x
+
+
+# --- tagged types checked by element, device and rank --------------------------------------
+
+
+def test_a_float64_tensor_where_float32_is_declared_is_rejected(user_module: ModuleType) -> None:
+    loaded = as_any(tn.tensor(np.zeros((2, 3)), tn.Float64, tn.CPU, tn.Dim2))
+    with pytest.raises(
+        TypeCheckError,
+        match=r"(?s)parameter 'x'.*Actual value: Tensor\[Float64, CPU, Dim2\]\(2, 3\)"
+        r".*Expected type: <class 'typed_nn\.data\.tensor\.Tensor\[Float32, CPU, Dim2\]'>",
+    ):
+        user_module.first_row(loaded)
+
+
+def test_beartype_claw_alone_rejects_the_float64_tensor_too(tmp_path: Path) -> None:
+    user_module = load_user_package(tmp_path, shapes=False)
+    loaded = as_any(tn.tensor(np.zeros((2, 3)), tn.Float64, tn.CPU, tn.Dim2))
+    with pytest.raises(
+        BeartypeCallHintParamViolation,
+        match=r"first_row\(\) parameter x=\"Tensor\[Float64, CPU, Dim2\]\(2, 3\)\" violates "
+        r"type hint <class 'typed_nn\.data\.tensor\.Tensor\[Float32, CPU, Dim2\]'>",
+    ):
+        user_module.first_row(loaded)
+
+
+def test_a_rank_3_tensor_passed_as_a_matrix_through_any_is_rejected(
+    user_module: ModuleType,
+) -> None:
+    cube = as_any(tn.zeros((2, 3, 4), tn.Float32, tn.CPU))
+    with pytest.raises(
+        TypeCheckError,
+        match=r"(?s)parameter 'x'.*Actual value: Tensor\[Float32, CPU, Dim3\]\(2, 3, 4\)"
+        r".*Expected type: <class 'typed_nn\.data\.tensor_like\.TensorLike\[Float32, CPU, Dim2\]'>",
+    ):
+        user_module.trace_like(cube)
+
+
+def test_a_wrong_device_tag_is_rejected_too(user_module: ModuleType) -> None:
+    class OnGpu(tn.TensorLike[tn.Float32, tn.GPU, tn.Dim2]):  # no cupy needed: never evaluated
+        shape = (2, 2)
+        elem = tn.Float32
+        device = tn.GPU
+
+        def __eq__(self, other: object) -> bool:
+            return self is other
+
+        def __hash__(self) -> int:
+            return id(self)
+
+    with pytest.raises(TypeCheckError, match=r"Actual value: OnGpu\[Float32, GPU, Dim2\]\(2, 2\)"):
+        user_module.trace_like(as_any(OnGpu()))
+
+
+def test_mismatched_named_sizes_across_two_arguments_are_rejected(user_module: ModuleType) -> None:
+    x = tn.zeros((2, 3), tn.Float32, tn.CPU)
+    assert user_module.affine(x, tn.zeros((3, 5), tn.Float32, tn.CPU)).shape == (2, 5)
+    with pytest.raises(
+        TypeCheckError,
+        match=r"(?s)parameter 'w'.*Tensor\[Float32, CPU, Dim2\]\(4, 5\).*'n_in n_out'.*n_in=3",
+    ):
+        user_module.affine(x, tn.zeros((4, 5), tn.Float32, tn.CPU))
+
+
+def test_concrete_subscriptions_check_element_device_and_rank() -> None:
+    matrix32 = tn.Matrix[tn.Float32, tn.CPU]
+    assert matrix32 is tn.TensorLike[tn.Float32, tn.CPU, tn.Dim2]
+    x = t32([[1.0, 2.0]])
+    assert checks(matrix32, x)
+    assert checks(matrix32, x + x)  # lazy nodes are data too
+    assert checks(tn.Tensor[tn.Float32, tn.CPU, tn.Dim2], x)
+    assert not checks(tn.Tensor[tn.Float32, tn.CPU, tn.Dim2], x + x)  # a node, not a Tensor
+    assert not checks(tn.Matrix[tn.Float64, tn.CPU], x)
+    assert not checks(tn.Vector[tn.Float32, tn.CPU], x)
+
+
+def test_generic_subscriptions_stay_aliases_and_subclassing_still_works() -> None:
+    alias = tn.TensorLike[tn.tags.E, tn.CPU, tn.Dim2]
+    assert typing.get_origin(alias) is tn.TensorLike
+
+    class Fixed(tn.Tensor[tn.Float32, tn.CPU, tn.Dim2]):
+        pass
+
+    assert Fixed.__mro__[1] is tn.Tensor
+    assert type(Fixed) is type(tn.Tensor)
+    fixed = Fixed(np.zeros((2, 2), np.float32), tn.Float32, tn.CPU, tn.Dim2)
+    assert checks(TENSOR32, fixed)
+
+
+# --- typed_nn's own public functions -------------------------------------------------------
+
+
+def test_public_functions_are_checked_by_beartype() -> None:
+    assert getattr(tn.tensor, "__wrapped__", None) is sys.modules["typed_nn.data.factories"].tensor
+    with pytest.raises(
+        BeartypeCallHintParamViolation,
+        match=r"tensor\(\) parameter elem=<class 'typed_nn\.tags\.CPU'> violates type hint "
+        r"type\[~E\], as type <class 'typed_nn\.tags\.CPU'> not subclass of "
+        r"<class \"typed_nn\.tags\.ElemTag\">",
+    ):
+        tn.tensor([[1.0]], as_any(tn.CPU), tn.CPU, tn.Dim2)
+
+
+def test_typed_nn_own_errors_still_win_where_they_apply() -> None:
+    with pytest.raises(tn.OperandError, match=r"cannot build log: operand 1 is not typed_nn data"):
+        tn.ops.log(as_any("not a tensor"))
+
+
+def test_nodes_built_through_checked_functions_record_the_user_line() -> None:
+    line = sys._getframe().f_lineno + 1
+    node = tn.ops.exp(t32([1.0]))
+    assert isinstance(node, Operation)
+    assert node.built_at == f"test_debug_checks.py:{line}"
+
+
+def test_enable_is_idempotent() -> None:
+    wrapped = tn.ops.exp
+    typed_nn.debug.enable()
+    assert tn.ops.exp is wrapped
+    assert len(tn.evaluate.__globals__["__name__"]) > 0  # still callable: a real function
+
+
+# --- NaN / Inf ---------------------------------------------------------------------------------
+
+
+def test_a_nan_from_log_of_a_negative_number_names_the_line_that_built_it() -> None:
+    x = t32([[-1.0, 4.0], [1.0, 2.0]])
+    line = sys._getframe().f_lineno + 1
+    y = tn.ops.log(x)
+    loss = tn.ops.square(y) * 2.0
+    with pytest.raises(
+        tn.NumericError,
+        match=rf"(?s)^log produced 1 NaN \(debug mode checks every node\)\.\n"
+        rf"  node      : log\[Float32, CPU, Dim2\]\(2, 2\)\n"
+        rf"  produced  : 1 NaN of 4 elements\n"
+        rf"  operand 1 : Tensor\[Float32, CPU, Dim2\]\(2, 2\)   range \[-1, 4\]\n"
+        rf"  built at  : test_debug_checks\.py:{line}\n"
+        rf"hint: log is NaN below 0",
+    ):
+        tn.evaluate(loss)
+
+
+def test_an_inf_from_a_division_by_zero_shows_both_operands_ranges() -> None:
+    x = t32([1.0, 2.0])
+    line = sys._getframe().f_lineno + 1
+    y = x / t32([0.5, 0.0])
+    with pytest.raises(
+        tn.NumericError,
+        match=rf"(?s)^div produced 1 Inf.*operand 1 : .*range \[1, 2\]\n"
+        rf"  operand 2 : .*range \[0, 0\.5\]\n  built at  : test_debug_checks\.py:{line}\n"
+        rf"hint: a division by zero",
+    ):
+        y.numpy()
+
+
+def test_a_nan_is_also_caught_when_evaluated_through_a_plan() -> None:
+    handle = tn.ops.sqrt(t32([-4.0])).eval_register()
+    with pytest.raises(tn.NumericError, match=r"sqrt produced 1 NaN"):
+        tn.EvalPlan.eval()
+    del handle
+
+
+def test_an_inf_already_in_the_data_flows_through_without_error() -> None:
+    g = t32([np.inf, np.inf])
+    x = t32([-1.0, 1.0])
+    assert tn.ops.relu_grad(g, x).numpy().tolist() == [0.0, np.inf]
+
+
+def test_a_nan_made_from_infs_already_in_the_data_is_reported() -> None:
+    inf = t32([np.inf])
+    with pytest.raises(tn.NumericError, match=r"(?s)sub produced 1 NaN.*range \[inf, inf\]"):
+        (inf - inf).numpy()

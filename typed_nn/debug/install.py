@@ -1,0 +1,44 @@
+"""``install(package)``: debug mode's checks on a user's package (beartype claw, jaxtyping).
+
+Call it before the package is first imported. Every function and method of the package is
+then checked by beartype on each call (annotated locals too), against the tagged types that
+debug mode makes checkable (``Matrix[Float32, CPU]`` compares element, device and rank). With
+``shapes=True`` (the default) jaxtyping's import hook is installed instead, with beartype as
+its checker: annotations such as ``Float[Tensor, "batch n_in"]`` then also bind each named
+size once per call, so two arguments that disagree on ``batch`` are an error. (jaxtyping's
+hook checks arguments and results, not annotated locals; ``shapes=False`` gives beartype's.)
+
+typed_nn data works as a jaxtyping array type: it has ``.shape`` and ``.dtype`` (the numpy
+dtype of its element tag), so ``Float[Matrix[Float32, CPU], "n m"]`` and ``Float32[Tensor,
+"n"]`` are checked like numpy arrays.
+"""
+
+from __future__ import annotations
+
+from .switch import enable
+
+__all__ = ["install"]
+
+
+def install(package: str, *, shapes: bool = True) -> None:
+    """Check every function of ``package`` (a top-level or dotted name) at run time.
+
+    Args:
+        package: the package (or module) to check, e.g. ``"my_model"``; not yet imported.
+        shapes: also check jaxtyping shape strings consistently across each call's arguments.
+
+    Turns debug mode on for typed_nn too (:func:`typed_nn.debug.enable`).
+
+    >>> install("my_model")  # doctest: +SKIP
+    >>> import my_model      # its functions are now checked
+    """
+    enable()
+    if shapes:
+        from jaxtyping import install_import_hook
+
+        install_import_hook(package, "beartype.beartype")
+    else:
+        from beartype import BeartypeConf
+        from beartype.claw import beartype_package
+
+        beartype_package(package, conf=BeartypeConf(is_color=False))
