@@ -1,9 +1,11 @@
 """numpy implementations of conv2d, max_pool2d and their gradients, via im2col.
 
 ``sliding_window_view`` gives every window of the (padded) input as a strided view of shape
-(N, C, H', W', KH, KW) without copying; ``tensordot`` then contracts it with the weights in
-one BLAS call (numpy copies the view into the im2col matrix there). The gradients that
-scatter back into the input loop over the KH * KW kernel offsets, never over pixels.
+(N, C, H', W', KH, KW) without copying. im2col copies that view once into a contiguous
+(C*KH*KW, N*H'*W') matrix, ordered so that the copy's inner loop runs along W' (a fast copy;
+copying in window order, with KW innermost, was measured 10x slower), and the convolution
+and both gradients are then single matrix products. Scattering back into the input
+(``col2im``) and pooling loop over the KH * KW kernel offsets, never over pixels.
 """
 
 from __future__ import annotations
@@ -20,65 +22,100 @@ Array = Any
 Pair = tuple[int, int]
 
 
-def _windows(x: Array, kernel: Pair, stride: Pair, padding: Pair) -> Array:
-    """(N, C, H', W', KH, KW) view of every window of ``x`` padded with zeros."""
+def _pad(x: Array, padding: Pair) -> Array:
     ph, pw = padding
-    if ph or pw:
-        x = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
-    view = sliding_window_view(x, kernel, axis=(2, 3))
-    return view[:, :, :: stride[0], :: stride[1]]
+    return np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw))) if ph or pw else x
+
+
+def _im2col(x: Array, kernel: Pair, stride: Pair, padding: Pair) -> Array:
+    """(C, KH, KW, N, H', W') contiguous copy of every window of ``x`` padded with zeros."""
+    view = sliding_window_view(_pad(x, padding), kernel, axis=(2, 3))
+    view = view[:, :, :: stride[0], :: stride[1]]  # (N, C, H', W', KH, KW)
+    return np.ascontiguousarray(view.transpose(1, 4, 5, 0, 2, 3))
+
+
+def _col2im(
+    cols: Array, shape: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair
+) -> Array:
+    """Add (C, KH, KW, N, H', W') window values back at their input positions (N, C, H, W)."""
+    n, c, h, w = shape
+    (ph, pw), (sh, sw) = padding, stride
+    oh, ow = cols.shape[4], cols.shape[5]
+    out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), cols.dtype)
+    for i in range(kernel[0]):
+        for j in range(kernel[1]):
+            out[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] += cols[:, i, j].transpose(
+                1, 0, 2, 3
+            )
+    return np.ascontiguousarray(out[:, :, ph : ph + h, pw : pw + w])
+
+
+def _by_channel(g: Array) -> Array:
+    """(N, O, H', W') -> contiguous (O, N*H'*W')."""
+    return np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(g.shape[1], -1)
 
 
 @implement("conv2d", CPU)
 def conv2d(x: Array, w: Array, stride: Pair, padding: Pair) -> Array:
-    cols = _windows(x, (w.shape[2], w.shape[3]), stride, padding)
-    out = np.tensordot(cols, w, axes=([1, 4, 5], [1, 2, 3]))  # (N, H', W', O)
-    return np.ascontiguousarray(out.transpose(0, 3, 1, 2))
+    cols = _im2col(x, (w.shape[2], w.shape[3]), stride, padding)
+    n, oh, ow = cols.shape[3:]
+    out = w.reshape(w.shape[0], -1) @ cols.reshape(-1, n * oh * ow)  # (O, N*H'*W')
+    return np.ascontiguousarray(out.reshape(-1, n, oh, ow).transpose(1, 0, 2, 3))
 
 
 @implement("conv2d_grad_weight", CPU)
 def conv2d_grad_weight(
     g: Array, x: Array, weight_shape: tuple[int, ...], stride: Pair, padding: Pair
 ) -> Array:
-    cols = _windows(x, (weight_shape[2], weight_shape[3]), stride, padding)
-    return np.tensordot(g, cols, axes=([0, 2, 3], [0, 2, 3]))  # (O, C, KH, KW)
-
-
-def _scatter(
-    cols: Array, shape: tuple[int, ...], kernel: Pair, stride: Pair, padding: Pair
-) -> Array:
-    """Add window values (N, C, H', W', KH, KW) back to their input positions (N, C, H, W)."""
-    n, c, h, w = shape
-    ph, pw = padding
-    (sh, sw), (oh, ow) = stride, cols.shape[2:4]
-    out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), cols.dtype)
-    for i in range(kernel[0]):
-        for j in range(kernel[1]):
-            out[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] += cols[..., i, j]
-    return out[:, :, ph : ph + h, pw : pw + w]
+    cols = _im2col(x, (weight_shape[2], weight_shape[3]), stride, padding)
+    k = cols.shape[0] * cols.shape[1] * cols.shape[2]
+    return (_by_channel(g) @ cols.reshape(k, -1).T).reshape(weight_shape)
 
 
 @implement("conv2d_grad_input", CPU)
 def conv2d_grad_input(
     g: Array, w: Array, input_shape: tuple[int, ...], stride: Pair, padding: Pair
 ) -> Array:
-    cols = np.tensordot(g, w, axes=([1], [0]))  # (N, H', W', C, KH, KW)
-    cols = cols.transpose(0, 3, 1, 2, 4, 5)
-    kernel = (w.shape[2], w.shape[3])
-    return np.ascontiguousarray(_scatter(cols, input_shape, kernel, stride, padding))
+    o, c, kh, kw = w.shape
+    n, _, oh, ow = g.shape
+    cols = (w.reshape(o, -1).T @ _by_channel(g)).reshape(c, kh, kw, n, oh, ow)
+    return _col2im(cols, input_shape, (kh, kw), stride, padding)
+
+
+def _offsets(x: Array, size: Pair, stride: Pair) -> list[tuple[int, int, Array]]:
+    """(i, j, view of x at kernel offset (i, j) for every window), for each kernel offset."""
+    (sh, sw), (_, _, h, w) = stride, x.shape
+    oh, ow = (h - size[0]) // sh + 1, (w - size[1]) // sw + 1
+    return [
+        (i, j, x[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw])
+        for i in range(size[0])
+        for j in range(size[1])
+    ]
+
+
+def _window_max(views: list[tuple[int, int, Array]]) -> Array:
+    out = views[0][2].copy()
+    for _, _, view in views[1:]:
+        np.maximum(out, view, out=out)
+    return out
 
 
 @implement("max_pool2d", CPU)
 def max_pool2d(x: Array, size: Pair, stride: Pair) -> Array:
-    return _windows(x, size, stride, (0, 0)).max(axis=(4, 5))
+    return _window_max(_offsets(x, size, stride))
 
 
 @implement("max_pool2d_grad", CPU)
 def max_pool2d_grad(g: Array, x: Array, size: Pair, stride: Pair) -> Array:
-    windows = _windows(x, size, stride, (0, 0))
-    flat = windows.reshape(*windows.shape[:4], size[0] * size[1])
-    first_max = flat.argmax(axis=4)  # the first maximum of each window gets the gradient
-    routed = np.zeros(flat.shape, g.dtype)
-    np.put_along_axis(routed, first_max[..., None], g[..., None], axis=4)
-    cols = routed.reshape(windows.shape)
-    return np.ascontiguousarray(_scatter(cols, x.shape, size, stride, (0, 0)))
+    views = _offsets(x, size, stride)
+    top = _window_max(views)
+    claimed = np.zeros(top.shape, bool)  # windows whose first maximum was already routed
+    dx = np.zeros(x.shape, g.dtype)
+    sh, sw = stride
+    oh, ow = g.shape[2], g.shape[3]
+    for i, j, view in views:  # offsets in row-major order: the first maximum wins ties
+        hit = np.equal(view, top)
+        np.greater(hit, claimed, out=hit)  # hit and not yet claimed
+        claimed |= hit
+        dx[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] += g * hit
+    return dx
