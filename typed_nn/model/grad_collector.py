@@ -77,9 +77,10 @@ class GradCollector(Generic[E, Dv]):
         """Device tag of every weight and gradient."""
         return self._device
 
-    def collect(self, name: str, weight: Tensor[E, Dv, D], grad: TensorLike[E, Dv, D]) -> None:
-        """Record ``grad`` (lazy, same shape as ``weight``) as a gradient of parameter ``name``."""
-        self._check(name, weight, grad)
+    def collect(self, name: str, weight: TensorLike[E, Dv, D], grad: TensorLike[E, Dv, D]) -> None:
+        """Record ``grad`` (lazy, same shape as the principal ``weight``) as a gradient of
+        parameter ``name``."""
+        weight = self._check(name, weight, grad)
         info = self._infos.get(name)
         if info is None:
             info = self._infos[name] = GradInfo(weight)
@@ -94,7 +95,7 @@ class GradCollector(Generic[E, Dv]):
             )
         info.add(grad)
 
-    def _check(self, name: str, weight: object, grad: object) -> None:
+    def _check(self, name: str, weight: object, grad: object) -> Tensor[E, Dv, Any]:
         if not isinstance(weight, Tensor) or not isinstance(grad, TensorLike):
             raise OperandError(
                 message(
@@ -135,6 +136,7 @@ class GradCollector(Generic[E, Dv]):
                         hint=f"use one GradCollector per {what}.",
                     )
                 )
+        return weight
 
     def get(self, name: str) -> GradInfo[E, Dv]:
         """The GradInfo of parameter ``name``."""

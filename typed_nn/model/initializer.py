@@ -85,8 +85,17 @@ class ParamInitializer:
         """Whether a preset parameter ``name`` was stored."""
         return name in self._params
 
-    def get_param(self, name: str, dst: Tensor[E, Dv, D]) -> None:
-        """Copy the preset parameter ``name`` into ``dst`` (same shape; same-kind elements)."""
+    def get_param(self, name: str, dst: TensorLike[E, Dv, D]) -> None:
+        """Copy the preset parameter ``name`` into the principal tensor ``dst`` (same shape;
+        same-kind elements)."""
+        if not isinstance(dst, Tensor):
+            raise OperandError(
+                message(
+                    f"get_param({name!r}, dst) writes into a principal tensor.",
+                    [("received", dst.describe())],
+                    hint="allocate dst with tn.zeros(shape, elem, device).",
+                )
+            )
         array = self._params.get(name)
         if array is None:
             raise ParamError(

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import Any, Generic, overload
 
 from ..data.tensor import Tensor
+from ..data.tensor_like import TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ParamError, RankError, message
 from ..tags import D, DimTag, Dv, E
 
@@ -71,9 +72,9 @@ class LoadBuffer(Generic[E, Dv]):
             )
         return tensor
 
-    def set(self, name: str, tensor: Tensor[E, Dv, D]) -> None:
-        """Store ``tensor`` (not a copy) under a new ``name``."""
-        self._check(name, tensor)
+    def set(self, name: str, tensor: TensorLike[E, Dv, D]) -> None:
+        """Store the principal ``tensor`` (not a copy) under a new ``name``."""
+        tensor = self._check(name, tensor)
         if name in self._tensors:
             raise ParamError(
                 message(
@@ -85,7 +86,7 @@ class LoadBuffer(Generic[E, Dv]):
             )
         self._tensors[name] = tensor
 
-    def _check(self, name: str, tensor: object) -> None:
+    def _check(self, name: str, tensor: object) -> Tensor[E, Dv, Any]:
         if not isinstance(tensor, Tensor):
             raise OperandError(
                 message(
@@ -112,6 +113,7 @@ class LoadBuffer(Generic[E, Dv]):
                         hint=f"use a LoadBuffer({have.__name__}, ...) for this data, or convert it.",
                     )
                 )
+        return tensor
 
     def is_param_exist(self, name: str, dim: type[DimTag] | None = None) -> bool:
         """Whether ``name`` is stored (with rank ``dim.rank`` when ``dim`` is given)."""
