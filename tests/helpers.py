@@ -87,7 +87,11 @@ def layer_feed(layer: Any, values: dict[type, Any]) -> Any:
 
 
 def check_layer_gradients(
-    layer: Any, values: dict[type, Any], *, output: type | None = None, no_grad: tuple[type, ...] = ()
+    layer: Any,
+    values: dict[type, Any],
+    *,
+    output: type | None = None,
+    no_grad: tuple[type, ...] = (),
 ) -> None:
     """The backward of ``layer`` (a Float64 train layer with feedback) equals central
     differences of ``sum(G * forward)`` for a random output gradient ``G``, for every

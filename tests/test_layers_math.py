@@ -69,8 +69,8 @@ def draw(bounds: tuple[float, float], shape: tuple[int, ...]) -> Any:
     return x
 
 
-def train(layer: type[Any], elem: type[Any] = tn.Float64, rank: type[Any] = tn.Dim2) -> Any:
-    declared = tn.TensorLike[elem, tn.CPU, rank]
+def train(layer: type[Any]) -> Any:
+    declared = tn.Matrix[tn.Float64, tn.CPU]
     return make_train_layer(layer, LayerInMap({LayerInput: declared}), PFeedbackOutput)
 
 

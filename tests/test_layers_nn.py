@@ -18,6 +18,7 @@ from typed_nn.layers import (
     SoftmaxLayer,
     make_infer_layer,
     make_train_layer,
+    tensor_type,
 )
 from typed_nn.policies import PFeedbackOutput, PModifyDimNumIs
 
@@ -36,8 +37,8 @@ def np_softmax_grad(g: Any, y: Any, k: int) -> Any:
     return y * (g - (g * y).sum(axis=axes, keepdims=True))
 
 
-def softmax_train(k: int, rank: type[Any] = tn.Dim3) -> Any:
-    declared = tn.TensorLike[F64, tn.CPU, rank]
+def softmax_train(k: int, rank: int = 3) -> Any:
+    declared = tensor_type(F64, tn.CPU, rank)
     return make_train_layer(
         SoftmaxLayer, LayerInMap({LayerInput: declared}), PFeedbackOutput, PModifyDimNumIs(k)
     )
@@ -50,7 +51,9 @@ def test_softmax_forward_backward_and_finite_difference(k: int) -> None:
     y = layer_feed(layer, {LayerInput: x}).get(LayerOutput).numpy()
     np.testing.assert_allclose(y, np_softmax(x, k))
     grads = layer.feed_backward(layer.output_cont().set(LayerOutput, t64(g)))
-    np.testing.assert_allclose(grads.get(LayerInput).numpy(), np_softmax_grad(g, np_softmax(x, k), k))
+    np.testing.assert_allclose(
+        grads.get(LayerInput).numpy(), np_softmax_grad(g, np_softmax(x, k), k)
+    )
     check_layer_gradients(layer, {LayerInput: x})
 
 
@@ -60,7 +63,7 @@ def test_softmax_infer_lifo_and_empty_grad() -> None:
     out = infer.feed_forward(infer.input_cont().set(LayerInput, t32(x))).get(LayerOutput)
     np.testing.assert_allclose(out.numpy(), np_softmax(x.astype(np.float64), 2), rtol=1e-5)
     infer.neutral_invariant()
-    layer = softmax_train(1, tn.Dim2)("lifo")
+    layer = softmax_train(1, 2)("lifo")
     xs = {n: rng.normal(size=(2, 3)) * n for n in range(1, 10)}
     for n in range(1, 10):
         layer_feed(layer, {LayerInput: xs[n]})
@@ -99,7 +102,9 @@ def test_nll_loss_finite_difference_lifo_and_empty_grad() -> None:
     layer = nll_train()("loss")
     truth = rng.uniform(0.1, 1.0, size=(2, 3))
     pred = rng.uniform(0.2, 0.9, size=(2, 3))
-    check_layer_gradients(layer, {LayerInput: pred, LossLayerWeight: truth}, no_grad=(LossLayerWeight,))
+    check_layer_gradients(
+        layer, {LayerInput: pred, LossLayerWeight: truth}, no_grad=(LossLayerWeight,)
+    )
     preds = {n: rng.uniform(0.2, 0.9, size=(2, 3)) for n in range(1, 10)}
     for n in range(1, 10):
         layer_feed(layer, {LayerInput: preds[n], LossLayerWeight: truth})
@@ -117,4 +122,7 @@ def test_nll_loss_infer_layer_returns_empty_backward() -> None:
     p = t32(np.full((2,), 0.5))
     out = layer.feed_forward(layer.input_cont().set(LayerInput, p).set(LossLayerWeight, p))
     np.testing.assert_allclose(out.get(LayerOutput).numpy(), -np.log(0.5), rtol=1e-6)
-    assert layer.feed_backward(layer.output_cont().set(LayerOutput, out.get(LayerOutput))).set_keys() == ()
+    assert (
+        layer.feed_backward(layer.output_cont().set(LayerOutput, out.get(LayerOutput))).set_keys()
+        == ()
+    )

@@ -64,11 +64,13 @@ def test_configured_class_reads_policies_and_is_cached() -> None:
 
 def test_conflicting_policies_fail_at_declaration() -> None:
     with pytest.raises(PolicyConflictError, match=r"two policies set GradPolicy.is_update"):
-        make_train_layer(AddLayer, BINARY_M32, PUpdate, PNoUpdate)  # type: ignore[policy-conflict]
+        make_train_layer(AddLayer, BINARY_M32, PUpdate, PNoUpdate)
 
 
 def test_input_map_must_match_the_ports() -> None:
-    with pytest.raises(tn.LayerError, match=r"(?s)input map's ports differ.*missing +: RightOperand"):
+    with pytest.raises(
+        tn.LayerError, match=r"(?s)input map's ports differ.*missing +: RightOperand"
+    ):
         make_train_layer(AddLayer, LayerInMap({LeftOperand: M32}))
     wrong = LayerInMap({LeftOperand: M32, RightOperand: M32, LayerInput: M32})
     with pytest.raises(tn.LayerError, match=r"(?s)unknown +: LayerInput"):
@@ -121,23 +123,32 @@ def test_wrong_input_types_name_layer_port_declared_and_received() -> None:
         match=r"(?s)cannot feed layer 'net/add': port LeftOperand.*"
         r"declared : TensorLike\[Float32, CPU, Dim2\].*received : Tensor\[Float64, CPU, Dim2\]",
     ):
-        layer.feed_forward(cont.set(LeftOperand, m64))  # type: ignore[arg-type]
-    with pytest.raises(tn.RankError, match=r"(?s)port LeftOperand.*received : Tensor\[Float32, CPU, Dim1\]"):
+        layer.feed_forward(cont.set(LeftOperand, m64))
+    with pytest.raises(
+        tn.RankError, match=r"(?s)port LeftOperand.*received : Tensor\[Float32, CPU, Dim1\]"
+    ):
         layer.feed_forward(cont.set(LeftOperand, t32(np.ones(2))))
     with pytest.raises(tn.OperandError, match="port LeftOperand takes typed_nn data"):
         layer.feed_forward(cont.set(LeftOperand, 1.0))
     g32 = tn.Matrix[tn.Float32, tn.GPU]
     on_gpu = make_train_layer(AddLayer, LayerInMap({LeftOperand: g32, RightOperand: g32}))
     with pytest.raises(tn.DeviceError, match=r"(?s)declared : TensorLike\[Float32, GPU, Dim2\]"):
-        on_gpu("gpu").feed_forward(cont.set(LeftOperand, t32(np.ones((2, 2)))))  # type: ignore[arg-type]
-    principal = make_train_layer(AddLayer, LayerInMap({LeftOperand: tn.Tensor[tn.Float32, tn.CPU, tn.Dim2], RightOperand: M32}))
+        on_gpu("gpu").feed_forward(cont.set(LeftOperand, t32(np.ones((2, 2)))))
+    principal = make_train_layer(
+        AddLayer,
+        LayerInMap({LeftOperand: tn.Tensor[tn.Float32, tn.CPU, tn.Dim2], RightOperand: M32}),
+    )
     lazy = t32(np.ones((2, 2))) + 1.0
-    with pytest.raises(tn.OperandError, match=r"(?s)declared : Tensor\[Float32, CPU, Dim2\].*received : add"):
+    with pytest.raises(
+        tn.OperandError, match=r"(?s)declared : Tensor\[Float32, CPU, Dim2\].*received : add"
+    ):
         principal("p").feed_forward(cont.set(LeftOperand, lazy))
 
 
 def test_number_ports_convert_and_get_no_gradient() -> None:
-    L = make_train_layer(MultiplyLayer, LayerInMap({LeftOperand: M32, RightOperand: int}), PFeedbackOutput)
+    L = make_train_layer(
+        MultiplyLayer, LayerInMap({LeftOperand: M32, RightOperand: int}), PFeedbackOutput
+    )
     layer = L("scale")
     x = t32(np.arange(4.0).reshape(2, 2))
     out = layer.feed_forward(layer.input_cont().set(LeftOperand, x).set(RightOperand, 3.7))
@@ -151,9 +162,14 @@ def test_number_ports_convert_and_get_no_gradient() -> None:
 
 def test_unset_port_and_wrong_container() -> None:
     layer = make_infer_layer(AddLayer)("add")
-    with pytest.raises(tn.LayerError, match=r"(?s)'add' forward: input port RightOperand is not set"):
+    with pytest.raises(
+        tn.LayerError, match=r"(?s)'add' forward: input port RightOperand is not set"
+    ):
         layer.feed_forward(layer.input_cont().set(LeftOperand, t32(np.ones(2))))
-    with pytest.raises(tn.LayerError, match=r"(?s)wrong ports.*declared : LeftOperand, RightOperand.*received : LayerOutput"):
+    with pytest.raises(
+        tn.LayerError,
+        match=r"(?s)wrong ports.*declared : LeftOperand, RightOperand.*received : LayerOutput",
+    ):
         layer.feed_forward(layer.output_cont())  # type: ignore[arg-type]
     with pytest.raises(tn.LayerError, match=r"cannot set key LayerInput: it is not declared"):
         layer.input_cont().set(LayerInput, 1)  # type: ignore[arg-type]
@@ -174,7 +190,9 @@ def test_inference_layers_store_nothing() -> None:
     out = layer.feed_forward(layer.input_cont().set(LayerInput, p).set(LossLayerWeight, p))
     assert out.get(LayerOutput).rank == 0
     layer.neutral_invariant()
-    assert layer.feed_backward(layer.output_cont().set(LayerOutput, t32(np.ones(())))).set_keys() == ()
+    assert (
+        layer.feed_backward(layer.output_cont().set(LayerOutput, t32(np.ones(())))).set_keys() == ()
+    )
 
 
 def test_generic_wrappers_skip_missing_methods() -> None:
@@ -203,7 +221,9 @@ def test_generic_wrappers_skip_missing_methods() -> None:
 
 
 def test_output_types_for_composites() -> None:
-    dot = make_train_layer(DotLayer, LayerInMap({LeftOperand: tn.Tensor3[tn.Float32, tn.CPU], RightOperand: M32}))
+    dot = make_train_layer(
+        DotLayer, LayerInMap({LeftOperand: tn.Tensor3[tn.Float32, tn.CPU], RightOperand: M32})
+    )
     assert dot.output_types() == {LayerOutput: tn.TensorLike[tn.Float32, tn.CPU, tn.Dim3]}
     loss = make_infer_layer(NLLLossLayer)
     vec = tn.Vector[tn.Float32, tn.CPU]
@@ -212,9 +232,6 @@ def test_output_types_for_composites() -> None:
     }
     with pytest.raises(tn.LayerError, match="no input types"):
         loss.output_types()
-
-
-
 
 
 def test_declared_types_the_ops_reject_fail_at_declaration() -> None:

@@ -45,7 +45,9 @@ def test_undeclared_key_is_an_error_on_set_and_get() -> None:
     values: Any = Params.create()
     with pytest.raises(tn.LayerError, match=r"cannot set key LeftOperand: it is not declared"):
         values.set(LeftOperand, 1)
-    with pytest.raises(tn.LayerError, match=r"cannot get key LeftOperand.*\n.*declared : A, B, Weight"):
+    with pytest.raises(
+        tn.LayerError, match=r"cannot get key LeftOperand.*\n.*declared : A, B, Weight"
+    ):
         values.get(LeftOperand)
 
 
@@ -65,7 +67,8 @@ def test_duplicate_and_non_class_keys_fail_at_declaration() -> None:
 
 def test_previous_is_cached_per_key() -> None:
     assert Previous(LayerOutput) is Previous(LayerOutput)
-    assert Previous(LayerOutput) is not Previous(LeftOperand)
+    previous: Any = Previous  # distinct keys have distinct static types too
+    assert previous(LayerOutput) is not previous(LeftOperand)
     assert issubclass(Previous(LayerOutput), PreviousKey)
     assert Previous(LayerOutput).__name__ == "Previous(LayerOutput)"
     values = VarTypeDict(LayerOutput, Previous(LayerOutput)).create().set(Previous(LayerOutput), 1)

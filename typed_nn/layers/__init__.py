@@ -61,3 +61,4 @@ from .stacks import collapse as collapse
 from .unary import UnaryLayer as UnaryLayer
 from .var_type_dict import VarTypeDict as VarTypeDict
 from .var_type_dict import VarValues as VarValues
+from .in_map import tensor_type as tensor_type

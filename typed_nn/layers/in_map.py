@@ -15,9 +15,8 @@ The map is checked when it is built (every type concrete), hashable, and compare
 
 from __future__ import annotations
 
-import operator
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from ..data.dynamic import DynamicData, make_dynamic
@@ -30,6 +29,10 @@ from .var_type_dict import key_name
 __all__ = ["LayerInMap", "PortType", "port_type", "tensor_type"]
 
 NUMBER_TYPES: tuple[type, ...] = (int, float)
+
+# ``TensorLike[elem, device, dim]`` for tags known only at run time: the same alias object
+# ``tn.Matrix[tn.Float32, tn.CPU]`` gives (mypy accepts only literal types inside [...]).
+_subscript: Callable[[tuple[type, ...]], object] = TensorLike.__class_getitem__  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -95,9 +98,7 @@ def port_type(declared: object) -> PortType:
 
 def tensor_type(elem: type[ElemTag], device: type[DeviceTag], rank: int) -> object:
     """The declared type ``TensorLike[elem, device, DimN]`` (what type inference produces)."""
-    # operator.getitem is TensorLike[elem, device, dim] with tags only known at run time.
-    alias: object = operator.getitem(TensorLike, (elem, device, dim_of_rank(rank)))
-    return alias
+    return _subscript((elem, device, dim_of_rank(rank)))
 
 
 class LayerInMap:
