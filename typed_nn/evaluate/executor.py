@@ -1,14 +1,18 @@
-"""Run a set of registered values: order the graph, compute each node once, cache results.
+"""Run a set of registered values through the optimised evaluator.
 
-The executor sees three sorts of data: principal tensors (leaves), operation nodes (computed
-by their device's implementation) and other data kinds, which it ``lower()``s to one of the
-first two. A node's result is cached on the node, so evaluating it again (or a copy of it)
-computes nothing; writing into a tensor with ``evaluate(..., out=)`` / ``assign`` bumps the
-cache epoch so that results computed from the old values are recomputed.
+Per evaluation: collect the graph (hash-consed: shared sub-trees get one slot), look its
+structure up in this thread's plan cache, and on a miss *analyse* it — rewrites, batching,
+fused regions, where ``out=`` can be written directly — into a compiled schedule. Then run
+the schedule over this evaluation's arrays, wrap the results and cache them on their nodes.
+
+While ``hooks.node_checks`` is non-empty (debug mode) every node runs on its own through
+the reference evaluator so each value is checked; a failing compiled step also re-runs there,
+so the error names the exact node and the line that built it.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,36 +20,44 @@ import numpy as np
 
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
-from ..errors import EvaluationError, TypedNNError, message
-from ..ops.declare import implementation
-from ..ops.node import Operation
-from ..ops.rules import describe
-from . import hooks
+from ..errors import TypedNNError
+from ..ops.declare import registry_version
+from . import hooks, reference
+from .batch import batch
+from .cache import epoch, invalidate_caches, store
+from .codegen import Program, generate
+from .collect import Collected, collect
+from .fuse import find_regions
+from .graph import build_graph
+from .options import options, stats
+from .pool import buffer_pool
+from .rewrite import rewrite
 
-__all__ = ["copy_into", "execute", "invalidate_caches"]
+__all__ = ["clear_plan_cache", "copy_into", "execute", "invalidate_caches", "last_program"]
 
-AnyOp = Operation[Any, Any, Any]
 AnyResult = Tensor[Any, Any, Any]
+Target = tuple[int, int, int, int]
+"""(root index, root slot, env index of the out array, aliased leaf slot / -1 none / -2)."""
+
+_local = threading.local()
 
 
-class _State:
-    epoch = 0
+def _plans() -> dict[Any, Program]:
+    plans: dict[Any, Program] | None = getattr(_local, "plans", None)
+    if plans is None:
+        plans = _local.plans = {}
+    return plans
 
 
-def invalidate_caches() -> None:
-    """Forget every cached node result (a tensor was written in place)."""
-    _State.epoch += 1
+def clear_plan_cache() -> None:
+    """Forget this thread's analysed plans."""
+    _plans().clear()
 
 
-def cached(node: AnyOp) -> AnyResult | None:
-    """The node's cached result, if still valid."""
-    result: AnyResult | None = node._result
-    return result if result is not None and node._epoch == _State.epoch else None
-
-
-def store(node: AnyOp, result: AnyResult) -> None:
-    node._result = result
-    node._epoch = _State.epoch
+def last_program() -> Program | None:
+    """The schedule this thread ran last (for tests and curiosity: ``.source``, ``.fired``)."""
+    program: Program | None = getattr(_local, "last", None)
+    return program
 
 
 def copy_into(src: AnyTensor, dst: AnyResult) -> None:
@@ -54,91 +66,63 @@ def copy_into(src: AnyTensor, dst: AnyResult) -> None:
     dst.array[...] = src.array
 
 
-class Run:
-    """One evaluation: lowers data kinds once, then orders the nodes to compute."""
-
-    def __init__(self) -> None:
-        self._lowered: dict[int, tuple[AnyTensor, AnyTensor]] = {}
-
-    def lower(self, x: AnyTensor) -> AnyTensor:
-        """``x`` itself for tensors and nodes; otherwise its ``lower()``, computed once."""
-        if isinstance(x, Tensor | Operation):
-            return x
-        entry = self._lowered.get(id(x))
-        if entry is None:
-            entry = (x, self.lower(x.lower()))  # keep x alive so its id stays unique
-            self._lowered[id(x)] = entry
-        return entry[1]
-
-    def schedule(self, roots: Sequence[AnyTensor]) -> list[AnyOp]:
-        """The nodes to compute, operands before users, each once (iterative DFS)."""
-        order: list[AnyOp] = []
-        visited: set[int] = set()
-        for root in roots:
-            stack: list[tuple[Any, bool]] = [(self.lower(root), False)]
-            while stack:
-                x, expanded = stack.pop()
-                if expanded:
-                    order.append(x)
-                    continue
-                if type(x) is Tensor or id(x) in visited:
-                    continue
-                visited.add(id(x))
-                if cached(x) is not None:
-                    continue
-                stack.append((x, True))
-                for operand in reversed(x.operands):
-                    if not isinstance(operand, int | float):
-                        stack.append((self.lower(operand), False))
-        return order
-
-    def value(self, x: Any) -> Any:
-        """The backend array of an evaluated operand (numbers pass through)."""
-        if isinstance(x, int | float):
-            return x
-        x = self.lower(x)
-        if type(x) is Tensor:
-            return x.array
-        result = cached(x)
-        assert result is not None, f"operand {x!r} was not computed"
-        return result.array
-
-    def result(self, x: AnyTensor) -> AnyResult:
-        """The principal tensor of an evaluated root."""
-        x = self.lower(x)
-        result = x if type(x) is Tensor else cached(x)  # type: ignore[arg-type]
-        assert isinstance(result, Tensor)
-        return result
+def _alias(col: Collected, out: Any) -> int:
+    """Which leaf ``out``'s memory is (its slot), -1 for none, -2 for a partial overlap."""
+    found = -1
+    for s, arr in enumerate(col.env):
+        if arr is None:
+            continue
+        if arr is out or (
+            arr.__array_interface__["data"][0] == out.__array_interface__["data"][0]
+            and arr.shape == out.shape
+            and arr.strides == out.strides
+            and found == -1
+        ):
+            found = s
+        elif np.may_share_memory(arr, out):
+            return -2
+    return found
 
 
-def run_node(run: Run, node: AnyOp) -> AnyResult:
-    """Compute one node with its device's implementation."""
-    decl = node.op
-    impl = implementation(decl.name, node.device)
-    try:
-        array = impl(*[run.value(o) for o in node.operands], *node.params)
-    except TypedNNError:
-        raise
-    except Exception as exc:
-        raise EvaluationError(
-            message(
-                f"evaluating {decl.name} failed: {type(exc).__name__}: {exc}",
-                [("node", node.describe())]
-                + [(f"operand {i + 1}", describe(o)) for i, o in enumerate(node.operands)],
-                built_at=node.built_at,
-                hint="check the operands' values; the line above built the failing node.",
-            )
-        ) from exc
-    if array.shape != node.shape or array.dtype != node.elem.dtype:
-        raise EvaluationError(
-            message(
-                f"the {node.device.name} implementation of {decl.name} returned the wrong result.",
-                [("declared", node.describe()), ("received", f"{array.dtype}{tuple(array.shape)}")],
-                built_at=node.built_at,
-                hint="this is a typed_nn bug; please report it with the expression.",
-            )
-        )
-    return Tensor._wrap(array, node.elem, node.device)
+def _analyse(col: Collected, targets: list[Target]) -> Program:
+    g = build_graph(col)
+    fired = rewrite(g) if options.rewrite else []
+    for name in fired:
+        stats.rewrites[name] += 1
+    if options.batch:
+        stats.batched += batch(g)
+    alive = g.live()
+    uses = g.uses(alive)
+    regions = find_regions(g, alive, uses, options.fuse)
+    stats.fused_regions += sum(len(m) > 1 for m in regions.values())
+    direct: dict[int, int] = {}
+    copies: dict[int, int] = {}
+    for _, r, e, alias in targets:
+        n = g.nodes[r]
+        ok = n.op not in ("leaf", "alias") and r not in direct and alias != -2
+        if ok and alias >= 0:
+            members = regions.get(r, [])
+            reads = sum(g.nodes[m].args.count(alias) for m in members)
+            root_reads = g.nodes[r].args.count(alias)
+            safe_root = root_reads == 0 or (regions.get(r) and _alias_safe(n))
+            ok = reads == uses[alias] and g.nodes[alias].shape == n.shape and bool(safe_root)
+        if ok and r not in regions:
+            ok = alias == -1 and _has_out_form(n)
+        (direct if ok else copies)[r] = e
+    return generate(g, alive, regions, direct, copies, fired)
+
+
+def _alias_safe(n: Any) -> bool:
+    from .fuse import fusable
+
+    impl = fusable(n)
+    return impl is not None and impl.alias_safe
+
+
+def _has_out_form(n: Any) -> bool:
+    from ..ops.declare import out_implementation
+
+    return out_implementation(n.op, n.device) is not None
 
 
 def execute(
@@ -146,15 +130,65 @@ def execute(
 ) -> list[AnyResult]:
     """Evaluate ``roots``; returns their principal tensors in order.
 
-    ``targets`` maps a root's index to a tensor its value should be written into (the caller
-    copies when the executor could not write there directly).
+    ``targets`` maps a root's index to a tensor its value should be written into; the
+    returned tensor for that root is the target when it was written there directly (the
+    caller copies otherwise).
     """
-    run = Run()
-    checks = hooks.node_checks
-    with np.errstate(all="ignore"):
-        for node in run.schedule(roots):
-            result = run_node(run, node)
-            for check in checks:
-                check(node, result)
-            store(node, result)
-    return [run.result(root) for root in roots]
+    if hooks.node_checks:
+        return reference.execute(roots, targets)
+    col = collect(roots, options.cse, epoch())
+    env = col.env
+    tlist: list[Target] = []
+    if targets:
+        for j, t in targets.items():
+            tlist.append((j, col.roots[j], len(env) + len(tlist), _alias(col, t.array)))
+    key = (tuple(col.sig), tuple(col.roots), options.key(), tuple(tlist), registry_version())
+    plans = _plans()
+    program = plans.get(key) if options.plan_cache else None
+    if program is None:
+        stats.analyses += 1
+        program = _analyse(col, tlist)
+        plans[key] = program
+    else:
+        stats.plan_hits += 1
+    _local.last = program
+    if tlist:
+        assert targets is not None
+        env.extend(targets[j].array for j, *_ in tlist)
+    alloc = buffer_pool().empty if options.pool else np.empty
+    try:
+        with np.errstate(all="ignore"):
+            program.fn(env, alloc)
+    except TypedNNError:
+        raise
+    except Exception:
+        stats.fallbacks += 1
+        return reference.execute(roots, targets)
+    if stats.counting:
+        stats.kernel_calls.update(program.calls)
+    return _results(col, program, targets)
+
+
+def _results(
+    col: Collected, program: Program, targets: dict[int, AnyResult] | None
+) -> list[AnyResult]:
+    env, objs = col.env, col.objs
+    by_slot: dict[int, AnyResult] = {}
+    for s in program.results:
+        obj = objs[s]
+        t = Tensor._wrap(env[s], obj.elem, obj.device)
+        store(obj, t)
+        by_slot[s] = t
+    for s, x in col.merged:
+        t2 = by_slot.get(s)
+        if t2 is not None:
+            store(x, t2)
+    out: list[AnyResult] = []
+    for j, r in enumerate(col.roots):
+        target = targets.get(j) if targets else None
+        if target is not None and env[r] is target.array:
+            out.append(target)
+        else:
+            res = by_slot.get(r)
+            out.append(res if res is not None else objs[r])
+    return out

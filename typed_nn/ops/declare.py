@@ -8,6 +8,8 @@ operands at build time and returns the result's shape, element and device.
 Backends register implementations with :func:`implement`; a device may hold several for one
 op, and the one with the highest priority wins. :func:`implementation` finds it, or raises
 ``NoImplementationError`` naming the op, the device and the devices that have one.
+:func:`implement_out` registers a second flavour that writes into a given array; the
+evaluator uses it to run element-wise regions block by block and to fill ``out=`` tensors.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from ..tags import DeviceTag, ElemTag
 __all__ = [
     "Impl",
     "Infer",
+    "OutImpl",
     "OpDecl",
     "OpKind",
     "Operand",
@@ -29,6 +32,9 @@ __all__ = [
     "implement",
     "implementation",
     "implemented_devices",
+    "implement_out",
+    "out_implementation",
+    "registry_version",
 ]
 
 Operand = Any
@@ -60,7 +66,26 @@ class OpDecl:
         return f"OpDecl({self.name!r})"
 
 
-_IMPLS: dict[str, dict[str, list[tuple[int, Impl]]]] = {}
+class _Registry(dict[str, Any]):
+    """A dict that counts writes, so compiled plans notice a replaced implementation."""
+
+    version = 0
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        _Registry.version += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        _Registry.version += 1
+        super().__delitem__(key)
+
+
+def registry_version() -> int:
+    """Changes whenever an implementation is registered or replaced."""
+    return _Registry.version
+
+
+_IMPLS: dict[str, dict[str, list[tuple[int, Impl]]]] = _Registry()
 
 
 def implement(
@@ -70,9 +95,11 @@ def implement(
     name = op if isinstance(op, str) else op.name
 
     def register(fn: Impl) -> Impl:
-        impls = _IMPLS.setdefault(name, {}).setdefault(device.name, [])
-        impls.append((priority, fn))
-        impls.sort(key=lambda item: -item[0])
+        per_device = _IMPLS.get(name)
+        if per_device is None:
+            per_device = _IMPLS[name] = _Registry()
+        impls = per_device.get(device.name, [])
+        per_device[device.name] = sorted([*impls, (priority, fn)], key=lambda item: -item[0])
         return fn
 
     return register
@@ -96,3 +123,50 @@ def implementation(op: str, device: type[DeviceTag]) -> Impl:
 def implemented_devices(op: str) -> list[str]:
     """Names of the devices that implement ``op``."""
     return sorted(dev for dev, fns in _IMPLS.get(op, {}).items() if fns)
+
+
+@dataclass(frozen=True, slots=True)
+class OutImpl:
+    """An implementation flavour that writes into a given array (fused passes, ``out=``).
+
+    ``fn(*operand_arrays_or_numbers, *params, out=array)`` fills ``out`` (shaped like the
+    node, or a block of it for element-wise ops) and returns it; numpy ufuncs have exactly
+    this form. ``alias_safe``: ``out`` may be the very array of an operand of its shape.
+    """
+
+    fn: Impl
+    alias_safe: bool
+    plain: Impl
+    """The plain implementation this form mirrors; while another one is registered in its
+    place (a higher priority, a test's replacement), the write-into form is not used."""
+
+
+_OUT_IMPLS: dict[str, dict[str, OutImpl]] = _Registry()
+
+
+def implement_out(
+    op: str | OpDecl, device: type[DeviceTag], *, alias_safe: bool = False, of: Impl | None = None
+) -> Callable[[Impl], Impl]:
+    """Register the decorated ``fn(*operands, *params, out=)`` as ``op``'s write-into form
+    of the plain implementation ``of`` (default: the one registered now)."""
+    name = op if isinstance(op, str) else op.name
+
+    def register(fn: Impl) -> Impl:
+        plain = of if of is not None else implementation(name, device)
+        per_device = _OUT_IMPLS.get(name)
+        if per_device is None:
+            per_device = _OUT_IMPLS[name] = _Registry()
+        per_device[device.name] = OutImpl(fn, alias_safe, plain)
+        return fn
+
+    return register
+
+
+def out_implementation(op: str, device: type[DeviceTag]) -> OutImpl | None:
+    """``op``'s write-into implementation on ``device``, or None (the evaluator then calls
+    the plain implementation and does not fuse the op)."""
+    form = _OUT_IMPLS.get(op, {}).get(device.name)
+    if form is None:
+        return None
+    impls = _IMPLS.get(op, {}).get(device.name)
+    return form if impls and impls[0][1] is form.plain else None

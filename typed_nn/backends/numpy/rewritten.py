@@ -1,0 +1,40 @@
+"""numpy kernels for the nodes the evaluator's rewrites make (see ``evaluate/rewrite.py``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...ops.declare import implement
+from ...tags import CPU
+
+Array = Any
+
+
+@implement("pick_row", CPU)
+def pick_row(m: Array, s: Array, pos: int) -> Array:
+    """``dot(BiasVector(len, pos, s), m)`` = ``s * m[pos]``."""
+    return np.asarray(np.multiply(m[pos], s))
+
+
+@implement("pick_col", CPU)
+def pick_col(m: Array, s: Array, pos: int) -> Array:
+    """``dot(m, BiasVector(len, pos, s))`` = ``s * m[..., pos]``."""
+    return np.asarray(np.multiply(m[..., pos], s))
+
+
+@implement("softmax_nll_grad", CPU)
+def softmax_nll_grad(g: Array, t: Array, y: Array, k: int) -> Array:
+    """The gradient of ``nll_loss(t, softmax(x))`` w.r.t. ``x`` scaled by ``g``, in one pass.
+
+    With S = sum of all t (nll_loss divides by it) and T the sum of t over each softmax group
+    (the last ``k`` dims), the chain rule gives ``g / S * (y * T - t)``; for one group this is
+    MetaNN's ``g * (y - t / S)`` (METANN.md §2.3: the original scaled it by S, a bug).
+    """
+    axes = tuple(range(y.ndim - k, y.ndim))
+    group = t.sum(axis=axes, keepdims=True)
+    out = np.multiply(y, group)
+    out -= t
+    out *= (g / t.sum()).astype(y.dtype)
+    return out

@@ -1,0 +1,225 @@
+"""Turn an analysed graph into a straight-line Python function (the compiled schedule).
+
+The function reads leaf arrays from ``env``, runs each step — a fused region (blocked loop
+or straight line), a kernel into a pooled buffer, or a plain kernel — and writes back the
+values to return and cache. Generating the code once per graph structure means a cached
+plan costs one call per step at run time, with no interpretation of the schedule.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..ops.declare import implementation, out_implementation
+from .fuse import BLOCK, Blocks, fusable, plan_blocks
+from .graph import Graph, INode, Ref, is_number
+
+__all__ = ["Program", "generate"]
+
+
+class Program:
+    """A compiled schedule: ``fn(env, alloc)`` fills ``env`` at ``results``."""
+
+    def __init__(
+        self,
+        fn: Callable[[list[Any], Any], None],
+        results: list[int],
+        calls: Counter[str],
+        fired: list[str],
+        source: str,
+    ) -> None:
+        self.fn = fn
+        self.results = results
+        """Slots whose values are wrapped, returned and cached."""
+        self.calls = calls
+        """Op name -> kernel applications per run."""
+        self.fired = fired
+        """Rewrite rules applied when this plan was analysed."""
+        self.source = source
+
+
+class _Gen:
+    def __init__(self, g: Graph) -> None:
+        self.g = g
+        self.ns: dict[str, Any] = {"np": np}
+        self.lines: list[str] = []
+        self.calls: Counter[str] = Counter()
+
+    def const(self, name: str, value: Any) -> str:
+        self.ns[name] = value
+        return name
+
+    def arg(self, ref: Ref, s: int, i: int) -> str:
+        if is_number(ref):
+            return self.const(f"C{s}_{i}", ref[1])
+        return f"v{ref}"
+
+    def emit(self, line: str, indent: int = 1) -> None:
+        self.lines.append("    " * indent + line)
+
+
+def _check(value: Any, shape: tuple[int, ...], dtype: Any) -> None:
+    if getattr(value, "shape", None) != shape or getattr(value, "dtype", None) != dtype:
+        raise TypeError(
+            f"kernel returned {getattr(value, 'dtype', '?')}{getattr(value, 'shape', '?')}"
+        )
+
+
+def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
+    """A non-fused node: write-into form when it has one, else the plain implementation."""
+    args = _call_args(gen, s, [gen.arg(a, s, i) for i, a in enumerate(n.args)])
+    gen.calls[n.op] += 1
+    impl = out_implementation(n.op, n.device)
+    if impl is not None:
+        k = gen.const(f"K{s}", impl.fn)
+        gen.emit(f"v{s} = {k}({args}out={out})")
+        return
+    k = gen.const(f"K{s}", implementation(n.op, n.device))
+    gen.const("_check", _check)
+    gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
+    gen.emit(f"_check(v{s}, {gen.const(f'SH{s}', n.shape)}, {gen.const(f'DT{s}', n.dtype)})")
+
+
+def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
+    """One fused pass over ``members`` (root last) into ``out``."""
+    g = gen.g
+    inside = set(members)
+    shape = g.nodes[root].shape
+    size = int(np.prod(shape)) if shape else 1
+    blocked = size > BLOCK and len(members) > 1
+    # Registers: scratch blocks for interior values, reused once their reader ran.
+    reg_of: dict[int, int] = {}
+    free: list[int] = []
+    n_regs = 0
+    instrs: list[tuple[int, list[tuple[str, Any]], int]] = []  # (slot, args, dst reg; -1 = out)
+    for m in members:
+        n = g.nodes[m]
+        impl = fusable(n)
+        assert impl is not None
+        args: list[tuple[str, Any]] = []
+        freed: list[int] = []
+        for a in n.args:
+            if is_number(a):
+                args.append(("num", a))
+            elif a in inside:
+                args.append(("reg", reg_of[a]))
+                freed.append(reg_of[a])
+            else:
+                args.append(("val", a))
+        if m == root:
+            dst = -1
+        elif impl.alias_safe and freed:
+            dst = freed.pop(0)
+        elif free:
+            dst = free.pop()
+        else:
+            dst, n_regs = n_regs, n_regs + 1
+        free.extend(freed)
+        reg_of[m] = dst
+        instrs.append((m, args, dst))
+        gen.calls[n.op] += 1
+    rank = len(shape)
+    dtype = g.nodes[root].dtype
+    if not blocked:
+        regs = [np.empty(shape, dtype) for _ in range(n_regs)]
+        names = [gen.const(f"R{root}_{i}", r) for i, r in enumerate(regs)]
+        gen.emit(f"v{root} = {out}")
+        for m, args, dst in instrs:
+            parts = [_operand(gen, m, i, kind, v, names, None) for i, (kind, v) in enumerate(args)]
+            target = f"v{root}" if dst < 0 else names[dst]
+            gen.emit(f"{_fn(gen, m)}({_call_args(gen, m, parts)}out={target})")
+        return
+    split = Blocks(shape)
+    ranks = sorted(
+        {len(g.nodes[v].shape) for _, args, _ in instrs for kind, v in args if kind == "val"}
+    )
+    ranks = [r for r in ranks if split.operand_index(split.index[0], rank, r) is not None]
+    blocks = plan_blocks(split, shape, ranks, n_regs, dtype)
+    bl = gen.const(f"BL{root}", blocks)
+    ix_names = [f"_i{r}" for r in ranks]
+    reg_names = [f"_r{i}" for i in range(n_regs)]
+    gen.emit(f"_o = {out}")
+    gen.emit(f"for _ix, {''.join(n + ', ' for n in ix_names + reg_names)}in {bl}:")
+    rank_ix = dict(zip(ranks, ix_names, strict=True))
+    for m, args, dst in instrs:
+        parts = [
+            _operand(gen, m, i, kind, v, reg_names, (rank_ix, rank))
+            for i, (kind, v) in enumerate(args)
+        ]
+        target = "_o[_ix]" if dst < 0 else reg_names[dst]
+        gen.emit(f"{_fn(gen, m)}({_call_args(gen, m, parts)}out={target})", 2)
+    gen.emit(f"v{root} = _o")
+
+
+def _fn(gen: _Gen, m: int) -> str:
+    """The name of node ``m``'s write-into kernel in the generated namespace."""
+    impl = fusable(gen.g.nodes[m])
+    assert impl is not None
+    return gen.const(f"K{m}", impl.fn)
+
+
+def _call_args(gen: _Gen, m: int, parts: list[str]) -> str:
+    """``a, b, `` plus ``*P, `` when the node has parameters (ufuncs take none)."""
+    params = gen.g.nodes[m].params
+    if params:
+        parts = [*parts, "*" + gen.const(f"P{m}", params)]
+    return "".join(p + ", " for p in parts)
+
+
+def _operand(gen: _Gen, m: int, i: int, kind: str, v: Any, regs: list[str], blocked: Any) -> str:
+    if kind == "num":
+        return gen.const(f"C{m}_{i}", v[1])
+    if kind == "reg":
+        reg: str = regs[v]
+        return reg
+    if blocked is None:
+        return f"v{v}"
+    rank_ix, _ = blocked
+    ix = rank_ix.get(len(gen.g.nodes[v].shape))
+    # Operands that lie inside the block's inner dims are read whole.
+    return f"v{v}" if ix is None else f"v{v}[{ix}]"
+
+
+def generate(
+    g: Graph,
+    alive: list[bool],
+    regions: dict[int, list[int]],
+    direct: dict[int, int],
+    copies: dict[int, int],
+    fired: list[str],
+) -> Program:
+    """The compiled schedule. ``direct``: root slot -> env index of the ``out`` array the
+    root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into."""
+    gen = _Gen(g)
+    interior = {m for members in regions.values() for m in members[:-1]}
+    results: list[int] = []
+    for s, n in enumerate(g.nodes):
+        if not alive[s] or s in interior:
+            continue
+        if n.op == "leaf":
+            gen.emit(f"v{s} = env[{s}]")
+            continue
+        if n.op == "alias":
+            a = n.args[0]
+            copy = ".copy()" if s in g.roots else ""
+            gen.emit(f"v{s} = v{a}{copy}")
+        else:
+            sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
+            out = f"env[{direct[s]}]" if s in direct else f"alloc({sh}, {dt})"
+            if s in regions:
+                _region(gen, s, regions[s], out)
+            else:
+                _kernel(gen, s, n, out)
+        if n.obj is not None:
+            results.append(s)  # returned or cached on its node
+    for s, e in copies.items():
+        gen.emit(f"np.copyto(env[{e}], v{s})")
+    for s in results:
+        gen.emit(f"env[{s}] = v{s}")
+    source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"
+    exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
+    return Program(gen.ns["_run"], results, gen.calls, fired, source)

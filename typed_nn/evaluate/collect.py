@@ -1,0 +1,129 @@
+"""Collect the registered values into a hash-consed graph with a structural signature.
+
+One depth-first pass gives every distinct value a *slot*, operands before users. Leaves are
+principal tensors, nodes whose cached result is still valid, and (inline) Python numbers.
+With common-subexpression elimination on, a node's slot is keyed by (op, params, operand
+slots), so identical sub-trees built separately share one slot and are computed once; leaf
+tensors are keyed by their provenance identity (same memory, shape and strides).
+
+The per-slot ``sig`` items describe structure only (ops, params, operand slots, leaf shapes
+and dtypes); the tuple of them is the plan-cache key, so a training step that rebuilds the
+same graph over new values finds its analysed schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..data.tensor import Tensor
+from ..ops.node import Operation
+
+__all__ = ["Collected", "collect"]
+
+_Tensor = Tensor
+_Operation = Operation
+
+
+class Collected:
+    """The graph of one evaluation.
+
+    ``env[s]`` is the leaf value of slot ``s`` (an array) or None for a node; ``objs[s]`` the
+    data object of the slot (for nodes, the first Operation seen); ``sig[s]`` its structural
+    item; ``roots`` the slots of the registered values; ``merged`` the (slot, Operation)
+    pairs that CSE folded into an earlier slot (they receive the same cached result).
+    """
+
+    __slots__ = ("env", "keep", "merged", "objs", "roots", "sig")
+
+    def __init__(self) -> None:
+        self.env: list[Any] = []
+        self.objs: list[Any] = []
+        self.sig: list[Any] = []
+        self.roots: list[int] = []
+        self.merged: list[tuple[int, Any]] = []
+        self.keep: list[Any] = []
+
+
+def _lower(x: Any, col: Collected) -> Any:
+    """Tensors and nodes as they are; other data kinds through their ``lower()``."""
+    while not isinstance(x, _Tensor | _Operation):
+        col.keep.append(x)  # keeps its id unique while the pass runs
+        x = x.lower()
+    return x
+
+
+def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
+    """Slots for everything ``roots`` need that is not cached yet (see the module doc)."""
+    col = Collected()
+    env, objs, sig = col.env, col.objs, col.sig
+    slot_of: dict[int, int] = {}
+    cons: dict[Any, int] = {}
+    lowered: dict[int, Any] = {}
+    for root in roots:
+        root = _lower(root, col)
+        stack = [root]
+        while stack:
+            x = stack[-1]
+            if id(x) in slot_of:
+                stack.pop()
+                continue
+            if not isinstance(x, _Operation):
+                stack.pop()
+                arr = x._array
+                ident = x._identity() if cse else id(x)
+                s = cons.get(ident)
+                if s is None:
+                    s = cons[ident] = len(env)
+                    env.append(arr)
+                    objs.append(x)
+                    sig.append((arr.shape, arr.dtype))
+                slot_of[id(x)] = s
+                continue
+            res = x._result
+            if res is not None and x._epoch == epoch:
+                stack.pop()
+                arr = res._array
+                slot_of[id(x)] = len(env)
+                env.append(arr)
+                objs.append(res)
+                sig.append((arr.shape, arr.dtype))
+                continue
+            refs: list[Any] = [x._decl, x._params]
+            missing = False
+            for o in x._operands:
+                if type(o) is float or type(o) is int:
+                    refs.append((type(o), o))
+                    continue
+                s = slot_of.get(id(o))
+                if s is None and type(o) is not _Tensor and not isinstance(o, _Operation):
+                    if isinstance(o, int | float):
+                        refs.append((type(o), o))
+                        continue
+                    low = lowered.get(id(o))
+                    if low is None:
+                        low = lowered[id(o)] = _lower(o, col)
+                    s = slot_of.get(id(low))
+                    o = low
+                if s is None:
+                    missing = True
+                    stack.append(o)
+                else:
+                    refs.append(s)
+            if missing:
+                continue
+            stack.pop()
+            key = tuple(refs)
+            s = cons.get(key) if cse else None
+            if s is None:
+                s = len(env)
+                if cse:
+                    cons[key] = s
+                env.append(None)
+                objs.append(x)
+                sig.append(key)
+            else:
+                col.merged.append((s, x))
+            slot_of[id(x)] = s
+        col.roots.append(slot_of[id(root)])
+    return col

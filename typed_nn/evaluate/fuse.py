@@ -1,0 +1,108 @@
+"""Element-wise regions and their cache-sized blocks.
+
+A *region* is a maximal tree of element-wise nodes whose interior nodes are read only by
+their one consumer inside the region (same shape and dtype, not registered themselves). The
+region runs as one pass: block by block (~64K elements), each op applied with its
+write-into form on a few reused scratch blocks, so no interior node is ever materialised at
+full size (MShadow's expression templates, done with numpy ufuncs).
+
+Blocks split the result along one axis: the smallest ``k`` with the trailing dims after it
+holding at most ``BLOCK`` elements; each block is ``idx = (i0, ..., i_{k-1}, lo:hi)``. An
+operand of lower rank (MetaNN broadcasting: it equals the trailing dims) takes the part of
+``idx`` that covers its dims, or is used whole when it lies inside the block's inner dims.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..ops.declare import OutImpl, out_implementation
+from .graph import Graph, INode, is_number
+
+__all__ = ["BLOCK", "Blocks", "find_regions", "fusable", "plan_blocks"]
+
+BLOCK = 1 << 16
+"""Elements per block: a few float32 blocks stay in this machine's 512 KiB L2 per core."""
+
+
+def fusable(n: INode) -> OutImpl | None:
+    """The write-into form of an element-wise node, or None if it cannot join a region."""
+    if n.decl is None or n.decl.kind != "elementwise":
+        return None
+    return out_implementation(n.op, n.device)
+
+
+def find_regions(g: Graph, alive: list[bool], uses: list[int], fuse: bool) -> dict[int, list[int]]:
+    """Region root slot -> member slots in order (root last), for every live fusable node
+    that is not interior to another region. Without ``fuse`` every region has one member."""
+    interior = [False] * len(g.nodes)
+    consumer = [-1] * len(g.nodes)
+    outs: dict[int, OutImpl | None] = {}
+    for s, n in enumerate(g.nodes):
+        if alive[s]:
+            outs[s] = fusable(n)
+            for a in n.args:
+                if not is_number(a):
+                    consumer[a] = s
+    if fuse:
+        for s, impl in outs.items():
+            c = consumer[s]
+            if impl is None or uses[s] != 1 or c < 0 or outs.get(c) is None:
+                continue
+            n, m = g.nodes[s], g.nodes[c]
+            interior[s] = n.shape == m.shape and n.dtype == m.dtype and not n.note
+    regions: dict[int, list[int]] = {}
+    for s, impl in outs.items():
+        if impl is None or interior[s]:
+            continue
+        members: list[int] = []
+        stack = [s]
+        while stack:
+            top = stack.pop()
+            members.append(top)
+            stack.extend(a for a in g.nodes[top].args if not is_number(a) and interior[a])
+        regions[s] = sorted(members)
+    return regions
+
+
+class Blocks:
+    """The block decomposition of one shape: ``k`` (the split axis), ``width`` and the
+    list of index tuples."""
+
+    def __init__(self, shape: tuple[int, ...], block: int = BLOCK) -> None:
+        rank = len(shape)
+        k, inner = rank - 1, 1
+        while k > 0 and inner * shape[k] <= block:
+            inner *= shape[k]
+            k -= 1
+        self.k = k
+        self.width = max(1, block // inner)
+        self.inner = shape[k + 1 :]
+        n = shape[k] if rank else 1
+        self.index: list[tuple[Any, ...]] = [
+            (*prefix, slice(lo, min(lo + self.width, n)))
+            for prefix in itertools.product(*(range(d) for d in shape[:k]))
+            for lo in range(0, n, self.width)
+        ]
+
+    def operand_index(self, idx: tuple[Any, ...], rank: int, operand_rank: int) -> Any:
+        """The part of block ``idx`` an operand of ``operand_rank`` reads (None: all of it)."""
+        offset = rank - operand_rank
+        return idx[offset:] if offset <= self.k else None
+
+
+def plan_blocks(
+    blocks: Blocks, shape: tuple[int, ...], ranks: list[int], registers: int, dtype: Any
+) -> list[tuple[Any, ...]]:
+    """Per block: (out index, index per operand rank in ``ranks``, scratch views...)."""
+    regs = [np.empty((blocks.width, *blocks.inner), dtype) for _ in range(registers)]
+    rank = len(shape)
+    plan: list[tuple[Any, ...]] = []
+    for idx in blocks.index:
+        width = idx[-1].stop - idx[-1].start
+        views = [r if width == blocks.width else r[:width] for r in regs]
+        plan.append((idx, *(blocks.operand_index(idx, rank, r) for r in ranks), *views))
+    return plan

@@ -1,0 +1,109 @@
+"""The evaluator's working graph: one :class:`INode` per slot, built when a plan is analysed.
+
+Rewrites replace nodes in place (an ``alias`` node forwards to another value), batching and
+fusion read it, and code generation turns it into a schedule. A *ref* is a slot number, or
+a ``(type, value)`` pair for a Python number operand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..ops.declare import OpDecl
+from .collect import Collected
+
+__all__ = ["Graph", "INode", "Ref", "build_graph", "is_number"]
+
+Ref = Any
+"""A slot (int) or a number operand ``(type, value)``."""
+
+
+def is_number(ref: Ref) -> bool:
+    """Whether ``ref`` is a Python number operand rather than a slot."""
+    return type(ref) is tuple
+
+
+@dataclass(slots=True, eq=False)
+class INode:
+    """One value of the graph: a leaf, an op applied to refs, or an alias of another ref."""
+
+    op: str
+    decl: OpDecl | None
+    params: tuple[Any, ...]
+    args: list[Ref]
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    device: Any
+    obj: Any = None
+    """The Operation this node came from (None for nodes a rewrite made)."""
+    note: dict[str, Any] = field(default_factory=dict)
+
+
+class Graph:
+    """Slots in topological order (operands before users) and the registered roots."""
+
+    def __init__(self, nodes: list[INode], roots: list[int]) -> None:
+        self.nodes = nodes
+        self.roots = roots
+
+    def node(self, ref: Ref) -> INode | None:
+        """The node a ref names, or None for a number."""
+        return None if is_number(ref) else self.nodes[ref]
+
+    def resolve(self, ref: Ref) -> Ref:
+        """Follow aliases to the ref that holds the value."""
+        while not is_number(ref) and self.nodes[ref].op == "alias":
+            ref = self.nodes[ref].args[0]
+        return ref
+
+    def live(self) -> list[bool]:
+        """Which slots the roots need (after rewrites some are dead)."""
+        alive = [False] * len(self.nodes)
+        for r in self.roots:
+            alive[r] = True
+        for s in range(len(self.nodes) - 1, -1, -1):
+            if alive[s]:
+                for a in self.nodes[s].args:
+                    if not is_number(a):
+                        alive[a] = True
+        return alive
+
+    def uses(self, alive: list[bool]) -> list[int]:
+        """How many times each slot is read by live nodes, plus once per root."""
+        count = [0] * len(self.nodes)
+        for s, n in enumerate(self.nodes):
+            if alive[s]:
+                for a in n.args:
+                    if not is_number(a):
+                        count[a] += 1
+        for r in self.roots:
+            count[r] += 1
+        return count
+
+
+def build_graph(col: Collected) -> Graph:
+    """The working graph of a collected evaluation."""
+    nodes: list[INode] = []
+    for s, obj in enumerate(col.objs):
+        arr = col.env[s]
+        if arr is not None:
+            nodes.append(INode("leaf", None, (), [], arr.shape, arr.dtype, obj.device, obj))
+            continue
+        key = col.sig[s]
+        decl: OpDecl = key[0]
+        nodes.append(
+            INode(
+                decl.name,
+                decl,
+                key[1],
+                list(key[2:]),
+                obj.shape,
+                np.dtype(obj.elem.dtype),
+                obj.device,
+                obj,
+            )
+        )
+    return Graph(nodes, list(col.roots))

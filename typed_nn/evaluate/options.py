@@ -1,0 +1,89 @@
+"""Switches for the evaluator's optimisations, and counters that show what they did.
+
+Every optimisation is on by default; tests switch them off to compare::
+
+    from typed_nn.evaluate import options, stats
+    with options.using(fuse=False, pool=False):
+        tn.evaluate(expr)
+    stats.kernel_calls["add"]      # how many times the add kernel ran
+
+``cse`` merges identical sub-trees, ``rewrite`` applies the algebraic rules, ``fuse`` runs
+element-wise regions as one blocked pass, ``pool`` recycles large buffers, ``batch`` merges
+independent registrations of the same op, ``plan_cache`` reuses analysed schedules.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+__all__ = ["EvalOptions", "EvalStats", "options", "stats"]
+
+
+class EvalOptions:
+    """The evaluator's flags (process-wide; change them with :meth:`using`)."""
+
+    __slots__ = ("batch", "cse", "fuse", "plan_cache", "pool", "rewrite")
+
+    def __init__(self) -> None:
+        self.cse = True
+        self.rewrite = True
+        self.fuse = True
+        self.pool = True
+        self.batch = True
+        self.plan_cache = True
+
+    def key(self) -> tuple[bool, ...]:
+        """The flags that change a compiled schedule (part of the plan-cache key)."""
+        return (self.cse, self.rewrite, self.fuse, self.pool, self.batch)
+
+    @contextmanager
+    def using(self, **flags: bool) -> Iterator[EvalOptions]:
+        """Set some flags for the duration of a ``with`` block, then restore them."""
+        unknown = set(flags) - set(self.__slots__)
+        if unknown:
+            raise TypeError(f"unknown evaluator option(s): {', '.join(sorted(unknown))}")
+        saved = {name: getattr(self, name) for name in flags}
+        try:
+            for name, value in flags.items():
+                setattr(self, name, bool(value))
+            yield self
+        finally:
+            for name, value in saved.items():
+                setattr(self, name, value)
+
+    def __repr__(self) -> str:
+        on = ", ".join(f"{n}={getattr(self, n)}" for n in self.__slots__)
+        return f"EvalOptions({on})"
+
+
+class EvalStats:
+    """What the evaluator did since the last :meth:`reset` (for tests and benchmarks)."""
+
+    def __init__(self) -> None:
+        self.kernel_calls: Counter[str] = Counter()
+        """Op name -> nodes computed by that op (a fused region counts each op once)."""
+        self.rewrites: Counter[str] = Counter()
+        """Rule name -> times it fired while a plan was analysed."""
+        self.analyses = 0
+        """Plans analysed (a plan-cache hit does not count)."""
+        self.plan_hits = 0
+        self.fused_regions = 0
+        """Fused passes compiled with two or more ops."""
+        self.batched = 0
+        """Groups of registrations merged into one call, counted when analysed."""
+        self.fallbacks = 0
+        """Compiled runs that failed and were re-run by the reference evaluator."""
+        self.counting: bool = getattr(self, "counting", False)
+        """Count ``kernel_calls`` on every run (off by default: it costs a little per run)."""
+
+    def reset(self) -> None:
+        """Zero every counter."""
+        self.__init__()  # type: ignore[misc]
+
+
+options = EvalOptions()
+"""The process-wide evaluator switches."""
+stats = EvalStats()
+"""The process-wide evaluator counters."""

@@ -1,0 +1,190 @@
+"""Algebraic rewrites, run before execution as a chain of responsibility per op.
+
+MetaNN gives each op an ``OperSeq``: special-case calculators tried in order before the
+general one. Here each op name has a list of small declared :func:`rule`\\ s; the first that
+returns a replacement handles the node, otherwise the node runs as built (the tail). A rule
+returns a ref (the node's value *is* that value: ``log(exp(x))`` is ``x``), a new node, or
+None. Rules see operands after earlier rewrites. Every rule that fires is counted in
+``stats.rewrites[name]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..data.special import ZEROS
+from ..errors import EvaluationError
+from ..ops.declare import OpDecl, Operand, Params
+from .graph import Graph, INode, Ref, is_number
+
+__all__ = ["RULES", "rewrite", "rule"]
+
+RuleFn = Callable[[Graph, INode], Ref | INode | None]
+RULES: dict[str, list[tuple[str, RuleFn]]] = {}
+"""Op name -> its chain of (rule name, rule), tried in order."""
+
+
+def rule(*ops: str, name: str) -> Callable[[RuleFn], RuleFn]:
+    """Append the decorated function to the chain of each op in ``ops``."""
+
+    def register(fn: RuleFn) -> RuleFn:
+        for op in ops:
+            RULES.setdefault(op, []).append((name, fn))
+        return fn
+
+    return register
+
+
+def _internal(name: str, arity: int) -> OpDecl:
+    """The declaration of a node only rewrites make (never built by users)."""
+
+    def infer(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Any:
+        raise EvaluationError(f"{name} is made by the evaluator's rewrites, not built")
+
+    return OpDecl(name, arity, infer)
+
+
+PICK_ROW = _internal("pick_row", 2)
+"""``pick_row(m, s, pos)`` = ``s * m[pos]``: a one-hot vector dotted with ``m``."""
+PICK_COL = _internal("pick_col", 2)
+"""``pick_col(m, s, pos)`` = ``s * m[..., pos]``: ``m`` dotted with a one-hot vector."""
+SOFTMAX_NLL_GRAD = _internal("softmax_nll_grad", 3)
+"""``softmax_nll_grad(g, t, y, k)``: softmax_grad(nll_loss_grad(g, t, y), y, k) in one pass."""
+
+
+def rewrite(g: Graph) -> list[str]:
+    """Apply the chains to every node in order; returns the names of the rules that fired."""
+    fired: list[str] = []
+    for s, n in enumerate(g.nodes):
+        if n.op == "leaf" or n.op == "alias":
+            continue
+        n.args = [g.resolve(a) for a in n.args]
+        for name, fn in RULES.get(n.op, ()):
+            r = fn(g, n)
+            if r is None:
+                continue
+            if not isinstance(r, INode):
+                r = INode("alias", None, (), [r], n.shape, n.dtype, n.device, n.obj)
+            elif r.obj is None:
+                r.obj = n.obj
+            g.nodes[s] = r
+            fired.append(name)
+            break
+    return fired
+
+
+def _op(g: Graph, ref: Ref) -> str:
+    return "" if is_number(ref) else g.nodes[ref].op
+
+
+def _same_value_type(g: Graph, n: INode, ref: Ref) -> bool:
+    """``ref`` can stand for ``n``: a slot of the same shape and dtype."""
+    if is_number(ref):
+        return False
+    m = g.nodes[ref]
+    return m.shape == n.shape and m.dtype == n.dtype
+
+
+def _is_one(ref: Ref) -> bool:
+    return is_number(ref) and ref[1] == 1
+
+
+@rule("log", name="log(exp(x)) -> x")
+def _log_exp(g: Graph, n: INode) -> Ref | None:
+    (x,) = n.args
+    if _op(g, x) == "exp":
+        return g.nodes[x].args[0]
+    return None
+
+
+@rule("add", name="x + 0 -> x")
+def _add_zero(g: Graph, n: INode) -> Ref | None:
+    a, b = n.args
+    if _op(g, b) == "zeros" and _same_value_type(g, n, a):
+        return a
+    if _op(g, a) == "zeros" and _same_value_type(g, n, b):
+        return b
+    return None
+
+
+@rule("sub", name="x - 0 -> x")
+def _sub_zero(g: Graph, n: INode) -> Ref | None:
+    a, b = n.args
+    return a if _op(g, b) == "zeros" and _same_value_type(g, n, a) else None
+
+
+@rule("mul", name="x * 0 -> 0")
+def _mul_zero(g: Graph, n: INode) -> INode | None:
+    if not any(_op(g, a) == "zeros" for a in n.args):
+        return None
+    elem = n.obj.elem
+    return INode("zeros", ZEROS, (n.shape, elem, n.device), [], n.shape, n.dtype, n.device)
+
+
+@rule("mul", name="x * 1 -> x")
+def _mul_one(g: Graph, n: INode) -> Ref | None:
+    a, b = n.args
+    if _is_one(b) and _same_value_type(g, n, a):
+        return a
+    if _is_one(a) and _same_value_type(g, n, b):
+        return b
+    return None
+
+
+@rule("div", name="x / 1 -> x")
+def _div_one(g: Graph, n: INode) -> Ref | None:
+    a, b = n.args
+    return a if _is_one(b) and _same_value_type(g, n, a) else None
+
+
+@rule("transpose", name="transpose(transpose(x)) -> x")
+def _transpose_twice(g: Graph, n: INode) -> Ref | None:
+    (x,) = n.args
+    return g.nodes[x].args[0] if _op(g, x) == "transpose" else None
+
+
+@rule("permute", name="permute(permute(x, p), q) -> x when q undoes p")
+def _permute_twice(g: Graph, n: INode) -> Ref | None:
+    (y,) = n.args
+    if _op(g, y) != "permute":
+        return None
+    inner = g.nodes[y]
+    p, q = inner.params[0], n.params[0]
+    if not isinstance(p, tuple) or not isinstance(q, tuple) or len(p) != len(q):
+        return None
+    if all(p[q[i]] == i for i in range(len(q))):
+        return inner.args[0]
+    return None
+
+
+@rule("dot", name="dot(BiasVector, m) -> row pick")
+def _dot_bias_left(g: Graph, n: INode) -> INode | None:
+    a, b = n.args
+    if n.params != (1,) or _op(g, a) != "one_hot":
+        return None
+    hot = g.nodes[a]
+    pos = hot.params[1]
+    return INode("pick_row", PICK_ROW, (pos,), [b, hot.args[0]], n.shape, n.dtype, n.device)
+
+
+@rule("dot", name="dot(m, BiasVector) -> column pick")
+def _dot_bias_right(g: Graph, n: INode) -> INode | None:
+    a, b = n.args
+    if n.params != (1,) or _op(g, b) != "one_hot":
+        return None
+    hot = g.nodes[b]
+    pos = hot.params[1]
+    return INode("pick_col", PICK_COL, (pos,), [a, hot.args[0]], n.shape, n.dtype, n.device)
+
+
+@rule("softmax_grad", name="softmax_grad(nll_loss_grad(g, t, y), y) in one pass")
+def _softmax_nll(g: Graph, n: INode) -> INode | None:
+    grad, y = n.args[0], n.args[1]
+    if _op(g, grad) != "nll_loss_grad":
+        return None
+    gs, t, p = g.nodes[grad].args
+    if p != y:
+        return None
+    k = n.params[0] if n.params else 1
+    return INode("softmax_nll_grad", SOFTMAX_NLL_GRAD, (k,), [gs, t, y], n.shape, n.dtype, n.device)
