@@ -27,3 +27,10 @@ if [ "$status" -ne 0 ]; then
     echo "pytest failed with exit code $status" >&2
     exit "$status"
 fi
+echo "== pytest, debug mode (TYPED_NN_DEBUG=1: beartype, jaxtyping, NaN/Inf checks)"
+status=0
+TYPED_NN_DEBUG=1 python -m pytest -q -p no:cacheprovider || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "pytest in debug mode failed with exit code $status" >&2
+    exit "$status"
+fi

@@ -10,16 +10,17 @@ import importlib
 import itertools
 import sys
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pytest
+from beartype import beartype
 from beartype.roar import BeartypeCallHintParamViolation
 from helpers import t32
-from jaxtyping import TypeCheckError
+from jaxtyping import Float32, TypeCheckError, jaxtyped
 
 import typed_nn as tn
 import typed_nn.debug
@@ -254,3 +255,19 @@ def test_a_nan_made_from_infs_already_in_the_data_is_reported() -> None:
     inf = t32([np.inf])
     with pytest.raises(tn.NumericError, match=r"(?s)sub produced 1 NaN.*range \[inf, inf\]"):
         (inf - inf).numpy()
+
+
+def _rows(x: Float32[tn.TensorLike[Any, Any, Any], "n m"]) -> int:  # noqa: F722 - jaxtyping shape
+    """jaxtyping checks this through ``.dtype`` and ``.shape`` (the array type is not concrete)."""
+    return int(x.shape[0])
+
+
+rows: Callable[[tn.TensorLike[Any, Any, Any]], int] = jaxtyped(typechecker=beartype)(_rows)
+
+
+def test_jaxtyping_reads_the_dtype_of_tensors_and_lazy_nodes() -> None:
+    x = tn.zeros((2, 3), tn.Float32, tn.CPU)
+    assert (x.dtype, (x + x).dtype) == (np.dtype(np.float32), np.dtype(np.float32))
+    assert rows(x + x) == 2
+    with pytest.raises(TypeCheckError, match=r"Actual value: Tensor\[Float64, CPU, Dim2\]\(2, 3\)"):
+        rows(tn.zeros((2, 3), tn.Float64, tn.CPU))

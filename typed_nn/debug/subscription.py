@@ -24,6 +24,7 @@ __all__ = ["TagCheckMeta", "checkable", "concrete"]
 
 _ORIGIN = "__typed_nn_origin__"
 _TAGS = "__typed_nn_tags__"
+_CHECK = "__typed_nn_check__"  # (origin, elem, device, rank): read on every check
 _CACHE: dict[tuple[type, tuple[type, ...]], type] = {}
 
 
@@ -49,13 +50,12 @@ class TagCheckMeta(ABCMeta):
         return cls
 
     def __instancecheck__(cls, obj: object) -> bool:
-        origin: type = getattr(cls, _ORIGIN)
-        elem, device, dim = getattr(cls, _TAGS)
+        origin, elem, device, rank = cls.__dict__[_CHECK]
         return (
             isinstance(obj, origin)
-            and getattr(obj, "elem", None) is elem
-            and getattr(obj, "device", None) is device
-            and getattr(obj, "rank", None) == dim.rank
+            and obj.elem is elem
+            and obj.device is device
+            and len(obj.shape) == rank
         )
 
     def __subclasscheck__(cls, sub: type) -> bool:
@@ -86,6 +86,7 @@ def concrete(origin: type, tags: tuple[type, ...]) -> type:
         namespace = {
             _ORIGIN: origin,
             _TAGS: tags,
+            _CHECK: (origin, *tags[:2], tags[2].rank),  # type: ignore[attr-defined]
             "__module__": origin.__module__,
             "__qualname__": name,
             "__doc__": f"{name} checked by element, device and rank (typed_nn debug mode).",
