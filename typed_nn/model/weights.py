@@ -37,6 +37,7 @@ __all__ = ["load_weights", "save_weights"]
 PathLike: TypeAlias = str | os.PathLike[str]
 AnyTensor: TypeAlias = TensorLike[Any, Any, Any]
 AnyParam: TypeAlias = Tensor[Any, Any, Any]
+WRITE_ORDER = ("I64", "F64", "F32", "I32")
 
 
 def save_weights(
@@ -62,8 +63,9 @@ def save_weights(
         )
     elems = {name: value.elem for name, value in items}
     arrays = {name: _little_endian(value.numpy()) for name, value in items}
-    # The reference writer's order: widest dtype first (keeps every tensor aligned), then name.
-    order = sorted(arrays, key=lambda n: (-arrays[n].dtype.itemsize, n))
+    # The reference writer's order (dtype I64, F64, F32, I32, then name): files are byte-identical
+    # to safetensors' own, and the 8-byte types come first, so every tensor stays aligned.
+    order = sorted(arrays, key=lambda n: (WRITE_ORDER.index(CODE_OF_ELEM[elems[n]]), n))
     layout = [(n, elems[n], arrays[n].shape, arrays[n].nbytes) for n in order]
     header = encode_header(layout, dict(metadata) if metadata else None)
     _write_atomic(Path(path), header, [arrays[n] for n in order])
@@ -92,7 +94,8 @@ def _checked_items(items: list[tuple[object, object]]) -> list[tuple[str, AnyTen
 
 
 def _little_endian(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    return np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    # Not ascontiguousarray: it turns a rank-0 array into rank 1.
+    return np.array(array, dtype=array.dtype.newbyteorder("<"), order="C", copy=None)
 
 
 def _write_atomic(path: Path, header: bytes, arrays: list[npt.NDArray[Any]]) -> None:
