@@ -156,7 +156,7 @@ def test_conv2d_grads_reject_inconsistent_shapes() -> None:
     ):
         ops.conv2d_grad_weight(g, x, (4, 2, 3, 3))
     with pytest.raises(tn.ShapeError, match=r"input_shape must be a tuple of 4 sizes"):
-        ops.conv2d_grad_input(g, w, (2, 2, 6))  # type: ignore[arg-type]
+        ops.conv2d_grad_input(g, w, (2, 2, 6))
 
 
 def test_max_pool2d_rejects_a_window_larger_than_the_input() -> None:
@@ -170,3 +170,21 @@ def test_max_pool2d_grad_rejects_a_wrong_gradient() -> None:
         tn.ShapeError, match=r"expected(.|\n)*\(1, 1, 2, 2\) \(the max_pool2d output\)"
     ):
         ops.max_pool2d_grad(t32(np.ones((1, 1, 3, 3))), x, 2)
+
+
+def test_float32_results_match_float64() -> None:
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((2, 3, 7, 6)), rng.standard_normal((4, 3, 3, 2))
+    g = rng.standard_normal((2, 4, 4, 4))
+    gp = rng.standard_normal((2, 3, 3, 3))
+
+    def both(build: Any) -> None:
+        r32, r64 = build(t32).numpy(), build(t64).numpy()
+        assert r32.dtype == np.float32
+        np.testing.assert_allclose(r32, r64, rtol=1e-4, atol=1e-4)
+
+    both(lambda t: ops.conv2d(t(x), t(w), 2, 1))
+    both(lambda t: ops.conv2d_grad_input(t(g), t(w), x.shape, 2, 1))
+    both(lambda t: ops.conv2d_grad_weight(t(g), t(x), w.shape, 2, 1))
+    both(lambda t: ops.max_pool2d(t(x), 2))
+    both(lambda t: ops.max_pool2d_grad(t(gp), t(x), 2))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -79,3 +80,10 @@ def test_building_a_move_to_gpu_does_not_import_cupy() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "to_device[Float64, GPU, Dim1](3) False"
+
+
+def test_to_device_gpu_without_the_cupy_backend_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))  # cupy "installed"
+    node = ops.to_device(t32(np.ones(3)), tn.GPU)
+    with pytest.raises(tn.NoImplementationError, match=r"the cupy backend is not loaded"):
+        tn.evaluate(node)

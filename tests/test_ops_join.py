@@ -8,6 +8,8 @@ import pytest
 import typed_nn as tn
 from tests.helpers import t32, t64
 from typed_nn import ops
+from typed_nn.ops.join import CONCAT
+from typed_nn.ops.node import build
 from typed_nn.ops.structure import stack_items
 
 
@@ -93,3 +95,11 @@ def test_stack_items_stays_importable_for_scalable_tensors() -> None:
     st = tn.ScalableTensor([t32(np.ones(2)), t32(np.zeros(2))])
     np.testing.assert_array_equal(st.numpy(), [[1, 1], [0, 0]])
     assert stack_items([t32(np.ones(2))]).shape == (1, 2)
+
+
+def test_the_concat_declaration_checks_the_axis_itself() -> None:
+    m = t32(np.ones((2, 3)))
+    with pytest.raises(
+        tn.ShapeError, match=r"cannot build concat: axis 2 is not a dim of the items"
+    ):
+        build(CONCAT, (m, m), (2,))
