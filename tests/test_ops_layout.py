@@ -3,6 +3,8 @@ zero-copy reshape, and every build-time error."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -188,3 +190,16 @@ def test_tile_rejects_duplicate_new_dims() -> None:
 def test_tile_rejects_a_dim_that_is_not_a_multiple() -> None:
     with pytest.raises(tn.ShapeError, match=r"target dim 2 \(4\) is not a multiple of 3"):
         ops.tile(t32(arange(2, 3)), (5, 2, 4))
+
+
+def test_layout_ops_reject_non_data() -> None:
+    cases: list[Callable[[], object]] = [
+        lambda: ops.permute("ab", (0,)),  # type: ignore[arg-type]
+        lambda: ops.permute_inv([1.0], (0,)),  # type: ignore[arg-type]
+        lambda: ops.transpose(np.ones((2, 2))),  # type: ignore[arg-type]
+        lambda: ops.reshape(3.0, (1,)),  # type: ignore[call-overload]
+        lambda: ops.tile("ab", (2,)),  # type: ignore[call-overload]
+    ]
+    for build_op in cases:
+        with pytest.raises(tn.OperandError, match=r"operand 1 is not typed_nn data"):
+            build_op()

@@ -108,15 +108,17 @@ def permute(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv
     >>> permute(zeros((2, 3, 4), Float32, CPU), (2, 0, 1)).shape
     (4, 2, 3)
     """
-    canon = _order("permute", x, order)
-    if canon == tuple(range(x.rank)):
+    (t,) = tensor_operands(PERMUTE, (x,))
+    canon = _order("permute", t, order)
+    if canon == tuple(range(t.rank)):
         return x
     return build(PERMUTE, (x,), (canon,))
 
 
 def permute_inv(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv, D]:
     """Undo ``permute(., order)``: ``permute_inv(permute(y, order), order)`` has y's layout."""
-    canon = _order("permute_inv", x, order)
+    (t,) = tensor_operands(PERMUTE, (x,))
+    canon = _order("permute_inv", t, order)
     inverse = [0] * len(canon)
     for i, axis in enumerate(canon):
         inverse[axis] = i
