@@ -10,7 +10,7 @@ from helpers import assert_close, tagged
 
 import typed_nn as tn
 from typed_nn import ops
-from typed_nn.ops.declare import implementation
+from typed_nn.ops.declare import implementation, out_implementation
 
 FLOATS = [tn.Float32, tn.Float64]
 rng = np.random.default_rng(5)
@@ -168,3 +168,18 @@ def test_interpolate_rejects_integers_and_bad_shapes() -> None:
     lam = tagged(np.ones((2,)), tn.Float32)
     with pytest.raises(tn.ShapeError, match="cannot build interpolate: shapes do not broadcast"):
         ops.interpolate(a, a, lam)
+
+
+@pytest.mark.parametrize("name", ["maximum", "where", "interpolate"])
+def test_select_ops_have_a_write_into_form(name: str) -> None:
+    assert out_implementation(name, tn.CPU) is not None
+
+
+def test_select_ops_inside_a_fused_chain_match_numpy() -> None:
+    x = rng.normal(size=(300, 500))  # several fused blocks
+    c = rng.integers(0, 2, (500,)).astype(np.float64)
+    lam = rng.uniform(size=(300, 500))
+    tx, tc, tl = tagged(x, tn.Float64), tagged(c, tn.Float64), tagged(lam, tn.Float64)
+    expr = ops.interpolate(ops.where(tc, ops.maximum(tx, 0.0) * 2.0, tx + 1.0), -tx, tl)
+    want = np.where(c != 0, np.maximum(x, 0.0) * 2.0, x + 1.0) * lam + (-x) * (1 - lam)
+    np.testing.assert_allclose(expr.numpy(), want, rtol=1e-12)

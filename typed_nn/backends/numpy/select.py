@@ -1,7 +1,9 @@
 """numpy implementations of maximum, where and interpolate.
 
 Each takes the operand arrays (or, for maximum, a Python number) and an optional ``out``
-array of the result's shape to write into (never aliasing an input).
+array of the result's shape to write into; each is also registered as its op's write-into
+form, so fused element-wise regions include it. ``maximum`` is one ufunc (``out`` may be an
+operand); ``where`` and ``interpolate`` write a partial result first (``out`` must not be).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ops.declare import implement
+from ...ops.declare import implement, implement_out
 from ...tags import CPU
 
 Array = Any
@@ -41,3 +43,8 @@ def interpolate(a: Array, b: Array, lam: Array, out: Out = None) -> Array:
     np.multiply(b, np.subtract(1, lam), out=out)
     out += np.multiply(a, lam)
     return out
+
+
+implement_out("maximum", CPU, alias_safe=True)(maximum)
+implement_out("where", CPU)(where)
+implement_out("interpolate", CPU)(interpolate)
