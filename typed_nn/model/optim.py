@@ -26,12 +26,13 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
 from .. import backends
+from ..data.factories import scalar as tn_scalar
 from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
 from ..errors import ElemTypeError, OperandError, ParamError, message
 from ..evaluate import EvalPlan, evaluate
 from ..ops import sqrt, square
-from ..tags import FloatTag, dim_of_rank
+from ..tags import Dim0, FloatTag, dim_of_rank
 from .grad_collector import GradCollector
 
 __all__ = ["SGD", "Adam", "LearningRate", "Momentum", "Optimizer", "ParamGrads"]
@@ -43,6 +44,7 @@ LearningRate: TypeAlias = float | Callable[[int], float]
 ParamGrads: TypeAlias = GradCollector[Any, Any] | Iterable[tuple[AnyWeight, AnyGrad]]
 """What ``step`` takes: a GradCollector, or (weight, grad) pairs (parameters of any rank)."""
 Update: TypeAlias = tuple[AnyWeight, AnyGrad]
+Scalar: TypeAlias = float | Tensor[Any, Any, Dim0]
 
 
 def _require(ok: bool, owner: str, what: str, value: object, hint: str) -> None:
@@ -113,6 +115,15 @@ class Optimizer(ABC):
             entry = self._state[id(weight)] = (weight, slots)
         return entry[1]
 
+    def _per_step(self, weight: AnyWeight, value: float, varies: bool = True) -> Scalar:
+        """``value`` as a number, or as a rank-0 tensor when it changes from step to step:
+        the evaluator keys compiled schedules on structure, and numbers are structure,
+        so a per-step number would make it analyse and compile every step anew."""
+        return tn_scalar(value, weight.elem, weight.device) if varies else value
+
+    def _lr(self, weight: AnyWeight, lr: float) -> Scalar:
+        return self._per_step(weight, lr, varies=callable(self.lr))
+
     def _decayed(self, weight: AnyWeight, grad: AnyGrad) -> AnyGrad:
         """``grad + weight_decay * weight`` (L2 regularisation folded into the gradient)."""
         return grad + self.weight_decay * weight if self.weight_decay else grad
@@ -129,7 +140,7 @@ class SGD(Optimizer):
         super().__init__(lr, weight_decay)
 
     def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
-        return [(weight, weight - lr * self._decayed(weight, grad))]
+        return [(weight, weight - self._lr(weight, lr) * self._decayed(weight, grad))]
 
 
 class Momentum(Optimizer):
@@ -158,7 +169,7 @@ class Momentum(Optimizer):
         g = self._decayed(weight, grad)
         # v is updated first; the weight's expression then reads the new v.
         step = g + mu * v if self.nesterov else v
-        return [(v, mu * v + g), (weight, weight - lr * step)]
+        return [(v, mu * v + g), (weight, weight - self._lr(weight, lr) * step)]
 
 
 class Adam(Optimizer):
@@ -199,10 +210,10 @@ class Adam(Optimizer):
         b1, b2 = self.betas
         t = self.step_count
         g = grad if self.decoupled_weight_decay else self._decayed(weight, grad)
-        step_size = lr / (1 - b1**t)
-        inv_bc2 = 1 / math.sqrt(1 - b2**t)
+        step_size = self._per_step(weight, lr / (1 - b1**t))
+        inv_bc2 = self._per_step(weight, 1 / math.sqrt(1 - b2**t))
         decay = lr * self.weight_decay if self.decoupled_weight_decay else 0.0
-        kept = weight * (1 - decay) if decay else weight
+        kept = weight * self._per_step(weight, 1 - decay) if decay else weight
         new_w = kept - step_size * m / (sqrt(v) * inv_bc2 + self.eps)
         return [(m, b1 * m + (1 - b1) * g), (v, b2 * v + (1 - b2) * square(g)), (weight, new_w)]
 
