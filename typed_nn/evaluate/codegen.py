@@ -15,7 +15,8 @@ from typing import Any
 import numpy as np
 
 from ..ops.declare import implementation, out_implementation
-from .fuse import BLOCK, Blocks, fusable, plan_blocks
+from . import fuse
+from .fuse import Blocks, fusable, plan_blocks
 from .graph import Graph, INode, Ref, is_number
 
 __all__ = ["Program", "generate"]
@@ -90,7 +91,7 @@ def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
     inside = set(members)
     shape = g.nodes[root].shape
     size = int(np.prod(shape)) if shape else 1
-    blocked = size > BLOCK and len(members) > 1
+    blocked = size > fuse.BLOCK and len(members) > 1
     # Registers: scratch blocks for interior values, reused once their reader ran.
     reg_of: dict[int, int] = {}
     free: list[int] = []

@@ -72,7 +72,8 @@ class Blocks:
     """The block decomposition of one shape: ``k`` (the split axis), ``width`` and the
     list of index tuples."""
 
-    def __init__(self, shape: tuple[int, ...], block: int = BLOCK) -> None:
+    def __init__(self, shape: tuple[int, ...], block: int | None = None) -> None:
+        block = BLOCK if block is None else block
         rank = len(shape)
         k, inner = rank - 1, 1
         while k > 0 and inner * shape[k] <= block:

@@ -138,14 +138,9 @@ def _div_one(g: Graph, n: INode) -> Ref | None:
     return a if _is_one(b) and _same_value_type(g, n, a) else None
 
 
-@rule("transpose", name="transpose(transpose(x)) -> x")
-def _transpose_twice(g: Graph, n: INode) -> Ref | None:
-    (x,) = n.args
-    return g.nodes[x].args[0] if _op(g, x) == "transpose" else None
-
-
-@rule("permute", name="permute(permute(x, p), q) -> x when q undoes p")
+@rule("permute", name="transpose(transpose(x)) -> x")
 def _permute_twice(g: Graph, n: INode) -> Ref | None:
+    """Also any permute(permute(x, p), q) where q undoes p."""
     (y,) = n.args
     if _op(g, y) != "permute":
         return None

@@ -14,12 +14,17 @@ import numpy as np
 
 from ...ops.declare import implement_out, implementation
 from ...tags import CPU
-from . import elementwise as _elementwise  # noqa: F401 - the plain forms must be registered
+from . import activation as _activation  # noqa: F401 - the plain forms must be registered
+from . import elementwise as _elementwise  # noqa: F401
 
 Array = Any
 
-# A ufunc writes element i of out from elements i of its inputs: out may be an input.
+# Ufuncs (and sigmoid, whose steps run in place on out) write element i of out from
+# elements i of their inputs only: out may be an input.
 ALIAS_SAFE = [
+    "sigmoid",
+    "tanh",
+    "relu",
     "add",
     "sub",
     "mul",
@@ -39,8 +44,12 @@ ALIAS_SAFE = [
     "asinh",
     "acosh",
 ]
-# Gradient kernels write the derivative into out, then multiply by g: out must not be g.
+# Gradient kernels write a partial result into out before reading every operand: out
+# must not be an operand.
 GRADS = [
+    "sigmoid_grad",
+    "tanh_grad",
+    "relu_grad",
     "abs_grad",
     "exp_grad",
     "log_grad",

@@ -1,0 +1,121 @@
+"""Rewrites: each rule fires (seen in ``stats.rewrites`` and the compiled plan) and gives the
+numbers the unrewritten graph gives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import t32, untyped
+
+import typed_nn as tn
+from typed_nn import ops
+from typed_nn.evaluate import last_program, options, stats
+from typed_nn.evaluate.cache import invalidate_caches
+from typed_nn.evaluate.rewrite import RULES
+
+Expr = tn.TensorLike[Any, Any, Any]
+rng = np.random.default_rng(1)
+X = rng.uniform(0.5, 2.0, size=(3, 4)).astype(np.float32)
+M = rng.normal(size=(4, 5)).astype(np.float32)
+
+
+def _both(
+    build: Callable[[], Expr],
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], list[str]]:
+    """(rewritten value, unrewritten value, rules fired) for a freshly built expression."""
+    stats.reset()
+    fast = tn.evaluate(build()).numpy()
+    fired = list(last_program().fired)  # type: ignore[union-attr]
+    invalidate_caches()
+    with options.using(rewrite=False):
+        slow = tn.evaluate(build()).numpy()
+        assert last_program().fired == []  # type: ignore[union-attr]
+    return fast, slow, fired
+
+
+CASES: dict[str, Callable[[], Expr]] = {
+    "log(exp(x)) -> x": lambda: ops.log(ops.exp(t32(X))) * 2.0,
+    "x + 0 -> x": lambda: (t32(X) + tn.ZeroTensor((3, 4), tn.Float32, tn.CPU)) * 2.0,
+    "x - 0 -> x": lambda: ops.exp(t32(X) - tn.ZeroTensor((4,), tn.Float32, tn.CPU)),
+    "x * 0 -> 0": lambda: t32(X) * tn.ZeroTensor((4,), tn.Float32, tn.CPU) + 1.0,
+    "x * 1 -> x": lambda: ops.exp(1 * t32(X)),
+    "x / 1 -> x": lambda: ops.exp(t32(X) / 1.0),
+    "transpose(transpose(x)) -> x": lambda: ops.transpose(ops.transpose(t32(X))) + 1.0,
+    "dot(BiasVector, m) -> row pick": lambda: (
+        tn.BiasVector(4, 2, tn.scalar(1.5, tn.Float32, tn.CPU)) @ t32(M)
+    ),
+    "dot(m, BiasVector) -> column pick": lambda: untyped.ops.dot(
+        t32(X), tn.BiasVector(4, 1, tn.scalar(-2.0, tn.Float32, tn.CPU))
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", sorted(CASES))
+def test_rule_fires_and_keeps_the_numbers(rule: str) -> None:
+    fast, slow, fired = _both(CASES[rule])
+    assert rule in fired
+    assert stats.rewrites[rule] == 1
+    np.testing.assert_allclose(fast, slow, rtol=1e-6, atol=1e-7)
+
+
+def test_every_declared_rule_has_a_case() -> None:
+    declared = {name for chain in RULES.values() for name, _ in chain}
+    assert declared - {"softmax_grad(nll_loss_grad(g, t, y), y) in one pass"} == set(CASES)
+
+
+def test_rewritten_root_is_a_copy_not_the_input() -> None:
+    x = t32(X)
+    r = tn.evaluate(x * 1)
+    assert "x * 1 -> x" in last_program().fired  # type: ignore[union-attr]
+    assert not np.shares_memory(r.numpy(), x.numpy())
+    np.testing.assert_array_equal(r.numpy(), X)
+
+
+def test_rules_do_not_fire_when_shapes_differ() -> None:
+    # x (4,) + Zero (3, 4) is (3, 4), not x: the node must run as built.
+    v = t32(X[0])
+    r = tn.evaluate(v + tn.ZeroTensor((3, 4), tn.Float32, tn.CPU))
+    assert last_program().fired == []  # type: ignore[union-attr]
+    np.testing.assert_array_equal(r.numpy(), np.broadcast_to(X[0], (3, 4)))
+
+
+def _softmax_nll(truth: np.ndarray[Any, Any], k: int) -> tuple[Expr, Any]:
+    logits = t32(rng.normal(size=truth.shape))
+    y = ops.softmax(logits, k)
+    t = t32(truth)
+    g = tn.scalar(0.7, tn.Float32, tn.CPU)
+    return untyped.ops.softmax_grad(ops.nll_loss_grad(g, t, y), y, k), (y, truth)
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_softmax_of_nll_grad_is_one_pass_with_the_correct_chain_rule(k: int) -> None:
+    # Rows of truth sum to 2 and 1, so sum(truth) != 1: MetaNN master's fused formula would be
+    # off by that factor (METANN.md §2.3); ours must equal the unfused chain rule.
+    truth = np.array([[[0, 2, 0], [1, 0, 0]], [[0, 0, 1], [0.5, 0.5, 0]]], np.float32)
+    expr, (y, t) = _softmax_nll(truth, k)
+    fast = tn.evaluate(expr).numpy()
+    name = "softmax_grad(nll_loss_grad(g, t, y), y) in one pass"
+    assert name in last_program().fired  # type: ignore[union-attr]
+    assert "nll_loss_grad" not in last_program().source  # type: ignore[union-attr]
+    invalidate_caches()
+    with options.using(rewrite=False):
+        slow = tn.evaluate(expr).numpy()
+    np.testing.assert_allclose(fast, slow, rtol=1e-5, atol=1e-6)
+    yv = y.numpy()
+    axes = tuple(range(3 - k, 3))
+    expected = 0.7 / t.sum() * (yv * t.sum(axis=axes, keepdims=True) - t)
+    np.testing.assert_allclose(fast, expected, rtol=1e-5, atol=1e-6)
+    buggy = t.sum() * expected
+    assert not np.allclose(fast, buggy)
+
+
+def test_softmax_grad_of_another_prediction_is_not_rewritten() -> None:
+    y = ops.softmax(t32(rng.normal(size=(2, 3))))
+    other = ops.softmax(t32(rng.normal(size=(2, 3))))
+    t = t32(np.eye(3, dtype=np.float32)[:2])
+    g = tn.scalar(1.0, tn.Float32, tn.CPU)
+    tn.evaluate(ops.softmax_grad(ops.nll_loss_grad(g, t, other), y))
+    assert last_program().fired == []  # type: ignore[union-attr]
