@@ -3,9 +3,31 @@ device. Everything here builds lazy nodes; nothing computes until evaluation."""
 
 from .. import backends as _backends  # noqa: F401
 from ..backends import numpy as _numpy_backend  # noqa: F401 - registers the CPU implementations
+from .activation import relu as relu
+from .activation import relu_grad as relu_grad
+from .activation import sigmoid as sigmoid
+from .activation import sigmoid_grad as sigmoid_grad
+from .activation import tanh as tanh
+from .activation import tanh_grad as tanh_grad
 from .arithmetic import abs as abs
 from .arithmetic import negative as negative
 from .arithmetic import sign as sign
+from .conv import conv2d as conv2d
+from .conv import conv2d_grad_input as conv2d_grad_input
+from .conv import conv2d_grad_weight as conv2d_grad_weight
+from .conv import max_pool2d as max_pool2d
+from .conv import max_pool2d_grad as max_pool2d_grad
+from .convert import astype as astype
+from .convert import to_device as to_device
+from .join import concat as concat
+from .join import stack as stack
+from .layout import permute as permute
+from .layout import permute_inv as permute_inv
+from .layout import reshape as reshape
+from .layout import tile as tile
+from .layout import transpose as transpose
+from .loss import nll_loss as nll_loss
+from .loss import nll_loss_grad as nll_loss_grad
 from .math import abs_grad as abs_grad
 from .math import acos as acos
 from .math import acos_grad as acos_grad
@@ -30,4 +52,15 @@ from .math import square_grad as square_grad
 from .math import tan as tan
 from .math import tan_grad as tan_grad
 from .node import Operation as Operation
+from .reduce import argmax as argmax
+from .reduce import reduce_max as reduce_max
+from .reduce import reduce_mean as reduce_mean
+from .reduce import reduce_sum as reduce_sum
+from .select import interpolate as interpolate
+from .select import maximum as maximum
+from .select import where as where
+from .softmax import log_softmax as log_softmax
+from .softmax import log_softmax_grad as log_softmax_grad
+from .softmax import softmax as softmax
+from .softmax import softmax_grad as softmax_grad
 from .structure import dot as dot
