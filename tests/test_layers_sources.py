@@ -237,3 +237,13 @@ def test_value_source_converts_by_policy() -> None:
     assert scalar.elem is tn.Float64
     assert scalar.value() == 2.5
     assert tagged.feed_backward(tagged.output_cont()).keys == ()
+
+
+def test_bare_tensor_type_takes_rank_from_the_shape() -> None:
+    L = make_infer_layer(ParamSourceLayer, PParamTypeIs(tn.Tensor), PInitializerIs(Init))
+    assert L.rank is None
+    layer = L("t", 2, 3, 4)
+    layer.init(Initializer(fillers={Init: Filler(2.0)}), LoadBuffer())
+    out = layer.feed_forward(layer.input_cont()).get(LayerOutput)
+    assert out.shape == (2, 3, 4)
+    assert isinstance(out, tn.Tensor)

@@ -26,7 +26,7 @@ from ..ops.node import format_site, user_site
 from ..tags import DeviceTag, DimTag, ElemTag, dim_of_rank
 from .var_type_dict import key_name
 
-__all__ = ["LayerInMap", "PortType", "port_type", "tensor_type"]
+__all__ = ["LayerInMap", "PortType", "port_type", "tagged_parts", "tensor_type"]
 
 NUMBER_TYPES: tuple[type, ...] = (int, float)
 
@@ -68,6 +68,15 @@ def _bad_type(declared: object, problem: str) -> LayerError:
     )
 
 
+def tagged_parts(declared: object) -> tuple[type, tuple[object, ...]] | None:
+    """(origin class, type arguments) of a subscription such as ``tn.Matrix[Float32, CPU]``;
+    None when ``declared`` is not a subscription of a TensorLike class."""
+    origin = typing.get_origin(declared)
+    if not (isinstance(origin, type) and issubclass(origin, TensorLike)):
+        return None
+    return origin, typing.get_args(declared)
+
+
 def port_type(declared: object) -> PortType:
     """Parse a declared input type; LayerError if it is not a concrete tagged type or number."""
     if isinstance(declared, PortType):
@@ -75,12 +84,12 @@ def port_type(declared: object) -> PortType:
     if declared in NUMBER_TYPES:
         assert isinstance(declared, type)
         return PortType(declared, declared)
-    origin = typing.get_origin(declared)
-    if not (isinstance(origin, type) and issubclass(origin, TensorLike)):
+    parts = tagged_parts(declared)
+    if parts is None:
         if isinstance(declared, type) and issubclass(declared, TensorLike):
             raise _bad_type(declared, "its element, device and rank are not given")
         raise _bad_type(declared, "it is neither typed_nn data nor a number type")
-    args = typing.get_args(declared)
+    origin, args = parts
     if len(args) != 3:
         raise _bad_type(declared, "it needs element, device and rank tags")
     elem, device, dim = args

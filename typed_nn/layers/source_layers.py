@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import typing
 from typing import Any, ClassVar, Never
 
 from ..data.dynamic import make_dynamic
@@ -23,6 +22,7 @@ from ..policies import (
     policy_select,
 )
 from ..tags import CPU, DeviceTag, DimTag, ElemTag, Float32
+from .in_map import tagged_parts
 from .keys import LayerOutput
 from .model_protocols import GradCollectorLike, InitializerLike, LoadBufferLike, SaverLike
 from .protocol import Layer
@@ -66,8 +66,7 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
             )
         param = policy_select(ParamPolicy, policies)
         declared = param.param_type
-        origin = typing.get_origin(declared) or declared
-        args = typing.get_args(declared) or (None, None, None)
+        origin, args = tagged_parts(declared) or (declared, (None, None, None))
         if not (isinstance(origin, type) and issubclass(origin, TensorLike)) or len(args) != 3:
             raise _error(
                 f"cannot configure {cls.__name__}: {declared!r} is not a data type.",
