@@ -160,29 +160,15 @@ class LayerInMap:
 def check_input(layer: str, port: type, declared: PortType, value: object) -> object:
     """``value`` checked against ``declared`` (converted for number ports), as MetaNN's
     ``PickItemFromCont``; errors name the layer, the port, declared and received."""
-    where = [("layer", layer), ("port", key_name(port)), ("declared", declared.show())]
     if declared.is_number:
         if isinstance(value, int | float) and not isinstance(value, bool):
             return declared.kind(value)
-        raise OperandError(
-            message(
-                f"cannot feed layer '{layer}': port {key_name(port)} takes a number.",
-                [*where, ("received", _show(value))],
-                built_at=format_site(user_site()),
-                hint=f"pass a Python {declared.kind.__name__}.",
-            )
-        )
+        fix = f"pass a Python {declared.kind.__name__}"
+        raise _wrong(OperandError, layer, port, declared, value, "takes a number", fix)
     if not isinstance(value, TensorLike):
-        raise OperandError(
-            message(
-                f"cannot feed layer '{layer}': port {key_name(port)} takes typed_nn data.",
-                [*where, ("received", _show(value))],
-                built_at=format_site(user_site()),
-                hint="wrap arrays with tn.tensor(array, elem, device, dim).",
-            )
-        )
-    received = [*where, ("received", value.describe())]
-    error: type[Exception] | None = None
+        fix = "wrap arrays with tn.tensor(array, elem, device, dim)"
+        raise _wrong(OperandError, layer, port, declared, value, "takes typed_nn data", fix)
+    error: type[Exception]
     if value.elem is not declared.elem:
         error, fix = ElemTypeError, f"convert with ops.astype(x, {_name(declared.elem)})"
     elif value.device is not declared.device:
@@ -193,12 +179,30 @@ def check_input(layer: str, port: type, declared: PortType, value: object) -> ob
         return make_dynamic(value)
     elif not isinstance(value, declared.kind):
         error, fix = OperandError, f"pass a {declared.kind.__name__} or declare tn.TensorLike[...]"
-    if error is None:
+    else:
         return value
-    raise error(
+    raise _wrong(error, layer, port, declared, value, "received the wrong type", fix)
+
+
+def _wrong(
+    error: type[Exception],
+    layer: str,
+    port: type,
+    declared: PortType,
+    value: object,
+    problem: str,
+    fix: str,
+) -> Exception:
+    received = value.describe() if isinstance(value, TensorLike) else _show(value)
+    return error(
         message(
-            f"cannot feed layer '{layer}': port {key_name(port)} received the wrong type.",
-            received,
+            f"cannot feed layer '{layer}': port {key_name(port)} {problem}.",
+            [
+                ("layer", layer),
+                ("port", key_name(port)),
+                ("declared", declared.show()),
+                ("received", received),
+            ],
             built_at=format_site(user_site()),
             hint=f"{fix}.",
         )

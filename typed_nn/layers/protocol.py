@@ -137,6 +137,8 @@ class Layer(Generic[KIn, KOut]):
 
     def _check_container(self, values: object, ports: tuple[type, ...], action: str) -> None:
         keys = values.keys if isinstance(values, VarValues) else None
+        if keys == ports:
+            return
         if keys is None or frozenset(keys) != frozenset(ports):
             received = _names(keys) if keys is not None else type(values).__name__
             raise LayerError(
