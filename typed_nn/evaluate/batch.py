@@ -1,12 +1,291 @@
-"""Batching of registrations (filled in below)."""
+"""Batching of registrations: independent nodes of the same op run as one call.
+
+The MetaNN claim: a per-sample loop that registers each sample's forward and backward, then
+one ``EvalPlan.eval()``, can replace a hand-written mini-batch. Nodes are grouped when they
+sit at the same depth of the graph (so none depends on another), apply the same op with the
+same params, and read, at each operand position, either one shared value (a weight) or one
+item each of an earlier group (or of a gathered stack of same-shaped leaves). A group becomes
+one node over stacked values (``(n, *item_shape)``), and each member an ``item`` view of it.
+A chain of ``add`` nodes that sums every member of a group becomes one reduction over the
+stack — for a group of per-sample outer products, one contraction (``X^T @ G``).
+
+Which ops batch, and how, is :data:`BATCHERS`: element-wise ops run unchanged on stacks
+(shared operands broadcast as trailing dims), others shift their dims by one or use a
+dedicated kernel (``backends/numpy/batched.py``).
+"""
 
 from __future__ import annotations
 
-from .graph import Graph
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["batch"]
+from ..errors import EvaluationError
+from ..ops.declare import OpDecl, Operand, Params
+from .graph import Graph, INode, Ref, is_number
+
+__all__ = ["BATCHERS", "batch"]
 
 
-def batch(g: Graph) -> int:
-    """Merge independent nodes of the same op; returns how many groups were merged."""
-    return 0
+def _internal(name: str, arity: int) -> OpDecl:
+    def infer(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Any:
+        raise EvaluationError(f"{name} is made by the evaluator's batching, not built")
+
+    return OpDecl(name, arity, infer)
+
+
+STACK, ITEM, SUM = (
+    _internal("batch_stack", -1),
+    _internal("batch_item", 1),
+    _internal("batch_sum", 1),
+)
+MATMUL, DOT_SHARED_LEFT = _internal("batch_matmul", 2), _internal("batch_dot_shared_left", 2)
+DOT_SUM = _internal("batch_dot_sum", 2)
+NLL_LOSS, SOFTMAX_NLL = _internal("batch_nll_loss", 2), _internal("batch_softmax_nll_grad", 3)
+
+# (decl, params) of the group node, or None when the pattern does not batch. ``kinds`` says
+# per operand: "s" shared, "b" batched (stacked).
+Batcher = Callable[[INode, str, int], tuple[OpDecl | None, Params] | None]
+
+
+def _same(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
+    return n.decl, n.params
+
+
+def _dot(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
+    if n.params != (1,):
+        return None
+    if kinds == "bs":
+        return n.decl, n.params
+    if kinds == "bb":
+        return MATMUL, ()
+    return (DOT_SHARED_LEFT, ()) if kinds == "sb" else None
+
+
+def _shift_dims(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
+    dims, *rest = n.params
+    if not isinstance(dims, tuple):
+        return None
+    return n.decl, (tuple(d + 1 for d in dims), *rest)
+
+
+def _reshape(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
+    return None if kinds != "b" else (n.decl, (("batch", *n.params[0]),))
+
+
+def _permute(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
+    order = n.params[0]
+    return None if kinds != "b" else (n.decl, ((0, *(o + 1 for o in order)),))
+
+
+def _last_k(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
+    return (n.decl, n.params) if "s" not in kinds else None
+
+
+def _named(decl: OpDecl, pattern: str) -> Batcher:
+    def batcher(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
+        return (decl, n.params) if kinds == pattern else None
+
+    return batcher
+
+
+BATCHERS: dict[str, Batcher] = {
+    "dot": _dot,
+    "reduce_sum": _shift_dims,
+    "reduce_mean": _shift_dims,
+    "reduce_max": _shift_dims,
+    "reshape": _reshape,
+    "permute": _permute,
+    "softmax": _last_k,
+    "log_softmax": _last_k,
+    "softmax_grad": _last_k,
+    "log_softmax_grad": _last_k,
+    "nll_loss": _named(NLL_LOSS, "bb"),
+    "softmax_nll_grad": _named(SOFTMAX_NLL, "sbb"),
+}
+"""Op name -> how a group of it runs on stacks (element-wise ops need no entry)."""
+
+
+def _depths(g: Graph) -> list[int]:
+    depth = [0] * len(g.nodes)
+    for s in g.order:
+        d = 0
+        for a in g.nodes[s].args:
+            if not is_number(a) and depth[a] >= d:
+                d = depth[a] + 1
+        depth[s] = d
+    return depth
+
+
+def batch(g: Graph, min_size: int = 2) -> int:
+    """Group batchable nodes of ``g`` in place; returns how many groups were made."""
+    alive = g.live()
+    depth = _depths(g)
+    member: dict[int, tuple[int, int]] = {}  # slot -> (group slot, index)
+    sizes: dict[int, int] = {}
+    by_depth: dict[int, list[int]] = {}
+    for s in g.order:
+        n = g.nodes[s]
+        if alive[s] and n.decl is not None and n.op not in ("leaf", "alias"):
+            by_depth.setdefault(depth[s], []).append(s)
+    made = 0
+    for d in sorted(by_depth):
+        buckets: dict[Any, list[tuple[int, int]]] = {}
+        for s in by_depth[d]:
+            key, index = _pattern(g, s, member)
+            if key is not None:
+                buckets.setdefault(key, []).append((index, s))
+        for entries in buckets.values():
+            if len(entries) >= min_size and _make_group(g, entries, member, sizes):
+                made += 1
+    if made:
+        _sum_chains(g, member, sizes)
+        g.reorder()
+    return made
+
+
+def _pattern(g: Graph, s: int, member: dict[int, tuple[int, int]]) -> tuple[Any, int]:
+    """The bucket key of node ``s`` and its index in the operand groups it reads (or 0)."""
+    n = g.nodes[s]
+    parts: list[Any] = [n.decl, n.params, n.shape, n.dtype, n.device]
+    index = -1
+    for a in n.args:
+        if is_number(a):
+            parts.append(a)
+        elif a in member:
+            grp, i = member[a]
+            if index not in (-1, i):
+                return None, 0
+            index = i
+            parts.append(("group", grp))
+        elif g.nodes[a].op == "leaf":
+            parts.append(("leaf", g.nodes[a].shape, g.nodes[a].dtype))  # shared or gathered
+        else:
+            parts.append(("shared", a))
+    return tuple(parts), index
+
+
+def _make_group(
+    g: Graph,
+    entries: list[tuple[int, int]],
+    member: dict[int, tuple[int, int]],
+    sizes: dict[int, int],
+) -> bool:
+    """Replace the nodes of one bucket by a group node and item views; False if it cannot."""
+    grouped = any(i >= 0 for i, _ in entries)
+    if grouped:
+        entries = sorted(entries)
+    members = [s for _, s in entries]
+    n = len(members)
+    first = g.nodes[members[0]]
+    kinds = ""
+    args: list[Ref] = []
+    ranks: list[int] = []
+    for p, a0 in enumerate(first.args):
+        if is_number(a0):
+            kinds, ranks = kinds + "s", [*ranks, -1]
+            args.append(a0)
+            continue
+        refs: list[Ref] = [g.nodes[m].args[p] for m in members]
+        ranks.append(len(g.nodes[a0].shape))
+        if a0 in member:
+            grp = member[a0][0]
+            if sizes[grp] != n or [member[r] for r in refs] != [(grp, i) for i in range(n)]:
+                return False
+            kinds += "b"
+            args.append(grp)
+        elif all(r == a0 for r in refs):
+            kinds += "s"
+            args.append(a0)
+        else:
+            item = g.nodes[a0]
+            kinds += "b"
+            args.append(
+                _append(
+                    g,
+                    INode(
+                        "batch_stack", STACK, (), refs, (n, *item.shape), item.dtype, item.device
+                    ),
+                )
+            )
+    how = _how(first, kinds, tuple(ranks))
+    if how is None:
+        return False
+    decl, params = how
+    if params and isinstance(params[0], tuple) and params[0][:1] == ("batch",):
+        params = ((n, *params[0][1:]), *params[1:])
+    name = decl.name if decl is not None else first.op
+    node = INode(name, decl, params, args, (n, *first.shape), first.dtype, first.device)
+    gs = _append(g, node)
+    sizes[gs] = n
+    for i, m in enumerate(members):
+        old = g.nodes[m]
+        g.nodes[m] = INode(
+            "batch_item", ITEM, (i,), [gs], old.shape, old.dtype, old.device, old.obj
+        )
+        member[m] = (gs, i)
+    return True
+
+
+def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | None, Params] | None:
+    batcher = BATCHERS.get(first.op)
+    if batcher is not None:
+        if first.op == "dot" and kinds == "bb" and ranks != (2, 2):
+            return None
+        return batcher(first, kinds, len(first.shape))
+    if first.decl is None or first.decl.kind != "elementwise":
+        return None
+    # Stacked operands must be item-shaped: a lower-rank one would broadcast against the
+    # batch dim instead of the item's trailing dims.
+    if any(k == "b" and r != len(first.shape) for k, r in zip(kinds, ranks, strict=True)):
+        return None
+    return first.decl, first.params
+
+
+def _append(g: Graph, node: INode) -> int:
+    g.nodes.append(node)
+    return len(g.nodes) - 1
+
+
+def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, int]) -> int:
+    """Turn ``add`` chains that sum every item of a group into one reduction of the stack."""
+    g.reorder()
+    alive = g.live()
+    uses = g.uses(alive)
+    cover: dict[int, tuple[int, frozenset[int]]] = {}
+    made = 0
+    for s in g.order:
+        n = g.nodes[s]
+        if not alive[s] or n.op != "add" or any(is_number(a) for a in n.args):
+            continue
+        parts = []
+        for a in n.args:
+            if a in member and g.nodes[a].op == "batch_item":
+                parts.append((member[a][0], frozenset([member[a][1]])))
+            elif a in cover and uses[a] == 1:
+                parts.append(cover[a])
+            else:
+                break
+        else:
+            (ga, ia), (gb, ib) = parts
+            if ga != gb or ia & ib or g.nodes[ga].shape[1:] != n.shape:
+                continue
+            cover[s] = (ga, ia | ib)
+            if len(ia | ib) == sizes[ga]:
+                grp = g.nodes[ga]
+                if grp.decl is MATMUL:
+                    g.nodes[s] = INode(
+                        "batch_dot_sum",
+                        DOT_SUM,
+                        (),
+                        list(grp.args),
+                        n.shape,
+                        n.dtype,
+                        n.device,
+                        n.obj,
+                    )
+                else:
+                    g.nodes[s] = INode(
+                        "batch_sum", SUM, (), [ga], n.shape, n.dtype, n.device, n.obj
+                    )
+                made += 1
+    return made

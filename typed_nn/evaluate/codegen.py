@@ -198,7 +198,8 @@ def generate(
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
     results: list[int] = []
-    for s, n in enumerate(g.nodes):
+    for s in g.order:
+        n = g.nodes[s]
         if not alive[s] or s in interior:
             continue
         if n.op == "leaf":
@@ -208,6 +209,9 @@ def generate(
             a = n.args[0]
             copy = ".copy()" if s in g.roots else ""
             gen.emit(f"v{s} = v{a}{copy}")
+        elif n.op == "batch_item":
+            gen.calls[n.op] += 1
+            gen.emit(f"v{s} = v{n.args[0]}[{n.params[0]}, ...]")
         else:
             sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
             out = f"env[{direct[s]}]" if s in direct else f"alloc({sh}, {dt})"

@@ -53,8 +53,9 @@ def find_regions(g: Graph, alive: list[bool], uses: list[int], fuse: bool) -> di
             if impl is None or uses[s] != 1 or c < 0 or outs.get(c) is None:
                 continue
             n, m = g.nodes[s], g.nodes[c]
-            interior[s] = n.shape == m.shape and n.dtype == m.dtype and not n.note
+            interior[s] = n.shape == m.shape and n.dtype == m.dtype
     regions: dict[int, list[int]] = {}
+    position = {s: i for i, s in enumerate(g.order)}
     for s, impl in outs.items():
         if impl is None or interior[s]:
             continue
@@ -64,7 +65,7 @@ def find_regions(g: Graph, alive: list[bool], uses: list[int], fuse: bool) -> di
             top = stack.pop()
             members.append(top)
             stack.extend(a for a in g.nodes[top].args if not is_number(a) and interior[a])
-        regions[s] = sorted(members)
+        regions[s] = sorted(members, key=position.__getitem__)
     return regions
 
 

@@ -7,7 +7,7 @@ a ``(type, value)`` pair for a Python number operand.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,8 +38,7 @@ class INode:
     dtype: np.dtype[Any]
     device: Any
     obj: Any = None
-    """The Operation this node came from (None for nodes a rewrite made)."""
-    note: dict[str, Any] = field(default_factory=dict)
+    """The Operation this node came from (None for nodes a rewrite or batching made)."""
 
 
 class Graph:
@@ -48,6 +47,28 @@ class Graph:
     def __init__(self, nodes: list[INode], roots: list[int]) -> None:
         self.nodes = nodes
         self.roots = roots
+        self.order = list(range(len(nodes)))
+        """Slots in a topological order (slot order until batching appends nodes)."""
+
+    def reorder(self) -> None:
+        """Recompute ``order`` after nodes were appended: by depth, then slot."""
+        depth = [-1] * len(self.nodes)
+        for start in range(len(self.nodes)):
+            stack = [start]
+            while stack:
+                s = stack[-1]
+                if depth[s] >= 0:
+                    stack.pop()
+                    continue
+                todo = [a for a in self.nodes[s].args if not is_number(a) and depth[a] < 0]
+                if todo:
+                    stack.extend(todo)
+                    continue
+                stack.pop()
+                depth[s] = 1 + max(
+                    (depth[a] for a in self.nodes[s].args if not is_number(a)), default=-1
+                )
+        self.order = sorted(range(len(self.nodes)), key=lambda s: (depth[s], s))
 
     def node(self, ref: Ref) -> INode | None:
         """The node a ref names, or None for a number."""
@@ -64,7 +85,7 @@ class Graph:
         alive = [False] * len(self.nodes)
         for r in self.roots:
             alive[r] = True
-        for s in range(len(self.nodes) - 1, -1, -1):
+        for s in reversed(self.order):
             if alive[s]:
                 for a in self.nodes[s].args:
                     if not is_number(a):

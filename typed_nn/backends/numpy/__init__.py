@@ -15,3 +15,4 @@ from . import select as select
 from . import conv as conv
 from . import fused as fused
 from . import rewritten as rewritten
+from . import batched as batched
