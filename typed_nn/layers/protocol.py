@@ -62,6 +62,12 @@ class Layer(Generic[KIn, KOut]):
         cls.is_feedback_output = policy_select(GradPolicy, policies).is_feedback_output
         cls.is_update = False
 
+    @classmethod
+    def ports_for(cls, policies: PolicyContainer) -> tuple[type, ...]:
+        """The input ports under ``policies``: ``input_ports``, unless a template's ports
+        follow its policies (a recurrent layer takes its kernel's)."""
+        return cls.input_ports
+
     def __init__(self, name: str) -> None:
         if not type(self).configured:
             raise LayerError(
@@ -303,7 +309,9 @@ def make_train_layer(
                 hint="wrap the dict: LayerInMap({LayerInput: tn.Matrix[tn.Float32, tn.CPU]}).",
             )
         )
-    ports = frozenset(getattr(layer, "input_ports", ()))
+    ports_for = getattr(layer, "ports_for", None)
+    declared = tuple(ports_for(_flatten(policies))) if ports_for is not None else ()
+    ports = frozenset(declared)
     if input_map.ports() != ports:
         missing = ports - input_map.ports()
         extra = input_map.ports() - ports
@@ -312,7 +320,7 @@ def make_train_layer(
                 f"cannot make a train {layer.__name__}: the input map's ports differ from the "
                 "layer's input ports.",
                 [
-                    ("declared", _names(tuple(getattr(layer, "input_ports", ())))),
+                    ("declared", _names(declared)),
                     ("received", _names(tuple(input_map))),
                     ("missing", _names(tuple(missing))),
                     ("unknown", _names(tuple(extra))),

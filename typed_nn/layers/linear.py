@@ -1,0 +1,139 @@
+"""Parameter composites: ``BiasLayer``, ``WeightLayer``, ``LinearLayer`` (MetaNN ``composite/``).
+
+All take ``LayerInput`` and give ``LayerOutput``, with the row-vector convention of MetaNN:
+an input ``x`` of shape ``(batch, fan_in)`` (or ``(fan_in,)``) gives ``x·W`` of shape
+``(batch, fan_out)``; a bias vector of shape ``(fan_out,)`` broadcasts over the batch and its
+gradient is summed over it.
+
+Parameters are ``ParamSourceLayer`` sublayers, so their policies are the parameter layer's:
+``PUpdate``, ``PInitializerIs(key)``, ``PElemIs`` / ``PDeviceIs``, and ``PParamTypeIs`` (defaults
+here: ``tn.Matrix`` for weights, ``tn.Vector`` for biases). Give a policy to one parameter only
+with ``SubPolicyContainer("weight", ...)``.
+
+Names (with the layer named ``fc``): BiasLayer ``fc/param`` and ``fc/add``; WeightLayer
+``fc/param`` and ``fc/dot`` (MetaNN names the dot sublayer ``fc/add``, a slip fixed here);
+LinearLayer ``fc/weight``, ``fc/bias``, ``fc/dot`` and ``fc/add``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import ClassVar
+
+from ..data.tensor import Matrix, Vector
+from ..data.tensor_like import TensorLike
+from ..policies import AnyPolicyObject, PParamTypeIs
+from ..tags import FE, D, Dim2, Dv
+from .binary_layers import AddLayer
+from .compose import ComposeKernel
+from .dot_layer import DotLayer
+from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
+from .source_layers import ParamSourceLayer
+from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .var_type_dict import VarValues
+
+__all__ = ["BiasLayer", "LinearLayer", "WeightLayer"]
+
+_MATRIX: AnyPolicyObject = PParamTypeIs(Matrix)
+_VECTOR: AnyPolicyObject = PParamTypeIs(Vector)
+
+
+class BiasLayer(ComposeKernel[LayerInput, LayerOutput]):
+    """``x + b``, ``b`` a parameter (default type ``tn.Vector``). ``BiasLayer(name, *shape)``."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_VECTOR,)}
+    topology = ComposeTopology(
+        Sublayer("param", ParamSourceLayer),
+        Sublayer("add", AddLayer),
+        InConnect(LayerInput, "add", LeftOperand),
+        InternalConnect("param", LayerOutput, "add", RightOperand),
+        OutConnect("add", LayerOutput, LayerOutput),
+    )
+
+    def __init__(self, name: str, *shape: int) -> None:
+        super().__init__(name, self.create_sublayers().set("param", *shape))
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
+        """``LayerOutput`` = ``x + b`` (lazy)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
+        """``LayerInput`` = the output gradient (with ``PFeedbackOutput``); the bias keeps its
+        gradient, summed over the batch, for ``grad_collect`` (with ``PUpdate``)."""
+        return self._feed_backward(grads)
+
+
+class WeightLayer(ComposeKernel[LayerInput, LayerOutput]):
+    """``x·W``, ``W`` a parameter (default type ``tn.Matrix``). ``WeightLayer(name, *shape)``."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_MATRIX,)}
+    topology = ComposeTopology(
+        Sublayer("param", ParamSourceLayer),
+        Sublayer("dot", DotLayer),
+        InConnect(LayerInput, "dot", LeftOperand),
+        InternalConnect("param", LayerOutput, "dot", RightOperand),
+        OutConnect("dot", LayerOutput, LayerOutput),
+    )
+
+    def __init__(self, name: str, *shape: int) -> None:
+        super().__init__(name, self.create_sublayers().set("param", *shape))
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
+        """``LayerOutput`` = ``x·W`` (lazy) for a batch ``x`` of shape (batch, fan_in)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]:
+        """``LayerInput`` = ``g·Wᵀ`` (with ``PFeedbackOutput``); ``W`` keeps ``xᵀ·g``."""
+        return self._feed_backward(grads)
+
+
+class LinearLayer(ComposeKernel[LayerInput, LayerOutput]):
+    """``x·W + b``; ``LinearLayer(name, fan_in, fan_out)``: ``W`` is (fan_in, fan_out) and ``b``
+    is (fan_out,). MetaNN's constructor takes the two shapes; this one takes the two widths."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {
+        "weight": (_MATRIX,),
+        "bias": (_VECTOR,),
+    }
+    topology = ComposeTopology(
+        Sublayer("weight", ParamSourceLayer),
+        Sublayer("bias", ParamSourceLayer),
+        Sublayer("add", AddLayer),
+        Sublayer("dot", DotLayer),
+        InConnect(LayerInput, "dot", LeftOperand),
+        InternalConnect("weight", LayerOutput, "dot", RightOperand),
+        InternalConnect("dot", LayerOutput, "add", LeftOperand),
+        InternalConnect("bias", LayerOutput, "add", RightOperand),
+        OutConnect("add", LayerOutput, LayerOutput),
+    )
+
+    def __init__(self, name: str, fan_in: int, fan_out: int) -> None:
+        args = self.create_sublayers().set("weight", fan_in, fan_out).set("bias", fan_out)
+        super().__init__(name, args)
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
+        """``LayerOutput`` = ``x·W + b`` (lazy) for a batch ``x`` of shape (batch, fan_in)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]:
+        """``LayerInput`` = ``g·Wᵀ`` (with ``PFeedbackOutput``); ``W`` keeps ``xᵀ·g`` and ``b``
+        the batch sum of ``g`` (with ``PUpdate``)."""
+        return self._feed_backward(grads)
