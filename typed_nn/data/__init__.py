@@ -8,10 +8,6 @@ from .category import is_tensor4 as is_tensor4
 from .category import is_vector as is_vector
 from .dynamic import DynamicData as DynamicData
 from .dynamic import make_dynamic as make_dynamic
-from .factories import ones as ones
-from .factories import scalar as scalar
-from .factories import tensor as tensor
-from .factories import zeros as zeros
 from .scalable import ScalableTensor as ScalableTensor
 from .special import BiasVector as BiasVector
 from .special import ConstantTensor as ConstantTensor
@@ -23,3 +19,11 @@ from .tensor import Tensor3 as Tensor3
 from .tensor import Tensor4 as Tensor4
 from .tensor import Vector as Vector
 from .tensor_like import TensorLike as TensorLike
+
+# isort: split
+# After ``.tensor``: pyright binds the submodule name on ``from .tensor import``; the
+# factory ``tensor`` must be the last binding of the name (else ``tn.tensor`` is a module).
+from .factories import ones as ones
+from .factories import scalar as scalar
+from .factories import tensor as tensor
+from .factories import zeros as zeros
