@@ -66,20 +66,17 @@ def copy_into(src: AnyTensor, dst: AnyResult) -> None:
     dst.array[...] = src.array
 
 
-def _alias(col: Collected, out: Any) -> int:
+def _alias(col: Collected, out: AnyResult) -> int:
     """Which leaf ``out``'s memory is (its slot), -1 for none, -2 for a partial overlap."""
     found = -1
+    ident = out._identity()
+    array = out.array
     for s, arr in enumerate(col.env):
         if arr is None:
             continue
-        if arr is out or (
-            arr.__array_interface__["data"][0] == out.__array_interface__["data"][0]
-            and arr.shape == out.shape
-            and arr.strides == out.strides
-            and found == -1
-        ):
+        if arr is array or (found == -1 and col.objs[s]._identity() == ident):
             found = s
-        elif np.may_share_memory(arr, out):
+        elif np.may_share_memory(arr, array):
             return -2
     return found
 
@@ -141,7 +138,7 @@ def execute(
     tlist: list[Target] = []
     if targets:
         for j, t in targets.items():
-            tlist.append((j, col.roots[j], len(env) + len(tlist), _alias(col, t.array)))
+            tlist.append((j, col.roots[j], len(env) + len(tlist), _alias(col, t)))
     key = (tuple(col.sig), tuple(col.roots), options.key(), tuple(tlist), registry_version())
     plans = _plans()
     program = plans.get(key) if options.plan_cache else None
