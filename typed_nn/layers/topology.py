@@ -321,18 +321,23 @@ class ComposeTopology:
                     )
 
     def _reachable(self) -> list[str]:
-        """Sublayers reachable from the composite inputs and from input-less sublayers."""
-        sources = {
-            n for n, layer in self.sublayers.items() if not getattr(layer, "input_ports", ())
+        """Sublayers that can run: every input fed by a composite input or by one that can."""
+        sources: dict[tuple[str, type], str | None] = {
+            (i.sublayer, i.sublayer_port): None for i in self.in_connects
         }
-        frontier = [i.sublayer for i in self.in_connects] + sorted(sources)
-        seen: set[str] = set()
-        while frontier:
-            name = frontier.pop()
-            if name not in seen:
-                seen.add(name)
-                frontier.extend(self.successors(name))
-        return [n for n in self.sublayers if n in seen]
+        sources.update(
+            {(e.to_sublayer, e.to_port): e.from_sublayer for e in self.internal_connects}
+        )
+        done: list[str] = []
+        progress = True
+        while progress:
+            progress = False
+            for name, layer in self.sublayers.items():
+                feeds = [sources.get((name, p), "") for p in getattr(layer, "input_ports", ())]
+                if name not in done and all(f is None or f in done for f in feeds):
+                    done.append(name)
+                    progress = True
+        return [n for n in self.sublayers if n in done]
 
     def connections(self) -> tuple[InConnect | InternalConnect | OutConnect, ...]:
         """Every connection clause: inputs, internal, outputs."""
