@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import EvaluationError
-from ..ops.declare import OpDecl, Operand, Params
+from ..ops.declare import OpDecl, Operand, Params, implemented_devices
 from .graph import Graph, INode, Ref, is_number
 
 __all__ = ["BATCHERS", "batch"]
@@ -208,7 +208,7 @@ def _make_group(
                 )
             )
     how = _how(first, kinds, tuple(ranks))
-    if how is None:
+    if how is None or not _runs_on(how[0] or first.decl, first.device):
         return False
     decl, params = how
     if params and isinstance(params[0], tuple) and params[0][:1] == ("batch",):
@@ -241,6 +241,13 @@ def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | Non
     return first.decl, first.params
 
 
+def _runs_on(decl: OpDecl | None, device: Any) -> bool:
+    """Whether the group's kernels (stack, item, the op) exist on ``device``."""
+    have = implemented_devices
+    names = ["batch_stack", "batch_item", decl.name if decl is not None else ""]
+    return all(device.name in have(name) for name in names)
+
+
 def _append(g: Graph, node: INode) -> int:
     g.nodes.append(node)
     return len(g.nodes) - 1
@@ -270,7 +277,11 @@ def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, i
             if ga != gb or ia & ib or g.nodes[ga].shape[1:] != n.shape:
                 continue
             cover[s] = (ga, ia | ib)
-            if len(ia | ib) == sizes[ga]:
+            if (
+                len(ia | ib) == sizes[ga]
+                and _runs_on(DOT_SUM, n.device)
+                and _runs_on(SUM, n.device)
+            ):
                 grp = g.nodes[ga]
                 if grp.decl is MATMUL:
                     g.nodes[s] = INode(

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..data.special import ZEROS
 from ..errors import EvaluationError
-from ..ops.declare import OpDecl, Operand, Params
+from ..ops.declare import OpDecl, Operand, Params, implemented_devices
 from .graph import Graph, INode, Ref, is_number
 
 __all__ = ["RULES", "rewrite", "rule"]
@@ -62,7 +62,7 @@ def rewrite(g: Graph) -> list[str]:
         n.args = [g.resolve(a) for a in n.args]
         for name, fn in RULES.get(n.op, ()):
             r = fn(g, n)
-            if r is None:
+            if r is None or (isinstance(r, INode) and not _runs_on(r)):
                 continue
             if not isinstance(r, INode):
                 r = INode("alias", None, (), [r], n.shape, n.dtype, n.device, n.obj)
@@ -72,6 +72,11 @@ def rewrite(g: Graph) -> list[str]:
             fired.append(name)
             break
     return fired
+
+
+def _runs_on(n: INode) -> bool:
+    """Whether the node a rule made has a kernel on the original node's device."""
+    return n.device.name in implemented_devices(n.op)
 
 
 def _op(g: Graph, ref: Ref) -> str:
