@@ -16,9 +16,11 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, ClassVar
 
+from ..data.tensor_like import TensorLike
 from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
 from ..policies import (
+    AnyPolicyObject,
     PActFuncIs,
     PDeviceIs,
     PElemIs,
@@ -28,7 +30,7 @@ from ..policies import (
     PUpdate,
     SubPolicyContainer,
 )
-from ..tags import CPU, DeviceTag, ElemTag, Float32
+from ..tags import CPU, FE, DeviceTag, Dim2, Dv, ElemTag, Float32
 from .compose import ComposeKernel
 from .in_map import LayerInMap, tensor_type
 from .keys import LayerInput, LayerOutput
@@ -36,6 +38,7 @@ from .linear import LinearLayer
 from .perceptron import SingleLayerPerceptron
 from .protocol import make_infer_layer, make_train_layer
 from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .var_type_dict import VarValues
 
 __all__ = ["MLP"]
 
@@ -100,7 +103,8 @@ class MLP(ComposeKernel[LayerInput, LayerOutput]):
             activations: a layer template (``ReLULayer``, ``SigmoidLayer``, ``TanhLayer``,
                 ``SoftmaxLayer``...) or None (no activation) per layer.
             *policies: further policies for every sublayer (``SubPolicyContainer("fc2", ...)``
-                for one layer).
+                for one layer); one of the (major, minor) this function sets by default
+                (``PUpdate``, ``PFeedbackNoOutput``, ``PElemIs``, ``PDeviceIs``) replaces it.
             weight_init, bias_init: ``PInitializerIs`` keys of every weight and every bias.
             elem, device: of the input, the parameters and the output.
             train: a training layer (``PUpdate``, input ``Matrix[elem, device]``, no input
@@ -113,7 +117,11 @@ class MLP(ComposeKernel[LayerInput, LayerOutput]):
                 [("widths", str(list(widths))), ("activations", str(len(activations)))],
             )
         template = cls.template_for(activations)
-        sub: list[PolicyItem] = [PElemIs(elem), PDeviceIs(device)]
+        given = {p.key for p in policies if not isinstance(p, SubPolicyContainer)}
+        defaults: list[AnyPolicyObject] = [PElemIs(elem), PDeviceIs(device)]
+        if train:
+            defaults += [PUpdate, PFeedbackNoOutput]
+        sub: list[PolicyItem] = [p for p in defaults if p.key not in given]
         for i, act in enumerate(template.activations, 1):
             params: list[PolicyItem] = []
             if weight_init is not None:
@@ -126,7 +134,7 @@ class MLP(ComposeKernel[LayerInput, LayerOutput]):
         layer: Any
         if train:
             in_map = LayerInMap({LayerInput: tensor_type(elem, device, 2)})
-            layer = make_train_layer(template, in_map, PUpdate, PFeedbackNoOutput, *sub, *policies)
+            layer = make_train_layer(template, in_map, *sub, *policies)
         else:
             layer = make_infer_layer(template, *sub, *policies)
         built: MLP = layer(name, widths)
@@ -137,6 +145,19 @@ class MLP(ComposeKernel[LayerInput, LayerOutput]):
         for i in range(1, len(type(self).activations) + 1):
             args.set(f"fc{i}", widths[i - 1], widths[i])
         super().__init__(name, args)
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
+        """``LayerOutput`` (batch, widths[-1]) from ``LayerInput`` (batch, widths[0]), lazy."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]:
+        """The input gradient (only with ``PFeedbackOutput``; ``build`` does not ask for it);
+        every parameter keeps its gradient for ``grad_collect``."""
+        return self._feed_backward(grads)
 
 
 def _error(headline: str, items: list[tuple[str, str]]) -> LayerError:
