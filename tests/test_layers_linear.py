@@ -251,3 +251,16 @@ def test_mlp_errors() -> None:
         MLP.build("net", [3, 2], [ReLULayer, None])
     with pytest.raises(tn.LayerError, match=r"at least one layer"):
         MLP.build("net", [3], [])
+
+
+def test_mlp_policies_replace_the_build_defaults() -> None:
+    net = MLP.build("net", [3, 2], [TanhLayer], PFeedbackOutput, elem=tn.Float64)
+    assert type(net).is_feedback_output
+    p = {"net/fc1/weight": rng.standard_normal((3, 2)), "net/fc1/bias": rng.standard_normal(2)}
+    init_params(net, p)
+    x, g = rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
+    y = np.tanh(x @ p["net/fc1/weight"] + p["net/fc1/bias"])
+    layer_feed(net, {LayerInput: x})
+    dx = backward(net, g).get(LayerInput).numpy()
+    np.testing.assert_allclose(dx, (g * (1 - y**2)) @ p["net/fc1/weight"].T)
+    assert sorted(collect(net)) == ["net/fc1/bias", "net/fc1/weight"]
