@@ -319,9 +319,8 @@ class ComposeKernel(Layer[KIn, KOut]):
             for port, value in slots[name].items():
                 cont = cont.set(port, value)
             out = results[name] = layer.feed_forward(cont)
-            for e in topology.internal_connects:
-                if e.from_sublayer == name:
-                    slots[e.to_sublayer][e.to_port] = out.get(e.from_port)
+            for e in topology.outgoing[name]:
+                slots[e.to_sublayer][e.to_port] = out.get(e.from_port)
         return {o.out_port: results[o.sublayer].get(o.sublayer_port) for o in topology.out_connects}
 
     def _feed_backward(self, grads: Values) -> Values:
@@ -344,11 +343,11 @@ class ComposeKernel(Layer[KIn, KOut]):
                 if (name, port) in slots:
                     cont = cont.set(port, slots.pop((name, port)))
             back = layer.feed_backward(cont)
-            for e in topology.internal_connects:
-                if e.to_sublayer == name and back.is_set(e.to_port):
+            for e in topology.incoming[name]:
+                if back.is_set(e.to_port):
                     _accumulate(slots, (e.from_sublayer, e.from_port), back.get(e.to_port))
-            for i in topology.in_connects:
-                if i.sublayer == name and back.is_set(i.sublayer_port):
+            for i in topology.fed_by_inputs[name]:
+                if back.is_set(i.sublayer_port):
                     inputs[(name, i.sublayer_port)] = back.get(i.sublayer_port)
         if cls.is_feedback_output:
             gathered: dict[tuple[str, type], AnyTensor] = {}

@@ -162,6 +162,8 @@ class ComposeTopology:
         sublayers: name -> layer template, in declaration order.
         in_connects, internal_connects, out_connects: the clauses of each kind, in order.
         order: the sublayer names in MetaNN's topological order.
+        outgoing, incoming: sublayer name -> its InternalConnect clauses from / to it.
+        fed_by_inputs: sublayer name -> the InConnect clauses that feed it.
 
     Raises:
         TopologyError: any of MetaNN's nine conditions, an unknown clause, a port a sublayer
@@ -186,6 +188,18 @@ class ComposeTopology:
         self._check_names()
         self._check_ports()
         self.order = topological_order(tuple(self.sublayers), self.internal_connects)
+        # Per-sublayer views, so forward and backward do not scan every clause per sublayer.
+        self.outgoing = {
+            n: tuple(e for e in self.internal_connects if e.from_sublayer == n)
+            for n in self.sublayers
+        }
+        self.incoming = {
+            n: tuple(e for e in self.internal_connects if e.to_sublayer == n)
+            for n in self.sublayers
+        }
+        self.fed_by_inputs = {
+            n: tuple(i for i in self.in_connects if i.sublayer == n) for n in self.sublayers
+        }
 
     # --- MetaNN's checks 1, 2 ----------------------------------------------------------
     def _check_sublayers(self, subs: list[Sublayer]) -> None:
@@ -345,8 +359,7 @@ class ComposeTopology:
 
     def successors(self, name: str) -> tuple[str, ...]:
         """The sublayers ``name`` feeds directly (through InternalConnect), without repeats."""
-        found = (e.to_sublayer for e in self.internal_connects if e.from_sublayer == name)
-        return tuple(dict.fromkeys(found))
+        return tuple(dict.fromkeys(e.to_sublayer for e in self.outgoing[name]))
 
     def __repr__(self) -> str:
         return f"ComposeTopology({', '.join(self.order)})"
