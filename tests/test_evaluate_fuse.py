@@ -91,10 +91,12 @@ def test_blocked_regions_broadcast_lower_rank_operands(shape: tuple[int, ...]) -
     np.testing.assert_allclose(got, expected, rtol=2e-6, atol=1e-6)
 
 
-def test_interior_node_used_twice_is_materialised_once() -> None:
-    x = t32(rng.normal(size=(4, 5)))
+@pytest.mark.parametrize("size", [20, 200_000])
+def test_a_value_read_twice_inside_a_region_stays_in_scratch(size: int) -> None:
+    x = t32(rng.normal(size=size))
     e = ops.exp(x)
     got = tn.evaluate(e * e + e).numpy()
+    assert last_program().source.count("alloc(") == 1  # type: ignore[union-attr]
     np.testing.assert_allclose(got, np.exp(x.numpy()) ** 2 + np.exp(x.numpy()), rtol=1e-6)
 
 

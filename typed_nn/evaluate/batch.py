@@ -191,7 +191,7 @@ def _make_group(
             grp = member[a0][0]
             if sizes[grp] != n or [member[r] for r in refs] != [(grp, i) for i in range(n)]:
                 return False
-            kinds += "b"
+            kinds += "g"
             args.append(grp)
         elif all(r == a0 for r in refs):
             kinds += "s"
@@ -207,6 +207,9 @@ def _make_group(
                     ),
                 )
             )
+    # "g": an earlier group's stack, "b": a gathered stack, "s": shared. Element-wise ops
+    # batch only when they read a group: stacking leaves just to add them copies as much
+    # memory as the op itself touches.
     how = _how(first, kinds, tuple(ranks))
     if how is None or not _runs_on(how[0] or first.decl, first.device):
         return False
@@ -227,12 +230,14 @@ def _make_group(
 
 
 def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | None, Params] | None:
+    reads_group = "g" in kinds
+    kinds = kinds.replace("g", "b")
     batcher = BATCHERS.get(first.op)
     if batcher is not None:
         if first.op == "dot" and kinds == "bb" and ranks != (2, 2):
             return None
         return batcher(first, kinds, len(first.shape))
-    if first.decl is None or first.decl.kind != "elementwise":
+    if first.decl is None or first.decl.kind != "elementwise" or not reads_group:
         return None
     # Stacked operands must be item-shaped: a lower-rank one would broadcast against the
     # batch dim instead of the item's trailing dims.

@@ -92,7 +92,12 @@ def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
     shape = g.nodes[root].shape
     size = int(np.prod(shape)) if shape else 1
     blocked = size > fuse.BLOCK and len(members) > 1
-    # Registers: scratch blocks for interior values, reused once their reader ran.
+    # Registers: scratch blocks for interior values, reused once their last reader ran.
+    reads = {m: 0 for m in members}
+    for m in members:
+        for a in g.nodes[m].args:
+            if not is_number(a) and a in inside:
+                reads[a] += 1
     reg_of: dict[int, int] = {}
     free: list[int] = []
     n_regs = 0
@@ -108,7 +113,9 @@ def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
                 args.append(("num", a))
             elif a in inside:
                 args.append(("reg", reg_of[a]))
-                freed.append(reg_of[a])
+                reads[a] -= 1
+                if reads[a] == 0:
+                    freed.append(reg_of[a])
             else:
                 args.append(("val", a))
         if m == root:

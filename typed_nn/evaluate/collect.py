@@ -68,7 +68,7 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
             if id(x) in slot_of:
                 stack.pop()
                 continue
-            if not isinstance(x, _Operation):
+            if type(x) is _Tensor or not isinstance(x, _Operation):
                 stack.pop()
                 arr = x._array
                 ident = x._identity() if cse else id(x)

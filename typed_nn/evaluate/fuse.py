@@ -37,35 +37,39 @@ def fusable(n: INode) -> OutImpl | None:
 
 def find_regions(g: Graph, alive: list[bool], uses: list[int], fuse: bool) -> dict[int, list[int]]:
     """Region root slot -> member slots in order (root last), for every live fusable node
-    that is not interior to another region. Without ``fuse`` every region has one member."""
-    interior = [False] * len(g.nodes)
-    consumer = [-1] * len(g.nodes)
+    that is not interior to another region. Without ``fuse`` every region has one member.
+
+    A node is interior when every reader is a member of one region (it may be read several
+    times there: ``0.5 * x`` shared by two terms stays in a scratch block), it has the
+    region's shape and dtype, and it is not registered itself.
+    """
+    readers: dict[int, list[int]] = {}
     outs: dict[int, OutImpl | None] = {}
-    for s, n in enumerate(g.nodes):
+    for s in g.order:
         if alive[s]:
-            outs[s] = fusable(n)
-            for a in n.args:
+            outs[s] = fusable(g.nodes[s])
+            for a in g.nodes[s].args:
                 if not is_number(a):
-                    consumer[a] = s
-    if fuse:
-        for s, impl in outs.items():
-            c = consumer[s]
-            if impl is None or uses[s] != 1 or c < 0 or outs.get(c) is None:
-                continue
-            n, m = g.nodes[s], g.nodes[c]
-            interior[s] = n.shape == m.shape and n.dtype == m.dtype
-    regions: dict[int, list[int]] = {}
-    position = {s: i for i, s in enumerate(g.order)}
-    for s, impl in outs.items():
-        if impl is None or interior[s]:
+                    readers.setdefault(a, []).append(s)
+    region_of: dict[int, int] = {}
+    for s in reversed(g.order):
+        if outs.get(s) is None:
             continue
-        members: list[int] = []
-        stack = [s]
-        while stack:
-            top = stack.pop()
-            members.append(top)
-            stack.extend(a for a in g.nodes[top].args if not is_number(a) and interior[a])
-        regions[s] = sorted(members, key=position.__getitem__)
+        region_of[s] = s
+        cs = readers.get(s, [])
+        if not fuse or not cs or uses[s] != len(cs):
+            continue
+        r = region_of.get(cs[0])
+        n = g.nodes[s]
+        if r is not None and all(
+            region_of.get(c) == r and g.nodes[c].shape == n.shape and g.nodes[c].dtype == n.dtype
+            for c in cs
+        ):
+            region_of[s] = r
+    regions: dict[int, list[int]] = {}
+    for s in g.order:  # topological, so each region's members come in order
+        if s in region_of:
+            regions.setdefault(region_of[s], []).append(s)
     return regions
 
 
