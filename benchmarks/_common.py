@@ -19,23 +19,21 @@ def header(title: str) -> None:
     print(f"\n== {title}")
 
 
-class Timer:
-    """Runs a callable ``repeats`` times (after one warm-up) and reports the minimum."""
-
-    def __init__(self, repeats: int = 10, inner: int = 1) -> None:
-        self.repeats = repeats
-        self.inner = inner
-
-    def run(self, label: str, fn: Callable[[], Any]) -> float:
+def race(fns: dict[str, Callable[[], Any]], repeats: int = 10, inner: int = 1) -> dict[str, float]:
+    """Time several callables round-robin (one repeat of each in turn, after a warm-up) and
+    print each one's minimum: on a loaded machine, load changes hit every variant alike."""
+    for fn in fns.values():
         fn()
-        best = float("inf")
-        for _ in range(self.repeats):
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeats):
+        for label, fn in fns.items():
             start = time.perf_counter()
-            for _ in range(self.inner):
+            for _ in range(inner):
                 fn()
-            best = min(best, (time.perf_counter() - start) / self.inner)
-        print(f"  {label:<52} {_fmt(best)}")
-        return best
+            best[label] = min(best[label], (time.perf_counter() - start) / inner)
+    for label, t in best.items():
+        print(f"  {label:<52} {_fmt(t)}")
+    return best
 
 
 def _fmt(seconds: float) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from _common import Timer, header, ratio, setup_threads
+from _common import header, race, ratio, setup_threads
 
 setup_threads()
 
@@ -27,8 +27,6 @@ N = 10**7
 def main() -> None:
     header(f"chain tanh(a*x + b) * sigmoid(c*x) + 0.5*x, float32, n = {N:.0e}")
     x = np.random.default_rng(0).normal(size=N).astype(np.float32)
-    timer = Timer(repeats=10)
-    times: dict[str, float] = {}
 
     def eager() -> Any:
         return np.tanh(A * x + B) * (1 / (1 + np.exp(-C * x))) + 0.5 * x
@@ -46,8 +44,7 @@ def main() -> None:
         np.multiply(x, 0.5, out=t2)
         return np.add(t1, t2, out=t1)
 
-    times["numpy eager"] = timer.run("numpy eager", eager)
-    times["numpy preallocated"] = timer.run("numpy preallocated", prealloc)
+    fns: dict[str, Any] = {"numpy eager": eager, "numpy preallocated": prealloc}
     torch = optional("torch")
     if torch is not None:
         torch.set_num_threads(1)
@@ -56,11 +53,11 @@ def main() -> None:
         def chain(v: Any) -> Any:
             return torch.tanh(A * v + B) * torch.sigmoid(C * v) + 0.5 * v
 
-        times["torch eager"] = timer.run("torch eager", lambda: chain(tx))
+        fns["torch eager"] = lambda: chain(tx)
         try:
             compiled = torch.compile(chain)
             compiled(tx)
-            times["torch.compile"] = timer.run("torch.compile (warm)", lambda: compiled(tx))
+            fns["torch.compile"] = lambda: compiled(tx)
         except Exception as exc:  # no compiler toolchain: report and go on
             print(f"  (torch.compile unavailable: {type(exc).__name__}: {exc})"[:200])
     xt = tn.tensor(x, tn.Float32, tn.CPU, tn.Dim1)
@@ -70,7 +67,9 @@ def main() -> None:
 
     got = typed().numpy()
     np.testing.assert_allclose(got, eager(), rtol=1e-5, atol=1e-6)
-    t = timer.run("typed_nn evaluate (fused, blocked)", typed)
+    fns["typed_nn evaluate (fused, blocked)"] = typed
+    times = race(fns, repeats=10)
+    t = times["typed_nn evaluate (fused, blocked)"]
     if "torch.compile" in times:
         ratio("typed_nn / torch.compile (target <= 0.75)", t, times["torch.compile"])
     ratio("numpy eager / typed_nn (target >= 2.5)", times["numpy eager"], t)

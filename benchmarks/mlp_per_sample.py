@@ -12,7 +12,7 @@ import functools
 import operator
 from typing import Any
 
-from _common import Timer, header, ratio, setup_threads
+from _common import header, race, ratio, setup_threads
 
 setup_threads()
 
@@ -120,11 +120,16 @@ def main() -> None:
     for got in (per_sample(p), batched(p)):
         for g, e in zip(got, expected, strict=True):
             np.testing.assert_allclose(g.numpy(), e, rtol=2e-3, atol=2e-4)
-    timer = Timer(repeats=30)
-    t_np_b = timer.run("numpy hand-batched", numpy_batched)
-    t_np_s = timer.run("numpy per-sample loop", numpy_per_sample)
-    t_tn_b = timer.run("typed_nn hand-batched", lambda: batched(p))
-    t_tn_s = timer.run("typed_nn per-sample, batched by the evaluator", lambda: per_sample(p))
+    times = race(
+        {
+            "numpy hand-batched": numpy_batched,
+            "numpy per-sample loop": numpy_per_sample,
+            "typed_nn hand-batched": lambda: batched(p),
+            "typed_nn per-sample, batched by the evaluator": lambda: per_sample(p),
+        },
+        repeats=30,
+    )
+    t_np_b, t_np_s, t_tn_b, t_tn_s = times.values()
     ratio("numpy per-sample / numpy batched", t_np_s, t_np_b)
     ratio("typed_nn per-sample / typed_nn hand-batched (target <= 2)", t_tn_s, t_tn_b)
     ratio("typed_nn per-sample / numpy hand-batched", t_tn_s, t_np_b)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from _common import Timer, header, ratio, setup_threads
+from _common import header, race, ratio, setup_threads
 
 setup_threads()
 
@@ -57,13 +57,15 @@ def main() -> None:
         rng = np.random.default_rng(0)
         w = rng.normal(size=n).astype(np.float32)
         g = rng.normal(size=n).astype(np.float32)
-        timer = Timer(repeats=15 if n >= 10**7 else 200, inner=1 if n >= 10**5 else 50)
-        times = {label: timer.run(label, fn) for label, fn in numpy_variants(w, g).items()}
+        fns = numpy_variants(w, g)
         if numba is not None:
-            times["numba loop"] = timer.run("numba loop", _numba_update(numba, w, g))
+            fns["numba loop"] = _numba_update(numba, w, g)
         if torch is not None:
-            times["torch eager"] = timer.run("torch eager", _torch_update(torch, w, g))
-        t = timer.run("typed_nn evaluate(expr, out=w)", _typed_update(w, g))
+            fns["torch eager"] = _torch_update(torch, w, g)
+        fns["typed_nn evaluate(expr, out=w)"] = _typed_update(w, g)
+        big = n >= 10**7
+        times = race(fns, repeats=15 if big else 200, inner=1 if n >= 10**5 else 50)
+        t = times["typed_nn evaluate(expr, out=w)"]
         ratio("typed_nn / numpy hand-blocked (target <= 1.0)", t, times["numpy hand-blocked"])
         ratio("numpy eager / typed_nn (target >= 3)", times["numpy eager"], t)
 

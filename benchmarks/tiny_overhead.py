@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from _common import Timer, header, setup_threads
+from _common import header, race, setup_threads
 
 setup_threads()
 
@@ -42,17 +42,23 @@ def main() -> None:
     a, b, c = (tn.tensor(v, tn.Float32, tn.CPU, tn.Dim2) for v in xs)
     expected = expression(x, y, z, np)
     np.testing.assert_allclose(tn.evaluate(expression(a, b, c, ops)).numpy(), expected, rtol=1e-5)
-    timer = Timer(repeats=200, inner=50)
-    t_np = timer.run("numpy eager (20 ufunc calls)", lambda: expression(x, y, z, np))
-    t_build = timer.run("typed_nn build only", lambda: expression(a, b, c, ops))
-    t_tn = timer.run("typed_nn build + evaluate", lambda: tn.evaluate(expression(a, b, c, ops)))
     built = expression(a, b, c, ops)
 
     def again() -> Any:
         invalidate_caches()
         return tn.evaluate(built)
 
-    t_again = timer.run("typed_nn evaluate a prebuilt expression", again)
+    times = race(
+        {
+            "numpy eager (20 ufunc calls)": lambda: expression(x, y, z, np),
+            "typed_nn build only": lambda: expression(a, b, c, ops),
+            "typed_nn build + evaluate": lambda: tn.evaluate(expression(a, b, c, ops)),
+            "typed_nn evaluate a prebuilt expression": again,
+        },
+        repeats=200,
+        inner=50,
+    )
+    t_np, t_build, t_tn, t_again = times.values()
     print(f"  analyses during the timed runs: {stats.analyses} (one per distinct structure)")
     per = (t_tn - t_np) / NODES * 1e6
     print(f"  build + evaluate over numpy eager: {per:.2f} us/node (target <= 0.5)")
