@@ -67,7 +67,6 @@ def test_the_switched_off_path_adds_no_wrapper_and_no_check(value: str | None) -
         """
         import sys, types, typing
         import typed_nn as tn
-        from typed_nn.data.tensor_like import subscription_hooks
         from typed_nn.debug.switch import FACADES
         from typed_nn.evaluate import hooks
         problems = []
@@ -80,32 +79,32 @@ def test_the_switched_off_path_adds_no_wrapper_and_no_check(value: str | None) -
                         problems.append(facade + "." + name)
         print(len(problems), problems)
         print(tn.ops.log is sys.modules["typed_nn.ops.math"].log)
-        print(hooks.node_checks, subscription_hooks)
+        print(hooks.node_checks)
         print(type(tn.Tensor[tn.Float32, tn.CPU, tn.Dim2]) is typing._GenericAlias)
         print(type(tn.Matrix[tn.Float32, tn.CPU]) is typing._GenericAlias)
         """,
         debug=value,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["0 []", "True", "[] []", "True", "True"]
+    assert out.stdout.splitlines() == ["0 []", "True", "[]", "True", "True"]
 
 
 def test_typed_nn_debug_1_turns_every_check_on_at_import() -> None:
     out = run_python(
         """
-        import sys
+        import sys, typing
         import typed_nn as tn
         from typed_nn.evaluate import hooks
         print(tn.debug.is_enabled(), "beartype" in sys.modules)
         print(tn.ops.log.__wrapped__ is sys.modules["typed_nn.ops.math"].log)
         print(tn.tensor.__wrapped__ is sys.modules["typed_nn.data.factories"].tensor)
         print([check.__name__ for check in hooks.node_checks])
-        print(isinstance(tn.zeros((2, 2), tn.Float64, tn.CPU), tn.Matrix[tn.Float32, tn.CPU]))
+        print(typing.get_args(tn.Matrix[tn.Float32, tn.CPU]) == (tn.Float32, tn.CPU, tn.Dim2))
         """,
         debug="1",
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["True True", "True", "True", "['check_finite']", "False"]
+    assert out.stdout.splitlines() == ["True True", "True", "True", "['check_finite']", "True"]
 
 
 def test_install_checks_a_user_package_and_turns_debug_mode_on(tmp_path: Path) -> None:
@@ -141,10 +140,8 @@ def test_install_checks_a_user_package_and_turns_debug_mode_on(tmp_path: Path) -
     assert (
         "BeartypeCallHintParamViolation: Function user_model.first_row() parameter x=" in out.stderr
     )
-    assert (
-        "violates type hint <class 'typed_nn.data.tensor_like.TensorLike[Float32, CPU, Dim2]'>"
-        in (out.stderr)
-    )
+    expected = 'not instance of <class "typed_nn.data.tensor_like.TensorLike[Float32, CPU, Dim2]">'
+    assert expected in out.stderr
 
 
 @pytest.mark.skipif(debug_on, reason="debug is on: test_debug_checks.py runs in this session")

@@ -14,7 +14,6 @@ lower-rank operand must equal the trailing dims of the higher; result rank = max
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, overload
 
 import numpy as np
@@ -26,10 +25,7 @@ from ..tags import D2, D, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, Float32, Float64,
 if TYPE_CHECKING:
     from ..evaluate.plan import EvalHandle
 
-__all__ = ["AnyTensor", "TensorLike", "subscription_hooks"]
-
-subscription_hooks: list[Callable[[Any], Any]] = []
-"""Applied to every ``TensorLike[...]`` subscription; empty unless debug mode is on."""
+__all__ = ["AnyTensor", "TensorLike"]
 
 
 class TensorLike(ABC, Generic[E, Dv, D]):
@@ -41,16 +37,6 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     """
 
     __slots__ = ()
-
-    if not TYPE_CHECKING:
-        # The one switch between the static and the run-time view (STYLE rule 6): debug mode
-        # (typed_nn.debug) turns ``Tensor[Float32, CPU, Dim2]`` into a class that beartype and
-        # jaxtyping check by element, device and rank. mypy must keep Generic's subscription.
-        def __class_getitem__(cls, params):
-            alias = super().__class_getitem__(params)
-            for hook in subscription_hooks:
-                alias = hook(alias)
-            return alias
 
     @property
     @abstractmethod

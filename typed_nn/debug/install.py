@@ -10,7 +10,10 @@ hook checks arguments and results, not annotated locals; ``shapes=False`` gives 
 
 typed_nn data works as a jaxtyping array type: it has ``.shape`` and ``.dtype`` (the numpy
 dtype of its element tag), so ``Float[Matrix[Float32, CPU], "n m"]`` and ``Float32[Tensor,
-"n"]`` are checked like numpy arrays.
+"n"]`` are checked like numpy arrays. jaxtyping keeps only the class of the array type
+(``TensorLike``): inside its annotations the element is checked through the dtype
+(``Float32[...]`` pins it; ``Float[...]`` accepts any float) and the rank through the shape
+string, the device not at all. Plain tagged annotations are checked by all three tags.
 """
 
 from __future__ import annotations
@@ -36,9 +39,10 @@ def install(package: str, *, shapes: bool = True) -> None:
     if shapes:
         from jaxtyping import install_import_hook
 
-        install_import_hook(package, "beartype.beartype")
+        install_import_hook(package, "typed_nn.debug.checker.beartype_tagged")
     else:
-        from beartype import BeartypeConf
         from beartype.claw import beartype_package
 
-        beartype_package(package, conf=BeartypeConf(is_color=False))
+        from .checker import CONF
+
+        beartype_package(package, conf=CONF)

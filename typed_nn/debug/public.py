@@ -3,7 +3,7 @@
 Every plain function exported by a typed_nn facade module (``typed_nn``, ``typed_nn.ops``,
 ``typed_nn.layers``, ...) is replaced *in that facade* by a beartype-checked wrapper, so a call
 through ``tn.`` / ``ops.`` checks its arguments and result against the annotations, tags
-included (see :mod:`typed_nn.debug.subscription`). Facades imported later are wrapped when
+included (see :mod:`typed_nn.debug.checker`). Facades imported later are wrapped when
 they are imported. The functions' own modules keep the originals, so typed_nn's internal calls
 cost nothing more.
 
@@ -23,17 +23,21 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from beartype import BeartypeConf, beartype
-from beartype.roar import BeartypeCallHintParamViolation, BeartypeCallHintReturnViolation
+from beartype.roar import (
+    BeartypeCallHintParamViolation,
+    BeartypeCallHintReturnViolation,
+    BeartypeException,
+)
 
 from ..errors import TypedNNError
+from .checker import beartype_tagged
 from .switch import FACADES
 
-__all__ = ["CONF", "checked", "wrap_facades", "wrap_module"]
+__all__ = ["UNCHECKED", "checked", "wrap_facades", "wrap_module"]
 
-CONF = BeartypeConf(is_color=False)
-"""beartype's configuration in debug mode (no colour codes: messages are matched in tests)."""
 
+UNCHECKED: dict[str, str] = {}
+"""Public functions debug mode left unwrapped, with beartype's reason (see docs/debug.md)."""
 
 _CHECKED = "__typed_nn_checked__"
 _RESULT = "__typed_nn_result__"
@@ -47,7 +51,11 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
     the user and ``fn`` would be taken for it). beartype then checks the arguments and the
     result through a stub that has ``fn``'s signature and annotations.
     """
-    bear = beartype(conf=CONF)(_stub(fn))
+    try:
+        bear = beartype_tagged(_stub(fn))
+    except BeartypeException as exc:  # a hint beartype cannot check (a plain Protocol, ...)
+        UNCHECKED[f"{fn.__module__}.{fn.__qualname__}"] = f"{type(exc).__name__}: {exc}"
+        return fn
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:

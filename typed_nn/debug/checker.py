@@ -1,0 +1,48 @@
+"""beartype as debug mode configures it: tagged types checked by element, device and rank.
+
+``CONF`` carries a hint override that replaces, while beartype builds a checker, every
+concrete subscription (``Tensor[Float32, CPU, Dim2]``, ``Matrix[Float32, CPU]``, a user alias
+made concrete) by its check class from :mod:`typed_nn.debug.subscription`, also inside other
+hints (``list[Matrix[Float32, CPU]] | None``). ``beartype_tagged`` is beartype with ``CONF``:
+the type checker debug mode gives jaxtyping's import hook.
+
+Imported only when debug mode is enabled (it imports beartype).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from beartype import BeartypeConf, FrozenDict, beartype
+
+from .subscription import concrete, concrete_tags
+
+__all__ = ["CONF", "TagOverrides", "beartype_tagged"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Marker:
+    """A key that makes TagOverrides unequal to beartype's default (empty) overrides, whose
+    configuration beartype would otherwise hand back from its cache."""
+
+
+class TagOverrides(FrozenDict[object, object]):
+    """beartype ``hint_overrides`` computed per hint: concrete subscriptions -> check classes."""
+
+    def get(self, hint: object, default: object = None) -> object:
+        found = concrete_tags(hint)
+        if found is not None:
+            return concrete(*found)
+        return super().get(hint, default)
+
+
+CONF = BeartypeConf(is_color=False, hint_overrides=TagOverrides({_Marker: _Marker}))
+"""beartype's configuration in debug mode (no colour codes: messages are matched in tests)."""
+
+
+def beartype_tagged(fn: F) -> F:
+    """``beartype(conf=CONF)(fn)``: beartype that checks tags too."""
+    checked: F = beartype(conf=CONF)(fn)
+    return checked
