@@ -126,3 +126,15 @@ class WeightFileError(TypedNNError, ValueError):
 
 
 __all__ += ["ParamError", "WeightFileError"]
+
+
+class TrainingError(TypedNNError, ValueError):
+    """Training set up wrongly: an unknown data set, a bad epoch count, batch size or
+    monitored metric, a model whose output does not fit the targets (typed_nn.train)."""
+
+
+class MissingDependencyError(TypedNNError, ImportError):
+    """An optional package a feature needs is not installed (scikit-learn for the digits)."""
+
+
+__all__ += ["MissingDependencyError", "TrainingError"]

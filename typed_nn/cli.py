@@ -1,0 +1,178 @@
+"""The ``typed-nn`` console command: ``typed-nn train digits [options]``.
+
+Trains an MLP (built from the composite layers) on scikit-learn's bundled handwritten
+digits, prints progress and, last, ``test accuracy: 0.9xx``; saves the weights
+(safetensors) and a loss/accuracy plot. ``main(argv)`` returns the exit status: 0 on
+success, 2 for a usage error or a missing optional package (a one-line message, no
+traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn, get_args
+
+from .errors import MissingDependencyError, TypedNNError
+from .model import save_weights
+from .train import accuracy, fit, load_digits, plot_history
+from .train.classifier import ActivationName, OptimizerName, build_mlp, make_optimizer
+
+__all__ = ["main"]
+
+DATASETS = ("digits",)
+EXAMPLE = """example:
+  typed-nn train digits --epochs 30 --widths 128 64 --optimizer adam --out runs/digits
+
+defaults reach about 97-98% test accuracy in well under a minute on a laptop CPU.
+"""
+
+
+class UsageError(Exception):
+    """A command line that cannot run (exit status 2)."""
+
+
+class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """Keeps the example's line breaks; shows defaults, except None / False ones."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if action.default is None or action.default is False:
+            return action.help
+        return super()._get_help_string(action)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+def _parser() -> argparse.ArgumentParser:
+    top = _Parser(
+        prog="typed-nn",
+        description="typed_nn: a statically typed deep-learning library (MetaNN in Python).",
+    )
+    commands = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    train = commands.add_parser(
+        "train",
+        help="train an MLP on a bundled data set",
+        description="Train an MLP classifier (softmax + NLL loss) on a bundled data set, "
+        "print the test accuracy, and save the weights (safetensors) and a loss/accuracy "
+        "plot (PNG).",
+        epilog=EXAMPLE,
+        formatter_class=_Help,
+    )
+    train.add_argument("dataset", help=f"the data set: {', '.join(DATASETS)}")
+    train.add_argument("--epochs", type=int, default=25, metavar="N", help="passes over the data")
+    train.add_argument("--batch-size", type=int, default=32, metavar="B", help="mini-batch size")
+    train.add_argument(
+        "--widths", type=int, nargs="+", default=[128], metavar="W", help="hidden layer widths"
+    )
+    train.add_argument(
+        "--activation", choices=get_args(ActivationName), default="relu", help="hidden activation"
+    )
+    train.add_argument(
+        "--optimizer", choices=get_args(OptimizerName), default="momentum", help="optimizer"
+    )
+    train.add_argument(
+        "--lr",
+        type=float,
+        default=None,
+        metavar="X",
+        help="learning rate (default by optimizer: sgd 0.1, momentum 0.05, adam 0.001)",
+    )
+    train.add_argument(
+        "--schedule",
+        choices=("cosine", "constant"),
+        default="cosine",
+        help="learning rate over the run: cosine decay to 0, or constant",
+    )
+    train.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="seed of the initial weights and the batch order",
+    )
+    train.add_argument(
+        "--out", type=Path, default=Path("typed_nn_out"), metavar="DIR", help="output folder"
+    )
+    train.add_argument("--no-progress", action="store_true", help="print nothing while training")
+    return top
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if args.dataset not in DATASETS:
+        raise UsageError(f"unknown dataset {args.dataset!r} (available: {', '.join(DATASETS)})")
+    for flag, value in (("--epochs", args.epochs), ("--batch-size", args.batch_size)):
+        if value < 1:
+            raise UsageError(f"{flag} must be at least 1, got {value}")
+    if any(w < 1 for w in args.widths):
+        raise UsageError(f"--widths must all be at least 1, got {args.widths}")
+    if args.lr is not None and not args.lr > 0:
+        raise UsageError(f"--lr must be > 0, got {args.lr}")
+
+
+def _train(args: argparse.Namespace) -> int:
+    split = load_digits(seed=0)  # a fixed split, so accuracies compare across runs
+    widths = [split.train.n_features, *args.widths, split.train.n_classes]
+    net, params = build_mlp(widths, args.activation, seed=args.seed, name="digits")
+    steps = args.epochs * -(-len(split.train) // args.batch_size)
+    total = steps if args.schedule == "cosine" else None
+    optimizer = make_optimizer(args.optimizer, args.lr, total_steps=total)
+    quiet = args.no_progress
+    if not quiet:
+        print(
+            f"training MLP {'-'.join(map(str, widths))} ({args.activation}) on digits: "
+            f"{len(split.train)} train / {len(split.test)} test samples, {args.optimizer} "
+            f"(lr {optimizer.current_lr():g}, {args.schedule}), "
+            f"{args.epochs} epochs of batch {args.batch_size}",
+            flush=True,
+        )
+    history = fit(
+        net,
+        split.train,
+        optimizer,
+        test=split.test,
+        epochs=args.epochs,
+        batch_size=args.batch_size,
+        seed=args.seed,
+        progress=False if quiet else None,
+    )
+    out: Path = args.out
+    out.mkdir(parents=True, exist_ok=True)
+    weights = out / "digits_mlp.safetensors"
+    save_weights(weights, params, metadata={"widths": " ".join(map(str, widths))})
+    print(f"weights saved to {weights}")
+    try:
+        print(f"plot saved to {plot_history(history, out / 'history.png')}")
+    except MissingDependencyError as err:
+        lines = str(err).splitlines()
+        print(f"plot skipped: {lines[0]} ({lines[-1].removeprefix('hint: ')})")
+    print(f"test accuracy: {accuracy(net, split.test):.3f}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        _validate(args)
+        return _train(args)
+    except SystemExit as done:  # --help
+        return done.code if isinstance(done.code, int) else 0
+    except UsageError as err:
+        print(f"typed-nn: error: {err}", file=sys.stderr)
+        return 2
+    except MissingDependencyError as err:
+        lines = str(err).splitlines()
+        print(f"typed-nn: error: {lines[0]} ({lines[-1].removeprefix('hint: ')})", file=sys.stderr)
+        return 2
+    except (TypedNNError, OSError) as err:
+        print(f"typed-nn: error: {str(err).splitlines()[0]}", file=sys.stderr)
+        return 1

@@ -1,0 +1,17 @@
+"""Training: the digits data, mini-batches, ``fit`` with history, progress and early stopping,
+and the history plot (DESIGN.md §8; docs/training.md)."""
+
+from .data import Batch as Batch
+from .data import Dataset as Dataset
+from .data import Split as Split
+from .data import batches as batches
+from .data import load_digits as load_digits
+from .data import one_hot as one_hot
+from .fit import EarlyStopping as EarlyStopping
+from .fit import Metric as Metric
+from .fit import accuracy as accuracy
+from .fit import fit as fit
+from .fit import predict as predict
+from .history import History as History
+from .history import plot_history as plot_history
+from .model import TrainableModel as TrainableModel

@@ -1,0 +1,166 @@
+"""Classification data for training: the bundled digits, a stratified split and mini-batches.
+
+``load_digits()`` reads scikit-learn's bundled handwritten digits (1797 images of 8x8 pixels,
+10 classes; shipped inside scikit-learn, nothing is downloaded), scales the pixels from 0..16
+to [0, 1] and splits them, per class, into train and test sets with a fixed seed::
+
+    split = load_digits(test_fraction=0.2, seed=0)
+    split.train.features.shape, split.test.features.shape   # (1437, 64), (360, 64)
+    for batch in batches(split.train, 32, np.random.default_rng(0)):
+        batch.x, batch.y      # Tensor[Float32, CPU, Dim2] (32, 64) and one-hot (32, 10)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data.tensor import Tensor
+from ..errors import MissingDependencyError, TrainingError, message
+from ..tags import CPU, Dim2, Float32
+
+__all__ = ["Batch", "Dataset", "Split", "batches", "load_digits", "n_batches", "one_hot"]
+
+FloatArray = npt.NDArray[np.float32]
+IntArray = npt.NDArray[np.int64]
+Matrix32 = Tensor[Float32, CPU, Dim2]
+
+EXAMPLES_HINT = "install the examples extra: pip install -e '.[examples]'"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Samples of a classification problem: ``features`` (n, f) float32 and ``labels`` (n,)
+    integer classes in ``0 .. n_classes - 1``."""
+
+    features: FloatArray
+    labels: IntArray
+    n_classes: int
+
+    def __post_init__(self) -> None:
+        n = len(self.features)
+        if self.features.ndim != 2 or self.labels.shape != (n,):
+            raise TrainingError(
+                message(
+                    "cannot make a Dataset: features must be (n, f) and labels (n,).",
+                    [("features", str(self.features.shape)), ("labels", str(self.labels.shape))],
+                    hint="reshape the features to one row per sample.",
+                )
+            )
+
+    def __len__(self) -> int:
+        return len(self.features)
+
+    @property
+    def n_features(self) -> int:
+        """Width of one sample."""
+        return int(self.features.shape[1])
+
+    def x(self) -> Matrix32:
+        """All features as a (n, f) tensor."""
+        return Tensor(self.features, Float32, CPU, Dim2)
+
+    def y(self) -> Matrix32:
+        """All targets one-hot, (n, n_classes)."""
+        return one_hot(self.labels, self.n_classes)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A train set and a test set of one problem."""
+
+    train: Dataset
+    test: Dataset
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One mini-batch: ``x`` (b, f), one-hot ``y`` (b, classes) and the integer ``labels``."""
+
+    x: Matrix32
+    y: Matrix32
+    labels: IntArray
+
+
+def one_hot(labels: IntArray, n_classes: int) -> Matrix32:
+    """Rows of zeros with a one at each label: (n,) integers -> (n, n_classes) float32."""
+    out = np.zeros((len(labels), n_classes), np.float32)
+    out[np.arange(len(labels)), labels] = 1.0
+    return Tensor(out, Float32, CPU, Dim2)
+
+
+def _sklearn() -> tuple[Any, Any]:
+    """scikit-learn's ``load_digits`` and ``train_test_split``."""
+    try:
+        from sklearn.datasets import load_digits as sk_load_digits
+        from sklearn.model_selection import train_test_split
+    except ImportError as err:
+        raise MissingDependencyError(
+            message(
+                "the digits data needs scikit-learn, which is not installed.", hint=EXAMPLES_HINT
+            )
+        ) from err
+    return sk_load_digits, train_test_split
+
+
+def load_digits(test_fraction: float = 0.2, seed: int = 0) -> Split:
+    """scikit-learn's bundled 8x8 digits, pixels scaled to [0, 1], split per class.
+
+    Returns train and test sets of 64 features and 10 classes (1437 / 360 samples at the
+    default 0.2), split by scikit-learn's ``train_test_split(stratify=labels,
+    random_state=seed)``: the same seed gives the same split.
+    """
+    if not 0 < test_fraction < 1:
+        raise TrainingError(
+            message(
+                "cannot split: test_fraction must be between 0 and 1.",
+                [("received", repr(test_fraction))],
+                hint="use e.g. test_fraction=0.2.",
+            )
+        )
+    sk_load_digits, train_test_split = _sklearn()
+    bunch = sk_load_digits()
+    features = (np.asarray(bunch.data, np.float32) / np.float32(16.0)).astype(np.float32)
+    labels = np.asarray(bunch.target, np.int64)
+    train_idx, test_idx = train_test_split(
+        np.arange(len(labels)), test_size=test_fraction, stratify=labels, random_state=seed
+    )
+    return Split(
+        Dataset(features[train_idx], labels[train_idx], 10),
+        Dataset(features[test_idx], labels[test_idx], 10),
+    )
+
+
+def batches(
+    data: Dataset, batch_size: int, rng: np.random.Generator | None = None
+) -> Iterator[Batch]:
+    """Mini-batches of ``batch_size`` rows (the last one may be smaller).
+
+    With ``rng`` the order is shuffled (a new permutation per call, so per epoch); without,
+    the rows come in order.
+    """
+    if batch_size < 1:
+        raise TrainingError(
+            message(
+                "cannot make mini-batches: batch_size must be at least 1.",
+                [("received", repr(batch_size))],
+                hint="use e.g. batch_size=32.",
+            )
+        )
+    n = len(data)
+    order = rng.permutation(n) if rng is not None else np.arange(n)
+    for start in range(0, n, batch_size):
+        idx = order[start : start + batch_size]
+        labels = data.labels[idx]
+        x = Tensor(data.features[idx], Float32, CPU, Dim2)
+        yield Batch(x, one_hot(labels, data.n_classes), labels)
+
+
+def n_batches(n: int, batch_size: int) -> int:
+    """How many mini-batches ``batches`` yields for ``n`` samples."""
+    return math.ceil(n / batch_size)

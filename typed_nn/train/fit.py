@@ -1,0 +1,168 @@
+"""``fit``: mini-batch training of a classifier, with history, progress and early stopping.
+
+::
+
+    split = load_digits(seed=0)
+    history = fit(mlp, split.train, Adam(1e-3), test=split.test, epochs=20, batch_size=32,
+                  early_stopping=EarlyStopping("test_acc", patience=5))
+    accuracy(mlp, split.test)
+
+Each mini-batch runs one step: the model's forward, softmax + NLL loss, the backward and
+every gradient are one lazy graph (built once per batch size, see ``step.py``), evaluated in
+one plan, then the optimizer updates the parameters in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TextIO
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data.tensor import Tensor
+from ..errors import TrainingError, message
+from ..model.optim import Optimizer
+from ..tags import CPU, Float32, dim_of_rank
+from .data import Dataset, batches, n_batches
+from .history import History
+from .model import TrainableModel
+from .progress import Progress
+from .step import PredictGraph, StepGraph
+
+__all__ = ["EarlyStopping", "Metric", "accuracy", "fit", "predict"]
+
+Metric = Literal["train_loss", "train_acc", "test_acc"]
+Snapshot = list[tuple[Tensor[Float32, CPU, Any], npt.NDArray[Any]]]
+
+
+@dataclass(frozen=True)
+class EarlyStopping:
+    """Stop when ``monitor`` has not improved by more than ``min_delta`` for ``patience``
+    epochs, and give the model back the weights of its best epoch. Loss improves downwards,
+    accuracies upwards."""
+
+    monitor: Metric = "test_acc"
+    patience: int = 5
+    min_delta: float = 0.0
+
+    def improved(self, value: float, best: float | None) -> bool:
+        """Whether ``value`` beats ``best`` by more than ``min_delta``."""
+        if best is None:
+            return True
+        if self.monitor == "train_loss":
+            return value < best - self.min_delta
+        return value > best + self.min_delta
+
+
+def _fail(headline: str, received: object, hint: str) -> TrainingError:
+    return TrainingError(message(headline, [("received", repr(received))], hint=hint))
+
+
+def _check(
+    train: Dataset, epochs: int, test: Dataset | None, stopping: EarlyStopping | None
+) -> None:
+    if epochs < 1:
+        raise _fail("cannot fit: epochs must be at least 1.", epochs, "use e.g. epochs=20.")
+    if len(train) == 0:
+        raise _fail("cannot fit: the training set is empty.", 0, "give at least one sample.")
+    if stopping is None:
+        return
+    if stopping.monitor not in ("train_loss", "train_acc", "test_acc"):
+        hint = "monitor one of 'train_loss', 'train_acc', 'test_acc'."
+        raise _fail("cannot fit: unknown metric for early stopping.", stopping.monitor, hint)
+    if stopping.monitor == "test_acc" and test is None:
+        hint = "pass test=... or monitor 'train_loss'."
+        raise _fail("cannot fit: early stopping on test_acc needs a test set.", None, hint)
+    if stopping.patience < 1:
+        hint = "use e.g. patience=5."
+        raise _fail("cannot fit: patience must be at least 1.", stopping.patience, hint)
+
+
+def predict(model: TrainableModel, data: Dataset) -> npt.NDArray[np.float32]:
+    """Class probabilities (n, classes) of every sample of ``data``."""
+    return PredictGraph(model, len(data), data.n_features, data.n_classes).run(data.x())
+
+
+def accuracy(model: TrainableModel, data: Dataset) -> float:
+    """The fraction of ``data`` whose most probable class is its label."""
+    return float(np.mean(predict(model, data).argmax(axis=1) == data.labels))
+
+
+def _snapshot(step: StepGraph) -> Snapshot:
+    return [(w, w.array.copy()) for _, w, _ in step.grads]
+
+
+def _restore(snapshot: Snapshot) -> None:
+    for weight, saved in snapshot:
+        weight.assign(Tensor(saved, weight.elem, weight.device, dim_of_rank(weight.rank)))
+
+
+def fit(
+    model: TrainableModel,
+    train: Dataset,
+    optimizer: Optimizer,
+    *,
+    test: Dataset | None = None,
+    epochs: int = 20,
+    batch_size: int = 32,
+    seed: int = 0,
+    progress: bool | None = None,
+    early_stopping: EarlyStopping | None = None,
+    stream: TextIO | None = None,
+    on_epoch: Callable[[int, History], None] | None = None,
+) -> History:
+    """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches.
+
+    The model's parameters must already be initialised (``layer_init``). The shuffling is
+    drawn from ``numpy.random.default_rng(seed)``. ``progress``: None shows a bar on a
+    terminal and a line per epoch elsewhere, False nothing (``stream`` defaults to stderr).
+    Returns the per-epoch history; with ``early_stopping`` the model ends with the weights
+    of its best epoch (``history.best_epoch``). ``on_epoch(epoch, history)`` is called after
+    each epoch (0-based), e.g. to log or to time it.
+    """
+    _check(train, epochs, test, early_stopping)
+    rng = np.random.default_rng(seed)
+    steps: dict[int, StepGraph] = {}
+    tester = PredictGraph(model, len(test), test.n_features, test.n_classes) if test else None
+    history, report = History(), Progress(progress, epochs, stream)
+    best: tuple[float, Snapshot] | None = None
+    waited = 0
+    for epoch in range(epochs):
+        report.start_epoch(epoch, n_batches(len(train), batch_size))
+        loss_sum, hits = 0.0, 0
+        for batch in batches(train, batch_size, rng):
+            rows = len(batch.labels)
+            step = steps.get(rows)
+            if step is None:
+                step = steps[rows] = StepGraph(model, rows, train.n_features, train.n_classes)
+            result = step.run(batch.x, batch.y, optimizer)
+            loss_sum += result.loss * rows
+            hits += int(np.sum(result.probs.argmax(axis=1) == batch.labels))
+            report.batch(result.loss)
+        history.train_loss.append(loss_sum / len(train))
+        history.train_acc.append(hits / len(train))
+        line = f"epoch {epoch + 1:>3}/{epochs}  loss {history.train_loss[-1]:.4f}  "
+        line += f"train acc {history.train_acc[-1]:.4f}"
+        if tester is not None and test is not None:
+            acc = float(np.mean(tester.run(test.x()).argmax(axis=1) == test.labels))
+            history.test_acc.append(acc)
+            line += f"  test acc {acc:.4f}"
+        report.end_epoch(line)
+        if on_epoch is not None:
+            on_epoch(epoch, history)
+        if early_stopping is None:
+            continue
+        value = history.metric(early_stopping.monitor)[-1]
+        if early_stopping.improved(value, best[0] if best else None):
+            params = _snapshot(next(iter(steps.values())))
+            best, waited, history.best_epoch = (value, params), 0, epoch
+            continue
+        waited += 1
+        if waited >= early_stopping.patience:
+            history.stopped_early = epoch + 1 < epochs
+            break
+    if best is not None:
+        _restore(best[1])
+    return history

@@ -1,0 +1,58 @@
+"""Progress of a training run: a tqdm bar on a terminal, plain lines elsewhere, or nothing.
+
+``progress=None`` (the default) shows a bar per epoch when stderr is a terminal and tqdm is
+installed, and one plain line per epoch otherwise (logs, CI); ``True`` forces the bar (or
+the lines without tqdm); ``False`` prints nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+__all__ = ["Progress"]
+
+
+def _tqdm() -> Any:
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return None
+    return tqdm
+
+
+class Progress:
+    """Reports batches (bar) and epoch summaries (line) of one run."""
+
+    def __init__(self, enabled: bool | None, epochs: int, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.epochs = epochs
+        self.quiet = enabled is False
+        tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.tqdm = _tqdm() if not self.quiet and (enabled or tty) else None
+        self.bar: Any = None
+
+    def start_epoch(self, epoch: int, batches: int) -> None:
+        """A bar over this epoch's batches (when bars are on)."""
+        if self.tqdm is not None:
+            self.bar = self.tqdm(
+                total=batches,
+                desc=f"epoch {epoch + 1}/{self.epochs}",
+                leave=False,
+                file=self.stream,
+                unit="batch",
+            )
+
+    def batch(self, loss: float) -> None:
+        """One batch trained."""
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix(loss=f"{loss:.4f}", refresh=False)
+
+    def end_epoch(self, line: str) -> None:
+        """Close the bar and print the epoch's summary line."""
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+        if not self.quiet:
+            print(line, file=self.stream, flush=True)

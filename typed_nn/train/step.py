@@ -1,0 +1,103 @@
+"""The lazy graphs of a training step and of a prediction, built once per batch size.
+
+Layers only build expressions (MetaNN's central idea), so a step's whole graph — forward
+through the model, softmax + NLL loss, backward, every parameter's gradient — can be built
+once over *placeholder* tensors and evaluated again for every mini-batch: the batch is
+written into the placeholders in place (``Tensor.assign``, which also invalidates cached
+results), and the optimizer evaluates the gradients and updates the weights. Rebuilding the
+graph per batch gives the same values and costs a node build per op per batch; the
+evaluator's plan cache then only saves the analysis.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import ops
+from ..data.factories import scalar, zeros
+from ..data.tensor import Tensor
+from ..data.tensor_like import TensorLike
+from ..errors import TrainingError, message
+from ..evaluate import EvalHandle, EvalPlan
+from ..layers.keys import LayerInput, LayerOutput
+from ..model.grad_collector import GradCollector
+from ..model.optim import Optimizer
+from ..tags import CPU, Dim0, Dim2, Float32
+from .model import TrainableModel
+
+__all__ = ["PredictGraph", "StepGraph", "StepResult"]
+
+Matrix32 = Tensor[Float32, CPU, Dim2]
+Lazy32 = TensorLike[Float32, CPU, Dim2]
+
+
+def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
+    """The model's logits for ``x``, checked to be (batch, classes)."""
+    out: Any = model.feed_forward(model.input_cont().set(LayerInput, x)).get(LayerOutput)
+    want = (x.shape[0], classes)
+    if not isinstance(out, TensorLike) or out.shape != want:
+        got = out.describe() if isinstance(out, TensorLike) else type(out).__name__
+        raise TrainingError(
+            message(
+                "cannot train: the model's output is not one score per class.",
+                [("declared", f"(batch, classes) = {want}"), ("received", got)],
+                hint=f"make the last layer {classes} wide (one logit per class).",
+            )
+        )
+    result: Lazy32 = out
+    return result
+
+
+class StepResult:
+    """What a step computed: the batch's mean loss and its predicted probabilities."""
+
+    __slots__ = ("loss", "probs")
+
+    def __init__(self, loss: float, probs: npt.NDArray[np.float32]) -> None:
+        self.loss = loss
+        self.probs = probs
+
+
+class StepGraph:
+    """Forward, loss and backward of one batch size, over placeholders ``x`` and ``y``."""
+
+    def __init__(self, model: TrainableModel, batch: int, features: int, classes: int) -> None:
+        self.x: Matrix32 = zeros((batch, features), Float32, CPU)
+        self.y: Matrix32 = zeros((batch, classes), Float32, CPU)
+        self.probs = ops.softmax(_forward(model, self.x, classes))
+        self.loss: TensorLike[Float32, CPU, Dim0] = ops.nll_loss(self.y, self.probs)
+        one = scalar(1.0, Float32, CPU)
+        # softmax_grad(nll_loss_grad(...)) is rewritten into (p - y) / batch by the evaluator.
+        grad = ops.softmax_grad(ops.nll_loss_grad(one, self.y, self.probs), self.probs)
+        model.feed_backward(model.output_cont().set(LayerOutput, grad))
+        self.grads: GradCollector[Float32, CPU] = GradCollector(Float32, CPU)
+        model.grad_collect(self.grads)
+
+    def run(self, x: Matrix32, y: Matrix32, optimizer: Optimizer) -> StepResult:
+        """Write the batch into the placeholders, evaluate loss + gradients in one plan
+        (the optimizer's), and update every parameter in place."""
+        self.x.assign(x)
+        self.y.assign(y)
+        loss: EvalHandle[Float32, CPU, Dim0] = self.loss.eval_register()
+        probs: EvalHandle[Float32, CPU, Dim2] = self.probs.eval_register()
+        optimizer.step(self.grads)  # its EvalPlan.eval() computes loss and probs too
+        return StepResult(float(loss.data().value()), probs.data().numpy().copy())
+
+
+class PredictGraph:
+    """The model's class probabilities for ``rows`` samples (forward only)."""
+
+    def __init__(self, model: TrainableModel, rows: int, features: int, classes: int) -> None:
+        self.x: Matrix32 = zeros((rows, features), Float32, CPU)
+        self.probs = ops.softmax(_forward(model, self.x, classes))
+        model.feed_backward(model.output_cont())  # no gradient: only pops the layers' stacks
+
+    def run(self, x: Matrix32) -> npt.NDArray[np.float32]:
+        """Probabilities (rows, classes) for ``x`` with the parameters as they are now."""
+        self.x.assign(x)
+        handle = self.probs.eval_register()
+        EvalPlan.eval()
+        return handle.data().numpy().copy()
