@@ -68,3 +68,5 @@ from .errors import WeightFileError as WeightFileError
 from .debug.switch import enable_if_requested as _enable_if_requested  # noqa: E402
 
 _enable_if_requested()
+from .errors import MissingDependencyError as MissingDependencyError
+from .errors import TrainingError as TrainingError
