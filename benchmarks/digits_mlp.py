@@ -1,0 +1,206 @@
+"""Digits MLP 64-128-10 (ReLU, softmax + NLL, SGD lr 0.1, 30 epochs): typed_nn vs numpy vs torch.
+
+Run: ``python benchmarks/digits_mlp.py [--epochs 30] [--repeats 3]``. Single-threaded BLAS
+(set below, before numpy / torch are imported). The three implementations start from the
+same weights and see the same mini-batches in the same order (the permutation of
+``numpy.random.default_rng(seed)`` per epoch, as ``typed_nn.train.batches`` draws it), so
+their accuracies should agree up to float32 rounding. Epoch time is the minimum over every
+epoch of every repeat (training only; the test set is scored after the last epoch).
+"""
+
+# ruff: noqa: E402  (BLAS thread counts must be set before numpy / torch are imported)
+from __future__ import annotations
+
+import itertools
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+import typed_nn as tn
+from typed_nn.layers import MLP, ReLULayer, layer_init
+from typed_nn.model import SGD, LoadBuffer, ParamInitializer
+from typed_nn.tags import dim_of_rank
+from typed_nn.train import Dataset, History, fit, load_digits
+from typed_nn.train import accuracy as tn_accuracy
+
+Array = npt.NDArray[np.float32]
+Weights = list[Array]  # W1 (64, 128), b1 (128,), W2 (128, 10), b2 (10,)
+Result = tuple[float, float]  # (best epoch seconds, test accuracy)
+LR = 0.1
+
+
+def initial_weights(widths: list[int], seed: int) -> Weights:
+    """MSRA-normal weights and zero biases, shared by every implementation."""
+    rng = np.random.default_rng(seed)
+    out: Weights = []
+    for fan_in, fan_out in itertools.pairwise(widths):
+        out.append(rng.normal(0.0, np.sqrt(2.0 / fan_in), (fan_in, fan_out)).astype(np.float32))
+        out.append(np.zeros(fan_out, np.float32))
+    return out
+
+
+def numpy_run(
+    train: Dataset, test: Dataset, weights: Weights, epochs: int, batch: int, seed: int
+) -> Result:
+    """The hand-written reference: the same net with numpy only."""
+    w1, b1, w2, b2 = (w.copy() for w in weights)
+    eye = np.eye(train.n_classes, dtype=np.float32)
+    rng = np.random.default_rng(seed)
+    times: list[float] = []
+    for _ in range(epochs):
+        start = time.perf_counter()
+        order = rng.permutation(len(train))
+        for i in range(0, len(train), batch):
+            idx = order[i : i + batch]
+            x, y = train.features[idx], eye[train.labels[idx]]
+            h = x @ w1
+            h += b1
+            a = np.maximum(h, 0.0)
+            z = a @ w2
+            z += b2
+            z -= z.max(axis=1, keepdims=True)
+            np.exp(z, out=z)
+            z /= z.sum(axis=1, keepdims=True)
+            z -= y
+            z *= np.float32(1.0 / len(idx))  # d loss / d logits
+            ga = z @ w2.T
+            ga *= h > 0
+            w2 -= np.float32(LR) * (a.T @ z)
+            b2 -= np.float32(LR) * z.sum(axis=0)
+            w1 -= np.float32(LR) * (x.T @ ga)
+            b1 -= np.float32(LR) * ga.sum(axis=0)
+        times.append(time.perf_counter() - start)
+    logits = np.maximum(test.features @ w1 + b1, 0.0) @ w2 + b2
+    return min(times), float(np.mean(logits.argmax(axis=1) == test.labels))
+
+
+def typed_nn_run(
+    train: Dataset, test: Dataset, weights: Weights, epochs: int, batch: int, seed: int
+) -> Result:
+    """typed_nn: the composite MLP trained by ``typed_nn.train.fit``."""
+    net = MLP.build("net", widths=[64, 128, 10], activations=[ReLULayer, None])
+    init = ParamInitializer({})
+    names = ["net/fc1/weight", "net/fc1/bias", "net/fc2/weight", "net/fc2/bias"]
+    for name, w in zip(names, weights, strict=True):
+        init.set_param(name, tn.Tensor(w.copy(), tn.Float32, tn.CPU, dim_of_rank(w.ndim)))
+    layer_init(net, init, LoadBuffer(tn.Float32, tn.CPU))
+    times: list[float] = []
+    start = [time.perf_counter()]
+
+    def tick(epoch: int, history: History) -> None:
+        now = time.perf_counter()
+        times.append(now - start[0])
+        start[0] = now
+
+    fit(
+        net,
+        train,
+        SGD(LR),
+        epochs=epochs,
+        batch_size=batch,
+        seed=seed,
+        progress=False,
+        on_epoch=tick,
+    )
+    return min(times), tn_accuracy(net, test)
+
+
+def torch_run(
+    train: Dataset, test: Dataset, weights: Weights, epochs: int, batch: int, seed: int
+) -> Result | None:
+    """PyTorch CPU eager, the same net and batches; None when torch is not installed."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    torch.set_num_threads(1)
+    fc1, fc2 = torch.nn.Linear(64, 128), torch.nn.Linear(128, 10)
+    with torch.no_grad():
+        for layer, w, b in ((fc1, weights[0], weights[1]), (fc2, weights[2], weights[3])):
+            layer.weight.copy_(torch.from_numpy(w.T.copy()))
+            layer.bias.copy_(torch.from_numpy(b))
+    model = torch.nn.Sequential(fc1, torch.nn.ReLU(), fc2)
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    xs, ys = torch.from_numpy(train.features), torch.from_numpy(train.labels)
+    rng = np.random.default_rng(seed)
+    times: list[float] = []
+    for _ in range(epochs):
+        start = time.perf_counter()
+        order = torch.from_numpy(rng.permutation(len(train)))
+        for i in range(0, len(train), batch):
+            idx = order[i : i + batch]
+            opt.zero_grad()
+            loss_fn(model(xs[idx]), ys[idx]).backward()
+            opt.step()
+        times.append(time.perf_counter() - start)
+    with torch.no_grad():
+        pred = model(torch.from_numpy(test.features)).argmax(dim=1).numpy()
+    return min(times), float(np.mean(pred == test.labels))
+
+
+Runner = Callable[[Dataset, Dataset, Weights, int, int, int], Result | None]
+
+
+def best_of(run: Runner, repeats: int, *args: Any) -> Result | None:
+    """Minimum epoch time over the repeats; the accuracy of the first repeat (all agree)."""
+    results = [run(*args) for _ in range(repeats)]
+    if results[0] is None:
+        return None
+    found = [r for r in results if r is not None]
+    return min(t for t, _ in found), found[0][1]
+
+
+def versions() -> str:
+    """Library versions for the results table."""
+    parts = [f"Python {platform.python_version()}", f"numpy {np.__version__}"]
+    try:
+        import torch
+
+        parts.append(f"torch {torch.__version__}")
+    except ImportError:
+        parts.append("torch not installed")
+    return ", ".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    split = load_digits(seed=args.seed)
+    weights = initial_weights([64, 128, 10], args.seed)
+    print(f"{platform.processor() or platform.machine()}; {versions()}; 1 thread")
+    print(f"digits MLP 64-128-10, SGD {LR}, {args.epochs} epochs, best of {args.repeats}")
+    print(f"{'batch':>5} {'implementation':<15} {'ms/epoch':>9} {'test acc':>9}")
+    for batch in (32, 128):
+        common = (split.train, split.test, weights, args.epochs, batch, args.seed)
+        rows = {
+            "numpy (hand)": best_of(numpy_run, args.repeats, *common),
+            "typed_nn": best_of(typed_nn_run, args.repeats, *common),
+            "torch": best_of(torch_run, args.repeats, *common),
+        }
+        for name, res in rows.items():
+            shown = f"{res[0] * 1e3:9.2f} {res[1]:9.4f}" if res else f"{'-':>9} {'-':>9}"
+            print(f"{batch:>5} {name:<15} {shown}")
+        ours = rows["typed_nn"]
+        assert ours is not None
+        for name in ("numpy (hand)", "torch"):
+            other = rows[name]
+            if other is not None:
+                print(f"{batch:>5} typed_nn / {name}: {ours[0] / other[0]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

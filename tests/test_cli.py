@@ -1,0 +1,126 @@
+"""The typed-nn console command (typed_nn.cli)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from typed_nn.cli import main
+from typed_nn.model import load_weights
+from typed_nn.train import accuracy, load_digits
+from typed_nn.train.classifier import build_mlp
+
+
+def test_short_digits_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["train", "digits", "--epochs", "2", "--out", str(tmp_path), "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert err == ""
+    last = out.rstrip("\n").splitlines()[-1]
+    match = re.fullmatch(r"test accuracy: (0\.\d{3}|1\.000)", last)
+    assert match is not None, out
+    weights, plot = tmp_path / "digits_mlp.safetensors", tmp_path / "history.png"
+    assert f"weights saved to {weights}" in out
+    assert weights.is_file()
+    pytest.importorskip("matplotlib")
+    assert f"plot saved to {plot}" in out
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    # The saved weights reload into a fresh network of the same shape and give its accuracy.
+    net, params = build_mlp([64, 128, 10], seed=99, name="digits")
+    loaded = load_weights(weights, params)
+    assert loaded == (
+        "digits/fc1/bias",
+        "digits/fc1/weight",
+        "digits/fc2/bias",
+        "digits/fc2/weight",
+    )
+    assert f"{accuracy(net, load_digits().test):.3f}" == match.group(1)
+    assert float(match.group(1)) > 0.8  # two epochs already learn most digits
+
+
+def test_progress_goes_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "digits", "--epochs", "1", "--widths", "16", "--out", str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("training MLP 64-16-10 (relu) on digits: 1437 train / 360 test samples")
+    assert err.splitlines()[-1].startswith("epoch   1/1  loss")
+
+
+def test_help_reads_well(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["train", "--help"]) == 0
+    text = capsys.readouterr().out
+    assert "Train an MLP classifier" in text
+    assert "--epochs N            passes over the data (default: 25)" in text
+    assert "--optimizer {sgd,momentum,adam}" in text
+    assert "example:\n  typed-nn train digits --epochs 30" in text
+
+
+def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert len(err.splitlines()) == 1, err  # one line, no traceback
+    return err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["train", "mnist"], "typed-nn: error: unknown dataset 'mnist' (available: digits)"),
+        (
+            ["train", "digits", "--epochs", "0"],
+            "typed-nn: error: --epochs must be at least 1, got 0",
+        ),
+        (["train", "digits", "--widths", "0"], "typed-nn: error: --widths must all be at least 1"),
+        (["train", "digits", "--lr", "-1"], "typed-nn: error: --lr must be > 0, got -1.0"),
+        (
+            ["train", "digits", "--optimizer", "rmsprop"],
+            "typed-nn: error: argument --optimizer: invalid choice",
+        ),
+        (["train", "digits", "--bogus"], "typed-nn: error: unrecognized arguments: --bogus"),
+        (["fly"], "typed-nn: error: argument COMMAND: invalid choice: 'fly'"),
+    ],
+)
+def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _error(argv, capsys).startswith(message)
+
+
+def test_missing_scikit_learn(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "sklearn.datasets", None)
+    err = _error(["train", "digits", "--no-progress"], capsys)
+    assert err == (
+        "typed-nn: error: the digits data needs scikit-learn, which is not installed. "
+        "(install the examples extra: pip install -e '.[examples]')\n"
+    )
+
+
+def test_no_command_prints_help(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+    assert "train     train an MLP on a bundled data set" in capsys.readouterr().out
+
+
+def test_plot_skipped_without_matplotlib(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    argv = [
+        "train",
+        "digits",
+        "--epochs",
+        "1",
+        "--widths",
+        "8",
+        "--out",
+        str(tmp_path),
+        "--no-progress",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "plot skipped: plotting the history needs matplotlib" in out
+    assert not (tmp_path / "history.png").exists()
+    assert np.isfinite(float(out.splitlines()[-1].split(": ")[1]))

@@ -1,0 +1,205 @@
+"""fit: training steps against numpy, history, early stopping, progress, errors (typed_nn.train)."""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+import typed_nn as tn
+from typed_nn.model import SGD
+from typed_nn.train import Dataset, EarlyStopping, History, accuracy, fit, predict
+from typed_nn.train.classifier import build_mlp, cosine_schedule, make_optimizer
+
+
+def blobs(n: int = 60, seed: int = 0) -> Dataset:
+    """Three well separated Gaussian blobs in 4-D."""
+    rng = np.random.default_rng(seed)
+    labels = np.arange(n, dtype=np.int64) % 3
+    centres = np.eye(3, 4, dtype=np.float32) * 3.0
+    features = (centres[labels] + rng.normal(0, 0.5, (n, 4))).astype(np.float32)
+    return Dataset(features, labels, 3)
+
+
+def softmax(z: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    out: npt.NDArray[np.float32] = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+def test_one_epoch_of_sgd_matches_numpy() -> None:
+    """The step graph, built once and fed each batch in place, computes every batch anew."""
+    data = blobs(23)
+    net, params = build_mlp([4, 3], seed=1)  # one linear layer: logits = x W + b
+    w0, b0 = params.try_get("mlp/fc1/weight"), params.try_get("mlp/fc1/bias")
+    assert w0 is not None
+    assert b0 is not None
+    w, b = w0.numpy().copy(), b0.numpy().copy()
+    fit(net, data, SGD(0.5), epochs=2, batch_size=5, seed=7, progress=False)
+    rng = np.random.default_rng(7)
+    for _ in range(2):
+        order = rng.permutation(len(data))
+        for i in range(0, len(data), 5):
+            idx = order[i : i + 5]
+            x, y = data.features[idx], np.eye(3, dtype=np.float32)[data.labels[idx]]
+            g = (softmax(x @ w + b) - y) / len(idx)
+            w, b = w - 0.5 * x.T @ g, b - 0.5 * g.sum(axis=0)
+    assert np.allclose(w0.numpy(), w, rtol=1e-4, atol=1e-5)
+    assert np.allclose(b0.numpy(), b, rtol=1e-4, atol=1e-5)
+
+
+def test_fit_lowers_the_loss_and_records_history() -> None:
+    train, test = blobs(60, seed=0), blobs(30, seed=1)
+    net, _ = build_mlp([4, 8, 3], "tanh", seed=0)
+    history = fit(
+        net, train, make_optimizer("adam", 0.05), test=test, epochs=6, batch_size=8, progress=False
+    )
+    assert history.epochs == 6
+    assert len(history.train_acc) == len(history.test_acc) == 6
+    assert history.train_loss[-1] < 0.5 * history.train_loss[0]
+    assert history.test_acc[-1] == accuracy(net, test)
+    assert history.test_acc[-1] > 0.9
+    assert history.best_epoch is None
+    assert not history.stopped_early
+
+
+def test_predict_matches_a_numpy_forward() -> None:
+    data = blobs(12)
+    net, params = build_mlp([4, 5, 3], "relu", seed=2)
+    found = dict(params.items())
+    names = ("mlp/fc1/weight", "mlp/fc1/bias", "mlp/fc2/weight", "mlp/fc2/bias")
+    w1, b1, w2, b2 = (found[name].numpy() for name in names)
+    want = softmax(np.maximum(data.features @ w1 + b1, 0) @ w2 + b2)
+    assert np.allclose(predict(net, data), want, rtol=1e-4, atol=1e-6)
+
+
+def test_early_stopping_restores_the_best_weights() -> None:
+    data = blobs(30)
+    net, params = build_mlp([4, 6, 3], seed=0)
+    seen: list[dict[str, np.ndarray]] = []
+
+    def record(epoch: int, history: History) -> None:
+        seen.append({name: t.numpy().copy() for name, t in params.items()})
+
+    # No later epoch can beat the first by 1e9: stop after `patience` epochs, restore epoch 0.
+    stop = EarlyStopping("train_loss", patience=2, min_delta=1e9)
+    history = fit(
+        net,
+        data,
+        SGD(0.1),
+        epochs=10,
+        batch_size=10,
+        progress=False,
+        early_stopping=stop,
+        on_epoch=record,
+    )
+    assert history.epochs == 3
+    assert history.stopped_early
+    assert history.best_epoch == 0
+    for name, t in params.items():
+        assert np.array_equal(t.numpy(), seen[0][name])
+        assert not np.array_equal(t.numpy(), seen[-1][name])
+
+
+def test_early_stopping_keeps_training_while_improving() -> None:
+    data = blobs(30)
+    net, _ = build_mlp([4, 6, 3], seed=0)
+    stop = EarlyStopping("train_acc", patience=50)
+    history = fit(net, data, SGD(0.1), epochs=4, batch_size=10, progress=False, early_stopping=stop)
+    assert history.epochs == 4
+    assert not history.stopped_early
+    assert history.best_epoch == int(np.argmax(history.train_acc))
+
+
+def test_progress_lines_when_not_a_terminal() -> None:
+    stream = io.StringIO()
+    net, _ = build_mlp([4, 3], seed=0)
+    fit(net, blobs(20), SGD(0.1), test=blobs(9, 1), epochs=2, batch_size=10, stream=stream)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[1].startswith("epoch   2/2  loss ")
+    assert "train acc" in lines[1]
+    assert "test acc" in lines[1]
+
+
+def test_no_progress_prints_nothing() -> None:
+    stream = io.StringIO()
+    net, _ = build_mlp([4, 3], seed=0)
+    fit(net, blobs(20), SGD(0.1), epochs=2, batch_size=10, progress=False, stream=stream)
+    assert stream.getvalue() == ""
+
+
+def test_progress_bar_with_tqdm() -> None:
+    pytest.importorskip("tqdm")
+    stream = io.StringIO()
+    net, _ = build_mlp([4, 3], seed=0)
+    fit(net, blobs(20), SGD(0.1), epochs=1, batch_size=10, progress=True, stream=stream)
+    text = stream.getvalue()
+    assert "epoch 1/1" in text
+    assert "batch" in text
+    assert text.rstrip().splitlines()[-1].startswith("epoch   1/1  loss")
+
+
+def test_progress_without_tqdm_falls_back_to_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    stream = io.StringIO()
+    net, _ = build_mlp([4, 3], seed=0)
+    fit(net, blobs(20), SGD(0.1), epochs=2, batch_size=10, progress=True, stream=stream)
+    assert [line[:12] for line in stream.getvalue().splitlines()] == [
+        "epoch   1/2 ",
+        "epoch   2/2 ",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"epochs": 0}, "epochs must be at least 1"),
+        (
+            {"early_stopping": EarlyStopping("test_acc")},
+            "early stopping on test_acc needs a test set",
+        ),
+        ({"early_stopping": EarlyStopping("val_loss")}, "unknown metric for early stopping"),  # type: ignore[arg-type]
+        (
+            {"early_stopping": EarlyStopping("train_loss", patience=0)},
+            "patience must be at least 1",
+        ),
+    ],
+)
+def test_fit_arguments_are_checked(kwargs: dict[str, object], match: str) -> None:
+    net, _ = build_mlp([4, 3], seed=0)
+    with pytest.raises(tn.TrainingError, match=match):
+        fit(net, blobs(6), SGD(0.1), **kwargs)  # type: ignore[arg-type]
+
+
+def test_empty_training_set() -> None:
+    net, _ = build_mlp([4, 3], seed=0)
+    empty = Dataset(np.zeros((0, 4), np.float32), np.zeros(0, np.int64), 3)
+    with pytest.raises(tn.TrainingError, match="the training set is empty"):
+        fit(net, empty, SGD(0.1))
+
+
+def test_model_output_must_match_the_classes() -> None:
+    net, _ = build_mlp([4, 5], seed=0)  # 5 logits for 3 classes
+    with pytest.raises(tn.TrainingError, match="the model's output is not one score per class"):
+        fit(net, blobs(6), SGD(0.1), progress=False)
+
+
+def test_unknown_activation_and_optimizer() -> None:
+    with pytest.raises(tn.TrainingError, match="unknown activation 'gelu'"):
+        build_mlp([4, 3], "gelu")  # type: ignore[arg-type]
+    with pytest.raises(tn.TrainingError, match="unknown optimizer 'rmsprop'"):
+        make_optimizer("rmsprop")  # type: ignore[arg-type]
+
+
+def test_cosine_schedule() -> None:
+    lr = cosine_schedule(0.2, 10)
+    assert lr(0) == pytest.approx(0.2)
+    assert lr(5) == pytest.approx(0.1)
+    assert lr(10) == pytest.approx(0.0)
+    assert lr(50) == pytest.approx(0.0)
+    opt = make_optimizer("sgd", 0.2, total_steps=10)
+    assert opt.current_lr() == pytest.approx(0.2)
