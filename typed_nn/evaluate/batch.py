@@ -197,16 +197,8 @@ def _make_group(
             kinds += "s"
             args.append(a0)
         else:
-            item = g.nodes[a0]
             kinds += "b"
-            args.append(
-                _append(
-                    g,
-                    INode(
-                        "batch_stack", STACK, (), refs, (n, *item.shape), item.dtype, item.device
-                    ),
-                )
-            )
+            args.append(_stack(g, refs))
     # "g": an earlier group's stack, "b": a gathered stack, "s": shared. Element-wise ops
     # batch only when they read a group: stacking leaves just to add them copies as much
     # memory as the op itself touches.
@@ -251,6 +243,20 @@ def _runs_on(decl: OpDecl | None, device: Any) -> bool:
     have = implemented_devices
     names = ["batch_stack", "batch_item", decl.name if decl is not None else ""]
     return all(device.name in have(name) for name in names)
+
+
+def _stack(g: Graph, refs: list[Ref]) -> int:
+    """The slot of the gathered stack of ``refs`` (made once per graph: the same samples
+    feed several groups, e.g. ``x_i @ W`` and ``transpose(x_i)``)."""
+    key = tuple(refs)
+    slot: int | None = g.stacks.get(key)
+    if slot is None:
+        item = g.nodes[refs[0]]
+        node = INode(
+            "batch_stack", STACK, (), list(refs), (len(refs), *item.shape), item.dtype, item.device
+        )
+        slot = g.stacks[key] = _append(g, node)
+    return slot
 
 
 def _append(g: Graph, node: INode) -> int:

@@ -71,12 +71,14 @@ def _alias(col: Collected, out: AnyResult) -> int:
     found = -1
     ident = out._identity()
     array = out.array
+    if type(array) is not np.ndarray:
+        return -2  # no overlap test for device arrays: compute aside, then copy
     for s, arr in enumerate(col.env):
         if arr is None:
             continue
         if arr is array or (found == -1 and col.objs[s]._identity() == ident):
             found = s
-        elif np.may_share_memory(arr, array):
+        elif type(arr) is not np.ndarray or np.may_share_memory(arr, array):
             return -2
     return found
 

@@ -49,6 +49,8 @@ class Graph:
         self.roots = roots
         self.order = list(range(len(nodes)))
         """Slots in a topological order (slot order until batching appends nodes)."""
+        self.stacks: dict[tuple[Ref, ...], int] = {}
+        """Gathered stacks batching made, by the refs they stack."""
 
     def reorder(self) -> None:
         """Recompute ``order`` after nodes were appended: by depth, then slot."""
