@@ -58,7 +58,10 @@ class FloatTag(ElemTag):
 
 
 class IntTag(ElemTag):
-    """An integer element type."""
+    """An integer element type; ``min`` and ``max`` bound its values."""
+
+    min: ClassVar[int]
+    max: ClassVar[int]
 
 
 class Float32(FloatTag):
@@ -77,12 +80,14 @@ class Int32(IntTag):
     """32-bit signed integer (numpy ``int32``)."""
 
     dtype = np.dtype(np.int32)
+    min, max = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
 
 
 class Int64(IntTag):
     """64-bit signed integer (numpy ``int64``)."""
 
     dtype = np.dtype(np.int64)
+    min, max = int(np.iinfo(np.int64).min), int(np.iinfo(np.int64).max)
 
 
 class DeviceTag(_Tag):

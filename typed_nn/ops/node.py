@@ -14,7 +14,7 @@ from types import FrameType
 from typing import Any
 
 from ..data.tensor_like import AnyTensor, TensorLike
-from ..tags import D, Dv, E
+from ..tags import D, Dv, E, IntTag
 from .declare import OpDecl, Operand, Params
 
 __all__ = ["Operation", "build", "format_site", "user_site"]
@@ -147,4 +147,9 @@ class Operation(TensorLike[E, Dv, D]):
 def build(decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()) -> AnyTensor:
     """Check ``operands`` against ``decl`` and return the new lazy node."""
     shape, elem, device = decl.infer(decl, operands, params)
+    if decl.numbers:
+        # infer checked the numbers fit; store them as the element's Python type so that the
+        # backend keeps the tensor's dtype (numpy promotes int32 + 2.0 to float64).
+        kind = int if issubclass(elem, IntTag) else float
+        operands = tuple(kind(x) if type(x) in (int, float) else x for x in operands)
     return Operation(decl, operands, params, shape, elem, device, user_site())

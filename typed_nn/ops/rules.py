@@ -116,6 +116,19 @@ def check_numbers(decl: OpDecl, operands: Sequence[Operand], elem: type[ElemTag]
     if not issubclass(elem, IntTag):
         return
     for x in operands:
+        if isinstance(x, int | float) and x == x and not elem.min <= x <= elem.max:
+            raise ElemTypeError(
+                message(
+                    f"cannot build {decl.name}: {x!r} does not fit in {elem.__name__}.",
+                    [
+                        ("tensor element", elem.__name__),
+                        ("number", repr(x)),
+                        ("range", f"{elem.min} .. {elem.max}"),
+                    ],
+                    built_at=site(),
+                    hint="use a smaller number, or ops.astype(x, Int64) first.",
+                )
+            )
         if isinstance(x, float) and not x.is_integer():
             raise ElemTypeError(
                 message(

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, overload
 
+import numpy as np
+
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..shape import format_shape
@@ -150,13 +152,14 @@ def stack_items(items: Sequence[AnyTensor], axis: int = 0) -> AnyTensor:
 
 def slice(x: AnyTensor, index: int) -> AnyTensor:
     """Row ``index`` of ``x`` along dim 0 (negative counts from the end); ``x[i]``."""
-    if isinstance(index, bool) or not isinstance(index, int):
+    if isinstance(index, bool) or not isinstance(index, int | np.integer):
         raise ShapeError(
             message(
                 f"cannot index {x.describe()} with {type(index).__name__} {index!r}.",
                 hint="use an int; slicing ranges is ops.reshape / ops.tile territory.",
             )
         )
+    index = int(index)
     n = x.shape[0] if x.shape else 0
     return build(SLICE, (x,), (index + n if index < 0 else index,))
 
