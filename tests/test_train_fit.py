@@ -51,6 +51,23 @@ def test_one_epoch_of_sgd_matches_numpy() -> None:
     assert np.allclose(b0.numpy(), b, rtol=1e-4, atol=1e-5)
 
 
+class StepwiseSGD(SGD):
+    """SGD through ``optimizer.step`` (fit's one-pass path is for SGD itself)."""
+
+
+def test_one_pass_sgd_equals_the_optimizer_step() -> None:
+    """Weight decay and a schedule give the same weights through both paths."""
+    finals = []
+    for cls in (SGD, StepwiseSGD):
+        net, params = build_mlp([4, 6, 3], seed=3)
+        opt = cls(lambda t: 0.3 / (1 + t), weight_decay=0.01)
+        fit(net, blobs(23), opt, epochs=2, batch_size=5, progress=False)
+        assert opt.step_count == 10
+        finals.append({name: t.numpy().copy() for name, t in params.items()})
+    for name, value in finals[0].items():
+        assert np.allclose(value, finals[1][name], rtol=1e-5, atol=1e-6), name
+
+
 def test_fit_lowers_the_loss_and_records_history() -> None:
     train, test = blobs(60, seed=0), blobs(30, seed=1)
     net, _ = build_mlp([4, 8, 3], "tanh", seed=0)

@@ -154,11 +154,11 @@ def batches(
         )
     n = len(data)
     order = rng.permutation(n) if rng is not None else np.arange(n)
+    targets = one_hot(data.labels, data.n_classes).array  # once, then rows are picked
     for start in range(0, n, batch_size):
         idx = order[start : start + batch_size]
-        labels = data.labels[idx]
         x = Tensor(data.features[idx], Float32, CPU, Dim2)
-        yield Batch(x, one_hot(labels, data.n_classes), labels)
+        yield Batch(x, Tensor(targets[idx], Float32, CPU, Dim2), data.labels[idx])
 
 
 def n_batches(n: int, batch_size: int) -> int:

@@ -3,8 +3,7 @@
 Layers only build expressions (MetaNN's central idea), so a step's whole graph — forward
 through the model, softmax + NLL loss, backward, every parameter's gradient — can be built
 once over *placeholder* tensors and evaluated again for every mini-batch: the batch is
-written into the placeholders in place (``Tensor.assign``, which also invalidates cached
-results), and the optimizer evaluates the gradients and updates the weights. Rebuilding the
+written into the placeholders in place (and cached results are invalidated), and the optimizer evaluates the gradients and updates the weights. Rebuilding the
 graph per batch gives the same values and costs a node build per op per batch; the
 evaluator's plan cache then only saves the analysis.
 """
@@ -22,9 +21,10 @@ from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
 from ..errors import TrainingError, message
 from ..evaluate import EvalHandle, EvalPlan
+from ..evaluate.executor import execute, invalidate_caches
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
-from ..model.optim import Optimizer
+from ..model.optim import SGD, Optimizer
 from ..tags import CPU, Dim0, Dim2, Float32
 from .model import TrainableModel
 
@@ -32,6 +32,7 @@ __all__ = ["PredictGraph", "StepGraph", "StepResult"]
 
 Matrix32 = Tensor[Float32, CPU, Dim2]
 Lazy32 = TensorLike[Float32, CPU, Dim2]
+Update = tuple[Tensor[Float32, CPU, Any], TensorLike[Float32, CPU, Any]]
 
 
 def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
@@ -75,12 +76,43 @@ class StepGraph:
         model.feed_backward(model.output_cont().set(LayerOutput, grad))
         self.grads: GradCollector[Float32, CPU] = GradCollector(Float32, CPU)
         model.grad_collect(self.grads)
+        self.lr = scalar(0.0, Float32, CPU)
+        self._sgd: tuple[SGD, list[Update]] | None = None
+
+    def _sgd_updates(self, optimizer: SGD) -> list[Update]:
+        """SGD's rule over the lazy gradients, built once per optimizer (lr is a placeholder)."""
+        if self._sgd is None or self._sgd[0] is not optimizer:
+            wd = optimizer.weight_decay
+            updates: list[Update] = [
+                (w, w - self.lr * (g + wd * w if wd else g)) for _, w, g in self.grads
+            ]
+            self._sgd = (optimizer, updates)
+        return self._sgd[1]
+
+    def _run_sgd(self, optimizer: SGD) -> StepResult:
+        """Loss, probabilities and every SGD update in one evaluation."""
+        updates = self._sgd_updates(optimizer)
+        roots: list[TensorLike[Float32, CPU, Any]] = [self.loss, self.probs]
+        roots.extend(expr for _, expr in updates)
+        targets = {i: w for i, (w, _) in enumerate(updates, 2)}
+        results = execute(roots, targets)
+        for i, weight in targets.items():
+            if results[i] is not weight:  # not written in place: copy (after every read)
+                weight.array[...] = results[i].array
+        invalidate_caches()  # the weights changed in place
+        optimizer.step_count += 1
+        return StepResult(float(results[0].value()), results[1].numpy().copy())
 
     def run(self, x: Matrix32, y: Matrix32, optimizer: Optimizer) -> StepResult:
         """Write the batch into the placeholders, evaluate loss + gradients in one plan
         (the optimizer's), and update every parameter in place."""
-        self.x.assign(x)
-        self.y.assign(y)
+        if type(optimizer) is SGD:
+            self.lr.array[...] = optimizer.current_lr()
+        self.x.array[...] = x.array
+        self.y.array[...] = y.array
+        invalidate_caches()  # the placeholders changed in place
+        if type(optimizer) is SGD and EvalPlan.current().pending() == 0:
+            return self._run_sgd(optimizer)
         loss: EvalHandle[Float32, CPU, Dim0] = self.loss.eval_register()
         probs: EvalHandle[Float32, CPU, Dim2] = self.probs.eval_register()
         optimizer.step(self.grads)  # its EvalPlan.eval() computes loss and probs too
