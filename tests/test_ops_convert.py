@@ -82,8 +82,24 @@ def test_building_a_move_to_gpu_does_not_import_cupy() -> None:
     assert out.stdout.strip() == "to_device[Float64, GPU, Dim1](3) False"
 
 
-def test_to_device_gpu_without_the_cupy_backend_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))  # cupy "installed"
+def test_to_device_gpu_without_the_cupy_backend_says_so(
+    monkeypatch: pytest.MonkeyPatch, fake_cupy: types.ModuleType
+) -> None:
+    import typed_nn.backends.cupy as gpu_backend
+
+    monkeypatch.setattr(gpu_backend, "register", lambda: None)  # cupy there, backend not
     node = ops.to_device(t32(np.ones(3)), tn.GPU)
     with pytest.raises(tn.NoImplementationError, match=r"the cupy backend is not loaded"):
         tn.evaluate(node)
+
+
+def test_to_device_gpu_registers_the_cupy_backend_and_moves_the_data(
+    fake_cupy: types.ModuleType,
+) -> None:
+    node = ops.to_device(t32(np.arange(3.0)), tn.GPU)
+    result = tn.evaluate(node)  # the guard imports cupy, which registers the backend
+    assert type(result.array).__module__ == "cupy"
+    np.testing.assert_array_equal(result.numpy(), np.arange(3.0, dtype=np.float32))
+    back = tn.evaluate(ops.to_device(result, tn.CPU))
+    assert isinstance(back.array, np.ndarray)
+    np.testing.assert_array_equal(back.array, np.arange(3.0, dtype=np.float32))

@@ -1,7 +1,8 @@
 """Per-device array libraries: numpy for CPU, cupy (imported on first use) for GPU.
 
-The op implementations live in one module per backend (``numpy_backend``,
-``cupy_backend``); this module only answers which array library serves a device.
+The op implementations live in one package per backend (``backends/numpy``,
+``backends/cupy``); this module answers which array library serves a device, and the first
+request for cupy registers the GPU implementations.
 """
 
 from __future__ import annotations
@@ -38,6 +39,9 @@ def _cupy() -> ModuleType:
                 hint="pip install 'typed_nn[gpu]' (CUDA 12) or 'typed_nn[gpu-cuda13]'.",
             )
         ) from exc
+    from .cupy import register
+
+    register()  # the GPU implementations, once: cupy is needed from here on
     return cupy
 
 

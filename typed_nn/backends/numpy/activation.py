@@ -12,6 +12,7 @@ import numpy as np
 
 from ...ops.declare import implement
 from ...tags import CPU
+from ..xp import module_of
 
 Array = Any
 Out = Array | None
@@ -24,7 +25,8 @@ def _result(out: Out, *arrays: Array) -> Array:
     """
     if out is not None:
         return out
-    return np.empty(np.broadcast_shapes(*(a.shape for a in arrays)), arrays[-1].dtype)
+    shape = np.broadcast_shapes(*(a.shape for a in arrays))
+    return module_of(*arrays).empty(shape, arrays[-1].dtype)
 
 
 @implement("sigmoid", CPU)

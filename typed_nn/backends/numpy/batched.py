@@ -11,6 +11,7 @@ import numpy as np
 
 from ...ops.declare import implement
 from ...tags import CPU
+from ..xp import asarray_like
 
 Array = Any
 
@@ -30,7 +31,7 @@ def batch_item(stacked: Array, i: int) -> Array:
 @implement("batch_sum", CPU)
 def batch_sum(stacked: Array) -> Array:
     """The sum of a group's items."""
-    return np.asarray(stacked.sum(axis=0))
+    return asarray_like(stacked.sum(axis=0), stacked)
 
 
 @implement("batch_matmul", CPU)

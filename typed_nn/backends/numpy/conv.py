@@ -17,6 +17,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ...ops.declare import implement
 from ...tags import CPU
+from ..xp import module_of
 
 Array = Any
 Pair = tuple[int, int]
@@ -29,9 +30,11 @@ def _pad(x: Array, padding: Pair) -> Array:
 
 def _im2col(x: Array, kernel: Pair, stride: Pair, padding: Pair) -> Array:
     """(C, KH, KW, N, H', W') contiguous copy of every window of ``x`` padded with zeros."""
-    view = sliding_window_view(_pad(x, padding), kernel, axis=(2, 3))
+    xp = module_of(x)
+    windows = sliding_window_view if xp is np else xp.lib.stride_tricks.sliding_window_view
+    view = windows(_pad(x, padding), kernel, axis=(2, 3))
     view = view[:, :, :: stride[0], :: stride[1]]  # (N, C, H', W', KH, KW)
-    return np.ascontiguousarray(view.transpose(1, 4, 5, 0, 2, 3))
+    return xp.ascontiguousarray(view.transpose(1, 4, 5, 0, 2, 3))
 
 
 def _col2im(
@@ -41,18 +44,19 @@ def _col2im(
     n, c, h, w = shape
     (ph, pw), (sh, sw) = padding, stride
     oh, ow = cols.shape[4], cols.shape[5]
-    out = np.zeros((n, c, h + 2 * ph, w + 2 * pw), cols.dtype)
+    xp = module_of(cols)
+    out = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), cols.dtype)
     for i in range(kernel[0]):
         for j in range(kernel[1]):
             out[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] += cols[:, i, j].transpose(
                 1, 0, 2, 3
             )
-    return np.ascontiguousarray(out[:, :, ph : ph + h, pw : pw + w])
+    return xp.ascontiguousarray(out[:, :, ph : ph + h, pw : pw + w])
 
 
 def _by_channel(g: Array) -> Array:
     """(N, O, H', W') -> contiguous (O, N*H'*W')."""
-    return np.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(g.shape[1], -1)
+    return module_of(g).ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(g.shape[1], -1)
 
 
 @implement("conv2d", CPU)
@@ -60,7 +64,7 @@ def conv2d(x: Array, w: Array, stride: Pair, padding: Pair) -> Array:
     cols = _im2col(x, (w.shape[2], w.shape[3]), stride, padding)
     n, oh, ow = cols.shape[3:]
     out = w.reshape(w.shape[0], -1) @ cols.reshape(-1, n * oh * ow)  # (O, N*H'*W')
-    return np.ascontiguousarray(out.reshape(-1, n, oh, ow).transpose(1, 0, 2, 3))
+    return module_of(x).ascontiguousarray(out.reshape(-1, n, oh, ow).transpose(1, 0, 2, 3))
 
 
 @implement("conv2d_grad_weight", CPU)
@@ -109,8 +113,9 @@ def max_pool2d(x: Array, size: Pair, stride: Pair) -> Array:
 def max_pool2d_grad(g: Array, x: Array, size: Pair, stride: Pair) -> Array:
     views = _offsets(x, size, stride)
     top = _window_max(views)
-    claimed = np.zeros(top.shape, bool)  # windows whose first maximum was already routed
-    dx = np.zeros(x.shape, g.dtype)
+    xp = module_of(x)
+    claimed = xp.zeros(top.shape, bool)  # windows whose first maximum was already routed
+    dx = xp.zeros(x.shape, g.dtype)
     sh, sw = stride
     oh, ow = g.shape[2], g.shape[3]
     for i, j, view in views:  # offsets in row-major order: the first maximum wins ties

@@ -2,9 +2,9 @@
 
 ``to_device`` is implemented per *destination* device (the node's device). The CPU one
 receives a numpy array (nothing to move) or a cupy array (copied to the host). Moving onto
-the GPU belongs to the cupy backend; until that backend registers it, the guard below makes
-evaluating such a move fail with an error naming what is missing, instead of a bare "no
-implementation" (cupy is imported only then, never at import time).
+the GPU belongs to the cupy backend, which registers itself when cupy is first imported
+(``backends.array_module(GPU)``). The guard below is what a plan built before that finds:
+it imports cupy (or raises an error naming it), then hands over to the backend's own.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from ... import backends
 from ...errors import NoImplementationError, message
-from ...ops.declare import implement
+from ...ops.declare import implement, implementation
 from ...tags import CPU, GPU, DeviceTag, ElemTag
 
 Array = Any
@@ -31,11 +31,14 @@ def to_device(x: Array, device: type[DeviceTag]) -> Array:
 
 @implement("to_device", GPU, priority=-1)
 def to_device_guard(x: Array, device: type[DeviceTag]) -> Array:
-    backends.array_module(GPU)  # BackendUnavailableError naming cupy when it is missing
+    backends.array_module(GPU)  # BackendUnavailableError naming cupy; else registers the backend
+    impl = implementation("to_device", GPU)
+    if impl is not to_device_guard:  # the cupy backend's own, registered just now
+        return impl(x, device)
     raise NoImplementationError(
         message(
             "op 'to_device' has no implementation on GPU: the cupy backend is not loaded.",
             [("device", "GPU"), ("implemented on", "CPU")],
-            hint="import the cupy backend (typed_nn.backends.cupy) before evaluating on GPU.",
+            hint="register it with typed_nn.backends.cupy.register() before evaluating on GPU.",
         )
     )

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...ops.declare import implement
 from ...tags import CPU
+from ..xp import asarray_like
 
 Array = Any
 
@@ -66,7 +67,7 @@ def _t_log_p(truth: Array, pred: Array) -> Array:
 @implement("nll_loss", CPU)
 def nll_loss(truth: Array, pred: Array) -> Array:
     total = _t_log_p(truth, pred).sum()
-    return np.asarray(-total / truth.sum(), dtype=pred.dtype)
+    return asarray_like(-total / truth.sum(), pred, pred.dtype)
 
 
 @implement("nll_loss_grad", CPU)

@@ -13,25 +13,26 @@ import numpy as np
 
 from ...ops.declare import implement
 from ...tags import CPU
+from ..xp import asarray_like
 
 Array = Any
 
 
 @implement("reduce_sum", CPU)
 def reduce_sum(x: Array, dims: tuple[int, ...], keep_dim: bool) -> Array:
-    return np.asarray(np.sum(x, axis=dims, keepdims=keep_dim, dtype=x.dtype))
+    return asarray_like(np.sum(x, axis=dims, keepdims=keep_dim, dtype=x.dtype), x)
 
 
 @implement("reduce_mean", CPU)
 def reduce_mean(x: Array, dims: tuple[int, ...], keep_dim: bool) -> Array:
-    return np.asarray(np.mean(x, axis=dims, keepdims=keep_dim, dtype=x.dtype))
+    return asarray_like(np.mean(x, axis=dims, keepdims=keep_dim, dtype=x.dtype), x)
 
 
 @implement("reduce_max", CPU)
 def reduce_max(x: Array, dims: tuple[int, ...], keep_dim: bool) -> Array:
-    return np.asarray(np.max(x, axis=dims, keepdims=keep_dim))
+    return asarray_like(np.max(x, axis=dims, keepdims=keep_dim), x)
 
 
 @implement("argmax", CPU)
 def argmax(x: Array, axis: int) -> Array:
-    return np.asarray(np.argmax(x, axis=axis), dtype=np.int64)
+    return asarray_like(np.argmax(x, axis=axis), x, np.int64)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ...ops.declare import implement
 from ...tags import CPU
+from ..xp import asarray_like
 
 Array = Any
 
@@ -15,13 +16,13 @@ Array = Any
 @implement("pick_row", CPU)
 def pick_row(m: Array, s: Array, pos: int) -> Array:
     """``dot(BiasVector(len, pos, s), m)`` = ``s * m[pos]``."""
-    return np.asarray(np.multiply(m[pos], s))
+    return asarray_like(np.multiply(m[pos], s), m)
 
 
 @implement("pick_col", CPU)
 def pick_col(m: Array, s: Array, pos: int) -> Array:
     """``dot(m, BiasVector(len, pos, s))`` = ``s * m[..., pos]``."""
-    return np.asarray(np.multiply(m[..., pos], s))
+    return asarray_like(np.multiply(m[..., pos], s), m)
 
 
 @implement("softmax_nll_grad", CPU)

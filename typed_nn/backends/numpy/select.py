@@ -14,22 +14,35 @@ import numpy as np
 
 from ...ops.declare import implement, implement_out
 from ...tags import CPU
+from ..xp import module_of
 
 Array = Any
 Out = Array | None
 
 
+def _shape(v: Array) -> tuple[int, ...]:
+    """An array's shape; () for a Python number."""
+    shape: tuple[int, ...] = getattr(v, "shape", ())
+    return shape
+
+
+def _dtype(v: Array) -> Any:
+    """An array's dtype, a Python number itself (numpy 2 types numbers weakly either way)."""
+    return getattr(v, "dtype", v)
+
+
 @implement("maximum", CPU)
 def maximum(a: Array, b: Array, out: Out = None) -> Array:
     if out is None:
-        out = np.empty(np.broadcast_shapes(np.shape(a), np.shape(b)), np.result_type(a, b))
+        shape = np.broadcast_shapes(_shape(a), _shape(b))
+        out = module_of(a, b).empty(shape, np.result_type(_dtype(a), _dtype(b)))
     return np.maximum(a, b, out=out)
 
 
 @implement("where", CPU)
 def where(cond: Array, a: Array, b: Array, out: Out = None) -> Array:
     if out is None:
-        out = np.empty(np.broadcast_shapes(cond.shape, a.shape, b.shape), a.dtype)
+        out = module_of(a).empty(np.broadcast_shapes(cond.shape, a.shape, b.shape), a.dtype)
     np.copyto(out, b)
     np.copyto(out, a, where=cond != 0)
     return out
@@ -39,7 +52,7 @@ def where(cond: Array, a: Array, b: Array, out: Out = None) -> Array:
 def interpolate(a: Array, b: Array, lam: Array, out: Out = None) -> Array:
     # MetaNN's a*lam + b*(1-lam), not b + lam*(a-b): lam = 1 gives exactly a.
     if out is None:
-        out = np.empty(np.broadcast_shapes(a.shape, b.shape, lam.shape), a.dtype)
+        out = module_of(a).empty(np.broadcast_shapes(a.shape, b.shape, lam.shape), a.dtype)
     np.multiply(b, np.subtract(1, lam), out=out)
     out += np.multiply(a, lam)
     return out

@@ -8,6 +8,8 @@ import numpy as np
 
 from ...ops.declare import implement
 from ...tags import CPU
+from .. import array_module
+from ..xp import module_of
 
 Array = Any
 
@@ -28,17 +30,17 @@ def slice_(x: Array, index: int) -> Array:
 
 @implement("zeros", CPU)
 def zeros(shape: tuple[int, ...], elem: Any, device: Any) -> Array:
-    return np.zeros(shape, elem.dtype)
+    return array_module(device).zeros(shape, elem.dtype)
 
 
 @implement("fill", CPU)
 def fill(value: Array, shape: tuple[int, ...]) -> Array:
-    return np.full(shape, value, value.dtype)
+    return module_of(value).full(shape, value, value.dtype)
 
 
 @implement("one_hot", CPU)
 def one_hot(value: Array, length: int, pos: int) -> Array:
-    out = np.zeros((length,), value.dtype)
+    out = module_of(value).zeros((length,), value.dtype)
     out[pos] = value
     return out
 

@@ -1,0 +1,66 @@
+"""Shared fixtures: the real GPU (or a clear skip) and a fake cupy for CPU-only tests."""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+import pytest
+from gpu_fakes import FakeGpuArray, RecordingKernel
+
+from typed_nn.ops import declare
+
+
+def gpu_unavailable_reason() -> str | None:
+    """Why GPU tests cannot run here (None when cupy and a CUDA device are present)."""
+    try:
+        import cupy
+    except ImportError as exc:
+        return f"cupy is not installed ({exc}); pip install -e '.[gpu]'"
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # the CUDA driver raises its own error types
+        return f"cupy found no usable CUDA device: {type(exc).__name__}: {exc}"
+    return None if count > 0 else "cupy found no CUDA device"
+
+
+@pytest.fixture
+def cupy_module() -> Any:
+    """The real cupy module; the test skips, saying why, without cupy or a GPU."""
+    reason = gpu_unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    import cupy
+
+    return cupy
+
+
+def _copy_registry(reg: Any) -> Any:
+    """A copy of an op -> device -> implementation(s) registry (lists copied too)."""
+    return type(reg)(
+        {
+            op: type(per_device)(
+                {dev: list(v) if isinstance(v, list) else v for dev, v in per_device.items()}
+            )
+            for op, per_device in reg.items()
+        }
+    )
+
+
+@pytest.fixture
+def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """A fake ``cupy`` in ``sys.modules`` (``asarray`` makes FakeGpuArrays, kernels are
+    recorded) with the op registry and the GPU backend's state restored afterwards."""
+    from typed_nn.backends.cupy import region, registration
+
+    fake = types.ModuleType("cupy")
+    fake.asarray = FakeGpuArray  # type: ignore[attr-defined]
+    fake.ElementwiseKernel = RecordingKernel  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    monkeypatch.setattr(declare, "_IMPLS", _copy_registry(declare._IMPLS))
+    monkeypatch.setattr(declare, "_OUT_IMPLS", _copy_registry(declare._OUT_IMPLS))
+    monkeypatch.setattr(registration, "_done", [])
+    monkeypatch.setattr(region, "_caches", [])
+    monkeypatch.setattr(RecordingKernel, "made", [])
+    return fake

@@ -1,0 +1,130 @@
+"""The GPU op suite: every catalogue op's GPU result equals the CPU backend's, and whole
+evaluations (fused chain, ``out=``, training) agree. Needs cupy and a GPU; the harness itself
+is checked on the CPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from gpu_replay import record_cpu_calls, replay
+from graphs import CATALOGUE, random_graphs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import typed_nn as tn
+from typed_nn import ops
+
+Untyped = Any
+SETTINGS = settings(
+    max_examples=len(CATALOGUE) * 3,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def _extra_cpu_calls() -> None:
+    """Evaluate what the random graphs never build: sources, conv/pool, reductions, batched
+    and rewritten nodes (the evaluator makes the last two from these expressions)."""
+    rng = np.random.default_rng(1)
+    x = tn.tensor(rng.standard_normal((2, 3, 6, 6)), tn.Float32, tn.CPU, tn.Dim4)
+    w = tn.tensor(rng.standard_normal((4, 3, 3, 3)), tn.Float32, tn.CPU, tn.Dim4)
+    u: Untyped = ops
+    y = u.conv2d(x, w, stride=1, padding=1)
+    tn.evaluate(u.reduce_sum(y * y))
+    tn.evaluate(u.max_pool2d(x, 2))
+    m = tn.tensor(rng.standard_normal((5, 4)), tn.Float32, tn.CPU, tn.Dim2)
+    for f in (u.reduce_sum, u.reduce_mean, u.reduce_max):
+        tn.evaluate(f(m, 1))
+    tn.evaluate(u.argmax(m, 1))
+
+
+def _gpu_array(cupy: Any) -> Any:
+    return lambda v: cupy.asarray(v)
+
+
+def test_recorder_sees_the_cpu_calls_and_replay_on_cpu_agrees(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = record_cpu_calls(monkeypatch)
+    a = tn.tensor(np.linspace(-1, 1, 6).reshape(2, 3), tn.Float64, tn.CPU, tn.Dim2)
+    tn.evaluate(ops.sigmoid(a) * 2.0 + ops.reduce_sum(a))
+    _extra_cpu_calls()
+    assert {c.op for c in calls} >= {"sigmoid", "mul", "add", "reduce_sum", "conv2d", "argmax"}
+    assert replay(calls, tn.CPU, lambda v: v) == {c.op for c in calls}
+
+
+@pytest.mark.gpu
+@SETTINGS
+@given(data=st.data())
+def test_every_catalogue_op_on_gpu_equals_cpu(
+    data: st.DataObject, cupy_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tn.backends.array_module(tn.GPU)
+    with monkeypatch.context() as patch:
+        calls = record_cpu_calls(patch)
+        index = data.draw(st.integers(0, len(CATALOGUE) - 1))
+        g = data.draw(random_graphs(catalogue=[CATALOGUE[index]], max_ops=2))
+        for root in g.roots:
+            tn.evaluate(root.expr)
+    replay(calls, tn.GPU, _gpu_array(cupy_module))
+
+
+@pytest.mark.gpu
+def test_the_ops_outside_the_random_graphs_on_gpu_equal_cpu(
+    cupy_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tn.backends.array_module(tn.GPU)
+    calls = record_cpu_calls(monkeypatch)
+    _extra_cpu_calls()
+    done = replay(calls, tn.GPU, _gpu_array(cupy_module))
+    assert {"conv2d", "max_pool2d", "reduce_mean", "reduce_max", "argmax"} <= done
+
+
+def _pair(shape: tuple[int, ...], seed: int = 0) -> tuple[Untyped, Untyped]:
+    v = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    dim = tn.tags.dim_of_rank(len(shape))
+    return tn.tensor(v, tn.Float32, tn.CPU, dim), tn.tensor(v, tn.Float32, tn.GPU, dim)
+
+
+def _chain(x: Untyped, b: Untyped) -> Untyped:
+    return ops.tanh(2.0 * x + b) * ops.sigmoid(-1.5 * x) + 0.5 * x
+
+
+@pytest.mark.gpu
+def test_fused_chain_on_gpu_equals_cpu(cupy_module: Any) -> None:
+    (xc, xg), (bc, bg) = _pair((300, 70)), _pair((70,), 1)
+    got = tn.evaluate(_chain(xg, bg))
+    assert type(got.array).__module__.startswith("cupy")
+    np.testing.assert_allclose(got.numpy(), _chain(xc, bc).numpy(), rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.gpu
+def test_fused_chain_on_gpu_is_one_kernel(cupy_module: Any) -> None:
+    """Needs the evaluator's GPU region hook (see docs/gpu.md): one kernel per region."""
+    from typed_nn.backends.cupy.region import kernel_cache
+
+    (_, xg), (_, bg) = _pair((64, 32)), _pair((32,), 1)
+    before = kernel_cache().misses + kernel_cache().hits
+    tn.evaluate(_chain(xg, bg))
+    assert kernel_cache().misses + kernel_cache().hits == before + 1
+
+
+@pytest.mark.gpu
+def test_update_in_place_on_gpu_equals_cpu(cupy_module: Any) -> None:
+    (wc, wg), (gc, gg) = _pair((128, 64)), _pair((128, 64), 2)
+    for w, g in ((wc, gc), (wg, gg)):
+        w.assign(-0.1 * (g + 0.01 * w))
+    np.testing.assert_allclose(wg.numpy(), wc.numpy(), rtol=2e-6, atol=1e-7)
+
+
+@pytest.mark.gpu
+def test_to_device_round_trip(cupy_module: Any) -> None:
+    xc, _ = _pair((3, 4))
+    on_gpu = tn.evaluate(ops.to_device(xc, tn.GPU))
+    assert isinstance(on_gpu.array, cupy_module.ndarray)
+    back = tn.evaluate(ops.to_device(on_gpu, tn.CPU))
+    np.testing.assert_array_equal(back.array, xc.array)
