@@ -76,7 +76,8 @@ class Tensor(TensorLike[E, Dv, D]):
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self._array.shape)
+        shape: tuple[int, ...] = self._array.shape  # already a tuple (numpy and cupy)
+        return shape
 
     @property
     def elem(self) -> type[E]:

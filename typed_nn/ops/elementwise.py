@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..data.tensor_like import AnyTensor
 from ..errors import ShapeError, message
-from ..tags import DeviceTag, ElemTag
+from ..tags import DeviceTag, ElemTag, FloatTag
 from .declare import OpDecl, Operand, Params
 from .rules import (
     broadcast_shape,
@@ -33,13 +33,22 @@ Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
 def _infer(decl: OpDecl, operands: tuple[Operand, ...], float_only: bool) -> Inferred:
     tensors = tensor_operands(decl, operands)
-    device = common_device(decl, tensors)
-    elem = common_elem(decl, tensors)
-    if float_only:
-        require_float(decl, tensors[0])
-    if decl.numbers:
+    first = tensors[0]
+    elem, device, shape = first.elem, first.device, first.shape
+    # One pass for the common case (same element, device and shape); the shared checks
+    # below raise the detailed errors otherwise. Building nodes is on every hot path.
+    uniform = True
+    for x in tensors[1:]:
+        if x.elem is not elem or x.device is not device:
+            common_device(decl, tensors)
+            common_elem(decl, tensors)
+        if x.shape != shape:
+            uniform = False
+    if float_only and not issubclass(elem, FloatTag):
+        require_float(decl, first)
+    if decl.numbers and len(tensors) != len(operands):
         check_numbers(decl, operands, elem)
-    return broadcast_shape(decl, tensors), elem, device
+    return (shape if uniform else broadcast_shape(decl, tensors)), elem, device
 
 
 def _infer_any(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:

@@ -147,9 +147,8 @@ class Operation(TensorLike[E, Dv, D]):
 def build(decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()) -> AnyTensor:
     """Check ``operands`` against ``decl`` and return the new lazy node."""
     shape, elem, device = decl.infer(decl, operands, params)
-    if decl.numbers:
-        # infer checked the numbers fit; store them as the element's Python type so that the
-        # backend keeps the tensor's dtype (numpy promotes int32 + 2.0 to float64).
-        kind = int if issubclass(elem, IntTag) else float
-        operands = tuple(kind(x) if type(x) in (int, float) else x for x in operands)
+    if decl.numbers and issubclass(elem, IntTag):
+        # infer checked the numbers fit; store them as ints so that the backend keeps the
+        # tensor's dtype (numpy promotes int32 + 2.0 to float64).
+        operands = tuple(int(x) if type(x) is float else x for x in operands)
     return Operation(decl, operands, params, shape, elem, device, user_site())
