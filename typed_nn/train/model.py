@@ -3,6 +3,7 @@
 The composite ``MLP`` (typed_nn.layers) satisfies it, as does any layer built with
 ``make_train_layer`` whose input is a ``(batch, features)`` matrix and whose output is one
 score per class, ``(batch, classes)`` — logits: ``fit`` adds the softmax and the NLL loss.
+Data are Float32 on the CPU (the placeholders ``fit`` feeds are ``Tensor[Float32, CPU, Dim2]``).
 """
 
 from __future__ import annotations
