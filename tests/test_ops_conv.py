@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import numerical_gradient, t32, t64
 
 import typed_nn as tn
-from tests.helpers import numerical_gradient, t32, t64
 from typed_nn import ops
 
 Array = np.ndarray[Any, Any]

@@ -8,9 +8,9 @@ import types
 
 import numpy as np
 import pytest
+from helpers import t32, t64
 
 import typed_nn as tn
-from tests.helpers import t32, t64
 from typed_nn import ops
 
 

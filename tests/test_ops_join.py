@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import t32, t64
 
 import typed_nn as tn
-from tests.helpers import t32, t64
 from typed_nn import ops
 from typed_nn.ops.join import CONCAT
 from typed_nn.ops.node import build
