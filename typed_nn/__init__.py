@@ -60,7 +60,9 @@ from .tags import FloatTag as FloatTag
 from .tags import Int32 as Int32
 from .tags import Int64 as Int64
 from .tags import IntTag as IntTag
+from .errors import MissingDependencyError as MissingDependencyError
 from .errors import ParamError as ParamError
+from .errors import TrainingError as TrainingError
 from .errors import WeightFileError as WeightFileError
 
 # Debug mode (TYPED_NN_DEBUG=1; docs/debug.md): the package's one side effect, kept LAST so that
@@ -68,5 +70,3 @@ from .errors import WeightFileError as WeightFileError
 from .debug.switch import enable_if_requested as _enable_if_requested  # noqa: E402
 
 _enable_if_requested()
-from .errors import MissingDependencyError as MissingDependencyError
-from .errors import TrainingError as TrainingError
