@@ -33,14 +33,18 @@ from .errors import DeviceError as DeviceError
 from .errors import ElemTypeError as ElemTypeError
 from .errors import EvaluationError as EvaluationError
 from .errors import LayerError as LayerError
+from .errors import MissingDependencyError as MissingDependencyError
 from .errors import NoImplementationError as NoImplementationError
 from .errors import NotEvaluatedError as NotEvaluatedError
 from .errors import NumericError as NumericError
 from .errors import OperandError as OperandError
+from .errors import ParamError as ParamError
 from .errors import RankError as RankError
 from .errors import ShapeError as ShapeError
 from .errors import TopologyError as TopologyError
+from .errors import TrainingError as TrainingError
 from .errors import TypedNNError as TypedNNError
+from .errors import WeightFileError as WeightFileError
 from .evaluate import EvalHandle as EvalHandle
 from .evaluate import EvalPlan as EvalPlan
 from .evaluate import evaluate as evaluate
@@ -60,13 +64,10 @@ from .tags import FloatTag as FloatTag
 from .tags import Int32 as Int32
 from .tags import Int64 as Int64
 from .tags import IntTag as IntTag
-from .errors import MissingDependencyError as MissingDependencyError
-from .errors import ParamError as ParamError
-from .errors import TrainingError as TrainingError
-from .errors import WeightFileError as WeightFileError
 
+# isort: split
 # Debug mode (TYPED_NN_DEBUG=1; docs/debug.md): the package's one side effect, kept LAST so that
 # every public name above exists when it is wrapped. Off, it imports nothing more.
-from .debug.switch import enable_if_requested as _enable_if_requested  # noqa: E402
+from .debug.switch import enable_if_requested as _enable_if_requested
 
 _enable_if_requested()
