@@ -65,3 +65,17 @@ def test_a_replaced_implementation_invalidates_plans(monkeypatch: pytest.MonkeyP
     monkeypatch.setitem(declare._IMPLS["exp"], "CPU", [(0, lambda a: np.zeros_like(a))])
     got = tn.evaluate(ops.exp(x) + 1.0).numpy()
     np.testing.assert_array_equal(got, np.ones((2, 2), np.float32))
+
+
+def test_the_plan_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typed_nn.evaluate import executor
+
+    monkeypatch.setattr(executor, "MAX_PLANS", 3)
+    executor.clear_plan_cache()
+    x = t32(rng.normal(size=4))
+    for k in range(6):
+        tn.evaluate(ops.exp(x) + float(k))  # a new number: a new structure
+    assert len(executor._plans()) == 3
+    stats.reset()
+    tn.evaluate(ops.exp(x) + 5.0)
+    assert stats.analyses == 0

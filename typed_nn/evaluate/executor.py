@@ -40,6 +40,8 @@ Target = tuple[int, int, int, int]
 """(root index, root slot, env index of the out array, aliased leaf slot / -1 none / -2)."""
 
 _local = threading.local()
+MAX_PLANS = 512
+"""Analysed plans kept per thread (each may hold a few scratch blocks)."""
 
 
 def _plans() -> dict[Any, Program]:
@@ -147,6 +149,8 @@ def execute(
     if program is None:
         stats.analyses += 1
         program = _analyse(col, tlist)
+        if len(plans) >= MAX_PLANS:  # forget the oldest structure (dicts keep insertion order)
+            del plans[next(iter(plans))]
         plans[key] = program
     else:
         stats.plan_hits += 1
