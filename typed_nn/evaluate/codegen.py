@@ -74,7 +74,8 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     """A non-fused node: write-into form when it has one, else the plain implementation."""
     args = _call_args(gen, s, [gen.arg(a, s, i) for i, a in enumerate(n.args)])
     gen.calls[n.op] += 1
-    impl = out_implementation(n.op, n.device)
+    # Buffers come from the CPU pool (numpy); other devices' kernels allocate their own.
+    impl = out_implementation(n.op, n.device) if n.device.name == "CPU" else None
     if impl is not None:
         k = gen.const(f"K{s}", impl.fn)
         gen.emit(f"v{s} = {k}({args}out={out})")

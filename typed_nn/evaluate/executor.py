@@ -95,6 +95,10 @@ def _analyse(col: Collected, targets: list[Target]) -> Program:
     alive = g.live()
     uses = g.uses(alive)
     regions = find_regions(g, alive, uses, options.fuse)
+    # Only CPU regions are generated here (numpy blocks, the CPU pool). GPU regions would be
+    # one generated cupy kernel each (backends/cupy/region.py), which this code generator
+    # does not call yet: their nodes run one by one with their plain kernels.
+    regions = {r: m for r, m in regions.items() if g.nodes[r].device.name == "CPU"}
     stats.fused_regions += sum(len(m) > 1 for m in regions.values())
     direct: dict[int, int] = {}
     copies: dict[int, int] = {}
@@ -123,7 +127,7 @@ def _alias_safe(n: Any) -> bool:
 def _has_out_form(n: Any) -> bool:
     from ..ops.declare import out_implementation
 
-    return out_implementation(n.op, n.device) is not None
+    return n.device.name == "CPU" and out_implementation(n.op, n.device) is not None
 
 
 def execute(
