@@ -7,7 +7,6 @@ from typed_nn.layers import (
     InConnect,
     LayerInMap,
     LayerInput,
-    LayerOutput,
     LeftOperand,
     LinearLayer,
     Sublayer,

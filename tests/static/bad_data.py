@@ -4,7 +4,7 @@
 import numpy as np
 
 import typed_nn as tn
-from typed_nn import CPU, GPU, Dim0, Dim1, Dim2, Dim3, Float32, Float64
+from typed_nn import CPU, GPU, Dim1, Dim2, Dim3, Float32, Float64
 
 m32 = tn.zeros((4, 3), Float32, CPU)
 m64 = tn.zeros((4, 3), Float64, CPU)

@@ -31,7 +31,7 @@ assert_type(buf.try_get("w"), tn.Tensor[Float32, CPU, Any] | None)
 
 col = GradCollector(Float32, CPU)
 col.collect("w", w, w * 2.0)
-for name, weight, grad in col:
+for _name, weight, grad in col:
     assert_type(weight, tn.Tensor[Float32, CPU, Any])
     assert_type(grad, tn.TensorLike[Float32, CPU, Any])
 

@@ -3,12 +3,18 @@
 See ``docs/layers.md`` and METANN.md section 3. Only re-exports live here.
 """
 
+from typed_nn.errors import TopologyError as TopologyError
+
 from .binary_layers import AddLayer as AddLayer
 from .binary_layers import MultiplyLayer as MultiplyLayer
 from .binary_layers import SubtractLayer as SubtractLayer
+from .compose import ComposeKernel as ComposeKernel
+from .compose import SublayerArgs as SublayerArgs
 from .dot_layer import DotLayer as DotLayer
+from .gru import GruStep as GruStep
 from .in_map import LayerInMap as LayerInMap
 from .in_map import PortType as PortType
+from .in_map import tensor_type as tensor_type
 from .interface import LayerLike as LayerLike
 from .interface import layer_feed_backward as layer_feed_backward
 from .interface import layer_feed_forward as layer_feed_forward
@@ -28,6 +34,9 @@ from .keys import PortKey as PortKey
 from .keys import Previous as Previous
 from .keys import PreviousKey as PreviousKey
 from .keys import RightOperand as RightOperand
+from .linear import BiasLayer as BiasLayer
+from .linear import LinearLayer as LinearLayer
+from .linear import WeightLayer as WeightLayer
 from .math_layers import AbsLayer as AbsLayer
 from .math_layers import AcoshLayer as AcoshLayer
 from .math_layers import AcosLayer as AcosLayer
@@ -41,6 +50,7 @@ from .math_layers import SinLayer as SinLayer
 from .math_layers import SquareLayer as SquareLayer
 from .math_layers import TanhLayer as TanhLayer
 from .math_layers import TanLayer as TanLayer
+from .mlp import MLP as MLP
 from .model_protocols import FillerLike as FillerLike
 from .model_protocols import GradCollectorLike as GradCollectorLike
 from .model_protocols import InitializerLike as InitializerLike
@@ -49,31 +59,22 @@ from .model_protocols import SaverLike as SaverLike
 from .nn_layers import NLLLossLayer as NLLLossLayer
 from .nn_layers import ReLULayer as ReLULayer
 from .nn_layers import SoftmaxLayer as SoftmaxLayer
+from .perceptron import SingleLayerPerceptron as SingleLayerPerceptron
 from .permute_layer import PermuteLayer as PermuteLayer
 from .permute_layer import TransposeLayer as TransposeLayer
 from .protocol import Layer as Layer
 from .protocol import make_infer_layer as make_infer_layer
 from .protocol import make_train_layer as make_train_layer
+from .recurrent import RecurrentLayer as RecurrentLayer
 from .source_layers import ParamSourceLayer as ParamSourceLayer
 from .source_layers import ValueSourceLayer as ValueSourceLayer
 from .stacks import LayerStack as LayerStack
 from .stacks import collapse as collapse
-from .unary import UnaryLayer as UnaryLayer
-from .var_type_dict import VarTypeDict as VarTypeDict
-from .var_type_dict import VarValues as VarValues
-from .in_map import tensor_type as tensor_type
 from .topology import ComposeTopology as ComposeTopology
 from .topology import InConnect as InConnect
 from .topology import InternalConnect as InternalConnect
 from .topology import OutConnect as OutConnect
 from .topology import Sublayer as Sublayer
-from .compose import ComposeKernel as ComposeKernel
-from .compose import SublayerArgs as SublayerArgs
-from .linear import BiasLayer as BiasLayer
-from .linear import LinearLayer as LinearLayer
-from .linear import WeightLayer as WeightLayer
-from .perceptron import SingleLayerPerceptron as SingleLayerPerceptron
-from .mlp import MLP as MLP
-from .gru import GruStep as GruStep
-from .recurrent import RecurrentLayer as RecurrentLayer
-from typed_nn.errors import TopologyError as TopologyError
+from .unary import UnaryLayer as UnaryLayer
+from .var_type_dict import VarTypeDict as VarTypeDict
+from .var_type_dict import VarValues as VarValues

@@ -3,16 +3,19 @@
 Importing this package registers the implementations (``typed_nn.ops`` does it at import).
 """
 
-from . import elementwise as elementwise
-from . import structure as structure
-from . import layout as layout
-from . import join as join
-from . import convert as convert
 from . import activation as activation
+from . import conv as conv
+from . import convert as convert
+from . import elementwise as elementwise
+from . import join as join
+from . import layout as layout
 from . import nn as nn
 from . import reduce as reduce
 from . import select as select
-from . import conv as conv
+from . import structure as structure
+
+# isort: split
+# Write-into, rewritten and batched forms mirror the plain implementations registered above.
+from . import batched as batched
 from . import fused as fused
 from . import rewritten as rewritten
-from . import batched as batched
