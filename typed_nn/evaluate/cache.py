@@ -1,6 +1,7 @@
 """Node result caches and the epoch that invalidates them.
 
-A computed node keeps its result; ``evaluate(..., out=)`` / ``assign`` write into existing
+A computed node keeps its result (interior values as bare arrays, wrapped into a tensor the
+first time they are read: most are never read); ``evaluate(..., out=)`` / ``assign`` write into existing
 memory, so they bump the epoch and every cached result computed before is recomputed.
 """
 
@@ -11,16 +12,23 @@ from typing import Any
 from ..data.tensor import Tensor
 from ..ops.node import Operation
 
-__all__ = ["cached", "epoch", "invalidate_caches", "store"]
+__all__ = ["cached", "epoch", "invalidate_caches", "store", "stores"]
 
 
 class _State:
     epoch = 0
+    stores = 0
 
 
 def epoch() -> int:
     """The current cache epoch."""
     return _State.epoch
+
+
+def stores() -> int:
+    """How many results were cached so far (a memoised program checks that none was cached
+    on its nodes since its last run)."""
+    return _State.stores
 
 
 def invalidate_caches() -> None:
@@ -30,11 +38,18 @@ def invalidate_caches() -> None:
 
 def cached(node: Operation[Any, Any, Any]) -> Tensor[Any, Any, Any] | None:
     """The node's cached result, if still valid."""
-    result: Tensor[Any, Any, Any] | None = node._result
-    return result if result is not None and node._epoch == _State.epoch else None
+    result = node._result
+    if result is None or node._epoch != _State.epoch:
+        return None
+    if type(result) is not Tensor:  # kept as a bare array until someone asks
+        result = node._result = Tensor._wrap(result, node._elem, node._device)
+    wrapped: Tensor[Any, Any, Any] = result
+    return wrapped
 
 
-def store(node: Operation[Any, Any, Any], result: Tensor[Any, Any, Any]) -> None:
-    """Cache ``result`` on ``node`` for this epoch."""
+def store(node: Operation[Any, Any, Any], result: Any) -> None:
+    """Cache ``result`` (a tensor, or a backend array wrapped when first read) on ``node``
+    for this epoch."""
     node._result = result
     node._epoch = _State.epoch
+    _State.stores += 1

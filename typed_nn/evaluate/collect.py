@@ -31,10 +31,13 @@ class Collected:
     ``env[s]`` is the leaf value of slot ``s`` (an array) or None for a node; ``objs[s]`` the
     data object of the slot (for nodes, the first Operation seen); ``sig[s]`` its structural
     item; ``roots`` the slots of the registered values; ``merged`` the (slot, Operation)
-    pairs that CSE folded into an earlier slot (they receive the same cached result).
+    pairs that CSE folded into an earlier slot (they receive the same cached result);
+    ``leaves`` every leaf tensor object seen, with its slot; ``cached`` how many nodes were
+    taken as leaves because their cached result was still valid; ``keep`` the data objects
+    that were lowered.
     """
 
-    __slots__ = ("env", "keep", "merged", "objs", "roots", "sig")
+    __slots__ = ("cached", "env", "keep", "leaves", "merged", "objs", "roots", "sig")
 
     def __init__(self) -> None:
         self.env: list[Any] = []
@@ -43,6 +46,8 @@ class Collected:
         self.roots: list[int] = []
         self.merged: list[tuple[int, Any]] = []
         self.keep: list[Any] = []
+        self.leaves: list[tuple[Any, int]] = []
+        self.cached = 0
 
 
 def _lower(x: Any, col: Collected) -> Any:
@@ -56,7 +61,7 @@ def _lower(x: Any, col: Collected) -> Any:
 def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
     """Slots for everything ``roots`` need that is not cached yet (see the module doc)."""
     col = Collected()
-    env, objs, sig = col.env, col.objs, col.sig
+    env, objs, sig, leaves = col.env, col.objs, col.sig, col.leaves
     slot_of: dict[int, int] = {}
     cons: dict[Any, int] = {}
     lowered: dict[int, Any] = {}
@@ -77,17 +82,21 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
                     s = cons[ident] = len(env)
                     env.append(arr)
                     objs.append(x)
-                    sig.append((arr.shape, arr.dtype))
+                    sig.append((arr.shape, arr.dtype, x._device))
                 slot_of[id(x)] = s
+                leaves.append((x, s))
                 continue
             res = x._result
             if res is not None and x._epoch == epoch:
                 stack.pop()
+                if type(res) is not _Tensor:  # a bare cached array (see cache.py)
+                    res = x._result = _Tensor._wrap(res, x._elem, x._device)
                 arr = res._array
                 slot_of[id(x)] = len(env)
                 env.append(arr)
                 objs.append(res)
-                sig.append((arr.shape, arr.dtype))
+                sig.append((arr.shape, arr.dtype, res._device))
+                col.cached += 1
                 continue
             refs: list[Any] = [x._decl, x._params]
             missing = False

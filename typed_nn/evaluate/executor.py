@@ -22,13 +22,15 @@ from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
 from ..errors import TypedNNError
 from ..ops.declare import registry_version
+from ..ops.node import Operation
 from . import hooks, reference
 from .batch import batch
-from .cache import epoch, invalidate_caches, store
+from .cache import epoch, invalidate_caches, store, stores
 from .codegen import Program, generate
 from .collect import Collected, collect
 from .fuse import find_regions
 from .graph import build_graph
+from .memo import SEEN, Memo, make_memo
 from .options import options, stats
 from .pool import buffer_pool
 from .rewrite import rewrite
@@ -69,18 +71,24 @@ def copy_into(src: AnyTensor, dst: AnyResult) -> None:
 
 
 def _alias(col: Collected, out: AnyResult) -> int:
-    """Which leaf ``out``'s memory is (its slot), -1 for none, -2 for a partial overlap."""
+    """Which leaf ``out``'s memory is (its slot), -1 for none, -2 for a partial overlap.
+
+    Only host arrays are compared: a leaf on another device cannot share a host array's
+    memory (and its ``__array_interface__`` must not be read), and an ``out`` on a device
+    is always computed aside, then copied.
+    """
     found = -1
-    ident = out._identity()
-    array = out.array
+    array = out._array
     if type(array) is not np.ndarray:
-        return -2  # no overlap test for device arrays: compute aside, then copy
+        return -2
+    ident = out._identity()
+    objs = col.objs
     for s, arr in enumerate(col.env):
-        if arr is None:
-            continue
-        if arr is array or (found == -1 and col.objs[s]._identity() == ident):
+        if type(arr) is not np.ndarray:
+            continue  # a node's slot (None) or a leaf on another device
+        if arr is array or (found == -1 and objs[s]._identity() == ident):
             found = s
-        elif type(arr) is not np.ndarray or np.may_share_memory(arr, array):
+        elif np.may_share_memory(arr, array):
             return -2
     return found
 
@@ -141,6 +149,16 @@ def execute(
     """
     if hooks.node_checks:
         return reference.execute(roots, targets)
+    first = roots[0] if roots else None
+    mark = getattr(first, "_plan", None)
+    if type(mark) is Memo and options.plan_cache:
+        flags = (options.key(), registry_version())
+        env = mark.env_for(roots, targets, flags, epoch(), stores())
+        if env is not None:
+            stats.plan_hits += 1
+            return _run(
+                mark.program, env, mark.objs, mark.merged, mark.root_slots, roots, targets, mark
+            )
     col = collect(roots, options.cse, epoch())
     env = col.env
     tlist: list[Target] = []
@@ -158,10 +176,31 @@ def execute(
         plans[key] = program
     else:
         stats.plan_hits += 1
-    _local.last = program
     if tlist:
         assert targets is not None
         env.extend(targets[j].array for j, *_ in tlist)
+    memo: Memo | None = None
+    if isinstance(first, Operation) and options.plan_cache:
+        if first._plan is None:
+            first._plan = SEEN
+        else:  # evaluated before: remember this evaluation for the next one
+            memo = make_memo(col, roots, targets, env, program, (options.key(), registry_version()))
+            first._plan = memo if memo is not None else SEEN
+    return _run(program, env, col.objs, col.merged, col.roots, roots, targets, memo)
+
+
+def _run(
+    program: Program,
+    env: list[Any],
+    objs: list[Any],
+    merged: list[tuple[int, Any]],
+    root_slots: list[int],
+    roots: Sequence[AnyTensor],
+    targets: dict[int, AnyResult] | None,
+    memo: Memo | None,
+) -> list[AnyResult]:
+    """Run ``program`` over ``env``, then wrap, cache and return the roots' values."""
+    _local.last = program
     alloc = buffer_pool().empty if options.pool else np.empty
     try:
         with np.errstate(all="ignore"):
@@ -173,25 +212,39 @@ def execute(
         return reference.execute(roots, targets)
     if stats.counting:
         stats.kernel_calls.update(program.calls)
-    return _results(col, program, targets)
+    out = _results(env, objs, merged, root_slots, program, targets)
+    if memo is not None:
+        memo.epoch, memo.stores = epoch(), stores()
+    return out
 
 
 def _results(
-    col: Collected, program: Program, targets: dict[int, AnyResult] | None
+    env: list[Any],
+    objs: list[Any],
+    merged: list[tuple[int, Any]],
+    root_slots: list[int],
+    program: Program,
+    targets: dict[int, AnyResult] | None,
 ) -> list[AnyResult]:
-    env, objs = col.env, col.objs
+    """The roots' tensors; every computed node caches its value (interior ones as bare
+    arrays, wrapped only if someone reads them: see ``cache.cached``)."""
     by_slot: dict[int, AnyResult] = {}
+    stored: dict[int, Any] = {}
+    wrap = Tensor._wrap
+    wanted = set(root_slots)
     for s in program.results:
         obj = objs[s]
-        t = Tensor._wrap(env[s], obj.elem, obj.device)
-        store(obj, t)
-        by_slot[s] = t
-    for s, x in col.merged:
-        t2 = by_slot.get(s)
-        if t2 is not None:
-            store(x, t2)
+        if s in wanted:
+            value = by_slot[s] = wrap(env[s], obj._elem, obj._device)
+        else:
+            value = env[s]
+        store(obj, value)
+        stored[s] = value
+    for s, x in merged:
+        if s in stored:
+            store(x, stored[s])
     out: list[AnyResult] = []
-    for j, r in enumerate(col.roots):
+    for j, r in enumerate(root_slots):
         target = targets.get(j) if targets else None
         if target is not None and env[r] is target.array:
             out.append(target)

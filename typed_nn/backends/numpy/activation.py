@@ -72,8 +72,13 @@ def tanh_grad(g: Array, y: Array, out: Out = None) -> Array:
 
 @implement("relu_grad", CPU)
 def relu_grad(g: Array, x: Array, out: Out = None) -> Array:
-    # A select, not g * (x > 0): an infinite g where x <= 0 must give 0, not NaN.
-    r = _result(out, g, x)
-    r[...] = 0
-    np.copyto(r, g, where=x > 0)
+    # g where x > 0, else exactly 0 — also where g is inf or NaN, which g * (x > 0) would
+    # turn into NaN. The product by the mask is ~10x faster than a masked copy, so it runs
+    # first; a non-finite sum means some g was not finite (or the sum overflowed), and only
+    # then the select runs. ``out`` never aliases g here (relu_grad is not alias-safe).
+    r = np.multiply(g, x > 0, out=_result(out, g, x))
+    total = np.add.reduce(r, axis=None)
+    if not np.isfinite(total):
+        r[...] = 0
+        np.copyto(r, g, where=x > 0)
     return r

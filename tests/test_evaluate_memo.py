@@ -1,0 +1,158 @@
+"""The same registered objects evaluated again reuse their collected graph and program
+(``evaluate/memo.py``), and give exactly what a fresh evaluation gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import t32
+
+import typed_nn as tn
+from typed_nn import ops
+from typed_nn.evaluate import executor, hooks, options, stats
+from typed_nn.evaluate.cache import invalidate_caches
+from typed_nn.evaluate.memo import Memo
+
+rng = np.random.default_rng(11)
+
+
+@pytest.fixture(autouse=True)
+def optimised(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about the optimised executor: no debug-mode node checks."""
+    monkeypatch.setattr(hooks, "node_checks", [])
+
+
+@pytest.fixture
+def collects(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the evaluator's graph collections."""
+    count = [0]
+    real = executor.collect
+
+    def counting(*args: Any) -> Any:
+        count[0] += 1
+        return real(*args)
+
+    monkeypatch.setattr(executor, "collect", counting)
+    return count
+
+
+def step_graph() -> tuple[Any, Any, Any, list[Any]]:
+    x = t32(rng.standard_normal((4, 3)))
+    w = t32(rng.standard_normal((3, 2)))
+    lr = tn.scalar(0.5, tn.Float32, tn.CPU)
+    h = ops.relu(x @ w)
+    loss = ops.reduce_sum(h * h)
+    update = w - lr * (ops.transpose(x) @ h)
+    return x, w, lr, [loss, h, update]
+
+
+def expected(x: Any, w: Any, lr: float) -> list[Any]:
+    h = np.maximum(x @ w, 0)
+    return [np.sum(h * h), h, w - lr * (x.T @ h)]
+
+
+def test_repeated_steps_skip_collection_and_match_numpy(collects: list[int]) -> None:
+    x, w, lr, roots = step_graph()
+    for step in range(5):
+        x.array[...] = rng.standard_normal((4, 3))
+        lr.array[...] = 0.5 / (step + 1)
+        invalidate_caches()
+        want = expected(x.numpy().copy(), w.numpy().copy(), 0.5 / (step + 1))
+        got = executor.execute(roots, {2: w})
+        if got[2] is not w:
+            w.array[...] = got[2].array
+        invalidate_caches()
+        np.testing.assert_allclose(got[0].numpy(), want[0], rtol=1e-5)
+        np.testing.assert_allclose(got[1].numpy(), want[1], rtol=1e-5)
+        np.testing.assert_allclose(w.numpy(), want[2], rtol=1e-5, atol=1e-6)
+    assert collects[0] == 2  # the first two runs collect; later ones reuse the memo
+    assert type(roots[0]._plan) is Memo
+
+
+def test_without_the_plan_cache_every_run_collects(collects: list[int]) -> None:
+    _, _, _, roots = step_graph()
+    with options.using(plan_cache=False):
+        for _ in range(3):
+            executor.execute(roots)
+            invalidate_caches()
+    assert collects[0] == 3
+
+
+def test_same_epoch_returns_the_cached_result() -> None:
+    x = t32(rng.standard_normal((3, 3)))
+    y = ops.exp(x) + 1.0
+    first = tn.evaluate(y)
+    invalidate_caches()
+    tn.evaluate(y)
+    assert tn.evaluate(y) is tn.evaluate(y)
+    assert first is not tn.evaluate(y)
+
+
+def test_scalars_merged_by_value_split_when_one_changes() -> None:
+    x = t32(rng.standard_normal((2, 2)))
+    a = tn.scalar(1.0, tn.Float32, tn.CPU)
+    b = tn.scalar(1.0, tn.Float32, tn.CPU)  # equal to a: one slot while the values agree
+    y = x * a + x * b
+    for _ in range(2):
+        np.testing.assert_allclose(tn.evaluate(y).numpy(), 2 * x.numpy(), rtol=1e-6)
+        invalidate_caches()
+    b.array[...] = 3.0
+    invalidate_caches()
+    np.testing.assert_allclose(tn.evaluate(y).numpy(), 4 * x.numpy(), rtol=1e-6)
+
+
+def test_a_replaced_leaf_array_is_read_again(collects: list[int]) -> None:
+    x = t32(rng.standard_normal((2, 2)))
+    y = ops.exp(x)
+    for _ in range(3):
+        tn.evaluate(y)
+        invalidate_caches()
+    before = collects[0]
+    fresh = rng.standard_normal((2, 2)).astype(np.float32)
+    x._array = fresh  # not through the public API, but the memo must notice
+    np.testing.assert_allclose(tn.evaluate(y).numpy(), np.exp(fresh), rtol=1e-6)
+    assert collects[0] == before + 1
+
+
+def test_a_subexpression_cached_in_between_is_respected(collects: list[int]) -> None:
+    x = t32(rng.standard_normal((2, 2)))
+    inner = ops.exp(x)
+    y = inner * 2.0
+    for _ in range(3):
+        tn.evaluate(y)
+        invalidate_caches()
+    stats.reset()
+    stats.counting = True
+    try:
+        tn.evaluate(inner)  # cached on its node for this epoch
+        np.testing.assert_allclose(tn.evaluate(y).numpy(), 2 * np.exp(x.numpy()), rtol=1e-6)
+        assert stats.kernel_calls["exp"] == 1  # not recomputed by a stale memo
+    finally:
+        stats.counting = False
+
+
+def test_interior_values_are_cached_and_wrapped_on_demand() -> None:
+    x = t32(rng.standard_normal((2, 2)))
+    inner = ops.exp(x)
+    y = inner + 1.0
+    tn.evaluate(y)
+    got = tn.evaluate(inner)  # no recomputation: the cached interior value
+    assert isinstance(got, tn.Tensor)
+    assert tn.evaluate(inner) is got
+    np.testing.assert_allclose(got.numpy(), np.exp(x.numpy()), rtol=1e-6)
+
+
+def test_relu_grad_is_zero_for_non_finite_gradients_where_x_is_not_positive() -> None:
+    g = t32([np.inf, -np.inf, np.nan, np.inf, np.nan, 2.0])
+    x = t32([-1.0, 0.0, -2.0, 1.0, 3.0, 1.0])
+    got = ops.relu_grad(g, x).numpy()
+    np.testing.assert_array_equal(got[:4], [0.0, 0.0, 0.0, np.inf])
+    assert np.isnan(got[4])
+    assert got[5] == 2.0
+    big = rng.standard_normal((128, 512)).astype(np.float32)
+    xs = rng.standard_normal((128, 512)).astype(np.float32)
+    np.testing.assert_array_equal(
+        ops.relu_grad(t32(big), t32(xs)).numpy(), np.where(xs > 0, big, 0)
+    )

@@ -1,0 +1,125 @@
+"""Memoised programs: the same registered objects evaluated again skip collection and lookup.
+
+A training step builds its graph once and evaluates it every step; only the leaves' *values*
+change (placeholders and weights are written in place). The second time the same root
+objects are evaluated, the collected graph, the compiled program and the leaf arrays are
+remembered on the first root (a :class:`Memo` in its ``_plan`` slot). A later evaluation of
+exactly those roots (and ``out`` targets) reuses them when nothing it depends on can have
+changed:
+
+* nodes are immutable, so the graph below the roots is the same;
+* no node result was cached since the memo's last run (the cache counter is unchanged) and
+  the cache epoch moved on, so every node is computed again, as a fresh collection would;
+* every leaf tensor still holds the same array object (so the same memory, shape, strides
+  and dtype), and 0-d leaves merged by value still hold equal values;
+* the only data kinds lowered were :class:`DynamicData` (its wrapped value never changes).
+
+Leaf arrays are read from the tensors at each run (the program never bakes them in); a memo
+is made only on a second evaluation, so graphs evaluated once never hold one (a memo and
+its root refer to each other, which only the cycle collector frees).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..data.dynamic import DynamicData
+from .codegen import Program
+from .collect import Collected
+
+__all__ = ["SEEN", "Memo", "make_memo"]
+
+SEEN = 1
+"""The ``_plan`` mark of a root evaluated once (a memo is made the next time)."""
+
+
+class Memo:
+    """One remembered evaluation (see the module doc)."""
+
+    __slots__ = (
+        "env",
+        "epoch",
+        "key",
+        "leaves",
+        "merged",
+        "objs",
+        "program",
+        "root_slots",
+        "roots",
+        "scalars",
+        "stores",
+        "targets",
+    )
+
+    def __init__(
+        self,
+        col: Collected,
+        roots: Sequence[Any],
+        targets: tuple[tuple[int, Any, Any], ...],
+        env: list[Any],
+        program: Program,
+        key: Any,
+    ) -> None:
+        self.roots = tuple(roots)
+        self.targets = targets
+        self.key = key
+        self.objs = col.objs
+        self.merged = col.merged
+        self.root_slots = col.roots
+        self.env = env
+        self.program = program
+        self.leaves = [(x, x._array) for x, _ in col.leaves]
+        self.scalars = [
+            (x, col.objs[s]) for x, s in col.leaves if x is not col.objs[s] and x._array.ndim == 0
+        ]
+        self.epoch = -1
+        self.stores = -1
+
+    def env_for(
+        self,
+        roots: Sequence[Any],
+        targets: dict[int, Any] | None,
+        key: Any,
+        epoch: int,
+        stores: int,
+    ) -> list[Any] | None:
+        """A fresh env for this evaluation, or None when the memo does not apply."""
+        if epoch == self.epoch or stores != self.stores or key != self.key:
+            return None
+        mine = self.roots
+        if len(roots) != len(mine):
+            return None
+        for a, b in zip(roots, mine, strict=True):
+            if a is not b:
+                return None
+        if self.targets:
+            if targets is None or len(targets) != len(self.targets):
+                return None
+            for j, t, arr in self.targets:
+                if t._array is not arr or targets.get(j) is not t:
+                    return None
+        elif targets:
+            return None
+        for x, arr in self.leaves:
+            if x._array is not arr:
+                return None
+        for x, first in self.scalars:
+            if x._identity() != first._identity():
+                return None
+        return self.env.copy()
+
+
+def make_memo(
+    col: Collected,
+    roots: Sequence[Any],
+    targets: dict[int, Any] | None,
+    env: list[Any],
+    program: Program,
+    key: Any,
+) -> Memo | None:
+    """A memo of this evaluation, or None when it could not be checked cheaply later."""
+    if col.cached or any(type(x) is not DynamicData for x in col.keep):
+        return None
+    tg = tuple((j, t, t._array) for j, t in targets.items()) if targets else ()
+    return Memo(col, roots, tg, env.copy(), program, key)
