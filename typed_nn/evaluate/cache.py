@@ -12,7 +12,7 @@ from typing import Any
 from ..data.tensor import Tensor
 from ..ops.node import Operation
 
-__all__ = ["cached", "epoch", "invalidate_caches", "store", "stores"]
+__all__ = ["cached", "count_stores", "epoch", "invalidate_caches", "store", "stores"]
 
 
 class _State:
@@ -29,6 +29,11 @@ def stores() -> int:
     """How many results were cached so far (a memoised program checks that none was cached
     on its nodes since its last run)."""
     return _State.stores
+
+
+def count_stores(n: int) -> None:
+    """Record ``n`` results cached without :func:`store` (the executor's inlined loop)."""
+    _State.stores += n
 
 
 def invalidate_caches() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backends import array_module
 from ..ops.declare import implementation, out_implementation
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
@@ -68,6 +69,15 @@ def _check(value: Any, shape: tuple[int, ...], dtype: Any) -> None:
         raise TypeError(
             f"kernel returned {getattr(value, 'dtype', '?')}{getattr(value, 'shape', '?')}"
         )
+
+
+def _device_region(gen: _Gen, s: int, members: list[int], kernel: Any, out: str) -> None:
+    """A GPU region as one call of its compiled kernel (operands in the kernel's order)."""
+    fn, refs = kernel
+    args = "".join(gen.arg(r, s, i) + ", " for i, r in enumerate(refs))
+    gen.emit(f"v{s} = {gen.const(f'F{s}', fn)}({args}out={out})")
+    for m in members:
+        gen.calls[gen.g.nodes[m].op] += 1
 
 
 def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
@@ -200,9 +210,16 @@ def generate(
     direct: dict[int, int],
     copies: dict[int, int],
     fired: list[str],
+    kernels: dict[int, tuple[Any, list[Ref]]] | None = None,
 ) -> Program:
     """The compiled schedule. ``direct``: root slot -> env index of the ``out`` array the
-    root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into."""
+    root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into;
+    ``kernels``: region root -> (compiled device kernel, its operand refs) for regions on a
+    device (CPU regions are generated as numpy passes here).
+
+    Buffers for CPU values come from ``alloc`` (the pool); values on another device are
+    allocated by that device's array module (cupy keeps its own memory pool)."""
+    kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
     results: list[int] = []
@@ -222,8 +239,15 @@ def generate(
             gen.emit(f"v{s} = v{n.args[0]}[{n.params[0]}, ...]")
         else:
             sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
-            out = f"env[{direct[s]}]" if s in direct else f"alloc({sh}, {dt})"
-            if s in regions:
+            if s in direct:
+                out = f"env[{direct[s]}]"
+            elif n.device.name == "CPU":
+                out = f"alloc({sh}, {dt})"
+            else:
+                out = f"{gen.const(f'XP{s}', array_module(n.device))}.empty({sh}, {dt})"
+            if s in kernels:
+                _device_region(gen, s, regions[s], kernels[s], out)
+            elif s in regions:
                 _region(gen, s, regions[s], out)
             else:
                 _kernel(gen, s, n, out)

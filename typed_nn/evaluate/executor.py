@@ -25,7 +25,7 @@ from ..ops.declare import registry_version
 from ..ops.node import Operation
 from . import hooks, reference
 from .batch import batch
-from .cache import epoch, invalidate_caches, store, stores
+from .cache import count_stores, epoch, invalidate_caches, stores
 from .codegen import Program, generate
 from .collect import Collected, collect
 from .fuse import find_regions
@@ -103,10 +103,17 @@ def _analyse(col: Collected, targets: list[Target]) -> Program:
     alive = g.live()
     uses = g.uses(alive)
     regions = find_regions(g, alive, uses, options.fuse)
-    # Only CPU regions are generated here (numpy blocks, the CPU pool). GPU regions would be
-    # one generated cupy kernel each (backends/cupy/region.py), which this code generator
-    # does not call yet: their nodes run one by one with their plain kernels.
-    regions = {r: m for r, m in regions.items() if g.nodes[r].device.name == "CPU"}
+    # CPU regions run as blocked numpy passes; a GPU region is one generated kernel
+    # (backends/cupy/region.py), or, when some member has no kernel expression, its nodes
+    # run one by one (the region is dropped).
+    kernels: dict[int, tuple[Any, list[Any]]] = {}
+    for r, members in list(regions.items()):
+        if g.nodes[r].device.name != "CPU":
+            compiled = _compile_device_region(g, members) if len(members) > 1 else None
+            if compiled is None:
+                del regions[r]
+            else:
+                kernels[r] = compiled
     stats.fused_regions += sum(len(m) > 1 for m in regions.values())
     direct: dict[int, int] = {}
     copies: dict[int, int] = {}
@@ -122,7 +129,14 @@ def _analyse(col: Collected, targets: list[Target]) -> Program:
         if ok and r not in regions:
             ok = alias == -1 and _has_out_form(n)
         (direct if ok else copies)[r] = e
-    return generate(g, alive, regions, direct, copies, fired)
+    return generate(g, alive, regions, direct, copies, fired, kernels)
+
+
+def _compile_device_region(g: Any, members: list[int]) -> tuple[Any, list[Any]] | None:
+    """The GPU backend's one-kernel form of a region (imported only for GPU graphs)."""
+    from ..backends.cupy.region import compile_region
+
+    return compile_region(g, members)
 
 
 def _alias_safe(n: Any) -> bool:
@@ -232,17 +246,20 @@ def _results(
     stored: dict[int, Any] = {}
     wrap = Tensor._wrap
     wanted = set(root_slots)
-    for s in program.results:
+    now = epoch()
+    for s in program.results:  # cache.store, inlined: this loop runs for every node
         obj = objs[s]
+        value = env[s]
         if s in wanted:
-            value = by_slot[s] = wrap(env[s], obj._elem, obj._device)
-        else:
-            value = env[s]
-        store(obj, value)
+            value = by_slot[s] = wrap(value, obj._elem, obj._device)
+        obj._result = value
+        obj._epoch = now
         stored[s] = value
     for s, x in merged:
         if s in stored:
-            store(x, stored[s])
+            x._result = stored[s]
+            x._epoch = now
+    count_stores(len(program.results) + len(merged))
     out: list[AnyResult] = []
     for j, r in enumerate(root_slots):
         target = targets.get(j) if targets else None
