@@ -12,10 +12,14 @@ shapes of declaration cover the catalogue:
 
 from __future__ import annotations
 
+from typing import Any
+
+from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
 from ..errors import ShapeError, message
-from ..tags import DeviceTag, ElemTag, FloatTag
+from ..tags import DeviceTag, ElemTag, FloatTag, IntTag
 from .declare import OpDecl, Operand, Params
+from .node import Operation
 from .rules import (
     broadcast_shape,
     check_numbers,
@@ -28,10 +32,44 @@ from .rules import (
 
 __all__ = ["binary", "grad", "ternary", "unary"]
 
+_Tensor = Tensor
+_Operation = Operation
+
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
 
 def _infer(decl: OpDecl, operands: tuple[Operand, ...], float_only: bool) -> Inferred:
+    # Fast path for the common case, by exact type (no ABC checks): principal tensors and
+    # plain nodes of one element type and device, equal shapes, numbers where allowed.
+    # Anything else takes the general path below, which also raises the detailed errors.
+    elem: Any = None
+    device: Any = None
+    shape: Any = None
+    numbers = False
+    for x in operands:
+        t = type(x)
+        if t is _Operation:
+            e, d, sh = x._elem, x._device, x._shape
+        elif t is _Tensor:
+            e, d, sh = x._elem, x._device, x._array.shape
+        elif (t is float or t is int) and decl.numbers:
+            numbers = True
+            continue
+        else:
+            break
+        if elem is None:
+            elem, device, shape = e, d, sh
+        elif e is not elem or d is not device or sh != shape:
+            break
+    else:
+        if elem is not None and (not float_only or issubclass(elem, FloatTag)):
+            if numbers and issubclass(elem, IntTag):
+                check_numbers(decl, operands, elem)
+            return shape, elem, device
+    return _infer_general(decl, operands, float_only)
+
+
+def _infer_general(decl: OpDecl, operands: tuple[Operand, ...], float_only: bool) -> Inferred:
     tensors = tensor_operands(decl, operands)
     first = tensors[0]
     elem, device, shape = first.elem, first.device, first.shape

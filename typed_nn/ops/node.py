@@ -22,10 +22,22 @@ __all__ = ["Operation", "build", "format_site", "user_site"]
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
+_INSIDE: dict[str, bool] = {}
+"""Whether a source file belongs to the typed_nn package (a dict hit per frame is about
+three times faster than the prefix test; a program has few files)."""
+
+
 def user_site() -> tuple[str, int] | None:
     """(file, line) of the innermost caller outside the typed_nn package."""
     frame: FrameType | None = sys._getframe(1)
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    inside = _INSIDE
+    while frame is not None:
+        name = frame.f_code.co_filename
+        known = inside.get(name)
+        if known is None:
+            known = inside[name] = name.startswith(_PACKAGE_DIR)
+        if not known:
+            break
         frame = frame.f_back
     if frame is None:
         return None
