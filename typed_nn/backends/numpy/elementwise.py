@@ -51,7 +51,8 @@ def _grad(derivative: Callable[[Array, Array], Array]) -> Callable[..., Array]:
     """g * derivative(x), computed into ``out`` (which may alias neither input)."""
 
     def impl(g: Array, x: Array, out: Out = None) -> Array:
-        d = derivative(x, out)
+        # A 0-d input makes numpy return a scalar, which cannot take the product in place.
+        d = derivative(x, out if out is not None else np.empty_like(x))
         return np.multiply(g, d, out=d)
 
     return impl
