@@ -58,23 +58,59 @@ def _lower(x: Any, col: Collected) -> Any:
     return x
 
 
+_POST = object()
+"""Stack marker: the node below it has had its operands collected."""
+
+
 def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
-    """Slots for everything ``roots`` need that is not cached yet (see the module doc)."""
+    """Slots for everything ``roots`` need that is not cached yet (see the module doc).
+
+    An iterative post-order walk: a node is expanded once (its uncollected operands pushed
+    above a marker), and given its slot when the marker comes back up.
+    """
     col = Collected()
     env, objs, sig, leaves = col.env, col.objs, col.sig, col.leaves
     slot_of: dict[int, int] = {}
     cons: dict[Any, int] = {}
     lowered: dict[int, Any] = {}
+    post = _POST
     for root in roots:
         root = _lower(root, col)
         stack = [root]
         while stack:
-            x = stack[-1]
+            x = stack.pop()
+            if x is post:
+                x = stack.pop()
+                refs: list[Any] = [x._decl, x._params]
+                for o in x._operands:
+                    to = type(o)
+                    if to is float or to is int:
+                        refs.append((to, o))
+                        continue
+                    s = slot_of.get(id(o))
+                    if s is None:
+                        low = lowered.get(id(o))
+                        if low is None:  # a number of another type (bool, numpy scalar)
+                            refs.append((to, o))
+                            continue
+                        s = slot_of[id(low)]
+                    refs.append(s)
+                key = tuple(refs)
+                s = cons.get(key) if cse else None
+                if s is None:
+                    s = len(env)
+                    if cse:
+                        cons[key] = s
+                    env.append(None)
+                    objs.append(x)
+                    sig.append(key)
+                else:
+                    col.merged.append((s, x))
+                slot_of[id(x)] = s
+                continue
             if id(x) in slot_of:
-                stack.pop()
                 continue
             if type(x) is _Tensor or not isinstance(x, _Operation):
-                stack.pop()
                 arr = x._array
                 ident = x._identity() if cse else id(x)
                 s = cons.get(ident)
@@ -88,7 +124,6 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
                 continue
             res = x._result
             if res is not None and x._epoch == epoch:
-                stack.pop()
                 if type(res) is not _Tensor:  # a bare cached array (see cache.py)
                     res = x._result = _Tensor._wrap(res, x._elem, x._device)
                 arr = res._array
@@ -98,41 +133,21 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
                 sig.append((arr.shape, arr.dtype, res._device))
                 col.cached += 1
                 continue
-            refs: list[Any] = [x._decl, x._params]
-            missing = False
+            stack.append(x)
+            stack.append(post)
             for o in x._operands:
-                if type(o) is float or type(o) is int:
-                    refs.append((type(o), o))
+                to = type(o)
+                if to is float or to is int or id(o) in slot_of:
                     continue
-                s = slot_of.get(id(o))
-                if s is None and type(o) is not _Tensor and not isinstance(o, _Operation):
+                if to is not _Tensor and not isinstance(o, _Operation):
                     if isinstance(o, int | float):
-                        refs.append((type(o), o))
                         continue
                     low = lowered.get(id(o))
                     if low is None:
                         low = lowered[id(o)] = _lower(o, col)
-                    s = slot_of.get(id(low))
+                    if id(low) in slot_of:
+                        continue
                     o = low
-                if s is None:
-                    missing = True
-                    stack.append(o)
-                else:
-                    refs.append(s)
-            if missing:
-                continue
-            stack.pop()
-            key = tuple(refs)
-            s = cons.get(key) if cse else None
-            if s is None:
-                s = len(env)
-                if cse:
-                    cons[key] = s
-                env.append(None)
-                objs.append(x)
-                sig.append(key)
-            else:
-                col.merged.append((s, x))
-            slot_of[id(x)] = s
+                stack.append(o)
         col.roots.append(slot_of[id(root)])
     return col
