@@ -107,6 +107,22 @@ def test_typed_nn_debug_1_turns_every_check_on_at_import() -> None:
     assert out.stdout.splitlines() == ["True True", "True", "True", "['check_finite']", "True"]
 
 
+def test_debug_mode_leaves_the_global_random_generator_alone() -> None:
+    # beartype samples container items randomly; a user's seeded `random` must not notice.
+    code = """
+        import random
+        import typed_nn as tn
+        random.seed(7)
+        x = tn.zeros((2,), tn.Float32, tn.CPU)
+        for _ in range(20):
+            tn.ops.stack([x, x, x])
+        print(random.random())
+        """
+    on, off = run_python(code, debug="1"), run_python(code, debug=None)
+    assert on.returncode == 0, on.stderr
+    assert on.stdout == off.stdout
+
+
 def test_install_checks_a_user_package_and_turns_debug_mode_on(tmp_path: Path) -> None:
     package = tmp_path / "user_model"
     package.mkdir()

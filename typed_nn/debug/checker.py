@@ -38,6 +38,23 @@ class TagOverrides(FrozenDict[object, object]):
         return super().get(hint, default)
 
 
+def _keep_global_random() -> None:
+    """Give beartype a private random source.
+
+    beartype samples one item of each checked container with ``random.getrandbits``, i.e. the
+    global generator: debug mode would then change what a user's seeded ``random`` produces.
+    beartype 0.23 binds that function in one module; point it at a private generator.
+    """
+    import random
+
+    from beartype._check.code import codemain  # private, hence the guard
+
+    if hasattr(codemain, "getrandbits"):
+        codemain.getrandbits = random.Random(0x7E57ED).getrandbits
+
+
+_keep_global_random()
+
 CONF = BeartypeConf(is_color=False, hint_overrides=TagOverrides({_Marker: _Marker}))
 """beartype's configuration in debug mode (no colour codes: messages are matched in tests)."""
 
