@@ -12,7 +12,7 @@ from helpers import t32, untyped
 
 import typed_nn as tn
 from typed_nn import ops
-from typed_nn.evaluate import fuse, hooks, last_program, options, stats
+from typed_nn.evaluate import executor, fuse, hooks, last_program, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
 
 rng = np.random.default_rng(2)
@@ -100,11 +100,29 @@ def test_a_value_read_twice_inside_a_region_stays_in_scratch(size: int) -> None:
     np.testing.assert_allclose(got, np.exp(x.numpy()) ** 2 + np.exp(x.numpy()), rtol=1e-6)
 
 
-def test_out_aliasing_an_operand_read_by_a_matrix_product_is_copied() -> None:
+def test_out_aliasing_an_operand_read_by_an_earlier_matrix_product_is_written_directly() -> None:
     w0 = rng.normal(size=(4, 4)).astype(np.float32)
     w = t32(w0.copy())
-    tn.evaluate(w @ w + w, out=w)
+    tn.evaluate(w @ w + w, out=w)  # the product reads w before the fused pass writes it
     np.testing.assert_allclose(w.numpy(), w0 @ w0 + w0, rtol=1e-5)
+    assert "copyto" not in last_program().source  # type: ignore[union-attr]
+
+
+def test_out_aliasing_an_operand_read_by_a_later_step_is_copied() -> None:
+    w0 = rng.normal(size=(64, 64)).astype(np.float32)
+    w = t32(w0.copy())
+    # The update is step 1; the product (another root) reads w after it: copy at the end.
+    new, product = executor.execute([w - 1.0, ops.transpose(w) @ w], {0: w})
+    np.testing.assert_allclose(product.numpy(), w0.T @ w0, rtol=1e-4)
+    np.testing.assert_allclose(new.numpy(), w0 - 1.0, rtol=1e-6)
+    assert "copyto" in last_program().source  # type: ignore[union-attr]
+
+
+def test_out_aliasing_an_operand_whose_view_is_returned_is_copied() -> None:
+    w0 = rng.normal(size=(3, 5)).astype(np.float32)
+    w = t32(w0.copy())
+    new, _ = executor.execute([w * 2.0, ops.transpose(w)], {0: w})
+    np.testing.assert_allclose(new.numpy(), w0 * 2.0, rtol=1e-6)
     assert "copyto" in last_program().source  # type: ignore[union-attr]
 
 

@@ -29,7 +29,7 @@ from .cache import count_stores, epoch, invalidate_caches, stores
 from .codegen import Program, generate
 from .collect import Collected, collect
 from .fuse import find_regions
-from .graph import build_graph
+from .graph import build_graph, is_number
 from .memo import SEEN, Memo, make_memo
 from .options import options, stats
 from .pool import buffer_pool
@@ -125,7 +125,8 @@ def _analyse(col: Collected, targets: list[Target]) -> Program:
             reads = sum(g.nodes[m].args.count(alias) for m in members)
             root_reads = g.nodes[r].args.count(alias)
             safe_root = root_reads == 0 or (regions.get(r) and _alias_safe(n))
-            ok = reads == uses[alias] and g.nodes[alias].shape == n.shape and bool(safe_root)
+            done = reads == uses[alias] or _reads_done_before(g, alive, regions, alias, r)
+            ok = done and g.nodes[alias].shape == n.shape and bool(safe_root)
         if ok and r not in regions:
             ok = alias == -1 and _has_out_form(n)
         (direct if ok else copies)[r] = e
@@ -137,6 +138,41 @@ def _compile_device_region(g: Any, members: list[int]) -> tuple[Any, list[Any]] 
     from ..backends.cupy.region import compile_region
 
     return compile_region(g, members)
+
+
+def _reads_done_before(
+    g: Any, alive: list[bool], regions: dict[int, list[int]], alias: int, r: int
+) -> bool:
+    """Whether every read of leaf ``alias`` outside region ``r`` happens before ``r``'s step,
+    so ``r`` may overwrite the leaf's memory (an optimizer's ``w - lr * g`` into ``w``, with
+    ``w`` also read by the forward and backward products). A reader that may return a view
+    of the leaf (no write-into form: transpose, reshape, an alias) counts with its own
+    readers, and must not be returned."""
+    if alias in g.roots:
+        return False
+    step_of = {m: root for root, members in regions.items() for m in members}
+    position = {s: i for i, s in enumerate(g.order)}
+    inside = set(regions.get(r, ()))
+    users: dict[int, list[int]] = {}
+    for s in g.order:
+        if alive[s]:
+            for a in g.nodes[s].args:
+                if not is_number(a):
+                    users.setdefault(a, []).append(s)
+    limit = position[r]
+    stack, seen = [alias], {alias}
+    while stack:
+        for u in users.get(stack.pop(), ()):
+            if u in inside or u in seen:
+                continue
+            seen.add(u)
+            if position[step_of.get(u, u)] >= limit:
+                return False
+            if u not in step_of and not _has_out_form(g.nodes[u]):
+                if u in g.roots:
+                    return False
+                stack.append(u)
+    return True
 
 
 def _alias_safe(n: Any) -> bool:
