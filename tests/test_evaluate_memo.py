@@ -156,3 +156,20 @@ def test_relu_grad_is_zero_for_non_finite_gradients_where_x_is_not_positive() ->
     np.testing.assert_array_equal(
         ops.relu_grad(t32(big), t32(xs)).numpy(), np.where(xs > 0, big, 0)
     )
+
+
+def test_another_thread_does_not_reuse_the_memo(collects: list[int]) -> None:
+    import threading
+
+    x = t32(rng.standard_normal((2, 2)))
+    y = ops.tanh(x) * 2.0
+    for _ in range(3):
+        tn.evaluate(y)
+        invalidate_caches()
+    before = collects[0]
+    results: list[Any] = []
+    worker = threading.Thread(target=lambda: results.append(tn.evaluate(y).numpy()))
+    worker.start()
+    worker.join()
+    np.testing.assert_allclose(results[0], np.tanh(x.numpy()) * 2.0, rtol=1e-6)
+    assert collects[0] == before + 1  # collected afresh in the other thread

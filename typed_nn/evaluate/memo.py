@@ -12,7 +12,9 @@ changed:
   the cache epoch moved on, so every node is computed again, as a fresh collection would;
 * every leaf tensor still holds the same array object (so the same memory, shape, strides
   and dtype), and 0-d leaves merged by value still hold equal values;
-* the only data kinds lowered were :class:`DynamicData` (its wrapped value never changes).
+* the only data kinds lowered were :class:`DynamicData` (its wrapped value never changes);
+* the evaluating thread is the one that made the memo (a program's scratch blocks are not
+  shared between threads).
 
 Leaf arrays are read from the tensors at each run (the program never bakes them in); a memo
 is made only on a second evaluation, so graphs evaluated once never hold one (a memo and
@@ -22,6 +24,7 @@ its root refer to each other, which only the cycle collector frees).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from threading import get_ident
 from typing import Any
 
 from ..data.dynamic import DynamicData
@@ -50,6 +53,7 @@ class Memo:
         "scalars",
         "stores",
         "targets",
+        "thread",
     )
 
     def __init__(
@@ -75,6 +79,8 @@ class Memo:
         ]
         self.epoch = -1
         self.stores = -1
+        self.thread = get_ident()
+        """Programs hold scratch blocks and plans are per thread: only this thread reuses it."""
 
     def env_for(
         self,
@@ -86,6 +92,8 @@ class Memo:
     ) -> list[Any] | None:
         """A fresh env for this evaluation, or None when the memo does not apply."""
         if epoch == self.epoch or stores != self.stores or key != self.key:
+            return None
+        if get_ident() != self.thread:
             return None
         mine = self.roots
         if len(roots) != len(mine):
