@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import typed_nn as tn
 
 SETTINGS = settings(
-    max_examples=500,
+    max_examples=1500,  # with the tests below: about 2,400 random graphs per run
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
