@@ -16,10 +16,9 @@ from typing import Any, ClassVar
 
 from .. import ops
 from ..data.tensor_like import AnyTensor, TensorLike
-from ..errors import LayerError, message
-from ..ops.node import format_site, user_site
-from ..policies import DimPolicy, PolicyContainer, policy_select
+from ..policies import PolicyContainer
 from ..tags import Dv, E
+from .dims import dim_count
 from .keys import LayerOutput, LeftOperand, RightOperand
 from .protocol import Layer
 from .var_type_dict import VarValues
@@ -61,17 +60,12 @@ class DotLayer(Layer[Ports, LayerOutput]):
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
         super().configure(policies)
-        k = policy_select(DimPolicy, policies).modify_dim_num
-        if k < 1:
-            raise LayerError(
-                message(
-                    f"cannot configure {cls.__name__}: dot contracts k >= 1 dims.",
-                    [("policies", repr(policies)), ("k", str(k))],
-                    built_at=format_site(user_site()),
-                    hint="use PModifyDimNumIs(1) (matrix product) or more.",
-                )
-            )
-        cls.k = k
+        cls.k = dim_count(
+            cls.__name__,
+            policies,
+            needs="dot contracts",
+            hint="use PModifyDimNumIs(1) (matrix product) or more.",
+        )
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         a, b = inputs[LeftOperand], inputs[RightOperand]

@@ -6,10 +6,9 @@ from typing import Any, ClassVar, Literal
 
 from .. import ops
 from ..data.tensor_like import AnyTensor, TensorLike
-from ..errors import LayerError, message
-from ..ops.node import format_site, user_site
-from ..policies import DimPolicy, PolicyContainer, policy_select
+from ..policies import PolicyContainer
 from ..tags import FE, D, Dim0, Dv
+from .dims import dim_count
 from .keys import LayerInput, LayerOutput, LossLayerWeight
 from .protocol import Layer
 from .unary import UnaryLayer
@@ -35,17 +34,12 @@ class SoftmaxLayer(UnaryLayer):
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
         super().configure(policies)
-        k = policy_select(DimPolicy, policies).modify_dim_num
-        if k < 1:
-            raise LayerError(
-                message(
-                    f"cannot configure {cls.__name__}: softmax needs k >= 1 dims.",
-                    [("policies", repr(policies)), ("k", str(k))],
-                    built_at=format_site(user_site()),
-                    hint="use PModifyDimNumIs(1) (the last dim) or more.",
-                )
-            )
-        cls.k = k
+        cls.k = dim_count(
+            cls.__name__,
+            policies,
+            needs="softmax needs",
+            hint="use PModifyDimNumIs(1) (the last dim) or more.",
+        )
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.softmax(x, self.k)
