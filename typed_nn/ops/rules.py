@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
 from ..shape import format_shape
 from ..tags import DeviceTag, ElemTag, FloatTag, IntTag
 from .declare import OpDecl, Operand
-from .node import format_site, user_site
+from .node import Operation, format_site, user_site
 
 __all__ = [
     "broadcast_shape",
@@ -53,7 +54,8 @@ def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor
     """The data operands; rejects anything that is neither data nor (where allowed) a number."""
     tensors: list[AnyTensor] = []
     for i, x in enumerate(operands):
-        if isinstance(x, TensorLike):
+        t = type(x)
+        if t is Tensor or t is Operation or isinstance(x, TensorLike):  # exact types first
             tensors.append(x)
         elif decl.numbers and isinstance(x, int | float) and not isinstance(x, bool):
             continue
