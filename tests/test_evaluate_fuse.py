@@ -96,7 +96,8 @@ def test_a_value_read_twice_inside_a_region_stays_in_scratch(size: int) -> None:
     x = t32(rng.normal(size=size))
     e = ops.exp(x)
     got = tn.evaluate(e * e + e).numpy()
-    assert last_program().source.count("alloc(") == 1  # type: ignore[union-attr]
+    source = last_program().source  # type: ignore[union-attr]
+    assert source.count("alloc(") + source.count("np.empty(") == 1  # the result only
     np.testing.assert_allclose(got, np.exp(x.numpy()) ** 2 + np.exp(x.numpy()), rtol=1e-6)
 
 

@@ -8,6 +8,7 @@ plan costs one call per step at run time, with no interpretation of the schedule
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -19,6 +20,7 @@ from ..ops.declare import implementation, out_implementation
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
 from .graph import Graph, INode, Ref, is_number
+from .pool import MIN_BYTES
 
 __all__ = ["Program", "generate"]
 
@@ -217,7 +219,8 @@ def generate(
     ``kernels``: region root -> (compiled device kernel, its operand refs) for regions on a
     device (CPU regions are generated as numpy passes here).
 
-    Buffers for CPU values come from ``alloc`` (the pool); values on another device are
+    Buffers for CPU values come from ``alloc`` (the pool; below its threshold, ``np.empty``
+    directly); values on another device are
     allocated by that device's array module (cupy keeps its own memory pool)."""
     kernels = kernels or {}
     gen = _Gen(g)
@@ -242,7 +245,8 @@ def generate(
             if s in direct:
                 out = f"env[{direct[s]}]"
             elif n.device.name == "CPU":
-                out = f"alloc({sh}, {dt})"
+                small = math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
+                out = f"np.empty({sh}, {dt})" if small else f"alloc({sh}, {dt})"
             else:
                 out = f"{gen.const(f'XP{s}', array_module(n.device))}.empty({sh}, {dt})"
             if s in kernels:

@@ -19,6 +19,10 @@ import numpy as np
 
 __all__ = ["BufferPool", "buffer_pool"]
 
+MIN_BYTES = 1 << 16
+"""Default threshold: smaller buffers are plain ``np.empty`` calls (compiled schedules call
+``np.empty`` for them directly: their sizes are known when the schedule is generated)."""
+
 _getrefcount = sys.getrefcount
 _FREE_REFS = 2  # the pool's list slot + getrefcount's own argument
 
@@ -26,7 +30,7 @@ _FREE_REFS = 2  # the pool's list slot + getrefcount's own argument
 class BufferPool:
     """Large CPU buffers by (dtype, size); small requests go straight to ``np.empty``."""
 
-    def __init__(self, min_bytes: int = 1 << 16, per_key: int = 8) -> None:
+    def __init__(self, min_bytes: int = MIN_BYTES, per_key: int = 8) -> None:
         self.min_bytes = min_bytes
         self.per_key = per_key
         self._free: dict[tuple[str, Any, int], list[Any]] = {}
