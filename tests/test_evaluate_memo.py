@@ -7,13 +7,16 @@ from typing import Any
 
 import numpy as np
 import pytest
+from graphs import Graph, check_graph, random_graphs
 from helpers import t32
+from hypothesis import HealthCheck, given, settings
 
 import typed_nn as tn
 from typed_nn import ops
 from typed_nn.evaluate import executor, hooks, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
 from typed_nn.evaluate.memo import Memo
+from typed_nn.ops.node import Operation
 
 rng = np.random.default_rng(11)
 
@@ -173,3 +176,22 @@ def test_another_thread_does_not_reuse_the_memo(collects: list[int]) -> None:
     worker.join()
     np.testing.assert_allclose(results[0], np.tanh(x.numpy()) * 2.0, rtol=1e-6)
     assert collects[0] == before + 1  # collected afresh in the other thread
+
+
+@settings(
+    max_examples=200,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    database=None,
+)
+@given(random_graphs(max_ops=8))
+def test_random_graphs_evaluated_again_match_numpy(g: Graph) -> None:
+    """The differential graphs, evaluated three times (the third through the memo)."""
+    exprs = [root.expr for root in g.roots]
+    for _ in range(3):
+        invalidate_caches()
+        check_graph(g, [value.numpy() for value in executor.execute(exprs)])
+    first = exprs[0]
+    if isinstance(first, Operation):
+        assert type(first._plan) is Memo or first._plan == 1  # remembered, or not memoisable
