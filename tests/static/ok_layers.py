@@ -18,6 +18,8 @@ from typed_nn.layers import (
     SigmoidLayer,
     VarTypeDict,
     VarValues,
+    layer_feed_backward,
+    layer_feed_forward,
     make_infer_layer,
     make_train_layer,
 )
@@ -55,3 +57,8 @@ assert_type(act.feed_backward(act.output_cont().set(LayerOutput, y)).get(LayerIn
 loss = make_infer_layer(NLLLossLayer)("loss")
 value = loss.feed_forward(loss.input_cont().set(LayerInput, y).set(LossLayerWeight, a)).get(LayerOutput)
 assert_type(value, TensorLike[Float32, CPU, Dim0])
+
+# The generic wrappers keep the layer's own container types.
+wrapped_out = layer_feed_forward(act, act.input_cont().set(LayerInput, a))
+assert_type(wrapped_out.get(LayerOutput), TensorLike[Float32, CPU, Dim2])
+assert_type(layer_feed_backward(act, wrapped_out).get(LayerInput), TensorLike[Float32, CPU, Dim2])

@@ -7,7 +7,7 @@ without them, so a composite can forward each call to every sublayer.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .model_protocols import GradCollectorLike, InitializerLike, LoadBufferLike, SaverLike
 
@@ -22,6 +22,12 @@ __all__ = [
 ]
 
 
+In = TypeVar("In")
+Out = TypeVar("Out")
+In_contra = TypeVar("In_contra", contravariant=True)
+Out_co = TypeVar("Out_co", covariant=True)
+
+
 class LayerLike(Protocol):
     """Anything with the two mandatory layer methods (containers in, containers out)."""
 
@@ -29,13 +35,25 @@ class LayerLike(Protocol):
     def feed_backward(self, grads: Any, /) -> Any: ...
 
 
-def layer_feed_forward(layer: LayerLike, inputs: Any) -> Any:
-    """``layer.feed_forward(inputs)``."""
+class FeedsForward(Protocol[In_contra, Out_co]):
+    """A layer whose ``feed_forward`` maps ``In`` containers to ``Out`` containers."""
+
+    def feed_forward(self, inputs: In_contra, /) -> Out_co: ...
+
+
+class FeedsBackward(Protocol[In_contra, Out_co]):
+    """A layer whose ``feed_backward`` maps ``In`` containers to ``Out`` containers."""
+
+    def feed_backward(self, grads: In_contra, /) -> Out_co: ...
+
+
+def layer_feed_forward(layer: FeedsForward[In, Out], inputs: In) -> Out:
+    """``layer.feed_forward(inputs)``, typed as the layer's own method."""
     return layer.feed_forward(inputs)
 
 
-def layer_feed_backward(layer: LayerLike, grads: Any) -> Any:
-    """``layer.feed_backward(grads)``."""
+def layer_feed_backward(layer: FeedsBackward[In, Out], grads: In) -> Out:
+    """``layer.feed_backward(grads)``, typed as the layer's own method."""
     return layer.feed_backward(grads)
 
 
