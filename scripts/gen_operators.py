@@ -24,18 +24,19 @@ END = "    # --- END GENERATED {name} ---\n"
 MAX_RANK = 4
 IND = "    "
 
-# (dunder, runtime builder, float elements only)
+# (dunder, the op's declaration in typed_nn.ops.arithmetic, float elements only). Operators
+# build their node directly (one Python call less per node than going through the builder).
 BINARY = [
-    ("__add__", "add", False),
-    ("__sub__", "sub", False),
-    ("__mul__", "mul", False),
-    ("__truediv__", "div", True),
+    ("__add__", "ADD", False),
+    ("__sub__", "SUB", False),
+    ("__mul__", "MUL", False),
+    ("__truediv__", "DIV", True),
 ]
 REFLECTED = [
-    ("__radd__", "add", False),
-    ("__rsub__", "sub", False),
-    ("__rmul__", "mul", False),
-    ("__rtruediv__", "div", True),
+    ("__radd__", "ADD", False),
+    ("__rsub__", "SUB", False),
+    ("__rmul__", "MUL", False),
+    ("__rtruediv__", "DIV", True),
 ]
 
 
@@ -73,7 +74,7 @@ def binary_block(name: str, builder: str, float_only: bool) -> str:
     out.extend(number_overloads(name, float_only))
     out.append(
         f"{IND}def {name}(self, other: object) -> AnyTensor:\n"
-        f"{IND}{IND}return _arithmetic.{builder}(self, other)\n"
+        f"{IND}{IND}return _build(_arithmetic.{builder}, (self, other))\n"
     )
     return "".join(out)
 
@@ -91,7 +92,7 @@ def reflected_block(name: str, builder: str, float_only: bool) -> str:
     out = number_overloads(name, float_only)
     out.append(
         f"{IND}def {name}(self, other: object) -> AnyTensor:\n"
-        f"{IND}{IND}return _arithmetic.{builder}(other, self)\n"
+        f"{IND}{IND}return _build(_arithmetic.{builder}, (other, self))\n"
     )
     return "".join(out)
 

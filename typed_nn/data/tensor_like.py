@@ -165,7 +165,7 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     @overload
     def __add__(self: TensorLike[Float64, Dv, D], other: float) -> TensorLike[Float64, Dv, D]: ...
     def __add__(self, other: object) -> AnyTensor:
-        return _arithmetic.add(self, other)
+        return _build(_arithmetic.ADD, (self, other))
     @overload
     def __sub__(self, other: TensorLike[E, Dv, D]) -> TensorLike[E, Dv, D]: ...
     @overload
@@ -203,7 +203,7 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     @overload
     def __sub__(self: TensorLike[Float64, Dv, D], other: float) -> TensorLike[Float64, Dv, D]: ...
     def __sub__(self, other: object) -> AnyTensor:
-        return _arithmetic.sub(self, other)
+        return _build(_arithmetic.SUB, (self, other))
     @overload
     def __mul__(self, other: TensorLike[E, Dv, D]) -> TensorLike[E, Dv, D]: ...
     @overload
@@ -241,7 +241,7 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     @overload
     def __mul__(self: TensorLike[Float64, Dv, D], other: float) -> TensorLike[Float64, Dv, D]: ...
     def __mul__(self, other: object) -> AnyTensor:
-        return _arithmetic.mul(self, other)
+        return _build(_arithmetic.MUL, (self, other))
     @overload
     def __truediv__(self: TensorLike[Float32, Dv, D], other: TensorLike[Float32, Dv, D]) -> TensorLike[Float32, Dv, D]: ...
     @overload
@@ -307,7 +307,7 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     @overload
     def __truediv__(self: TensorLike[Float64, Dv, D], other: float) -> TensorLike[Float64, Dv, D]: ...
     def __truediv__(self, other: object) -> AnyTensor:
-        return _arithmetic.div(self, other)
+        return _build(_arithmetic.DIV, (self, other))
     @overload
     def __radd__(self, other: int) -> TensorLike[E, Dv, D]: ...
     @overload
@@ -315,7 +315,7 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     @overload
     def __radd__(self: TensorLike[Float64, Dv, D], other: float) -> TensorLike[Float64, Dv, D]: ...
     def __radd__(self, other: object) -> AnyTensor:
-        return _arithmetic.add(other, self)
+        return _build(_arithmetic.ADD, (other, self))
     @overload
     def __rsub__(self, other: int) -> TensorLike[E, Dv, D]: ...
     @overload
@@ -323,7 +323,7 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     @overload
     def __rsub__(self: TensorLike[Float64, Dv, D], other: float) -> TensorLike[Float64, Dv, D]: ...
     def __rsub__(self, other: object) -> AnyTensor:
-        return _arithmetic.sub(other, self)
+        return _build(_arithmetic.SUB, (other, self))
     @overload
     def __rmul__(self, other: int) -> TensorLike[E, Dv, D]: ...
     @overload
@@ -331,13 +331,13 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     @overload
     def __rmul__(self: TensorLike[Float64, Dv, D], other: float) -> TensorLike[Float64, Dv, D]: ...
     def __rmul__(self, other: object) -> AnyTensor:
-        return _arithmetic.mul(other, self)
+        return _build(_arithmetic.MUL, (other, self))
     @overload
     def __rtruediv__(self: TensorLike[Float32, Dv, D], other: float) -> TensorLike[Float32, Dv, D]: ...
     @overload
     def __rtruediv__(self: TensorLike[Float64, Dv, D], other: float) -> TensorLike[Float64, Dv, D]: ...
     def __rtruediv__(self, other: object) -> AnyTensor:
-        return _arithmetic.div(other, self)
+        return _build(_arithmetic.DIV, (other, self))
     def __neg__(self) -> TensorLike[E, Dv, D]:
         return _arithmetic.negative(self)
     def __abs__(self) -> TensorLike[E, Dv, D]:
@@ -390,3 +390,4 @@ AnyTensor = TensorLike[Any, Any, Any]
 # Late imports, by design: the op modules build nodes that subclass TensorLike.
 from ..ops import arithmetic as _arithmetic  # noqa: E402
 from ..ops import structure as _structure  # noqa: E402
+from ..ops.node import build as _build  # noqa: E402

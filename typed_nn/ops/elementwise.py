@@ -12,6 +12,7 @@ shapes of declaration cover the catalogue:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from ..data.tensor import Tensor
@@ -38,7 +39,9 @@ _Operation = Operation
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
 
-def _infer(decl: OpDecl, operands: tuple[Operand, ...], float_only: bool) -> Inferred:
+def _infer(
+    float_only: bool, decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()
+) -> Inferred:
     # Fast path for the common case, by exact type (no ABC checks): principal tensors and
     # plain nodes of one element type and device, equal shapes, numbers where allowed.
     # Anything else takes the general path below, which also raises the detailed errors.
@@ -89,16 +92,13 @@ def _infer_general(decl: OpDecl, operands: tuple[Operand, ...], float_only: bool
     return (shape if uniform else broadcast_shape(decl, tensors)), elem, device
 
 
-def _infer_any(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
-    return _infer(decl, operands, float_only=False)
-
-
-def _infer_float(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
-    return _infer(decl, operands, float_only=True)
+# Bound once (a positional partial adds no Python frame): the decls' ``infer``.
+_infer_any = partial(_infer, False)
+_infer_float = partial(_infer, True)
 
 
 def _infer_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
-    shape, elem, device = _infer(decl, operands, float_only=True)
+    shape, elem, device = _infer(True, decl, operands)
     x: AnyTensor = operands[-1]
     if shape != x.shape:
         raise ShapeError(

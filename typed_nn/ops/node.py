@@ -8,6 +8,7 @@ two nodes are equal when they apply the same op with equal parameters to equal o
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 from types import FrameType
@@ -21,6 +22,8 @@ __all__ = ["Operation", "build", "format_site", "user_site"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
+
+_next_serial = itertools.count().__next__
 
 _INSIDE: dict[str, bool] = {}
 """Whether a source file belongs to the typed_nn package (a dict hit per frame is about
@@ -68,6 +71,7 @@ class Operation(TensorLike[E, Dv, D]):
         "_params",
         "_plan",
         "_result",
+        "_serial",
         "_shape",
         "_site",
     )
@@ -93,6 +97,8 @@ class Operation(TensorLike[E, Dv, D]):
         self._result: Any = None  # Tensor cached by the evaluator
         self._epoch = -1
         self._plan: Any = None  # the evaluator's memo when this node is evaluated repeatedly
+        self._serial = _next_serial()
+        """Build order: a node's operands were built before it (the evaluator sorts by it)."""
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -165,4 +171,15 @@ def build(decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()) -> A
         # infer checked the numbers fit; store them as ints so that the backend keeps the
         # tensor's dtype (numpy promotes int32 + 2.0 to float64).
         operands = tuple(int(x) if type(x) is float else x for x in operands)
-    return Operation(decl, operands, params, shape, elem, device, user_site())
+    # user_site inlined (this runs once per node built), starting at build's caller.
+    frame: FrameType | None = sys._getframe(1)
+    inside = _INSIDE
+    while frame is not None:
+        name = frame.f_code.co_filename
+        known = inside.get(name)
+        if known is None:
+            known = inside[name] = name.startswith(_PACKAGE_DIR)
+        if not known:
+            return Operation(decl, operands, params, shape, elem, device, (name, frame.f_lineno))
+        frame = frame.f_back
+    return Operation(decl, operands, params, shape, elem, device, None)
