@@ -51,6 +51,31 @@ def test_one_epoch_of_sgd_matches_numpy() -> None:
     assert np.allclose(b0.numpy(), b, rtol=1e-4, atol=1e-5)
 
 
+def test_history_loss_and_accuracy_match_numpy() -> None:
+    """train_loss is the mean NLL of each batch before its update, train_acc the hits."""
+    data = blobs(23)
+    net, params = build_mlp([4, 3], seed=2)
+    w0, b0 = params.try_get("mlp/fc1/weight"), params.try_get("mlp/fc1/bias")
+    assert w0 is not None
+    assert b0 is not None
+    w, b = w0.numpy().copy(), b0.numpy().copy()
+    history = fit(net, data, SGD(0.5), epochs=2, batch_size=5, seed=3, progress=False)
+    rng = np.random.default_rng(3)
+    for epoch in range(2):
+        order = rng.permutation(len(data))
+        loss_sum, hits = 0.0, 0
+        for i in range(0, len(data), 5):
+            idx = order[i : i + 5]
+            x, y = data.features[idx], np.eye(3, dtype=np.float32)[data.labels[idx]]
+            p = softmax(x @ w + b)
+            loss_sum += float(-np.log(p[y > 0]).sum())
+            hits += int(np.sum(p.argmax(axis=1) == data.labels[idx]))
+            g = (p - y) / len(idx)
+            w, b = w - 0.5 * x.T @ g, b - 0.5 * g.sum(axis=0)
+        assert history.train_loss[epoch] == pytest.approx(loss_sum / len(data), rel=1e-4)
+        assert history.train_acc[epoch] == hits / len(data)
+
+
 class StepwiseSGD(SGD):
     """SGD through ``optimizer.step`` (fit's one-pass path is for SGD itself)."""
 

@@ -25,7 +25,7 @@ from ..data.tensor import Tensor
 from ..errors import TrainingError, message
 from ..model.optim import Optimizer
 from ..tags import CPU, Float32, dim_of_rank
-from .data import Dataset, batches, n_batches
+from .data import Dataset, n_batches
 from .history import History
 from .model import TrainableModel
 from .progress import Progress
@@ -129,17 +129,21 @@ def fit(
     history, report = History(), Progress(progress, epochs, stream)
     best: tuple[float, Snapshot] | None = None
     waited = 0
+    n, features, labels = len(train), train.features, train.labels
+    targets = train.y().array  # one-hot once; each batch's rows are gathered into the step
     for epoch in range(epochs):
-        report.start_epoch(epoch, n_batches(len(train), batch_size))
+        report.start_epoch(epoch, n_batches(n, batch_size))
         loss_sum, hits = 0.0, 0
-        for batch in batches(train, batch_size, rng):
-            rows = len(batch.labels)
+        order = rng.permutation(n)  # the order ``batches(train, batch_size, rng)`` gives
+        for start in range(0, n, batch_size):
+            idx = order[start : start + batch_size]
+            rows = len(idx)
             step = steps.get(rows)
             if step is None:
                 step = steps[rows] = StepGraph(model, rows, train.n_features, train.n_classes)
-            result = step.run(batch.x, batch.y, optimizer)
+            result = step.run_rows(features, targets, idx, optimizer)
             loss_sum += result.loss * rows
-            hits += int(np.sum(result.probs.argmax(axis=1) == batch.labels))
+            hits += int(np.count_nonzero(result.probs.argmax(axis=1) == labels[idx]))
             report.batch(result.loss)
         history.train_loss.append(loss_sum / len(train))
         history.train_acc.append(hits / len(train))

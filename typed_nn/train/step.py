@@ -32,7 +32,9 @@ __all__ = ["PredictGraph", "StepGraph", "StepResult"]
 
 Matrix32 = Tensor[Float32, CPU, Dim2]
 Lazy32 = TensorLike[Float32, CPU, Dim2]
-Update = tuple[Tensor[Float32, CPU, Any], TensorLike[Float32, CPU, Any]]
+Weight = Tensor[Float32, CPU, Any]
+Roots = TensorLike[Float32, CPU, Any]
+Update = tuple[Weight, Roots]
 
 
 def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
@@ -77,46 +79,71 @@ class StepGraph:
         self.grads: GradCollector[Float32, CPU] = GradCollector(Float32, CPU)
         model.grad_collect(self.grads)
         self.lr = scalar(0.0, Float32, CPU)
-        self._sgd: tuple[SGD, list[Update]] | None = None
+        self._sgd: tuple[SGD, list[Roots], dict[int, Weight]] | None = None
 
-    def _sgd_updates(self, optimizer: SGD) -> list[Update]:
-        """SGD's rule over the lazy gradients, built once per optimizer (lr is a placeholder)."""
+    def _sgd_plan(self, optimizer: SGD) -> tuple[list[Roots], dict[int, Weight]]:
+        """The roots (probabilities, then SGD's rule over each lazy gradient) and the weight
+        each update is written into, built once per optimizer (lr is a placeholder)."""
         if self._sgd is None or self._sgd[0] is not optimizer:
             wd = optimizer.weight_decay
             updates: list[Update] = [
                 (w, w - self.lr * (g + wd * w if wd else g)) for _, w, g in self.grads
             ]
-            self._sgd = (optimizer, updates)
-        return self._sgd[1]
+            roots: list[Roots] = [self.probs]
+            roots.extend(expr for _, expr in updates)
+            self._sgd = (optimizer, roots, {i: w for i, (w, _) in enumerate(updates, 1)})
+        return self._sgd[1], self._sgd[2]
+
+    def _result(self, probs: npt.NDArray[np.float32]) -> StepResult:
+        """The batch's loss from its probabilities, in numpy: the ``nll_loss`` kernel's
+        formula (``-sum(y * ln p) / sum(y)``, 0 where y is 0), without a node in the step."""
+        y = self.y.array
+        logs = np.zeros(probs.shape, np.float32)
+        np.log(probs, out=logs, where=y != 0)
+        logs *= y
+        return StepResult(float(-logs.sum() / y.sum()), probs)
 
     def _run_sgd(self, optimizer: SGD) -> StepResult:
-        """Loss, probabilities and every SGD update in one evaluation."""
-        updates = self._sgd_updates(optimizer)
-        roots: list[TensorLike[Float32, CPU, Any]] = [self.loss, self.probs]
-        roots.extend(expr for _, expr in updates)
-        targets = {i: w for i, (w, _) in enumerate(updates, 2)}
+        """Probabilities and every SGD update in one evaluation."""
+        roots, targets = self._sgd_plan(optimizer)
         results = execute(roots, targets)
         for i, weight in targets.items():
             if results[i] is not weight:  # not written in place: copy (after every read)
                 weight.array[...] = results[i].array
         invalidate_caches()  # the weights changed in place
         optimizer.step_count += 1
-        return StepResult(float(results[0].value()), results[1].numpy().copy())
+        return self._result(results[0].numpy().copy())
 
     def run(self, x: Matrix32, y: Matrix32, optimizer: Optimizer) -> StepResult:
-        """Write the batch into the placeholders, evaluate loss + gradients in one plan
-        (the optimizer's), and update every parameter in place."""
-        if type(optimizer) is SGD:
-            self.lr.array[...] = optimizer.current_lr()
+        """Write the batch into the placeholders, evaluate the probabilities and gradients
+        in one plan (the optimizer's), and update every parameter in place."""
         self.x.array[...] = x.array
         self.y.array[...] = y.array
+        return self._step(optimizer)
+
+    def run_rows(
+        self,
+        features: npt.NDArray[np.float32],
+        targets: npt.NDArray[np.float32],
+        rows: npt.NDArray[np.int64],
+        optimizer: Optimizer,
+    ) -> StepResult:
+        """``run`` on the batch ``features[rows]``, ``targets[rows]``, gathered straight
+        into the placeholders (no batch arrays in between)."""
+        np.take(features, rows, axis=0, out=self.x.array)
+        np.take(targets, rows, axis=0, out=self.y.array)
+        return self._step(optimizer)
+
+    def _step(self, optimizer: Optimizer) -> StepResult:
+        """One step over the batch now in the placeholders."""
         invalidate_caches()  # the placeholders changed in place
-        if type(optimizer) is SGD and EvalPlan.current().pending() == 0:
-            return self._run_sgd(optimizer)
-        loss: EvalHandle[Float32, CPU, Dim0] = self.loss.eval_register()
+        if type(optimizer) is SGD:
+            self.lr.array[...] = optimizer.current_lr()
+            if EvalPlan.current().pending() == 0:
+                return self._run_sgd(optimizer)
         probs: EvalHandle[Float32, CPU, Dim2] = self.probs.eval_register()
-        optimizer.step(self.grads)  # its EvalPlan.eval() computes loss and probs too
-        return StepResult(float(loss.data().value()), probs.data().numpy().copy())
+        optimizer.step(self.grads)  # its EvalPlan.eval() computes probs too
+        return self._result(probs.data().numpy().copy())
 
 
 class PredictGraph:
