@@ -6,6 +6,11 @@ same weights and see the same mini-batches in the same order (the permutation of
 ``numpy.random.default_rng(seed)`` per epoch, as ``typed_nn.train.batches`` draws it), so
 their accuracies should agree up to float32 rounding. Epoch time is the minimum over every
 epoch of every repeat (training only; the test set is scored after the last epoch).
+
+Like with like: typed_nn's ``fit`` records each epoch's training loss and accuracy (the
+mean NLL of every batch before its update, the hits of its argmax), which "numpy (hand)"
+and torch do not compute; "numpy +metrics" is the hand-written loop with that same
+bookkeeping, so both ratios are printed.
 """
 
 # ruff: noqa: E402  (BLAS thread counts must be set before numpy / torch are imported)
@@ -50,13 +55,22 @@ def initial_weights(widths: list[int], seed: int) -> Weights:
 
 
 def numpy_run(
-    train: Dataset, test: Dataset, weights: Weights, epochs: int, batch: int, seed: int
+    train: Dataset,
+    test: Dataset,
+    weights: Weights,
+    epochs: int,
+    batch: int,
+    seed: int,
+    metrics: bool = False,
 ) -> Result:
-    """The hand-written reference: the same net with numpy only."""
+    """The hand-written reference: the same net with numpy only. ``metrics``: also keep
+    what ``fit`` records per batch (the batch's mean NLL before its update and the hits of
+    its argmax), as a typical training loop does; without, the loop only trains."""
     w1, b1, w2, b2 = (w.copy() for w in weights)
     eye = np.eye(train.n_classes, dtype=np.float32)
     rng = np.random.default_rng(seed)
     times: list[float] = []
+    loss_sum, hits = 0.0, 0
     for _ in range(epochs):
         start = time.process_time()
         order = rng.permutation(len(train))
@@ -71,6 +85,9 @@ def numpy_run(
             z -= z.max(axis=1, keepdims=True)
             np.exp(z, out=z)
             z /= z.sum(axis=1, keepdims=True)
+            if metrics:
+                loss_sum += float(-np.log(z[y > 0]).sum())
+                hits += int(np.count_nonzero(z.argmax(axis=1) == train.labels[idx]))
             z -= y
             z *= np.float32(1.0 / len(idx))  # d loss / d logits
             ga = z @ w2.T
@@ -149,6 +166,13 @@ def torch_run(
     return min(times), float(np.mean(pred == test.labels))
 
 
+def numpy_metrics_run(
+    train: Dataset, test: Dataset, weights: Weights, epochs: int, batch: int, seed: int
+) -> Result:
+    """The hand-written reference with fit's per-batch loss and accuracy bookkeeping."""
+    return numpy_run(train, test, weights, epochs, batch, seed, metrics=True)
+
+
 Runner = Callable[[Dataset, Dataset, Weights, int, int, int], Result | None]
 
 
@@ -188,6 +212,7 @@ def main() -> None:
         common = (split.train, split.test, weights, args.epochs, batch, args.seed)
         rows = {
             "numpy (hand)": best_of(numpy_run, args.repeats, *common),
+            "numpy +metrics": best_of(numpy_metrics_run, args.repeats, *common),
             "typed_nn": best_of(typed_nn_run, args.repeats, *common),
             "torch": best_of(torch_run, args.repeats, *common),
         }
@@ -196,7 +221,7 @@ def main() -> None:
             print(f"{batch:>5} {name:<15} {shown}")
         ours = rows["typed_nn"]
         assert ours is not None
-        for name in ("numpy (hand)", "torch"):
+        for name in ("numpy (hand)", "numpy +metrics", "torch"):
             other = rows[name]
             if other is not None:
                 print(f"{batch:>5} typed_nn / {name}: {ours[0] / other[0]:.2f}x")
