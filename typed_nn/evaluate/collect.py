@@ -14,7 +14,6 @@ same graph over new values finds its analysed schedule.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import Any
 
 from ..data.tensor import Tensor
@@ -64,97 +63,7 @@ _POST = object()
 
 
 def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
-    """Slots for everything ``roots`` need that is not cached yet (see the module doc)."""
-    col = _collect_sorted(roots, cse, epoch)
-    return col if col is not None else _collect_walk(roots, cse, epoch)
-
-
-_by_serial = attrgetter("_serial")
-
-
-def _collect_sorted(roots: Sequence[Any], cse: bool, epoch: int) -> Collected | None:
-    """The common case: only tensors, nodes and numbers (nothing to lower).
-
-    One walk finds the leaves (slotted as met) and the nodes to compute; the nodes are then
-    slotted in build order (``_serial``: operands are always built before their users), which
-    is a topological order. None when some data kind needs lowering (see ``_collect_walk``).
-    """
-    col = Collected()
-    env, objs, sig, leaves = col.env, col.objs, col.sig, col.leaves
-    slot_of: dict[int, int] = {}
-    cons: dict[Any, int] = {}
-    pending: list[Any] = []
-    for root in roots:
-        stack = [root]
-        while stack:
-            x = stack.pop()
-            i = id(x)
-            if i in slot_of:
-                continue
-            if type(x) is _Operation:
-                res = x._result
-                if res is not None and x._epoch == epoch:
-                    if type(res) is not _Tensor:  # a bare cached array (see cache.py)
-                        res = x._result = _Tensor._wrap(res, x._elem, x._device)
-                    arr = res._array
-                    slot_of[i] = len(env)
-                    env.append(arr)
-                    objs.append(res)
-                    sig.append((arr.shape, arr.dtype, res._device))
-                    col.cached += 1
-                    continue
-                slot_of[i] = -1  # pending: slotted after the walk
-                pending.append(x)
-                for o in x._operands:
-                    to = type(o)
-                    if to is _Operation or to is _Tensor:
-                        if id(o) not in slot_of:
-                            stack.append(o)
-                    elif to is float or to is int:
-                        continue
-                    elif isinstance(o, _Tensor | _Operation):
-                        stack.append(o)
-                    elif not isinstance(o, int | float):
-                        return None
-                continue
-            if isinstance(x, _Operation) or not isinstance(x, _Tensor):
-                return None
-            arr = x._array
-            ident = x._identity() if cse else i
-            s = cons.get(ident)
-            if s is None:
-                s = cons[ident] = len(env)
-                env.append(arr)
-                objs.append(x)
-                sig.append((arr.shape, arr.dtype, x._device))
-            slot_of[i] = s
-            leaves.append((x, s))
-    if len(pending) > 1:
-        pending.sort(key=_by_serial)
-    merged = col.merged
-    for x in pending:
-        refs: list[Any] = [x._decl, x._params]
-        for o in x._operands:
-            s = slot_of.get(id(o))
-            refs.append((type(o), o) if s is None else s)
-        key = tuple(refs)
-        s = cons.get(key) if cse else None
-        if s is None:
-            s = len(env)
-            if cse:
-                cons[key] = s
-            env.append(None)
-            objs.append(x)
-            sig.append(key)
-        else:
-            merged.append((s, x))
-        slot_of[id(x)] = s
-    col.roots = [slot_of[id(root)] for root in roots]
-    return col
-
-
-def _collect_walk(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
-    """The general case, lowering other data kinds through ``lower()``.
+    """Slots for everything ``roots`` need that is not cached yet (see the module doc).
 
     An iterative post-order walk: a node is expanded once (its uncollected operands pushed
     above a marker), and given its slot when the marker comes back up.

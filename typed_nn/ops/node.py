@@ -8,7 +8,6 @@ two nodes are equal when they apply the same op with equal parameters to equal o
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 from types import FrameType
@@ -22,8 +21,6 @@ __all__ = ["Operation", "build", "format_site", "user_site"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
-
-_next_serial = itertools.count().__next__
 
 _INSIDE: dict[str, bool] = {}
 """Whether a source file belongs to the typed_nn package (a dict hit per frame is about
@@ -71,7 +68,6 @@ class Operation(TensorLike[E, Dv, D]):
         "_params",
         "_plan",
         "_result",
-        "_serial",
         "_shape",
         "_site",
     )
@@ -97,8 +93,6 @@ class Operation(TensorLike[E, Dv, D]):
         self._result: Any = None  # Tensor cached by the evaluator
         self._epoch = -1
         self._plan: Any = None  # the evaluator's memo when this node is evaluated repeatedly
-        self._serial = _next_serial()
-        """Build order: a node's operands were built before it (the evaluator sorts by it)."""
 
     @property
     def shape(self) -> tuple[int, ...]:
