@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import io
 import sys
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pytest
 
 import typed_nn as tn
-from typed_nn.model import SGD
+from typed_nn.model import SGD, Adam, Momentum, Optimizer, ParamGrads
+from typed_nn.model.optim import OnePass
 from typed_nn.train import Dataset, EarlyStopping, History, accuracy, fit, predict
 from typed_nn.train.classifier import build_mlp, cosine_schedule, make_optimizer
 
@@ -89,6 +91,53 @@ def test_one_pass_sgd_equals_the_optimizer_step() -> None:
         fit(net, blobs(23), opt, epochs=2, batch_size=5, progress=False)
         assert opt.step_count == 10
         finals.append({name: t.numpy().copy() for name, t in params.items()})
+    for name, value in finals[0].items():
+        assert np.allclose(value, finals[1][name], rtol=1e-5, atol=1e-6), name
+
+
+class StepwiseMomentum(Momentum):
+    """Momentum through ``optimizer.step`` (no one-pass rule)."""
+
+    def one_pass(self, grads: ParamGrads) -> OnePass | None:
+        return None
+
+
+class StepwiseAdam(Adam):
+    """Adam through ``optimizer.step`` (no one-pass rule)."""
+
+    def one_pass(self, grads: ParamGrads) -> OnePass | None:
+        return None
+
+
+def lr_schedule(t: int) -> float:
+    return 0.05 / (1 + t)
+
+
+@pytest.mark.parametrize(
+    ("fused", "stepwise", "kwargs"),
+    [
+        (Momentum, StepwiseMomentum, {"momentum": 0.9, "weight_decay": 0.01}),
+        (Momentum, StepwiseMomentum, {"momentum": 0.8, "nesterov": True}),
+        (Adam, StepwiseAdam, {"weight_decay": 0.1}),
+        (Adam, StepwiseAdam, {"weight_decay": 0.01, "decoupled_weight_decay": False}),
+    ],
+)
+def test_one_pass_momentum_and_adam_equal_the_optimizer_step(
+    fused: type[Optimizer], stepwise: type[Optimizer], kwargs: dict[str, Any]
+) -> None:
+    """Every update of a step in one evaluation gives the weights and state of ``step``."""
+    finals = []
+    for cls in (fused, stepwise):
+        net, params = build_mlp([4, 6, 3], seed=3)
+        opt = cls(lr_schedule, **kwargs)
+        assert (opt.one_pass([]) is not None) == (cls is fused)
+        fit(net, blobs(23), opt, epochs=3, batch_size=5, progress=False)
+        assert opt.step_count == 15
+        state = {
+            f"{n}/{k}": v.numpy().copy() for n, t in params.items() for k, v in opt.state(t).items()
+        }
+        finals.append(state | {name: t.numpy().copy() for name, t in params.items()})
+    assert finals[0].keys() == finals[1].keys()
     for name, value in finals[0].items():
         assert np.allclose(value, finals[1][name], rtol=1e-5, atol=1e-6), name
 

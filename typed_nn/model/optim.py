@@ -35,7 +35,7 @@ from ..ops import sqrt, square
 from ..tags import Dim0, FloatTag, dim_of_rank
 from .grad_collector import GradCollector
 
-__all__ = ["SGD", "Adam", "LearningRate", "Momentum", "Optimizer", "ParamGrads"]
+__all__ = ["SGD", "Adam", "LearningRate", "Momentum", "OnePass", "Optimizer", "ParamGrads"]
 
 AnyWeight: TypeAlias = Tensor[Any, Any, Any]
 AnyGrad: TypeAlias = TensorLike[Any, Any, Any]
@@ -63,6 +63,21 @@ def _in_unit(value: object) -> bool:
 
 def _positive(value: object) -> bool:
     return isinstance(value, int | float) and math.isfinite(value) and value > 0
+
+
+class OnePass:
+    """A whole step's updates as one multi-target evaluation, built once and run every step.
+
+    Each ``(target, expression)`` of ``updates`` reads only the values from before the step
+    (a weight's rule refers to its state's *update expressions*, not to the state tensors),
+    so all of them can be evaluated in one pass and written after every read.
+    ``prepare()`` writes this step's numbers (learning rate, bias corrections) into the
+    rank-0 placeholders the expressions read; the caller then evaluates and counts the step.
+    """
+
+    def __init__(self, updates: list[Update], prepare: Callable[[], None]) -> None:
+        self.updates = updates
+        self.prepare = prepare
 
 
 class Optimizer(ABC):
@@ -100,6 +115,15 @@ class Optimizer(ABC):
         for (weight, _), grad in zip(pairs, values, strict=True):
             updates.extend(self._updates(weight, grad, lr))
         _assign_all(updates)
+
+    def one_pass(self, grads: ParamGrads) -> OnePass | None:
+        """This optimizer's rule over the lazy ``grads`` as one evaluation per step (see
+        ``OnePass``), or None when it has none (``step`` is then the way)."""
+        return None
+
+    def _placeholder(self, weight: AnyWeight) -> Tensor[Any, Any, Dim0]:
+        """A rank-0 tensor of the weight's element type, written by a ``OnePass.prepare``."""
+        return tn_scalar(0.0, weight.elem, weight.device)
 
     def _slot(self, weight: AnyWeight, names: tuple[str, ...]) -> dict[str, AnyWeight]:
         """This weight's state tensors (zeros at first)."""
@@ -171,6 +195,27 @@ class Momentum(Optimizer):
         step = g + mu * v if self.nesterov else v
         return [(v, mu * v + g), (weight, weight - self._lr(weight, lr) * step)]
 
+    def one_pass(self, grads: ParamGrads) -> OnePass | None:
+        """``v' = mu v + g'`` and ``w - lr v'`` (Nesterov: ``w - lr (g' + mu v')``) for every
+        weight, in one evaluation; lr is a placeholder set per step."""
+        updates: list[Update] = []
+        rates: list[Tensor[Any, Any, Dim0]] = []
+        mu = self.momentum
+        for weight, grad in _pairs(grads, "Momentum"):
+            v = self._slot(weight, ("velocity",))["velocity"]
+            rates.append(lr := self._placeholder(weight))
+            g = self._decayed(weight, grad)
+            new_v = mu * v + g
+            step = g + mu * new_v if self.nesterov else new_v
+            updates += [(v, new_v), (weight, weight - lr * step)]
+
+        def prepare() -> None:
+            value = self.current_lr()
+            for rate in rates:
+                rate.array[...] = value
+
+        return OnePass(updates, prepare)
+
 
 class Adam(Optimizer):
     """Adam with bias correction (PyTorch's rule).
@@ -216,6 +261,34 @@ class Adam(Optimizer):
         kept = weight * self._per_step(weight, 1 - decay) if decay else weight
         new_w = kept - step_size * m / (sqrt(v) * inv_bc2 + self.eps)
         return [(m, b1 * m + (1 - b1) * g), (v, b2 * v + (1 - b2) * square(g)), (weight, new_w)]
+
+    def one_pass(self, grads: ParamGrads) -> OnePass | None:
+        """The moments' updates and each weight's step over the *updated* moments, in one
+        evaluation; the step size, the second bias correction and the decoupled decay
+        factor are placeholders set per step."""
+        updates: list[Update] = []
+        numbers: list[tuple[Tensor[Any, Any, Dim0], ...]] = []
+        b1, b2 = self.betas
+        decoupled = self.decoupled_weight_decay and self.weight_decay > 0
+        for weight, grad in _pairs(grads, "Adam"):
+            slots = self._slot(weight, ("m", "v"))
+            m, v = slots["m"], slots["v"]
+            size, inv_bc2, keep = (self._placeholder(weight) for _ in range(3))
+            numbers.append((size, inv_bc2, keep))
+            g = grad if self.decoupled_weight_decay else self._decayed(weight, grad)
+            new_m, new_v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * square(g)
+            kept = weight * keep if decoupled else weight
+            new_w = kept - size * new_m / (sqrt(new_v) * inv_bc2 + self.eps)
+            updates += [(m, new_m), (v, new_v), (weight, new_w)]
+
+        def prepare() -> None:
+            lr, t = self.current_lr(), self.step_count + 1  # ``step`` counts before updating
+            values = (lr / (1 - b1**t), 1 / math.sqrt(1 - b2**t), 1 - lr * self.weight_decay)
+            for placeholders in numbers:
+                for placeholder, value in zip(placeholders, values, strict=True):
+                    placeholder.array[...] = value
+
+        return OnePass(updates, prepare)
 
 
 def _pairs(grads: ParamGrads, owner: str) -> list[tuple[AnyWeight, AnyGrad]]:

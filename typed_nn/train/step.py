@@ -24,7 +24,7 @@ from ..evaluate import EvalHandle, EvalPlan
 from ..evaluate.executor import execute, invalidate_caches
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
-from ..model.optim import SGD, Optimizer
+from ..model.optim import SGD, OnePass, Optimizer
 from ..tags import CPU, Dim0, Dim2, Float32
 from .model import TrainableModel
 
@@ -35,6 +35,7 @@ Lazy32 = TensorLike[Float32, CPU, Dim2]
 Weight = Tensor[Float32, CPU, Any]
 Roots = TensorLike[Float32, CPU, Any]
 Update = tuple[Weight, Roots]
+Targets = dict[int, Weight]
 
 
 def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
@@ -80,6 +81,8 @@ class StepGraph:
         model.grad_collect(self.grads)
         self.lr = scalar(0.0, Float32, CPU)
         self._sgd: tuple[SGD, list[Roots], dict[int, Weight]] | None = None
+        self._fused: tuple[Optimizer, OnePass | None, list[Roots], dict[int, Weight]] | None
+        self._fused = None
 
     def _sgd_plan(self, optimizer: SGD) -> tuple[list[Roots], dict[int, Weight]]:
         """The roots (probabilities, then SGD's rule over each lazy gradient) and the weight
@@ -94,6 +97,19 @@ class StepGraph:
             self._sgd = (optimizer, roots, {i: w for i, (w, _) in enumerate(updates, 1)})
         return self._sgd[1], self._sgd[2]
 
+    def _one_pass(self, optimizer: Optimizer) -> tuple[OnePass | None, list[Roots], Targets]:
+        """The optimizer's one-pass rule (``Optimizer.one_pass``) with the probabilities as
+        the first root, built once per optimizer; None when it has none."""
+        if self._fused is None or self._fused[0] is not optimizer:
+            plan = optimizer.one_pass(self.grads)
+            roots: list[Roots] = [self.probs]
+            targets: Targets = {}
+            if plan is not None:
+                roots.extend(expr for _, expr in plan.updates)
+                targets = {i: w for i, (w, _) in enumerate(plan.updates, 1)}
+            self._fused = (optimizer, plan, roots, targets)
+        return self._fused[1], self._fused[2], self._fused[3]
+
     def _result(self, probs: npt.NDArray[np.float32]) -> StepResult:
         """The batch's loss from its probabilities, in numpy: the ``nll_loss`` kernel's
         formula (``-sum(y * ln p) / sum(y)``, 0 where y is 0), without a node in the step."""
@@ -103,9 +119,8 @@ class StepGraph:
         logs *= y
         return StepResult(float(-logs.sum() / y.sum()), probs)
 
-    def _run_sgd(self, optimizer: SGD) -> StepResult:
-        """Probabilities and every SGD update in one evaluation."""
-        roots, targets = self._sgd_plan(optimizer)
+    def _run_pass(self, roots: list[Roots], targets: Targets, optimizer: Optimizer) -> StepResult:
+        """Probabilities and every update in one evaluation."""
         results = execute(roots, targets)
         for i, weight in targets.items():
             if results[i] is not weight:  # not written in place: copy (after every read)
@@ -137,10 +152,14 @@ class StepGraph:
     def _step(self, optimizer: Optimizer) -> StepResult:
         """One step over the batch now in the placeholders."""
         invalidate_caches()  # the placeholders changed in place
-        if type(optimizer) is SGD:
-            self.lr.array[...] = optimizer.current_lr()
-            if EvalPlan.current().pending() == 0:
-                return self._run_sgd(optimizer)
+        if EvalPlan.current().pending() == 0:
+            if type(optimizer) is SGD:
+                self.lr.array[...] = optimizer.current_lr()
+                return self._run_pass(*self._sgd_plan(optimizer), optimizer)
+            plan, roots, targets = self._one_pass(optimizer)
+            if plan is not None:
+                plan.prepare()
+                return self._run_pass(roots, targets, optimizer)
         probs: EvalHandle[Float32, CPU, Dim2] = self.probs.eval_register()
         optimizer.step(self.grads)  # its EvalPlan.eval() computes probs too
         return self._result(probs.data().numpy().copy())
