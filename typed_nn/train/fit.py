@@ -7,9 +7,11 @@
                   early_stopping=EarlyStopping("test_acc", patience=5))
     accuracy(mlp, split.test)
 
-Each mini-batch runs one step: the model's forward, softmax + NLL loss, the backward and
-every gradient are one lazy graph (built once per batch size, see ``step.py``), evaluated in
-one plan, then the optimizer updates the parameters in place.
+Each mini-batch runs one step: the model's forward, softmax, the backward of the NLL loss
+and every gradient are one lazy graph (built once per batch size, see ``step.py``); SGD,
+Momentum and Adam evaluate it with every parameter update in one pass (other optimizers
+evaluate the gradients, then update). The batch's loss for the history is computed from the
+probabilities the step returns.
 """
 
 from __future__ import annotations

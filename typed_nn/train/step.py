@@ -3,8 +3,10 @@
 Layers only build expressions (MetaNN's central idea), so a step's whole graph — forward
 through the model, softmax + NLL loss, backward, every parameter's gradient — can be built
 once over *placeholder* tensors and evaluated again for every mini-batch: the batch is
-written into the placeholders in place (and cached results are invalidated), and the optimizer evaluates the gradients and updates the weights. Rebuilding the
-graph per batch gives the same values and costs a node build per op per batch; the
+written into the placeholders in place (and cached results are invalidated), and the
+probabilities, gradients and updates are evaluated (SGD and ``Optimizer.one_pass`` rules:
+in one pass with the updates as targets). ``loss`` is kept as an expression for callers; a
+step computes the loss from its probabilities instead. Rebuilding the graph per batch gives the same values and costs a node build per op per batch; the
 evaluator's plan cache then only saves the analysis.
 """
 
