@@ -101,24 +101,38 @@ def numpy_run(
     return min(times), float(np.mean(logits.argmax(axis=1) == test.labels))
 
 
+def preset_mlp(widths: list[int], weights: Weights) -> MLP:
+    """An MLP (ReLU hidden layers, linear output) whose parameters are ``weights``, in the
+    order fc1/weight, fc1/bias, fc2/weight, ... — the same start for every implementation."""
+    activations: list[type[ReLULayer] | None] = [ReLULayer] * (len(widths) - 2) + [None]
+    net = MLP.build("net", widths=widths, activations=activations)
+    init = ParamInitializer({})
+    for i, w in enumerate(weights):
+        name = f"net/fc{i // 2 + 1}/{'weight' if i % 2 == 0 else 'bias'}"
+        init.set_param(name, tn.Tensor(w.copy(), tn.Float32, tn.CPU, dim_of_rank(w.ndim)))
+    layer_init(net, init, LoadBuffer(tn.Float32, tn.CPU))
+    return net
+
+
+class EpochTimer:
+    """``fit``'s ``on_epoch`` callback that records each epoch's process CPU time."""
+
+    def __init__(self) -> None:
+        self.times: list[float] = []
+        self._start = time.process_time()
+
+    def __call__(self, epoch: int, history: History) -> None:
+        now = time.process_time()
+        self.times.append(now - self._start)
+        self._start = now
+
+
 def typed_nn_run(
     train: Dataset, test: Dataset, weights: Weights, epochs: int, batch: int, seed: int
 ) -> Result:
     """typed_nn: the composite MLP trained by ``typed_nn.train.fit``."""
-    net = MLP.build("net", widths=[64, 128, 10], activations=[ReLULayer, None])
-    init = ParamInitializer({})
-    names = ["net/fc1/weight", "net/fc1/bias", "net/fc2/weight", "net/fc2/bias"]
-    for name, w in zip(names, weights, strict=True):
-        init.set_param(name, tn.Tensor(w.copy(), tn.Float32, tn.CPU, dim_of_rank(w.ndim)))
-    layer_init(net, init, LoadBuffer(tn.Float32, tn.CPU))
-    times: list[float] = []
-    start = [time.process_time()]
-
-    def tick(epoch: int, history: History) -> None:
-        now = time.process_time()
-        times.append(now - start[0])
-        start[0] = now
-
+    net = preset_mlp([64, 128, 10], weights)
+    timer = EpochTimer()
     fit(
         net,
         train,
@@ -127,9 +141,9 @@ def typed_nn_run(
         batch_size=batch,
         seed=seed,
         progress=False,
-        on_epoch=tick,
+        on_epoch=timer,
     )
-    return min(times), tn_accuracy(net, test)
+    return min(timer.times), tn_accuracy(net, test)
 
 
 def torch_run(

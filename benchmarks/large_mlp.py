@@ -19,13 +19,10 @@ import argparse
 import time
 
 import numpy as np
-from digits_mlp import Weights, initial_weights, versions
+from digits_mlp import EpochTimer, Weights, initial_weights, preset_mlp, versions
 
-import typed_nn as tn
-from typed_nn.layers import MLP, ReLULayer, layer_init
-from typed_nn.model import SGD, LoadBuffer, ParamInitializer
-from typed_nn.tags import dim_of_rank
-from typed_nn.train import Dataset, History, fit
+from typed_nn.model import SGD
+from typed_nn.train import Dataset, fit
 
 WIDTHS = [784, 512, 256, 10]
 LR = 0.01
@@ -84,20 +81,8 @@ def numpy_run(data: Dataset, weights: Weights, epochs: int, batch: int, seed: in
 
 def typed_nn_run(data: Dataset, weights: Weights, epochs: int, batch: int, seed: int) -> Result:
     """typed_nn: the composite MLP trained by ``fit``."""
-    net = MLP.build("net", widths=WIDTHS, activations=[ReLULayer, ReLULayer, None])
-    init = ParamInitializer({})
-    for i, w in enumerate(weights):
-        name = f"net/fc{i // 2 + 1}/{'weight' if i % 2 == 0 else 'bias'}"
-        init.set_param(name, tn.Tensor(w.copy(), tn.Float32, tn.CPU, dim_of_rank(w.ndim)))
-    layer_init(net, init, LoadBuffer(tn.Float32, tn.CPU))
-    times: list[float] = []
-    start = [time.process_time()]
-
-    def tick(epoch: int, history: History) -> None:
-        now = time.process_time()
-        times.append(now - start[0])
-        start[0] = now
-
+    net = preset_mlp(WIDTHS, weights)
+    timer = EpochTimer()
     history = fit(
         net,
         data,
@@ -106,9 +91,9 @@ def typed_nn_run(data: Dataset, weights: Weights, epochs: int, batch: int, seed:
         batch_size=batch,
         seed=seed,
         progress=False,
-        on_epoch=tick,
+        on_epoch=timer,
     )
-    return min(times), history.train_loss[-1]
+    return min(timer.times), history.train_loss[-1]
 
 
 def main() -> None:
