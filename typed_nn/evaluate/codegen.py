@@ -95,7 +95,11 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     k = gen.const(f"K{s}", implementation(n.op, n.device))
     gen.const("_check", _check)
     gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
-    gen.emit(f"_check(v{s}, {gen.const(f'SH{s}', n.shape)}, {gen.const(f'DT{s}', n.dtype)})")
+    sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
+    gen.const("ND", np.ndarray)
+    # The common case (an ndarray of the node's shape and dtype) inline, without a call.
+    gen.emit(f"if type(v{s}) is not ND or v{s}.shape != {sh} or v{s}.dtype != {dt}:")
+    gen.emit(f"_check(v{s}, {sh}, {dt})", 2)
 
 
 def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:

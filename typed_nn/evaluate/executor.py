@@ -262,9 +262,39 @@ def _run(
         return reference.execute(roots, targets)
     if stats.counting:
         stats.kernel_calls.update(program.calls)
-    out = _results(env, objs, merged, root_slots, program, targets)
     if memo is not None:
+        out = _memo_results(env, memo, targets)
         memo.epoch, memo.stores = epoch(), stores()
+        return out
+    return _results(env, objs, merged, root_slots, program, targets)
+
+
+def _memo_results(
+    env: list[Any], memo: Memo, targets: dict[int, AnyResult] | None
+) -> list[AnyResult]:
+    """``_results`` over a memo's precomputed node lists (same values cached, same roots)."""
+    wrap = Tensor._wrap
+    now = epoch()
+    by_slot: dict[int, AnyResult] = {}
+    for obj, s in memo.root_nodes:
+        by_slot[s] = obj._result = wrap(env[s], obj._elem, obj._device)
+        obj._epoch = now
+    for obj, s in memo.interior:
+        obj._result = env[s]
+        obj._epoch = now
+    for x, s in memo.merged_hits:
+        x._result = by_slot.get(s, env[s])
+        x._epoch = now
+    count_stores(len(memo.program.results) + len(memo.merged))
+    objs = memo.objs
+    out: list[AnyResult] = []
+    for j, r in enumerate(memo.root_slots):
+        target = targets.get(j) if targets else None
+        if target is not None and env[r] is target.array:
+            out.append(target)
+        else:
+            res = by_slot.get(r)
+            out.append(res if res is not None else objs[r])
     return out
 
 

@@ -43,11 +43,14 @@ class Memo:
     __slots__ = (
         "env",
         "epoch",
+        "interior",
         "key",
         "leaves",
         "merged",
+        "merged_hits",
         "objs",
         "program",
+        "root_nodes",
         "root_slots",
         "roots",
         "scalars",
@@ -77,6 +80,13 @@ class Memo:
         self.scalars = [
             (x, col.objs[s]) for x, s in col.leaves if x is not col.objs[s] and x._array.ndim == 0
         ]
+        wanted = set(col.roots)
+        results = set(program.results)
+        self.root_nodes = [(col.objs[s], s) for s in program.results if s in wanted]
+        """Computed roots (cached wrapped), then interior nodes (cached as bare arrays) and
+        merged duplicates of a computed node: ``executor._results`` precomputed."""
+        self.interior = [(col.objs[s], s) for s in program.results if s not in wanted]
+        self.merged_hits = [(x, s) for s, x in col.merged if s in results]
         self.epoch = -1
         self.stores = -1
         self.thread = get_ident()

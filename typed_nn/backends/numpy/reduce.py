@@ -20,7 +20,10 @@ Array = Any
 
 @implement("reduce_sum", CPU)
 def reduce_sum(x: Array, dims: tuple[int, ...], keep_dim: bool) -> Array:
-    return asarray_like(np.sum(x, axis=dims, keepdims=keep_dim, dtype=x.dtype), x)
+    # np.add.reduce is what np.sum calls for an ndarray, without its Python wrapper.
+    if keep_dim:
+        return asarray_like(np.add.reduce(x, axis=dims, dtype=x.dtype, keepdims=True), x)
+    return asarray_like(np.add.reduce(x, axis=dims, dtype=x.dtype), x)
 
 
 @implement("reduce_mean", CPU)
