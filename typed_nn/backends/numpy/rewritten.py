@@ -34,8 +34,8 @@ def softmax_nll_grad(g: Array, t: Array, y: Array, k: int) -> Array:
     MetaNN's ``g * (y - t / S)`` (METANN.md §2.3: the original scaled it by S, a bug).
     """
     axes = tuple(range(y.ndim - k, y.ndim))
-    group = t.sum(axis=axes, keepdims=True)
+    group = np.add.reduce(t, axis=axes, keepdims=True)
     out = np.multiply(y, group)
     out -= t
-    out *= (g / t.sum()).astype(y.dtype)
+    out *= (g / np.add.reduce(t, axis=None)).astype(y.dtype)
     return out
