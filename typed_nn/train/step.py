@@ -119,7 +119,8 @@ class StepGraph:
         logs = np.zeros(probs.shape, np.float32)
         np.log(probs, out=logs, where=y != 0)
         logs *= y
-        return StepResult(float(-logs.sum() / y.sum()), probs)
+        total = np.add.reduce  # ndarray.sum without its Python wrapper
+        return StepResult(float(-total(logs, axis=None) / total(y, axis=None)), probs)
 
     def _run_pass(self, roots: list[Roots], targets: Targets, optimizer: Optimizer) -> StepResult:
         """Probabilities and every update in one evaluation."""
