@@ -165,15 +165,4 @@ def build(decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()) -> A
         # infer checked the numbers fit; store them as ints so that the backend keeps the
         # tensor's dtype (numpy promotes int32 + 2.0 to float64).
         operands = tuple(int(x) if type(x) is float else x for x in operands)
-    # user_site inlined (this runs once per node built), starting at build's caller.
-    frame: FrameType | None = sys._getframe(1)
-    inside = _INSIDE
-    while frame is not None:
-        name = frame.f_code.co_filename
-        known = inside.get(name)
-        if known is None:
-            known = inside[name] = name.startswith(_PACKAGE_DIR)
-        if not known:
-            return Operation(decl, operands, params, shape, elem, device, (name, frame.f_lineno))
-        frame = frame.f_back
-    return Operation(decl, operands, params, shape, elem, device, None)
+    return Operation(decl, operands, params, shape, elem, device, user_site())
