@@ -1,7 +1,7 @@
 """The differential test of issue 3 under every combination of the evaluator's switches.
 
-Each random graph is evaluated 64 times (cse, rewrite, fuse, pool, batch, plan_cache each on
-and off), with node caches dropped in between, and every run must match the numpy mirror; no
+Each random graph is evaluated 128 times (cse, rewrite, fuse, pool, batch, plan_cache,
+specialise each on and off), with node caches dropped in between, and every run must match the numpy mirror; no
 run may fall back to the reference evaluator.
 """
 
@@ -16,9 +16,10 @@ import typed_nn as tn
 from typed_nn.evaluate import clear_plan_cache, fuse, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
 
-FLAGS = ("cse", "rewrite", "fuse", "pool", "batch", "plan_cache")
+FLAGS = ("cse", "rewrite", "fuse", "pool", "batch", "plan_cache", "specialise")
 COMBOS = [
-    dict(zip(FLAGS, bits, strict=True)) for bits in itertools.product((False, True), repeat=6)
+    dict(zip(FLAGS, bits, strict=True))
+    for bits in itertools.product((False, True), repeat=len(FLAGS))
 ]
 
 SETTINGS = settings(

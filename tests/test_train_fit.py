@@ -294,3 +294,23 @@ def test_cosine_schedule() -> None:
     assert lr(50) == pytest.approx(0.0)
     opt = make_optimizer("sgd", 0.2, total_steps=10)
     assert opt.current_lr() == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("rows", [32, 29])
+def test_the_step_seed_gradient_is_the_nll_softmax_gradient_for_one_hot_targets(
+    rows: int,
+) -> None:
+    """fit's step seeds the backward with (p - y) / rows: bit for bit the gradient of the
+    mean NLL through the softmax (the evaluator's general form) when rows are one-hot."""
+    rng = np.random.default_rng(rows)
+    logits = tn.Tensor(
+        (rng.normal(size=(rows, 10)) * 4).astype(np.float32), tn.Float32, tn.CPU, tn.Dim2
+    )
+    y = tn.Tensor(
+        np.eye(10, dtype=np.float32)[rng.integers(0, 10, rows)], tn.Float32, tn.CPU, tn.Dim2
+    )
+    p = tn.ops.softmax(logits)
+    one = tn.scalar(1.0, tn.Float32, tn.CPU)
+    general = tn.evaluate(tn.ops.softmax_grad(tn.ops.nll_loss_grad(one, y, p), p)).numpy()
+    seed = tn.evaluate((p - y) * (1.0 / rows)).numpy()
+    np.testing.assert_array_equal(seed, general)

@@ -12,12 +12,13 @@ from typing import Any
 from ..data.tensor import Tensor
 from ..ops.node import Operation
 
-__all__ = ["cached", "count_stores", "epoch", "invalidate_caches", "store", "stores"]
+__all__ = ["cached", "count_stores", "epoch", "invalidate_caches", "nothing_cached", "store"]
 
 
 class _State:
     epoch = 0
-    stores = 0
+    store_epoch = -1
+    """The epoch in which the last result was cached."""
 
 
 def epoch() -> int:
@@ -25,15 +26,17 @@ def epoch() -> int:
     return _State.epoch
 
 
-def stores() -> int:
-    """How many results were cached so far (a memoised program checks that none was cached
-    on its nodes since its last run)."""
-    return _State.stores
+def nothing_cached() -> bool:
+    """Whether no node holds a valid cached result: none was cached in this epoch (a
+    memoised program then computes every node, as a fresh collection would)."""
+    return _State.store_epoch != _State.epoch
 
 
 def count_stores(n: int) -> None:
-    """Record ``n`` results cached without :func:`store` (the executor's inlined loop)."""
-    _State.stores += n
+    """Record that ``n`` results were cached without :func:`store` (the executor's inlined
+    loop)."""
+    if n:
+        _State.store_epoch = _State.epoch
 
 
 def invalidate_caches() -> None:
@@ -56,5 +59,4 @@ def store(node: Operation[Any, Any, Any], result: Any) -> None:
     """Cache ``result`` (a tensor, or a backend array wrapped when first read) on ``node``
     for this epoch."""
     node._result = result
-    node._epoch = _State.epoch
-    _State.stores += 1
+    node._epoch = _State.store_epoch = _State.epoch

@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from ..backends import array_module
-from ..ops.declare import implementation, out_implementation
+from ..ops.declare import Site, implementation, out_implementation, specialisation
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
 from .graph import Graph, INode, Ref, is_number
+from .options import options
 from .pool import MIN_BYTES
 
 __all__ = ["Program", "generate"]
@@ -82,12 +83,29 @@ def _device_region(gen: _Gen, s: int, members: list[int], kernel: Any, out: str)
         gen.calls[gen.g.nodes[m].op] += 1
 
 
+def _site(g: Graph, n: INode) -> Site:
+    operands = tuple(None if is_number(a) else (g.nodes[a].shape, g.nodes[a].dtype) for a in n.args)
+    return Site(operands, n.params, n.shape, n.dtype)
+
+
 def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
-    """A non-fused node: write-into form when it has one, else the plain implementation."""
-    args = _call_args(gen, s, [gen.arg(a, s, i) for i, a in enumerate(n.args)])
+    """A non-fused node: its specialised kernel, else its write-into form, else the plain
+    implementation (whose result is checked: a registered kernel may be anyone's)."""
+    operands = [gen.arg(a, s, i) for i, a in enumerate(n.args)]
     gen.calls[n.op] += 1
+    cpu = n.device.name == "CPU"
+    special = specialisation(n.op, n.device, _site(gen.g, n)) if options.specialise else None
+    if special is not None:
+        k = gen.const(f"S{s}", special.fn)
+        args = "".join(a + ", " for a in operands)
+        if special.writes:
+            gen.emit(f"v{s} = {k}({args}out={out})")
+        else:
+            gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
+        return
+    args = _call_args(gen, s, operands)
     # Buffers come from the CPU pool (numpy); other devices' kernels allocate their own.
-    impl = out_implementation(n.op, n.device) if n.device.name == "CPU" else None
+    impl = out_implementation(n.op, n.device) if cpu else None
     if impl is not None:
         k = gen.const(f"K{s}", impl.fn)
         gen.emit(f"v{s} = {k}({args}out={out})")
@@ -255,7 +273,7 @@ def generate(
                 out = f"{gen.const(f'XP{s}', array_module(n.device))}.empty({sh}, {dt})"
             if s in kernels:
                 _device_region(gen, s, regions[s], kernels[s], out)
-            elif s in regions:
+            elif s in regions and len(regions[s]) > 1:
                 _region(gen, s, regions[s], out)
             else:
                 _kernel(gen, s, n, out)

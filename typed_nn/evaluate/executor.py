@@ -25,7 +25,7 @@ from ..ops.declare import registry_version
 from ..ops.node import Operation
 from . import hooks, reference
 from .batch import batch
-from .cache import count_stores, epoch, invalidate_caches, stores
+from .cache import count_stores, epoch, invalidate_caches
 from .codegen import Program, generate
 from .collect import Collected, collect
 from .fuse import find_regions
@@ -35,7 +35,14 @@ from .options import options, stats
 from .pool import buffer_pool
 from .rewrite import rewrite
 
-__all__ = ["clear_plan_cache", "copy_into", "execute", "invalidate_caches", "last_program"]
+__all__ = [
+    "clear_plan_cache",
+    "copy_into",
+    "execute",
+    "execute_arrays",
+    "invalidate_caches",
+    "last_program",
+]
 
 AnyResult = Tensor[Any, Any, Any]
 Target = tuple[int, int, int, int]
@@ -188,27 +195,38 @@ def _has_out_form(n: Any) -> bool:
     return n.device.name == "CPU" and out_implementation(n.op, n.device) is not None
 
 
-def execute(
-    roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None = None
-) -> list[AnyResult]:
-    """Evaluate ``roots``; returns their principal tensors in order.
+class _Prepared:
+    """A compiled program with this evaluation's env, and what ``_results`` needs after."""
 
-    ``targets`` maps a root's index to a tensor its value should be written into; the
-    returned tensor for that root is the target when it was written there directly (the
-    caller copies otherwise).
-    """
-    if hooks.node_checks:
-        return reference.execute(roots, targets)
+    __slots__ = ("env", "memo", "merged", "objs", "program", "root_slots")
+
+    def __init__(
+        self,
+        program: Program,
+        env: list[Any],
+        objs: list[Any],
+        merged: list[tuple[int, Any]],
+        root_slots: list[int],
+        memo: Memo | None,
+    ) -> None:
+        self.program = program
+        self.env = env
+        self.objs = objs
+        self.merged = merged
+        self.root_slots = root_slots
+        self.memo = memo
+
+
+def _prepare(roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None) -> _Prepared:
+    """The program and env for ``roots``: a memo's when it applies, else collected, looked
+    up in the plan cache (analysed on a miss) and, on a second evaluation, memoised."""
     first = roots[0] if roots else None
     mark = getattr(first, "_plan", None)
     if type(mark) is Memo and options.plan_cache:
-        flags = (options.key(), registry_version())
-        env = mark.env_for(roots, targets, flags, epoch(), stores())
+        env = mark.env_for(roots, targets, (options.key(), registry_version()))
         if env is not None:
             stats.plan_hits += 1
-            return _run(
-                mark.program, env, mark.objs, mark.merged, mark.root_slots, roots, targets, mark
-            )
+            return _Prepared(mark.program, env, mark.objs, mark.merged, mark.root_slots, mark)
     col = collect(roots, options.cse, epoch())
     env = col.env
     tlist: list[Target] = []
@@ -236,20 +254,12 @@ def execute(
         else:  # evaluated before: remember this evaluation for the next one
             memo = make_memo(col, roots, targets, env, program, (options.key(), registry_version()))
             first._plan = memo if memo is not None else SEEN
-    return _run(program, env, col.objs, col.merged, col.roots, roots, targets, memo)
+    return _Prepared(program, env, col.objs, col.merged, col.roots, memo)
 
 
-def _run(
-    program: Program,
-    env: list[Any],
-    objs: list[Any],
-    merged: list[tuple[int, Any]],
-    root_slots: list[int],
-    roots: Sequence[AnyTensor],
-    targets: dict[int, AnyResult] | None,
-    memo: Memo | None,
-) -> list[AnyResult]:
-    """Run ``program`` over ``env``, then wrap, cache and return the roots' values."""
+def _run(program: Program, env: list[Any]) -> bool:
+    """Run ``program`` over ``env``; False when it failed with something other than a
+    typed_nn error (the caller re-runs node by node, which names the failing node)."""
     _local.last = program
     alloc = buffer_pool().empty if options.pool else np.empty
     try:
@@ -259,14 +269,44 @@ def _run(
         raise
     except Exception:
         stats.fallbacks += 1
-        return reference.execute(roots, targets)
+        return False
     if stats.counting:
         stats.kernel_calls.update(program.calls)
-    if memo is not None:
-        out = _memo_results(env, memo, targets)
-        memo.epoch, memo.stores = epoch(), stores()
-        return out
-    return _results(env, objs, merged, root_slots, program, targets)
+    return True
+
+
+def execute(
+    roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None = None
+) -> list[AnyResult]:
+    """Evaluate ``roots``; returns their principal tensors in order.
+
+    ``targets`` maps a root's index to a tensor its value should be written into; the
+    returned tensor for that root is the target when it was written there directly (the
+    caller copies otherwise). Every computed node caches its value.
+    """
+    if hooks.node_checks:
+        return reference.execute(roots, targets)
+    p = _prepare(roots, targets)
+    if not _run(p.program, p.env):
+        return reference.execute(roots, targets)
+    if p.memo is not None:
+        return _memo_results(p.env, p.memo, targets)
+    return _results(p.env, p.objs, p.merged, p.root_slots, p.program, targets)
+
+
+def execute_arrays(
+    roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None = None
+) -> list[Any]:
+    """``execute`` for a caller that writes leaves in place right after (a training step):
+    the roots' bare arrays, and nothing cached on any node (so nothing to wrap or to keep
+    alive). A target's entry is its own array when it was written there directly."""
+    if hooks.node_checks:
+        return [t.array for t in reference.execute(roots, targets)]
+    p = _prepare(roots, targets)
+    if not _run(p.program, p.env):
+        return [t.array for t in reference.execute(roots, targets)]
+    env = p.env
+    return [env[r] for r in p.root_slots]
 
 
 def _memo_results(

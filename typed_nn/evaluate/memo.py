@@ -8,8 +8,9 @@ exactly those roots (and ``out`` targets) reuses them when nothing it depends on
 changed:
 
 * nodes are immutable, so the graph below the roots is the same;
-* no node result was cached since the memo's last run (the cache counter is unchanged) and
-  the cache epoch moved on, so every node is computed again, as a fresh collection would;
+* no node result was cached in the current cache epoch (the memo's own run cached its
+  nodes' results in an earlier one), so every node is computed again, as a fresh
+  collection would;
 * every leaf tensor still holds the same array object (so the same memory, shape, strides
   and dtype), and 0-d leaves merged by value still hold equal values;
 * the only data kinds lowered were :class:`DynamicData` (its wrapped value never changes);
@@ -28,6 +29,7 @@ from threading import get_ident
 from typing import Any
 
 from ..data.dynamic import DynamicData
+from .cache import nothing_cached
 from .codegen import Program
 from .collect import Collected
 
@@ -42,7 +44,6 @@ class Memo:
 
     __slots__ = (
         "env",
-        "epoch",
         "interior",
         "key",
         "leaves",
@@ -54,7 +55,6 @@ class Memo:
         "root_slots",
         "roots",
         "scalars",
-        "stores",
         "targets",
         "thread",
     )
@@ -87,8 +87,6 @@ class Memo:
         merged duplicates of a computed node: ``executor._results`` precomputed."""
         self.interior = [(col.objs[s], s) for s in program.results if s not in wanted]
         self.merged_hits = [(x, s) for s, x in col.merged if s in results]
-        self.epoch = -1
-        self.stores = -1
         self.thread = get_ident()
         """Programs hold scratch blocks and plans are per thread: only this thread reuses it."""
 
@@ -97,11 +95,9 @@ class Memo:
         roots: Sequence[Any],
         targets: dict[int, Any] | None,
         key: Any,
-        epoch: int,
-        stores: int,
     ) -> list[Any] | None:
         """A fresh env for this evaluation, or None when the memo does not apply."""
-        if epoch == self.epoch or stores != self.stores or key != self.key:
+        if key != self.key or not nothing_cached():
             return None
         if get_ident() != self.thread:
             return None

@@ -9,7 +9,8 @@ Every optimisation is on by default; tests switch them off to compare::
 
 ``cse`` merges identical sub-trees, ``rewrite`` applies the algebraic rules, ``fuse`` runs
 element-wise regions as one blocked pass, ``pool`` recycles large buffers, ``batch`` merges
-independent registrations of the same op, ``plan_cache`` reuses analysed schedules.
+independent registrations of the same op, ``plan_cache`` reuses analysed schedules,
+``specialise`` compiles kernels for each node's exact shapes and parameters.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ __all__ = ["EvalOptions", "EvalStats", "options", "stats"]
 class EvalOptions:
     """The evaluator's flags (process-wide; change them with :meth:`using`)."""
 
-    __slots__ = ("batch", "cse", "fuse", "plan_cache", "pool", "rewrite")
+    __slots__ = ("batch", "cse", "fuse", "plan_cache", "pool", "rewrite", "specialise")
 
     def __init__(self) -> None:
         self.cse = True
@@ -33,10 +34,11 @@ class EvalOptions:
         self.pool = True
         self.batch = True
         self.plan_cache = True
+        self.specialise = True
 
     def key(self) -> tuple[bool, ...]:
         """The flags that change a compiled schedule (part of the plan-cache key)."""
-        return (self.cse, self.rewrite, self.fuse, self.pool, self.batch)
+        return (self.cse, self.rewrite, self.fuse, self.pool, self.batch, self.specialise)
 
     @contextmanager
     def using(self, **flags: bool) -> Iterator[EvalOptions]:

@@ -95,7 +95,8 @@ class Optimizer(ABC):
     def current_lr(self) -> float:
         """The learning rate the next step uses (the schedule's value at ``step_count``)."""
         lr = self.lr(self.step_count) if callable(self.lr) else self.lr
-        _non_negative(type(self).__name__, f"lr (at step {self.step_count})", lr)
+        if not (type(lr) is float and 0 <= lr < math.inf):  # the common case, checked cheaply
+            _non_negative(type(self).__name__, f"lr (at step {self.step_count})", lr)
         return float(lr)
 
     def state(self, weight: AnyWeight) -> dict[str, AnyWeight]:

@@ -10,6 +10,8 @@ op, and the one with the highest priority wins. :func:`implementation` finds it,
 ``NoImplementationError`` naming the op, the device and the devices that have one.
 :func:`implement_out` registers a second flavour that writes into a given array; the
 evaluator uses it to run element-wise regions block by block and to fill ``out=`` tensors.
+:func:`specialise` registers a third: given a node's exact operand shapes and parameters
+(known once a plan is compiled), it returns a kernel with that work done ahead of time.
 """
 
 from __future__ import annotations
@@ -29,12 +31,16 @@ __all__ = [
     "OpKind",
     "Operand",
     "Params",
+    "Site",
+    "Specialised",
     "implement",
     "implementation",
     "implemented_devices",
     "implement_out",
     "out_implementation",
     "registry_version",
+    "specialisation",
+    "specialise",
 ]
 
 Operand = Any
@@ -170,3 +176,59 @@ def out_implementation(op: str, device: type[DeviceTag]) -> OutImpl | None:
         return None
     impls = _IMPLS.get(op, {}).get(device.name)
     return form if impls and impls[0][1] is form.plain else None
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """What a compiled plan knows about one node: ``operands`` holds each operand's
+    (shape, dtype), or None where a Python number stands for it."""
+
+    operands: tuple[tuple[tuple[int, ...], Any] | None, ...]
+    params: Params
+    shape: tuple[int, ...]
+    dtype: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Specialised:
+    """A kernel for one :class:`Site`, its parameters bound.
+
+    ``writes``: ``fn(*operands, out=array)`` fills ``out`` (the node's shape and dtype) and
+    returns it; otherwise ``fn(*operands)`` returns the value (a view, for layout ops). It must
+    give exactly the plain implementation's numbers.
+    """
+
+    fn: Impl
+    writes: bool
+
+
+Specialiser = Callable[[Site], Specialised | None]
+_SPECIALISERS: dict[str, dict[str, tuple[Specialiser, Impl]]] = _Registry()
+
+
+def specialise(
+    op: str | OpDecl, device: type[DeviceTag], *, of: Impl | None = None
+) -> Callable[[Specialiser], Specialiser]:
+    """Register the decorated ``make(site) -> Specialised | None`` for ``op`` on ``device``,
+    standing in for the plain implementation ``of`` (default: the one registered now)."""
+    name = op if isinstance(op, str) else op.name
+
+    def register(make: Specialiser) -> Specialiser:
+        plain = of if of is not None else implementation(name, device)
+        per_device = _SPECIALISERS.get(name)
+        if per_device is None:
+            per_device = _SPECIALISERS[name] = _Registry()
+        per_device[device.name] = (make, plain)
+        return make
+
+    return register
+
+
+def specialisation(op: str, device: type[DeviceTag], site: Site) -> Specialised | None:
+    """``op``'s kernel specialised for ``site``, or None (no specialiser, it declined, or
+    another plain implementation is registered in place of the one it mirrors)."""
+    entry = _SPECIALISERS.get(op, {}).get(device.name)
+    if entry is None:
+        return None
+    impls = _IMPLS.get(op, {}).get(device.name)
+    return entry[0](site) if impls and impls[0][1] is entry[1] else None

@@ -11,7 +11,7 @@ Each mini-batch runs one step: the model's forward, softmax, the backward of the
 and every gradient are one lazy graph (built once per batch size, see ``step.py``); SGD,
 Momentum and Adam evaluate it with every parameter update in one pass (other optimizers
 evaluate the gradients, then update). The batch's loss for the history is computed from the
-probabilities the step returns.
+probabilities the step returns and the batch's labels.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from .step import PredictGraph, StepGraph
 __all__ = ["EarlyStopping", "Metric", "accuracy", "fit", "predict"]
 
 Metric = Literal["train_loss", "train_acc", "test_acc"]
+_sum = np.add.reduce  # ndarray.sum without its Python wrapper
 Snapshot = list[tuple[Tensor[Float32, CPU, Any], npt.NDArray[Any]]]
 
 
@@ -133,22 +134,32 @@ def fit(
     waited = 0
     n, features, labels = len(train), train.features, train.labels
     targets = train.y().array  # one-hot once; each batch's rows are gathered into the step
+    # Each sample's probability of its label and its predicted class, gathered from its
+    # batch's probabilities (before that batch's update) and reduced once per epoch:
+    # ``offset`` is a sample's row offset in its batch's flattened (rows, classes) array.
+    offset = np.arange(n) % batch_size * train.n_classes
+    picked = np.empty(n, np.float32)
+    predicted = np.empty(n, np.intp)
     for epoch in range(epochs):
         report.start_epoch(epoch, n_batches(n, batch_size))
-        loss_sum, hits = 0.0, 0
         order = rng.permutation(n)  # the order ``batches(train, batch_size, rng)`` gives
+        label_at = labels[order] + offset
         for start in range(0, n, batch_size):
-            idx = order[start : start + batch_size]
-            rows = len(idx)
-            step = steps.get(rows)
+            stop = min(start + batch_size, n)
+            idx = order[start:stop]
+            step = steps.get(stop - start)
             if step is None:
-                step = steps[rows] = StepGraph(model, rows, train.n_features, train.n_classes)
-            result = step.run_rows(features, targets, idx, optimizer)
-            loss_sum += result.loss * rows
-            hits += int(np.count_nonzero(result.probs.argmax(axis=1) == labels[idx]))
-            report.batch(result.loss)
-        history.train_loss.append(loss_sum / len(train))
-        history.train_acc.append(hits / len(train))
+                step = StepGraph(model, stop - start, train.n_features, train.n_classes)
+                steps[stop - start] = step
+            probs = step.run_rows(features, targets, idx, optimizer)
+            # mode "clip" writes straight into out; the indices are in range by construction
+            probs.reshape(-1).take(label_at[start:stop], 0, picked[start:stop], "clip")
+            probs.argmax(1, predicted[start:stop])
+            if report.shows_batches:
+                report.batch(-float(np.log(picked[start:stop]).mean()))
+        # The mean NLL of the one-hot targets (``nll_loss``: -mean ln p[i, label i]).
+        history.train_loss.append(-float(_sum(np.log(picked), axis=None)) / n)
+        history.train_acc.append(int(np.count_nonzero(predicted == labels[order])) / n)
         line = f"epoch {epoch + 1:>3}/{epochs}  loss {history.train_loss[-1]:.4f}  "
         line += f"train acc {history.train_acc[-1]:.4f}"
         if tester is not None and test is not None:

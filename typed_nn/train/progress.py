@@ -43,6 +43,11 @@ class Progress:
                 unit="batch",
             )
 
+    @property
+    def shows_batches(self) -> bool:
+        """Whether a bar is showing (only then is a batch's loss worth computing)."""
+        return self.bar is not None
+
     def batch(self, loss: float) -> None:
         """One batch trained."""
         if self.bar is not None:

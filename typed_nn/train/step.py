@@ -5,9 +5,10 @@ through the model, softmax + NLL loss, backward, every parameter's gradient — 
 once over *placeholder* tensors and evaluated again for every mini-batch: the batch is
 written into the placeholders in place (and cached results are invalidated), and the
 probabilities, gradients and updates are evaluated (SGD and ``Optimizer.one_pass`` rules:
-in one pass with the updates as targets). ``loss`` is kept as an expression for callers; a
-step computes the loss from its probabilities instead. Rebuilding the graph per batch gives the same values and costs a node build per op per batch; the
-evaluator's plan cache then only saves the analysis.
+in one pass with the updates as targets, nothing cached on the nodes). ``fit`` computes the
+loss from the probabilities a step returns.
+Rebuilding the graph per batch gives the same values and costs a node build per op per
+batch; the evaluator's plan cache then only saves the analysis.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
 from ..errors import TrainingError, message
 from ..evaluate import EvalHandle, EvalPlan
-from ..evaluate.executor import execute, invalidate_caches
+from ..evaluate.executor import execute_arrays, invalidate_caches
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
 from ..model.optim import SGD, OnePass, Optimizer
-from ..tags import CPU, Dim0, Dim2, Float32
+from ..tags import CPU, Dim2, Float32
 from .model import TrainableModel
 
-__all__ = ["PredictGraph", "StepGraph", "StepResult"]
+__all__ = ["PredictGraph", "StepGraph"]
 
 Matrix32 = Tensor[Float32, CPU, Dim2]
 Lazy32 = TensorLike[Float32, CPU, Dim2]
@@ -57,31 +58,26 @@ def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
     return result
 
 
-class StepResult:
-    """What a step computed: the batch's mean loss and its predicted probabilities."""
-
-    __slots__ = ("loss", "probs")
-
-    def __init__(self, loss: float, probs: npt.NDArray[np.float32]) -> None:
-        self.loss = loss
-        self.probs = probs
-
-
 class StepGraph:
-    """Forward, loss and backward of one batch size, over placeholders ``x`` and ``y``."""
+    """Forward, loss gradient and backward of one batch size, over placeholders ``x`` and
+    ``y`` (one-hot rows)."""
 
     def __init__(self, model: TrainableModel, batch: int, features: int, classes: int) -> None:
         self.x: Matrix32 = zeros((batch, features), Float32, CPU)
         self.y: Matrix32 = zeros((batch, classes), Float32, CPU)
         self.probs = ops.softmax(_forward(model, self.x, classes))
-        self.loss: TensorLike[Float32, CPU, Dim0] = ops.nll_loss(self.y, self.probs)
-        one = scalar(1.0, Float32, CPU)
-        # softmax_grad(nll_loss_grad(...)) is rewritten into (p - y) / batch by the evaluator.
-        grad = ops.softmax_grad(ops.nll_loss_grad(one, self.y, self.probs), self.probs)
+        # The gradient of the mean NLL through the softmax. For any targets it is
+        # softmax_grad(nll_loss_grad(1, y, p), p), which the evaluator rewrites into one
+        # kernel (g / S * (p * T - y), with T each row's and S all targets' sum); fit's
+        # targets are one-hot rows (T = 1, S = batch), where that is exactly (p - y) / batch:
+        # two element-wise passes, as a hand-written step has (tests/test_train_fit.py).
+        grad = (self.probs - self.y) * (1.0 / batch)
         model.feed_backward(model.output_cont().set(LayerOutput, grad))
         self.grads: GradCollector[Float32, CPU] = GradCollector(Float32, CPU)
         model.grad_collect(self.grads)
         self.lr = scalar(0.0, Float32, CPU)
+        self._lr = 0.0
+        """The value now in ``lr``'s array (written only when the schedule changes it)."""
         self._sgd: tuple[SGD, list[Roots], dict[int, Weight]] | None = None
         self._fused: tuple[Optimizer, OnePass | None, list[Roots], dict[int, Weight]] | None
         self._fused = None
@@ -112,32 +108,18 @@ class StepGraph:
             self._fused = (optimizer, plan, roots, targets)
         return self._fused[1], self._fused[2], self._fused[3]
 
-    def _result(self, probs: npt.NDArray[np.float32]) -> StepResult:
-        """The batch's loss from its probabilities, in numpy: the ``nll_loss`` kernel's
-        formula (``-sum(y * ln p) / sum(y)``, 0 where y is 0), without a node in the step."""
-        y = self.y.array
-        logs = np.zeros(probs.shape, np.float32)
-        np.log(probs, out=logs, where=y != 0)
-        logs *= y
-        total = np.add.reduce  # ndarray.sum without its Python wrapper
-        return StepResult(float(-total(logs, axis=None) / total(y, axis=None)), probs)
-
-    def _run_pass(self, roots: list[Roots], targets: Targets, optimizer: Optimizer) -> StepResult:
+    def _run_pass(
+        self, roots: list[Roots], targets: Targets, optimizer: Optimizer
+    ) -> npt.NDArray[np.float32]:
         """Probabilities and every update in one evaluation."""
-        results = execute(roots, targets)
+        arrays = execute_arrays(roots, targets)
         for i, weight in targets.items():
-            if results[i] is not weight:  # not written in place: copy (after every read)
-                weight.array[...] = results[i].array
+            if arrays[i] is not weight.array:  # not written in place: copy (after every read)
+                weight.array[...] = arrays[i]
         invalidate_caches()  # the weights changed in place
         optimizer.step_count += 1
-        return self._result(results[0].numpy().copy())
-
-    def run(self, x: Matrix32, y: Matrix32, optimizer: Optimizer) -> StepResult:
-        """Write the batch into the placeholders, evaluate the probabilities and gradients
-        in one plan (the optimizer's), and update every parameter in place."""
-        self.x.array[...] = x.array
-        self.y.array[...] = y.array
-        return self._step(optimizer)
+        probs: npt.NDArray[np.float32] = arrays[0]
+        return probs
 
     def run_rows(
         self,
@@ -145,27 +127,33 @@ class StepGraph:
         targets: npt.NDArray[np.float32],
         rows: npt.NDArray[np.int64],
         optimizer: Optimizer,
-    ) -> StepResult:
-        """``run`` on the batch ``features[rows]``, ``targets[rows]``, gathered straight
-        into the placeholders (no batch arrays in between)."""
-        np.take(features, rows, axis=0, out=self.x.array)
-        np.take(targets, rows, axis=0, out=self.y.array)
-        return self._step(optimizer)
+    ) -> npt.NDArray[np.float32]:
+        """``step`` on the batch ``features[rows]``, ``targets[rows]``, gathered straight
+        into the placeholders (no batch arrays in between); ``rows`` must be in range."""
+        # mode "clip": numpy writes straight into out ("raise" first copies it, 10x slower);
+        # the rows are in range (a permutation of the data's indices).
+        features.take(rows, 0, self.x.array, "clip")
+        targets.take(rows, 0, self.y.array, "clip")
+        return self.step(optimizer)
 
-    def _step(self, optimizer: Optimizer) -> StepResult:
-        """One step over the batch now in the placeholders."""
+    def step(self, optimizer: Optimizer) -> npt.NDArray[np.float32]:
+        """One step over the batch now in the placeholders; returns its probabilities
+        (valid until the next step: copy them to keep them)."""
         invalidate_caches()  # the placeholders changed in place
         if EvalPlan.current().pending() == 0:
             if type(optimizer) is SGD:
-                self.lr.array[...] = optimizer.current_lr()
+                lr = optimizer.current_lr()
+                if lr != self._lr:
+                    self.lr.array[...] = self._lr = lr
                 return self._run_pass(*self._sgd_plan(optimizer), optimizer)
             plan, roots, targets = self._one_pass(optimizer)
             if plan is not None:
                 plan.prepare()
                 return self._run_pass(roots, targets, optimizer)
-        probs: EvalHandle[Float32, CPU, Dim2] = self.probs.eval_register()
+        handle: EvalHandle[Float32, CPU, Dim2] = self.probs.eval_register()
         optimizer.step(self.grads)  # its EvalPlan.eval() computes probs too
-        return self._result(probs.data().numpy().copy())
+        probs: npt.NDArray[np.float32] = handle.data().array
+        return probs
 
 
 class PredictGraph:

@@ -15,7 +15,8 @@ from . import select as select
 from . import structure as structure
 
 # isort: split
-# Write-into, rewritten and batched forms mirror the plain implementations registered above.
+# Write-into, rewritten, batched and specialised forms mirror the plain implementations registered above.
 from . import batched as batched
 from . import fused as fused
 from . import rewritten as rewritten
+from . import specialised as specialised

@@ -70,15 +70,22 @@ def tanh_grad(g: Array, y: Array, out: Out = None) -> Array:
     return r
 
 
+BITS = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
+"""Integer types of each float's width: relu_grad multiplies bit patterns by the mask."""
+
+
 @implement("relu_grad", CPU)
 def relu_grad(g: Array, x: Array, out: Out = None) -> Array:
-    # g where x > 0, else exactly 0 — also where g is inf or NaN, which g * (x > 0) would
-    # turn into NaN. The product by the mask is ~10x faster than a masked copy, so it runs
-    # first; a non-finite sum means some g was not finite (or the sum overflowed), and only
-    # then the select runs. ``out`` never aliases g here (relu_grad is not alias-safe).
-    r = np.multiply(g, x > 0, out=_result(out, g, x))
-    total = np.add.reduce(r, axis=None)
-    if not np.isfinite(total):
+    # g where x > 0, else exactly +0 — also where g is inf or NaN, which g * (x > 0) would
+    # turn into NaN. Multiplying g's *bit pattern* (an integer view) by the 0/1 mask keeps
+    # g's bits or gives the bits of +0, in one pass as fast as the float product (np.where
+    # and masked copies are 3-10x slower on random masks). ``out`` never aliases g here
+    # (relu_grad is not alias-safe).
+    r = _result(out, g, x)
+    bits = BITS.get(r.dtype) if type(g) is np.ndarray and g.dtype == r.dtype else None
+    if bits is None:  # another dtype, or g a number: the select
         r[...] = 0
         np.copyto(r, g, where=x > 0)
+        return r
+    np.multiply(g.view(bits), x > 0, out=r.view(bits))
     return r

@@ -1,0 +1,152 @@
+"""Specialised numpy kernels give exactly the plain kernels' numbers, and step aside when
+they do not apply or another implementation is registered in place of the plain one."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import t32
+
+import typed_nn as tn
+from typed_nn import ops
+from typed_nn.evaluate import last_program, options
+from typed_nn.evaluate.cache import invalidate_caches
+from typed_nn.ops import declare
+from typed_nn.ops.declare import Site, implementation, specialisation
+from typed_nn.tags import CPU
+
+rng = np.random.default_rng(7)
+Array = Any
+
+
+def _site(op_args: list[Array | float], params: tuple[Any, ...], result: Array) -> Site:
+    operands = tuple((a.shape, a.dtype) if isinstance(a, np.ndarray) else None for a in op_args)
+    return Site(operands, params, result.shape, result.dtype)
+
+
+def _same_as_plain(op: str, args: list[Array | float], params: tuple[Any, ...]) -> None:
+    """The specialised kernel's result equals the plain one's, bit for bit (NaNs too)."""
+    want = np.asarray(implementation(op, CPU)(*args, *params))
+    special = specialisation(op, CPU, _site(args, params, want))
+    assert special is not None
+    if special.writes:
+        out = np.full(want.shape, np.nan, want.dtype)
+        got = special.fn(*args, out=out)
+        assert got is out
+    else:
+        got = special.fn(*args)
+    assert (got.shape, got.dtype) == (want.shape, want.dtype)
+    np.testing.assert_array_equal(
+        np.ascontiguousarray(got).view(np.uint8), np.ascontiguousarray(want).view(np.uint8)
+    )
+
+
+def _normal(*shape: int, dtype: Any = np.float32) -> Array:
+    return rng.normal(size=shape).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("a", "b"), [((5, 7), (7, 3)), ((7,), (7, 3)), ((5, 7), (7,))])
+def test_dot_is_matmul_into_the_buffer(dtype: Any, a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    _same_as_plain("dot", [_normal(*a, dtype=dtype), _normal(*b, dtype=dtype)], (1,))
+
+
+def test_dot_declines_tensor_contractions() -> None:
+    a, b = _normal(2, 3, 4), _normal(3, 4, 5)
+    want = implementation("dot", CPU)(a, b, 2)
+    assert specialisation("dot", CPU, _site([a, b], (2,), want)) is None
+    a3 = _normal(2, 3, 4)
+    want3 = implementation("dot", CPU)(a3, _normal(4, 5), 1)
+    assert specialisation("dot", CPU, _site([a3, _normal(4, 5)], (1,), want3)) is None
+
+
+@pytest.mark.parametrize("order", [(1, 0), (2, 1, 0), (0, 2, 1), (1, 2, 0)])
+def test_permute_is_the_same_view(order: tuple[int, ...]) -> None:
+    x = _normal(*[2, 3, 4][: len(order)])
+    _same_as_plain("permute", [x], (order,))
+    special = specialisation("permute", CPU, _site([x], (order,), np.transpose(x, order)))
+    assert special is not None
+    assert np.shares_memory(special.fn(x), x)
+
+
+@pytest.mark.parametrize(("dims", "keep"), [((0,), False), ((1,), True), ((0, 2), False)])
+def test_reduce_sum_into_the_buffer(dims: tuple[int, ...], keep: bool) -> None:
+    _same_as_plain("reduce_sum", [_normal(6, 5, 4)], (dims, keep))
+
+
+def test_reduce_sum_to_a_scalar_keeps_the_plain_kernel() -> None:
+    x = _normal(3, 4)
+    want = implementation("reduce_sum", CPU)(x, (0, 1), False)
+    assert specialisation("reduce_sum", CPU, _site([x], ((0, 1), False), want)) is None
+
+
+@pytest.mark.parametrize(("shape", "k"), [((8, 10), 1), ((3, 4, 5), 2), ((6,), 1)])
+def test_softmax_into_the_buffer(shape: tuple[int, ...], k: int) -> None:
+    x = _normal(*shape) * 30  # large logits: the max shift matters
+    _same_as_plain("softmax", [x], (k,))
+
+
+def _nll_grad_args(t: Array) -> list[Array | float]:
+    y = implementation("softmax", CPU)(_normal(*t.shape, dtype=t.dtype), 1)
+    return [np.asarray(1.5, t.dtype), t, y]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_nll_grad_with_one_hot_and_soft_targets(dtype: Any) -> None:
+    one_hot = np.eye(10, dtype=dtype)[rng.integers(0, 10, 32)]
+    _same_as_plain("softmax_nll_grad", _nll_grad_args(one_hot), (1,))
+    soft = rng.random((32, 10)).astype(dtype)
+    _same_as_plain("softmax_nll_grad", _nll_grad_args(soft), (1,))
+    args = _nll_grad_args(one_hot)
+    _same_as_plain("softmax_nll_grad", [0.25, *args[1:]], (1,))  # g a number
+
+
+def test_softmax_nll_grad_with_all_zero_targets_is_nan_not_an_exception() -> None:
+    with np.errstate(all="ignore"):
+        _same_as_plain("softmax_nll_grad", _nll_grad_args(np.zeros((4, 3), np.float32)), (1,))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_grad_keeps_g_or_gives_plus_zero_even_for_inf_and_nan(dtype: Any) -> None:
+    g = np.array([[np.inf, -np.inf, np.nan, 1.0, -0.0, 2.0]], dtype)
+    x = np.array([[-1.0, 0.0, -2.0, 1.0, 3.0, -1.0]], dtype)
+    _same_as_plain("relu_grad", [g, x], ())
+    got = implementation("relu_grad", CPU)(g, x)
+    assert got.tolist() == [[0.0, 0.0, 0.0, 1.0, -0.0, 0.0]]
+    assert np.signbit(got[0]).tolist() == [False, False, False, False, True, False]
+    _same_as_plain("relu_grad", [_normal(5, 4, dtype=dtype), _normal(5, 4, dtype=dtype)], ())
+
+
+def test_relu_grad_of_a_broadcast_gradient() -> None:
+    _same_as_plain("relu_grad", [_normal(4), _normal(3, 4)], ())
+
+
+def _specialised_calls() -> list[str]:
+    program = last_program()
+    assert program is not None
+    return re.findall(r"v\d+ = S\d+\(", program.source)
+
+
+def test_plans_use_specialised_kernels_and_the_switch_turns_them_off() -> None:
+    x, w = t32(rng.normal(size=(4, 3))), t32(rng.normal(size=(3, 2)))
+    expr = ops.softmax(ops.dot(x, w))
+    want = tn.evaluate(expr).numpy()
+    assert len(_specialised_calls()) == 2  # dot and softmax
+    invalidate_caches()
+    with options.using(specialise=False):
+        plain = tn.evaluate(expr).numpy()
+        assert _specialised_calls() == []
+    np.testing.assert_array_equal(plain, want)
+
+
+def test_a_replaced_plain_kernel_is_not_specialised(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = _normal(4, 3)
+    site = _site([x], (1,), x)
+    assert specialisation("softmax", CPU, site) is not None
+    monkeypatch.setitem(declare._IMPLS["softmax"], "CPU", [(0, lambda a, k: np.zeros_like(a))])
+    assert specialisation("softmax", CPU, site) is None
+    got = tn.evaluate(ops.softmax(t32(x))).numpy()
+    np.testing.assert_array_equal(got, np.zeros((4, 3), np.float32))

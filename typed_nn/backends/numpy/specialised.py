@@ -1,0 +1,120 @@
+"""Kernels specialised per node when a plan is compiled (see ``ops.declare.specialise``).
+
+A compiled plan knows every operand's shape and every parameter, so the work the plain
+kernels redo per call — axes from ``k``, the matrix/tensor branch of ``dot``, result
+wrapping — is done once here, and the kernel writes into the plan's buffer. On the small
+tensors of a training step that per-call work costs as much as the arithmetic. Each
+specialised kernel computes exactly the plain kernel's numbers (``tests/test_specialised.py``).
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from operator import attrgetter, methodcaller
+from typing import Any
+
+import numpy as np
+
+from ...ops.declare import Site, Specialised, specialise
+from ...tags import CPU
+from . import activation as _activation
+from . import layout as _layout  # noqa: F401 - the plain forms must be registered
+from . import nn as _nn  # noqa: F401
+from . import reduce as _reduce  # noqa: F401
+from . import rewritten as _rewritten  # noqa: F401
+from . import structure as _structure  # noqa: F401
+
+Array = Any
+_sum = np.add.reduce
+_max = np.maximum.reduce
+
+
+def _trailing(site: Site, k: int) -> tuple[int, ...]:
+    rank = len(site.shape)
+    return tuple(range(rank - k, rank))
+
+
+@specialise("dot", CPU)
+def dot(site: Site) -> Specialised | None:
+    """Matrix and vector products are one ``np.matmul`` into the buffer (as ``dot_out``)."""
+    a, b = site.operands
+    if a is None or b is None or site.params != (1,) or not site.shape:
+        return None
+    if len(a[0]) > 2 or len(b[0]) > 2:
+        return None
+    return Specialised(np.matmul, writes=True)
+
+
+@specialise("permute", CPU)
+def permute(site: Site) -> Specialised:
+    """A view, as the plain kernel: ``.T`` for a reversed order, else ``.transpose``."""
+    (order,) = site.params
+    assert isinstance(order, tuple)
+    if order == tuple(reversed(range(len(order)))):
+        return Specialised(attrgetter("T"), writes=False)
+    return Specialised(methodcaller("transpose", order), writes=False)
+
+
+@specialise("reduce_sum", CPU)
+def reduce_sum(site: Site) -> Specialised | None:
+    """``np.add.reduce`` into the buffer (a 0-d result keeps the plain path)."""
+    x = site.operands[0]
+    if x is None or not site.shape:
+        return None
+    dims, keep = site.params
+    return Specialised(partial(_sum, axis=dims, dtype=x[1], keepdims=keep), writes=True)
+
+
+@specialise("relu_grad", CPU)
+def relu_grad(site: Site) -> Specialised | None:
+    """The plain kernel's product of bit patterns, its dtype checks done once."""
+    g, x = site.operands
+    bits = _activation.BITS.get(site.dtype)
+    if g is None or x is None or bits is None or g[1] != site.dtype:
+        return None
+    multiply = np.multiply
+
+    def relu_grad_into(g: Array, x: Array, *, out: Array) -> Array:
+        multiply(g.view(bits), x > 0, out=out.view(bits))
+        return out
+
+    return Specialised(relu_grad_into, writes=True)
+
+
+@specialise("softmax", CPU)
+def softmax(site: Site) -> Specialised:
+    """The plain kernel's three passes, written into the buffer."""
+    (k,) = site.params
+    assert isinstance(k, int)
+    axes = _trailing(site, k)
+
+    def softmax_into(x: Array, *, out: Array) -> Array:
+        np.subtract(x, _max(x, axis=axes, keepdims=True), out=out)
+        np.exp(out, out=out)
+        out /= _sum(out, axis=axes, keepdims=True)
+        return out
+
+    return Specialised(softmax_into, writes=True)
+
+
+@specialise("softmax_nll_grad", CPU)
+def softmax_nll_grad(site: Site) -> Specialised:
+    """``g / S * (y * T - t)`` (see ``rewritten.softmax_nll_grad``), written into the buffer.
+
+    ``g / S`` is taken in Python floats: a double quotient of two float32 values rounded to
+    float32 is their float32 quotient, so the scale is bit-identical (S = 0 gives inf or
+    NaN through numpy, as in the plain kernel, not a ZeroDivisionError).
+    """
+    (k,) = site.params
+    assert isinstance(k, int)
+    axes = _trailing(site, k)
+
+    def softmax_nll_grad_into(g: Array, t: Array, y: Array, *, out: Array) -> Array:
+        group = _sum(t, axis=axes, keepdims=True)
+        np.multiply(y, group, out=out)
+        out -= t
+        total = float(_sum(t, axis=None))
+        out *= float(g) / total if total else float(np.float64(g) / np.float64(total))
+        return out
+
+    return Specialised(softmax_nll_grad_into, writes=True)
