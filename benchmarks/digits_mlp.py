@@ -5,7 +5,8 @@ Run: ``python benchmarks/digits_mlp.py [--epochs 30] [--repeats 3]``. Single-thr
 same weights and see the same mini-batches in the same order (the permutation of
 ``numpy.random.default_rng(seed)`` per epoch, as ``typed_nn.train.batches`` draws it), so
 their accuracies should agree up to float32 rounding. Epoch time is the minimum over every
-epoch of every repeat (training only; the test set is scored after the last epoch).
+epoch of every repeat (training only; the test set is scored after the last epoch); the
+repeats run round-robin, one of each implementation in turn.
 
 Like with like: typed_nn's ``fit`` records each epoch's training loss and accuracy (the
 mean NLL of every batch before its update, the hits of its argmax), which "numpy (hand)"
@@ -190,13 +191,20 @@ def numpy_metrics_run(
 Runner = Callable[[Dataset, Dataset, Weights, int, int, int], Result | None]
 
 
-def best_of(run: Runner, repeats: int, *args: Any) -> Result | None:
-    """Minimum epoch time over the repeats; the accuracy of the first repeat (all agree)."""
-    results = [run(*args) for _ in range(repeats)]
-    if results[0] is None:
-        return None
-    found = [r for r in results if r is not None]
-    return min(t for t, _ in found), found[0][1]
+def best_of(runs: dict[str, Runner], repeats: int, *args: Any) -> dict[str, Result | None]:
+    """Each implementation's minimum epoch time over the repeats, run round-robin (one
+    repeat of each in turn, so a burst of load on the shared machine hits every side), and
+    the test accuracy of its first repeat (all agree)."""
+    found: dict[str, list[Result]] = {name: [] for name in runs}
+    for _ in range(repeats):
+        for name, run in runs.items():
+            result = run(*args)
+            if result is not None:
+                found[name].append(result)
+    return {
+        name: (min(t for t, _ in got), got[0][1]) if got else None
+        for name, got in found.items()
+    }
 
 
 def versions() -> str:
@@ -224,12 +232,13 @@ def main() -> None:
     print(f"{'batch':>5} {'implementation':<15} {'ms/epoch':>9} {'test acc':>9}")
     for batch in (32, 128):
         common = (split.train, split.test, weights, args.epochs, batch, args.seed)
-        rows = {
-            "numpy (hand)": best_of(numpy_run, args.repeats, *common),
-            "numpy +metrics": best_of(numpy_metrics_run, args.repeats, *common),
-            "typed_nn": best_of(typed_nn_run, args.repeats, *common),
-            "torch": best_of(torch_run, args.repeats, *common),
+        runners: dict[str, Runner] = {
+            "numpy (hand)": numpy_run,
+            "numpy +metrics": numpy_metrics_run,
+            "typed_nn": typed_nn_run,
+            "torch": torch_run,
         }
+        rows = best_of(runners, args.repeats, *common)
         for name, res in rows.items():
             shown = f"{res[0] * 1e3:9.2f} {res[1]:9.4f}" if res else f"{'-':>9} {'-':>9}"
             print(f"{batch:>5} {name:<15} {shown}")

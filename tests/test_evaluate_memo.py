@@ -195,3 +195,47 @@ def test_random_graphs_evaluated_again_match_numpy(g: Graph) -> None:
     first = exprs[0]
     if isinstance(first, Operation):
         assert type(first._plan) is Memo or first._plan == 1  # remembered, or not memoisable
+
+
+# execute_arrays: the lean programs a training step runs (nothing cached on the nodes)
+
+
+def _lean_source() -> str:
+    program = executor.last_program()
+    assert program is not None
+    return program.source
+
+
+def test_execute_arrays_matches_and_caches_nothing(collects: list[int]) -> None:
+    x, w, _, roots = step_graph()
+    for i in range(3):
+        invalidate_caches()
+        got = executor.execute_arrays(roots)
+        for value, want in zip(got, expected(x.numpy(), w.numpy(), 0.5), strict=True):
+            np.testing.assert_allclose(value, want, rtol=1e-5, atol=1e-6)
+        assert all(r._result is None for r in roots if isinstance(r, Operation)), i
+    assert collects[0] == 2  # the third run is memoised
+    assert "out=B" in _lean_source()  # interior values in buffers the program keeps
+
+
+def test_a_returned_view_of_an_interior_value_is_not_overwritten_by_the_next_run() -> None:
+    x = t32(rng.standard_normal((3, 4)))
+    roots: list[Any] = [ops.transpose(ops.exp(x) * 2.0), ops.reshape(ops.exp(x) + 1.0, (12,))]
+    firsts = executor.execute_arrays(roots)
+    kept = [a.copy() for a in firsts]
+    for _ in range(2):  # the second run is memoised, the third reuses the memo
+        x.array[...] = rng.standard_normal((3, 4))
+        invalidate_caches()
+        again = executor.execute_arrays(roots)
+        np.testing.assert_allclose(again[0], (np.exp(x.numpy()) * 2).T, rtol=1e-6)
+        np.testing.assert_allclose(again[1], np.exp(x.numpy()).ravel() + 1, rtol=1e-6)
+    for first, copy in zip(firsts, kept, strict=True):
+        np.testing.assert_array_equal(first, copy)
+
+
+def test_execute_arrays_writes_targets_in_place() -> None:
+    x, w, _, roots = step_graph()
+    want = expected(x.numpy(), w.numpy(), 0.5)[2]
+    got = executor.execute_arrays(roots, {2: w})
+    assert got[2] is w.array
+    np.testing.assert_allclose(w.numpy(), want, rtol=1e-5, atol=1e-6)

@@ -36,6 +36,7 @@ class Program:
         calls: Counter[str],
         fired: list[str],
         source: str,
+        make_lean: Callable[[], Program] | None = None,
     ) -> None:
         self.fn = fn
         self.results = results
@@ -45,6 +46,16 @@ class Program:
         self.fired = fired
         """Rewrite rules applied when this plan was analysed."""
         self.source = source
+        self._make_lean = make_lean
+        self._lean: Program | None = None
+
+    def lean(self) -> Program:
+        """The same schedule for a caller that caches nothing (``execute_arrays``): only the
+        roots are written back, and small values that cannot escape are computed into
+        buffers the program keeps (no allocation per run). Compiled on first use."""
+        if self._lean is None:
+            self._lean = self._make_lean() if self._make_lean is not None else self
+        return self._lean
 
 
 class _Gen:
@@ -88,29 +99,40 @@ def _site(g: Graph, n: INode) -> Site:
     return Site(operands, n.params, n.shape, n.dtype)
 
 
+def _form(g: Graph, n: INode) -> tuple[str, Any]:
+    """How a non-fused node is computed: ("special", Specialised) or ("out", OutImpl) —
+    both write into the buffer given — or ("view", Specialised) / ("plain", implementation),
+    which return their own array (perhaps a view of an operand)."""
+    special = specialisation(n.op, n.device, _site(g, n)) if options.specialise else None
+    if special is not None:
+        return ("special" if special.writes else "view", special)
+    # Buffers come from the CPU pool (numpy); other devices' kernels allocate their own.
+    impl = out_implementation(n.op, n.device) if n.device.name == "CPU" else None
+    if impl is not None:
+        return "out", impl
+    return "plain", implementation(n.op, n.device)
+
+
 def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     """A non-fused node: its specialised kernel, else its write-into form, else the plain
     implementation (whose result is checked: a registered kernel may be anyone's)."""
     operands = [gen.arg(a, s, i) for i, a in enumerate(n.args)]
     gen.calls[n.op] += 1
-    cpu = n.device.name == "CPU"
-    special = specialisation(n.op, n.device, _site(gen.g, n)) if options.specialise else None
-    if special is not None:
-        k = gen.const(f"S{s}", special.fn)
+    kind, form = _form(gen.g, n)
+    if kind in ("special", "view"):
+        k = gen.const(f"S{s}", form.fn)
         args = "".join(a + ", " for a in operands)
-        if special.writes:
+        if kind == "special":
             gen.emit(f"v{s} = {k}({args}out={out})")
         else:
             gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
         return
     args = _call_args(gen, s, operands)
-    # Buffers come from the CPU pool (numpy); other devices' kernels allocate their own.
-    impl = out_implementation(n.op, n.device) if cpu else None
-    if impl is not None:
-        k = gen.const(f"K{s}", impl.fn)
+    if kind == "out":
+        k = gen.const(f"K{s}", form.fn)
         gen.emit(f"v{s} = {k}({args}out={out})")
         return
-    k = gen.const(f"K{s}", implementation(n.op, n.device))
+    k = gen.const(f"K{s}", form)
     gen.const("_check", _check)
     gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
@@ -227,6 +249,42 @@ def _operand(gen: _Gen, m: int, i: int, kind: str, v: Any, regs: list[str], bloc
     return f"v{v}" if ix is None else f"v{v}[{ix}]"
 
 
+def _kept(g: Graph, alive: list[bool], regions: dict[int, list[int]]) -> set[int]:
+    """Small CPU nodes written into a buffer whose value cannot reach a root: only a node
+    that writes a fresh array (a region, a write-into or specialised kernel) stops a view
+    (a layout op, an alias, a plain kernel) from carrying its operand's memory further."""
+    interior = {m for members in regions.values() for m in members[:-1]}
+
+    def writes(s: int) -> bool:
+        n = g.nodes[s]
+        if s in interior or len(regions.get(s, ())) > 1:
+            return True
+        if n.op in ("leaf", "alias", "batch_item"):
+            return False
+        return _form(g, n)[0] in ("special", "out")
+
+    readers: dict[int, list[int]] = {}
+    for s in g.order:
+        if alive[s]:
+            for a in g.nodes[s].args:
+                if not is_number(a):
+                    readers.setdefault(a, []).append(s)
+    escapes: set[int] = set(g.roots)
+    for s in reversed(g.order):
+        if alive[s] and any(r in escapes and not writes(r) for r in readers.get(s, ())):
+            escapes.add(s)
+    return {
+        s
+        for s in g.order
+        if alive[s]
+        and s not in escapes
+        and s not in interior
+        and writes(s)
+        and g.nodes[s].device.name == "CPU"
+        and math.prod(g.nodes[s].shape) * g.nodes[s].dtype.itemsize < MIN_BYTES
+    }
+
+
 def generate(
     g: Graph,
     alive: list[bool],
@@ -235,6 +293,8 @@ def generate(
     copies: dict[int, int],
     fired: list[str],
     kernels: dict[int, tuple[Any, list[Ref]]] | None = None,
+    *,
+    lean: bool = False,
 ) -> Program:
     """The compiled schedule. ``direct``: root slot -> env index of the ``out`` array the
     root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into;
@@ -242,11 +302,12 @@ def generate(
     device (CPU regions are generated as numpy passes here).
 
     Buffers for CPU values come from ``alloc`` (the pool; below its threshold, ``np.empty``
-    directly); values on another device are
-    allocated by that device's array module (cupy keeps its own memory pool)."""
+    directly); values on another device are allocated by that device's array module (cupy
+    keeps its own memory pool). ``lean``: the variant of ``Program.lean``."""
     kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
+    kept = _kept(g, alive, regions) if lean else set()
     results: list[int] = []
     for s in g.order:
         n = g.nodes[s]
@@ -266,6 +327,8 @@ def generate(
             sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
             if s in direct:
                 out = f"env[{direct[s]}]"
+            elif s in kept:
+                out = gen.const(f"B{s}", np.empty(n.shape, n.dtype))
             elif n.device.name == "CPU":
                 small = math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
                 out = f"np.empty({sh}, {dt})" if small else f"alloc({sh}, {dt})"
@@ -277,12 +340,18 @@ def generate(
                 _region(gen, s, regions[s], out)
             else:
                 _kernel(gen, s, n, out)
-        if n.obj is not None:
-            results.append(s)  # returned or cached on its node
+        if n.obj is not None and (not lean or s in g.roots):
+            results.append(s)  # returned, or cached on its node
     for s, e in copies.items():
         gen.emit(f"np.copyto(env[{e}], v{s})")
     for s in results:
         gen.emit(f"env[{s}] = v{s}")
     source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"
     exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
-    return Program(gen.ns["_run"], results, gen.calls, fired, source)
+    if lean:
+        return Program(gen.ns["_run"], results, gen.calls, fired, source)
+
+    def make_lean() -> Program:
+        return generate(g, alive, regions, direct, copies, fired, kernels, lean=True)
+
+    return Program(gen.ns["_run"], results, gen.calls, fired, source, make_lean)

@@ -303,7 +303,7 @@ def execute_arrays(
     if hooks.node_checks:
         return [t.array for t in reference.execute(roots, targets)]
     p = _prepare(roots, targets)
-    if not _run(p.program, p.env):
+    if not _run(p.program.lean(), p.env):
         return [t.array for t in reference.execute(roots, targets)]
     env = p.env
     return [env[r] for r in p.root_slots]

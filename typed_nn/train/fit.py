@@ -153,7 +153,7 @@ def fit(
                 steps[stop - start] = step
             probs = step.run_rows(features, targets, idx, optimizer)
             # mode "clip" writes straight into out; the indices are in range by construction
-            probs.reshape(-1).take(label_at[start:stop], 0, picked[start:stop], "clip")
+            probs.ravel().take(label_at[start:stop], 0, picked[start:stop], "clip")
             probs.argmax(1, predicted[start:stop])
             if report.shows_batches:
                 report.batch(-float(np.log(picked[start:stop]).mean()))
