@@ -34,7 +34,7 @@ SETTINGS = settings(
 
 def test_combinations_cover_every_flag() -> None:
     assert len(COMBOS) == 2 ** len(FLAGS)
-    assert set(FLAGS) == set(options.__slots__)
+    assert set(FLAGS) == set(options.flags)
 
 
 @SETTINGS

@@ -38,6 +38,7 @@ from .rewrite import rewrite
 __all__ = [
     "clear_plan_cache",
     "copy_into",
+    "Evaluation",
     "execute",
     "execute_arrays",
     "invalidate_caches",
@@ -307,6 +308,41 @@ def execute_arrays(
         return [t.array for t in reference.execute(roots, targets)]
     env = p.env
     return [env[r] for r in p.root_slots]
+
+
+class Evaluation:
+    """The same roots (and ``out`` targets) evaluated again and again as ``execute_arrays``
+    does: a training step. Bound to its roots, a repeated run skips matching them against
+    the memo; every other check of the memo still runs each time."""
+
+    __slots__ = ("_memo", "_roots", "_targets")
+
+    def __init__(
+        self, roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None = None
+    ) -> None:
+        self._roots = list(roots)
+        self._targets = dict(targets) if targets else None
+        self._memo: Memo | None = None
+
+    def __call__(self) -> list[Any]:
+        """The roots' arrays (targets written in place where possible), nothing cached."""
+        memo = self._memo
+        if (
+            memo is not None
+            and not hooks.node_checks
+            and options.plan_cache
+            and memo.fresh((options.key(), registry_version()))
+        ):
+            stats.plan_hits += 1
+            env = memo.env.copy()
+            if _run(memo.program.lean(), env):
+                return [env[r] for r in memo.root_slots]
+            return [t.array for t in reference.execute(self._roots, self._targets)]
+        arrays = execute_arrays(self._roots, self._targets)
+        mark = getattr(self._roots[0], "_plan", None) if self._roots else None
+        bound = type(mark) is Memo and mark.matches(self._roots, self._targets)
+        self._memo = mark if bound else None
+        return arrays
 
 
 def _memo_results(

@@ -97,31 +97,37 @@ class Memo:
         key: Any,
     ) -> list[Any] | None:
         """A fresh env for this evaluation, or None when the memo does not apply."""
-        if key != self.key or not nothing_cached():
+        if not self.fresh(key) or not self.matches(roots, targets):
             return None
-        if get_ident() != self.thread:
-            return None
-        mine = self.roots
-        if len(roots) != len(mine):
-            return None
-        for a, b in zip(roots, mine, strict=True):
-            if a is not b:
-                return None
-        if self.targets:
-            if targets is None or len(targets) != len(self.targets):
-                return None
-            for j, t, arr in self.targets:
-                if t._array is not arr or targets.get(j) is not t:
-                    return None
-        elif targets:
-            return None
+        return self.env.copy()
+
+    def fresh(self, key: Any) -> bool:
+        """Whether a run now would compute what a fresh collection would: same options and
+        registry (``key``), nothing cached this epoch, this thread, same leaf arrays and
+        merged 0-d leaves still equal."""
+        if key != self.key or not nothing_cached() or get_ident() != self.thread:
+            return False
         for x, arr in self.leaves:
             if x._array is not arr:
-                return None
-        for x, first in self.scalars:
-            if x._identity() != first._identity():
-                return None
-        return self.env.copy()
+                return False
+        return all(x._identity() == first._identity() for x, first in self.scalars)
+
+    def matches(self, roots: Sequence[Any], targets: dict[int, Any] | None) -> bool:
+        """Whether ``roots`` and ``targets`` are exactly the ones this memo evaluated."""
+        mine = self.roots
+        if len(roots) != len(mine):
+            return False
+        for a, b in zip(roots, mine, strict=True):
+            if a is not b:
+                return False
+        if not self.targets:
+            return not targets
+        if targets is None or len(targets) != len(self.targets):
+            return False
+        for j, t, arr in self.targets:
+            if t._array is not arr or targets.get(j) is not t:
+                return False
+        return True
 
 
 def make_memo(

@@ -25,9 +25,12 @@ __all__ = ["EvalOptions", "EvalStats", "options", "stats"]
 class EvalOptions:
     """The evaluator's flags (process-wide; change them with :meth:`using`)."""
 
-    __slots__ = ("batch", "cse", "fuse", "plan_cache", "pool", "rewrite", "specialise")
+    flags = ("batch", "cse", "fuse", "plan_cache", "pool", "rewrite", "specialise")
+    """The switches' names."""
+    __slots__ = ("_key", *flags)
 
     def __init__(self) -> None:
+        self._key: tuple[bool, ...] | None = None
         self.cse = True
         self.rewrite = True
         self.fuse = True
@@ -36,14 +39,30 @@ class EvalOptions:
         self.plan_cache = True
         self.specialise = True
 
+    def __setattr__(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+        if name != "_key":
+            object.__setattr__(self, "_key", None)
+
     def key(self) -> tuple[bool, ...]:
-        """The flags that change a compiled schedule (part of the plan-cache key)."""
-        return (self.cse, self.rewrite, self.fuse, self.pool, self.batch, self.specialise)
+        """The flags that change a compiled schedule (part of the plan-cache key); the same
+        tuple object until a flag changes."""
+        key = self._key
+        if key is None:
+            key = self._key = (
+                self.cse,
+                self.rewrite,
+                self.fuse,
+                self.pool,
+                self.batch,
+                self.specialise,
+            )
+        return key
 
     @contextmanager
     def using(self, **flags: bool) -> Iterator[EvalOptions]:
         """Set some flags for the duration of a ``with`` block, then restore them."""
-        unknown = set(flags) - set(self.__slots__)
+        unknown = set(flags) - set(self.flags)
         if unknown:
             raise TypeError(f"unknown evaluator option(s): {', '.join(sorted(unknown))}")
         saved = {name: getattr(self, name) for name in flags}
@@ -56,7 +75,7 @@ class EvalOptions:
                 setattr(self, name, value)
 
     def __repr__(self) -> str:
-        on = ", ".join(f"{n}={getattr(self, n)}" for n in self.__slots__)
+        on = ", ".join(f"{n}={getattr(self, n)}" for n in self.flags)
         return f"EvalOptions({on})"
 
 

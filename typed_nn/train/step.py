@@ -13,7 +13,8 @@ batch; the evaluator's plan cache then only saves the analysis.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -24,10 +25,10 @@ from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
 from ..errors import TrainingError, message
 from ..evaluate import EvalHandle, EvalPlan
-from ..evaluate.executor import execute_arrays, invalidate_caches
+from ..evaluate.executor import Evaluation, invalidate_caches
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
-from ..model.optim import SGD, OnePass, Optimizer
+from ..model.optim import SGD, Optimizer
 from ..tags import CPU, Dim2, Float32
 from .model import TrainableModel
 
@@ -58,6 +59,17 @@ def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
     return result
 
 
+class _Pass(NamedTuple):
+    """A step's one evaluation for one optimizer: probabilities, then every update."""
+
+    optimizer: Optimizer
+    prepare: Callable[[], None]
+    """Writes this step's numbers (learning rate, bias corrections) into placeholders."""
+    evaluation: Evaluation
+    targets: list[tuple[int, Weight]]
+    """Root index -> the weight its update is written into."""
+
+
 class StepGraph:
     """Forward, loss gradient and backward of one batch size, over placeholders ``x`` and
     ``y`` (one-hot rows)."""
@@ -78,46 +90,55 @@ class StepGraph:
         self.lr = scalar(0.0, Float32, CPU)
         self._lr = 0.0
         """The value now in ``lr``'s array (written only when the schedule changes it)."""
-        self._sgd: tuple[SGD, list[Roots], dict[int, Weight]] | None = None
-        self._fused: tuple[Optimizer, OnePass | None, list[Roots], dict[int, Weight]] | None
-        self._fused = None
+        self._pass: _Pass | None = None
 
-    def _sgd_plan(self, optimizer: SGD) -> tuple[list[Roots], dict[int, Weight]]:
-        """The roots (probabilities, then SGD's rule over each lazy gradient) and the weight
-        each update is written into, built once per optimizer (lr is a placeholder)."""
-        if self._sgd is None or self._sgd[0] is not optimizer:
-            wd = optimizer.weight_decay
-            updates: list[Update] = [
-                (w, w - self.lr * (g + wd * w if wd else g)) for _, w, g in self.grads
-            ]
-            roots: list[Roots] = [self.probs]
-            roots.extend(expr for _, expr in updates)
-            self._sgd = (optimizer, roots, {i: w for i, (w, _) in enumerate(updates, 1)})
-        return self._sgd[1], self._sgd[2]
+    def _sgd_pass(self, optimizer: SGD) -> _Pass:
+        """The probabilities, then SGD's rule over each lazy gradient written into its
+        weight (``lr`` is a placeholder, set before each step)."""
+        wd = optimizer.weight_decay
+        updates: list[Update] = [
+            (w, w - self.lr * (g + wd * w if wd else g)) for _, w, g in self.grads
+        ]
 
-    def _one_pass(self, optimizer: Optimizer) -> tuple[OnePass | None, list[Roots], Targets]:
-        """The optimizer's one-pass rule (``Optimizer.one_pass``) with the probabilities as
-        the first root, built once per optimizer; None when it has none."""
-        if self._fused is None or self._fused[0] is not optimizer:
-            plan = optimizer.one_pass(self.grads)
-            roots: list[Roots] = [self.probs]
-            targets: Targets = {}
-            if plan is not None:
-                roots.extend(expr for _, expr in plan.updates)
-                targets = {i: w for i, (w, _) in enumerate(plan.updates, 1)}
-            self._fused = (optimizer, plan, roots, targets)
-        return self._fused[1], self._fused[2], self._fused[3]
+        def prepare() -> None:
+            lr = optimizer.current_lr()
+            if lr != self._lr:
+                self.lr.array[...] = self._lr = lr
 
-    def _run_pass(
-        self, roots: list[Roots], targets: Targets, optimizer: Optimizer
-    ) -> npt.NDArray[np.float32]:
+        return self._make_pass(optimizer, updates, prepare)
+
+    def _make_pass(
+        self, optimizer: Optimizer, updates: list[Update], prepare: Callable[[], None]
+    ) -> _Pass:
+        roots: list[Roots] = [self.probs]
+        roots.extend(expr for _, expr in updates)
+        targets: Targets = {i: w for i, (w, _) in enumerate(updates, 1)}
+        return _Pass(optimizer, prepare, Evaluation(roots, targets), list(targets.items()))
+
+    def _one_pass(self, optimizer: Optimizer) -> _Pass | None:
+        """This step's single evaluation for ``optimizer`` (SGD's rule, or the optimizer's
+        ``one_pass``), built once per optimizer; None when it has no one-pass rule."""
+        found = self._pass
+        if found is None or found.optimizer is not optimizer:
+            if type(optimizer) is SGD:
+                found = self._sgd_pass(optimizer)
+            else:
+                plan = optimizer.one_pass(self.grads)
+                found = (
+                    None if plan is None else self._make_pass(optimizer, plan.updates, plan.prepare)
+                )
+            self._pass = found
+        return found
+
+    def _run_pass(self, one: _Pass) -> npt.NDArray[np.float32]:
         """Probabilities and every update in one evaluation."""
-        arrays = execute_arrays(roots, targets)
-        for i, weight in targets.items():
+        one.prepare()
+        arrays = one.evaluation()
+        for i, weight in one.targets:
             if arrays[i] is not weight.array:  # not written in place: copy (after every read)
                 weight.array[...] = arrays[i]
         invalidate_caches()  # the weights changed in place
-        optimizer.step_count += 1
+        one.optimizer.step_count += 1
         probs: npt.NDArray[np.float32] = arrays[0]
         return probs
 
@@ -141,15 +162,9 @@ class StepGraph:
         (valid until the next step: copy them to keep them)."""
         invalidate_caches()  # the placeholders changed in place
         if EvalPlan.current().pending() == 0:
-            if type(optimizer) is SGD:
-                lr = optimizer.current_lr()
-                if lr != self._lr:
-                    self.lr.array[...] = self._lr = lr
-                return self._run_pass(*self._sgd_plan(optimizer), optimizer)
-            plan, roots, targets = self._one_pass(optimizer)
-            if plan is not None:
-                plan.prepare()
-                return self._run_pass(roots, targets, optimizer)
+            one = self._one_pass(optimizer)
+            if one is not None:
+                return self._run_pass(one)
         handle: EvalHandle[Float32, CPU, Dim2] = self.probs.eval_register()
         optimizer.step(self.grads)  # its EvalPlan.eval() computes probs too
         probs: npt.NDArray[np.float32] = handle.data().array
