@@ -53,21 +53,23 @@ def test_one_epoch_of_sgd_matches_numpy() -> None:
     assert np.allclose(b0.numpy(), b, rtol=1e-4, atol=1e-5)
 
 
-def test_history_loss_and_accuracy_match_numpy() -> None:
-    """train_loss is the mean NLL of each batch before its update, train_acc the hits."""
-    data = blobs(23)
+@pytest.mark.parametrize(("n", "batch"), [(23, 5), (64, 4), (83, 4)])
+def test_history_loss_and_accuracy_match_numpy(n: int, batch: int) -> None:
+    """train_loss is the mean NLL of each batch before its update, train_acc the hits
+    (fit reduces them in chunks of 16 batches: 1, exactly 1, and 2 with a short batch)."""
+    data = blobs(n)
     net, params = build_mlp([4, 3], seed=2)
     w0, b0 = params.try_get("mlp/fc1/weight"), params.try_get("mlp/fc1/bias")
     assert w0 is not None
     assert b0 is not None
     w, b = w0.numpy().copy(), b0.numpy().copy()
-    history = fit(net, data, SGD(0.5), epochs=2, batch_size=5, seed=3, progress=False)
+    history = fit(net, data, SGD(0.5), epochs=2, batch_size=batch, seed=3, progress=False)
     rng = np.random.default_rng(3)
     for epoch in range(2):
         order = rng.permutation(len(data))
         loss_sum, hits = 0.0, 0
-        for i in range(0, len(data), 5):
-            idx = order[i : i + 5]
+        for i in range(0, len(data), batch):
+            idx = order[i : i + batch]
             x, y = data.features[idx], np.eye(3, dtype=np.float32)[data.labels[idx]]
             p = softmax(x @ w + b)
             loss_sum += float(-np.log(p[y > 0]).sum())

@@ -158,8 +158,8 @@ class StepGraph:
         return self.step(optimizer)
 
     def step(self, optimizer: Optimizer) -> npt.NDArray[np.float32]:
-        """One step over the batch now in the placeholders; returns its probabilities
-        (valid until the next step: copy them to keep them)."""
+        """One step over the batch now in the placeholders; returns its probabilities (a
+        fresh array: the buffer pool never hands out memory that is still referenced)."""
         invalidate_caches()  # the placeholders changed in place
         if EvalPlan.current().pending() == 0:
             one = self._one_pass(optimizer)
