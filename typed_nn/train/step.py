@@ -66,8 +66,8 @@ class _Pass(NamedTuple):
     prepare: Callable[[], None]
     """Writes this step's numbers (learning rate, bias corrections) into placeholders."""
     evaluation: Evaluation
-    targets: list[tuple[int, Weight]]
-    """Root index -> the weight its update is written into."""
+    targets: list[tuple[int, Weight, Any]]
+    """(root index, the weight its update is written into, the weight's array)."""
 
 
 class StepGraph:
@@ -113,7 +113,8 @@ class StepGraph:
         roots: list[Roots] = [self.probs]
         roots.extend(expr for _, expr in updates)
         targets: Targets = {i: w for i, (w, _) in enumerate(updates, 1)}
-        return _Pass(optimizer, prepare, Evaluation(roots, targets), list(targets.items()))
+        written = [(i, w, w.array) for i, w in targets.items()]
+        return _Pass(optimizer, prepare, Evaluation(roots, targets), written)
 
     def _one_pass(self, optimizer: Optimizer) -> _Pass | None:
         """This step's single evaluation for ``optimizer`` (SGD's rule, or the optimizer's
@@ -134,8 +135,8 @@ class StepGraph:
         """Probabilities and every update in one evaluation."""
         one.prepare()
         arrays = one.evaluation()
-        for i, weight in one.targets:
-            if arrays[i] is not weight.array:  # not written in place: copy (after every read)
+        for i, weight, memory in one.targets:
+            if arrays[i] is not memory:  # not written in place: copy (after every read)
                 weight.array[...] = arrays[i]
         invalidate_caches()  # the weights changed in place
         one.optimizer.step_count += 1
