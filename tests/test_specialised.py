@@ -120,6 +120,13 @@ def test_relu_grad_keeps_g_or_gives_plus_zero_even_for_inf_and_nan(dtype: Any) -
     _same_as_plain("relu_grad", [_normal(5, 4, dtype=dtype), _normal(5, 4, dtype=dtype)], ())
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_into_the_buffer(dtype: Any) -> None:
+    x = _normal(6, 5, dtype=dtype)
+    x[0, :3] = [np.nan, -0.0, np.inf]
+    _same_as_plain("relu", [x], ())
+
+
 def test_relu_grad_of_a_broadcast_gradient() -> None:
     _same_as_plain("relu_grad", [_normal(4), _normal(3, 4)], ())
 

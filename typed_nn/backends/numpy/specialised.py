@@ -65,6 +65,17 @@ def reduce_sum(site: Site) -> Specialised | None:
     return Specialised(partial(_sum, axis=dims, dtype=x[1], keepdims=keep), writes=True)
 
 
+@specialise("relu", CPU)
+def relu(site: Site) -> Specialised:
+    """``np.maximum(x, 0)`` into the buffer, without the plain kernel's buffer check."""
+    maximum = np.maximum
+
+    def relu_into(x: Array, *, out: Array) -> Array:
+        return maximum(x, 0, out=out)
+
+    return Specialised(relu_into, writes=True)
+
+
 @specialise("relu_grad", CPU)
 def relu_grad(site: Site) -> Specialised | None:
     """The plain kernel's product of bit patterns, its dtype checks done once."""
