@@ -202,8 +202,7 @@ def best_of(runs: dict[str, Runner], repeats: int, *args: Any) -> dict[str, Resu
             if result is not None:
                 found[name].append(result)
     return {
-        name: (min(t for t, _ in got), got[0][1]) if got else None
-        for name, got in found.items()
+        name: (min(t for t, _ in got), got[0][1]) if got else None for name, got in found.items()
     }
 
 
