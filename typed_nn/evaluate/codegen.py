@@ -263,12 +263,7 @@ def _kept(g: Graph, alive: list[bool], regions: dict[int, list[int]]) -> set[int
             return False
         return _form(g, n)[0] in ("special", "out")
 
-    readers: dict[int, list[int]] = {}
-    for s in g.order:
-        if alive[s]:
-            for a in g.nodes[s].args:
-                if not is_number(a):
-                    readers.setdefault(a, []).append(s)
+    readers = g.readers(alive)
     escapes: set[int] = set(g.roots)
     for s in reversed(g.order):
         if alive[s] and any(r in escapes and not writes(r) for r in readers.get(s, ())):

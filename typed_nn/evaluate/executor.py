@@ -29,7 +29,7 @@ from .cache import count_stores, epoch, invalidate_caches
 from .codegen import Program, generate
 from .collect import Collected, collect
 from .fuse import find_regions
-from .graph import build_graph, is_number
+from .graph import build_graph
 from .memo import SEEN, Memo, make_memo
 from .options import options, stats
 from .pool import buffer_pool
@@ -161,12 +161,7 @@ def _reads_done_before(
     step_of = {m: root for root, members in regions.items() for m in members}
     position = {s: i for i, s in enumerate(g.order)}
     inside = set(regions.get(r, ()))
-    users: dict[int, list[int]] = {}
-    for s in g.order:
-        if alive[s]:
-            for a in g.nodes[s].args:
-                if not is_number(a):
-                    users.setdefault(a, []).append(s)
+    users = g.readers(alive)
     limit = position[r]
     stack, seen = [alias], {alias}
     while stack:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..ops.declare import OutImpl, out_implementation
-from .graph import Graph, INode, is_number
+from .graph import Graph, INode
 
 __all__ = ["BLOCK", "Blocks", "find_regions", "fusable", "plan_blocks"]
 
@@ -43,14 +43,8 @@ def find_regions(g: Graph, alive: list[bool], uses: list[int], fuse: bool) -> di
     times there: ``0.5 * x`` shared by two terms stays in a scratch block), it has the
     region's shape and dtype, and it is not registered itself.
     """
-    readers: dict[int, list[int]] = {}
-    outs: dict[int, OutImpl | None] = {}
-    for s in g.order:
-        if alive[s]:
-            outs[s] = fusable(g.nodes[s])
-            for a in g.nodes[s].args:
-                if not is_number(a):
-                    readers.setdefault(a, []).append(s)
+    readers = g.readers(alive)
+    outs: dict[int, OutImpl | None] = {s: fusable(g.nodes[s]) for s in g.order if alive[s]}
     region_of: dict[int, int] = {}
     for s in reversed(g.order):
         if outs.get(s) is None:

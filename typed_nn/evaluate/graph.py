@@ -106,6 +106,17 @@ class Graph:
             count[r] += 1
         return count
 
+    def readers(self, alive: list[bool]) -> dict[int, list[int]]:
+        """Each slot's live readers, in schedule order (a node reading a slot twice is
+        listed twice)."""
+        found: dict[int, list[int]] = {}
+        for s in self.order:
+            if alive[s]:
+                for a in self.nodes[s].args:
+                    if not is_number(a):
+                        found.setdefault(a, []).append(s)
+        return found
+
 
 def build_graph(col: Collected) -> Graph:
     """The working graph of a collected evaluation."""

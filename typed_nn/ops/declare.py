@@ -131,6 +131,14 @@ def implemented_devices(op: str) -> list[str]:
     return sorted(dev for dev, fns in _IMPLS.get(op, {}).items() if fns)
 
 
+def _store(table: dict[str, dict[str, Any]], op: str, device: type[DeviceTag], entry: Any) -> None:
+    """Put ``entry`` in ``table[op][device]`` (a counting registry, so plans notice)."""
+    per_device = table.get(op)
+    if per_device is None:
+        per_device = table[op] = _Registry()
+    per_device[device.name] = entry
+
+
 @dataclass(frozen=True, slots=True)
 class OutImpl:
     """An implementation flavour that writes into a given array (fused passes, ``out=``).
@@ -159,10 +167,7 @@ def implement_out(
 
     def register(fn: Impl) -> Impl:
         plain = of if of is not None else implementation(name, device)
-        per_device = _OUT_IMPLS.get(name)
-        if per_device is None:
-            per_device = _OUT_IMPLS[name] = _Registry()
-        per_device[device.name] = OutImpl(fn, alias_safe, plain)
+        _store(_OUT_IMPLS, name, device, OutImpl(fn, alias_safe, plain))
         return fn
 
     return register
@@ -215,10 +220,7 @@ def specialise(
 
     def register(make: Specialiser) -> Specialiser:
         plain = of if of is not None else implementation(name, device)
-        per_device = _SPECIALISERS.get(name)
-        if per_device is None:
-            per_device = _SPECIALISERS[name] = _Registry()
-        per_device[device.name] = (make, plain)
+        _store(_SPECIALISERS, name, device, (make, plain))
         return make
 
     return register
