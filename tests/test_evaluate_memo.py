@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -239,3 +240,20 @@ def test_execute_arrays_writes_targets_in_place() -> None:
     got = executor.execute_arrays(roots, {2: w})
     assert got[2] is w.array
     np.testing.assert_allclose(w.numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_lean_programs_write_an_element_wise_step_into_a_dying_operand() -> None:
+    """``h = x @ w; h += b`` in place: the add reuses the product's buffer (only it reads
+    the product); the returned values are right run after run."""
+    x = t32(rng.standard_normal((64, 300)))
+    w = t32(rng.standard_normal((300, 200)))
+    b = t32(rng.standard_normal(200))
+    h = x @ w + b  # read twice: the add is a step of its own
+    roots: list[Any] = [ops.relu(h), h * 3.0]
+    for _ in range(3):
+        invalidate_caches()
+        got = executor.execute_arrays(roots)
+        want = x.numpy() @ w.numpy() + b.numpy()
+        np.testing.assert_allclose(got[0], np.maximum(want, 0), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[1], want * 3, rtol=1e-5, atol=1e-5)
+    assert re.search(r"v\d+ = K\d+\(v(\d+), v\d+, out=v\1\)", _lean_source())

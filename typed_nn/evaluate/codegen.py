@@ -280,6 +280,50 @@ def _kept(g: Graph, alive: list[bool], regions: dict[int, list[int]]) -> set[int
     }
 
 
+def _donors(
+    g: Graph,
+    alive: list[bool],
+    regions: dict[int, list[int]],
+    kept: set[int],
+    direct: dict[int, int],
+) -> dict[int, int]:
+    """Single element-wise nodes whose alias-safe kernel can write into an operand's
+    buffer: an interior value of the same shape and dtype that only this node reads and
+    that was written into a buffer of its own (``h = x @ w; h += b`` in place). Only for
+    lean programs: a cached value must not be overwritten."""
+    interior = {m for members in regions.values() for m in members[:-1]}
+    uses = g.uses(alive)
+    donated: set[int] = set()
+    found: dict[int, int] = {}
+    for s in g.order:
+        n = g.nodes[s]
+        if not alive[s] or s in interior or s in direct or s in g.roots:
+            continue
+        if len(regions.get(s, ())) != 1:
+            continue
+        impl = fusable(n)
+        if impl is None or not impl.alias_safe:
+            continue
+        for a in n.args:
+            if is_number(a) or a in donated or a in g.roots or a in direct:
+                continue
+            src = g.nodes[a]
+            if uses[a] != 1 or src.shape != n.shape or src.dtype != n.dtype:
+                continue
+            if a in kept and s not in kept:
+                continue  # a kept buffer must not reach a value that may escape
+            owns = a in kept or (
+                src.op not in ("leaf", "alias", "batch_item")
+                and (len(regions.get(a, ())) > 1 or _form(g, src)[0] in ("special", "out"))
+                and src.device.name == "CPU"
+            )
+            if owns:
+                found[s] = a
+                donated.add(a)
+                break
+    return found
+
+
 def generate(
     g: Graph,
     alive: list[bool],
@@ -303,6 +347,7 @@ def generate(
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
     kept = _kept(g, alive, regions) if lean else set()
+    donors = _donors(g, alive, regions, kept, direct) if lean else {}
     results: list[int] = []
     for s in g.order:
         n = g.nodes[s]
@@ -322,6 +367,8 @@ def generate(
             sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
             if s in direct:
                 out = f"env[{direct[s]}]"
+            elif s in donors:
+                out = f"v{donors[s]}"
             elif s in kept:
                 out = gen.const(f"B{s}", np.empty(n.shape, n.dtype))
             elif n.device.name == "CPU":

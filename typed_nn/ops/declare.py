@@ -200,7 +200,8 @@ class Specialised:
 
     ``writes``: ``fn(*operands, out=array)`` fills ``out`` (the node's shape and dtype) and
     returns it; otherwise ``fn(*operands)`` returns the value (a view, for layout ops). It must
-    give exactly the plain implementation's numbers.
+    give exactly the plain implementation's numbers, and where the op's write-into form is
+    alias-safe, so must it be (a lean program may pass an operand's buffer as ``out``).
     """
 
     fn: Impl
