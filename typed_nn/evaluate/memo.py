@@ -110,6 +110,8 @@ class Memo:
         for x, arr in self.leaves:
             if x._array is not arr:
                 return False
+        if not self.scalars:  # the common case, without a generator
+            return True
         return all(x._identity() == first._identity() for x, first in self.scalars)
 
     def matches(self, roots: Sequence[Any], targets: dict[int, Any] | None) -> bool:
