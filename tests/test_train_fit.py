@@ -82,7 +82,10 @@ def test_history_loss_and_accuracy_match_numpy(n: int, batch: int) -> None:
 
 
 class StepwiseSGD(SGD):
-    """SGD through ``optimizer.step`` (fit's one-pass path is for SGD itself)."""
+    """SGD through ``optimizer.step`` (no one-pass rule)."""
+
+    def one_pass(self, grads: ParamGrads) -> OnePass | None:
+        return None
 
 
 def test_one_pass_sgd_equals_the_optimizer_step() -> None:

@@ -167,6 +167,25 @@ class SGD(Optimizer):
     def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
         return [(weight, weight - self._lr(weight, lr) * self._decayed(weight, grad))]
 
+    def one_pass(self, grads: ParamGrads) -> OnePass | None:
+        """``w - lr g'`` for every weight in one evaluation; lr is a placeholder, written
+        only when the (scheduled) value changes."""
+        updates: list[Update] = []
+        rates: list[Tensor[Any, Any, Dim0]] = []
+        for weight, grad in _pairs(grads, "SGD"):
+            rates.append(lr := self._placeholder(weight))
+            updates.append((weight, weight - lr * self._decayed(weight, grad)))
+        written: list[float] = []
+
+        def prepare() -> None:
+            value = self.current_lr()
+            if written != [value]:
+                for rate in rates:
+                    rate.array[...] = value
+                written[:] = [value]
+
+        return OnePass(updates, prepare)
+
 
 class Momentum(Optimizer):
     """SGD with momentum (PyTorch's rule): ``v <- mu v + g'``; ``w <- w - lr v``, with

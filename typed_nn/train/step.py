@@ -4,7 +4,7 @@ Layers only build expressions (MetaNN's central idea), so a step's whole graph â
 through the model, softmax + NLL loss, backward, every parameter's gradient â€” can be built
 once over *placeholder* tensors and evaluated again for every mini-batch: the batch is
 written into the placeholders in place (and cached results are invalidated), and the
-probabilities, gradients and updates are evaluated (SGD and ``Optimizer.one_pass`` rules:
+probabilities, gradients and updates are evaluated (the optimizer's ``one_pass`` rule:
 in one pass with the updates as targets, nothing cached on the nodes). ``fit`` computes the
 loss from the probabilities a step returns.
 Rebuilding the graph per batch gives the same values and costs a node build per op per
@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import ops
-from ..data.factories import scalar, zeros
+from ..data.factories import zeros
 from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
 from ..errors import TrainingError, message
@@ -28,7 +28,7 @@ from ..evaluate import EvalHandle, EvalPlan
 from ..evaluate.executor import Evaluation, invalidate_caches
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
-from ..model.optim import SGD, Optimizer
+from ..model.optim import Optimizer
 from ..tags import CPU, Dim2, Float32
 from .model import TrainableModel
 
@@ -38,7 +38,6 @@ Matrix32 = Tensor[Float32, CPU, Dim2]
 Lazy32 = TensorLike[Float32, CPU, Dim2]
 Weight = Tensor[Float32, CPU, Any]
 Roots = TensorLike[Float32, CPU, Any]
-Update = tuple[Weight, Roots]
 Targets = dict[int, Weight]
 
 
@@ -87,47 +86,21 @@ class StepGraph:
         model.feed_backward(model.output_cont().set(LayerOutput, grad))
         self.grads: GradCollector[Float32, CPU] = GradCollector(Float32, CPU)
         model.grad_collect(self.grads)
-        self.lr = scalar(0.0, Float32, CPU)
-        self._lr = 0.0
-        """The value now in ``lr``'s array (written only when the schedule changes it)."""
         self._pass: _Pass | None = None
 
-    def _sgd_pass(self, optimizer: SGD) -> _Pass:
-        """The probabilities, then SGD's rule over each lazy gradient written into its
-        weight (``lr`` is a placeholder, set before each step)."""
-        wd = optimizer.weight_decay
-        updates: list[Update] = [
-            (w, w - self.lr * (g + wd * w if wd else g)) for _, w, g in self.grads
-        ]
-
-        def prepare() -> None:
-            lr = optimizer.current_lr()
-            if lr != self._lr:
-                self.lr.array[...] = self._lr = lr
-
-        return self._make_pass(optimizer, updates, prepare)
-
-    def _make_pass(
-        self, optimizer: Optimizer, updates: list[Update], prepare: Callable[[], None]
-    ) -> _Pass:
-        roots: list[Roots] = [self.probs]
-        roots.extend(expr for _, expr in updates)
-        targets: Targets = {i: w for i, (w, _) in enumerate(updates, 1)}
-        written = [(i, w, w.array) for i, w in targets.items()]
-        return _Pass(optimizer, prepare, Evaluation(roots, targets), written)
-
     def _one_pass(self, optimizer: Optimizer) -> _Pass | None:
-        """This step's single evaluation for ``optimizer`` (SGD's rule, or the optimizer's
-        ``one_pass``), built once per optimizer; None when it has no one-pass rule."""
+        """This step's single evaluation for ``optimizer`` (its ``one_pass`` rule, the
+        probabilities first), built once per optimizer; None when it has no one-pass rule."""
         found = self._pass
         if found is None or found.optimizer is not optimizer:
-            if type(optimizer) is SGD:
-                found = self._sgd_pass(optimizer)
-            else:
-                plan = optimizer.one_pass(self.grads)
-                found = (
-                    None if plan is None else self._make_pass(optimizer, plan.updates, plan.prepare)
-                )
+            plan = optimizer.one_pass(self.grads)
+            found = None
+            if plan is not None:
+                roots: list[Roots] = [self.probs]
+                roots.extend(expr for _, expr in plan.updates)
+                targets: Targets = {i: w for i, (w, _) in enumerate(plan.updates, 1)}
+                written = [(i, w, w.array) for i, w in targets.items()]
+                found = _Pass(optimizer, plan.prepare, Evaluation(roots, targets), written)
             self._pass = found
         return found
 
