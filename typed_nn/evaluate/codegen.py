@@ -249,32 +249,35 @@ def _operand(gen: _Gen, m: int, i: int, kind: str, v: Any, regs: list[str], bloc
     return f"v{v}" if ix is None else f"v{v}[{ix}]"
 
 
-def _kept(g: Graph, alive: list[bool], regions: dict[int, list[int]]) -> set[int]:
-    """Small CPU nodes written into a buffer whose value cannot reach a root: only a node
-    that writes a fresh array (a region, a write-into or specialised kernel) stops a view
-    (a layout op, an alias, a plain kernel) from carrying its operand's memory further."""
-    interior = {m for members in regions.values() for m in members[:-1]}
-
-    def writes(s: int) -> bool:
+def _writers(
+    g: Graph, alive: list[bool], regions: dict[int, list[int]], interior: set[int]
+) -> set[int]:
+    """Live nodes computed into a fresh buffer (a region, a write-into or specialised
+    kernel) rather than returned by a kernel that may give a view of an operand (a layout
+    op, an alias, a plain kernel)."""
+    found = set()
+    for s in g.order:
         n = g.nodes[s]
-        if s in interior or len(regions.get(s, ())) > 1:
-            return True
-        if n.op in ("leaf", "alias", "batch_item"):
-            return False
-        return _form(g, n)[0] in ("special", "out")
+        if not alive[s] or n.op in ("leaf", "alias", "batch_item"):
+            continue
+        if s in interior or len(regions.get(s, ())) > 1 or _form(g, n)[0] in ("special", "out"):
+            found.add(s)
+    return found
 
+
+def _kept(g: Graph, alive: list[bool], interior: set[int], writers: set[int]) -> set[int]:
+    """Small CPU nodes written into a buffer whose value cannot reach a root: only a writer
+    stops a view from carrying its operand's memory further."""
     readers = g.readers(alive)
     escapes: set[int] = set(g.roots)
     for s in reversed(g.order):
-        if alive[s] and any(r in escapes and not writes(r) for r in readers.get(s, ())):
+        if alive[s] and any(r in escapes and r not in writers for r in readers.get(s, ())):
             escapes.add(s)
     return {
         s
-        for s in g.order
-        if alive[s]
-        and s not in escapes
+        for s in writers
+        if s not in escapes
         and s not in interior
-        and writes(s)
         and g.nodes[s].device.name == "CPU"
         and math.prod(g.nodes[s].shape) * g.nodes[s].dtype.itemsize < MIN_BYTES
     }
@@ -284,6 +287,8 @@ def _donors(
     g: Graph,
     alive: list[bool],
     regions: dict[int, list[int]],
+    interior: set[int],
+    writers: set[int],
     kept: set[int],
     direct: dict[int, int],
 ) -> dict[int, int]:
@@ -291,7 +296,6 @@ def _donors(
     buffer: an interior value of the same shape and dtype that only this node reads and
     that was written into a buffer of its own (``h = x @ w; h += b`` in place). Only for
     lean programs: a cached value must not be overwritten."""
-    interior = {m for members in regions.values() for m in members[:-1]}
     uses = g.uses(alive)
     donated: set[int] = set()
     found: dict[int, int] = {}
@@ -312,12 +316,7 @@ def _donors(
                 continue
             if a in kept and s not in kept:
                 continue  # a kept buffer must not reach a value that may escape
-            owns = a in kept or (
-                src.op not in ("leaf", "alias", "batch_item")
-                and (len(regions.get(a, ())) > 1 or _form(g, src)[0] in ("special", "out"))
-                and src.device.name == "CPU"
-            )
-            if owns:
+            if a in writers and src.device.name == "CPU":
                 found[s] = a
                 donated.add(a)
                 break
@@ -346,8 +345,12 @@ def generate(
     kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
-    kept = _kept(g, alive, regions) if lean else set()
-    donors = _donors(g, alive, regions, kept, direct) if lean else {}
+    kept: set[int] = set()
+    donors: dict[int, int] = {}
+    if lean:
+        writers = _writers(g, alive, regions, interior)
+        kept = _kept(g, alive, interior, writers)
+        donors = _donors(g, alive, regions, interior, writers, kept, direct)
     results: list[int] = []
     for s in g.order:
         n = g.nodes[s]
