@@ -299,10 +299,20 @@ def execute_arrays(
     if hooks.node_checks:
         return [t.array for t in reference.execute(roots, targets)]
     p = _prepare(roots, targets)
-    if not _run(p.program.lean(), p.env):
+    return _run_lean(p.program, p.env, p.root_slots, roots, targets)
+
+
+def _run_lean(
+    program: Program,
+    env: list[Any],
+    root_slots: list[int],
+    roots: Sequence[AnyTensor],
+    targets: dict[int, AnyResult] | None,
+) -> list[Any]:
+    """Run ``program``'s lean form; the roots' arrays (node by node if it failed)."""
+    if not _run(program.lean(), env):
         return [t.array for t in reference.execute(roots, targets)]
-    env = p.env
-    return [env[r] for r in p.root_slots]
+    return [env[r] for r in root_slots]
 
 
 class Evaluation:
@@ -330,9 +340,7 @@ class Evaluation:
         ):
             stats.plan_hits += 1
             env = memo.env.copy()
-            if _run(memo.program.lean(), env):
-                return [env[r] for r in memo.root_slots]
-            return [t.array for t in reference.execute(self._roots, self._targets)]
+            return _run_lean(memo.program, env, memo.root_slots, self._roots, self._targets)
         arrays = execute_arrays(self._roots, self._targets)
         mark = getattr(self._roots[0], "_plan", None) if self._roots else None
         bound = type(mark) is Memo and mark.matches(self._roots, self._targets)
