@@ -168,19 +168,22 @@ class SGD(Optimizer):
         return [(weight, weight - self._lr(weight, lr) * self._decayed(weight, grad))]
 
     def one_pass(self, grads: ParamGrads) -> OnePass | None:
-        """``w - lr g'`` for every weight in one evaluation; lr is a placeholder, written
-        only when the (scheduled) value changes."""
+        """``w - lr g'`` for every weight in one evaluation; lr is one placeholder per element
+        type and device, written only when the (scheduled) value changes."""
         updates: list[Update] = []
-        rates: list[Tensor[Any, Any, Dim0]] = []
+        rates: dict[tuple[type, type], Tensor[Any, Any, Dim0]] = {}
         for weight, grad in _pairs(grads, "SGD"):
-            rates.append(lr := self._placeholder(weight))
+            kind = (weight.elem, weight.device)
+            lr = rates.get(kind)
+            if lr is None:
+                lr = rates[kind] = self._placeholder(weight)
             updates.append((weight, weight - lr * self._decayed(weight, grad)))
         written: list[float] = []
 
         def prepare() -> None:
             value = self.current_lr()
             if written != [value]:
-                for rate in rates:
+                for rate in rates.values():
                     rate.array[...] = value
                 written[:] = [value]
 
