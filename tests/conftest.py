@@ -6,8 +6,9 @@ import sys
 import types
 from typing import Any
 
+import cupy_emulator
 import pytest
-from gpu_fakes import FakeGpuArray, RecordingKernel
+from gpu_fakes import FakeGpuArray, RecordingKernel, have_compiler
 
 from typed_nn.ops import declare
 
@@ -25,9 +26,17 @@ def gpu_unavailable_reason() -> str | None:
     return None if count > 0 else "cupy found no CUDA device"
 
 
-@pytest.fixture
-def cupy_module() -> Any:
-    """The real cupy module; the test skips, saying why, without cupy or a GPU."""
+@pytest.fixture(params=["emulated", "device"])
+def cupy_module(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """cupy for the GPU tests, twice: the CPU emulation of cupy's interface
+    (``cupy_emulator.py``, on every machine with a C++ compiler) and the real cupy (skipped,
+    saying why, without cupy or a GPU)."""
+    if request.param == "emulated":
+        if not have_compiler():
+            pytest.skip("the cupy emulator compiles fused kernels with g++, which is not on PATH")
+        module = cupy_emulator.install()
+        _isolate_gpu_backend(monkeypatch, module)
+        return module
     reason = gpu_unavailable_reason()
     if reason is not None:
         pytest.skip(reason)
@@ -52,18 +61,24 @@ def _copy_registry(reg: Any) -> Any:
 def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
     """A fake ``cupy`` in ``sys.modules`` (``asarray`` makes FakeGpuArrays, kernels are
     recorded) with the op registry and the GPU backend's state restored afterwards."""
-    from typed_nn.backends.cupy import region, registration
-
     fake = types.ModuleType("cupy")
     fake.asarray = FakeGpuArray  # type: ignore[attr-defined]
     fake.ElementwiseKernel = RecordingKernel  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "cupy", fake)
+    _isolate_gpu_backend(monkeypatch, fake)
+    monkeypatch.setattr(RecordingKernel, "made", [])
+    return fake
+
+
+def _isolate_gpu_backend(monkeypatch: pytest.MonkeyPatch, module: types.ModuleType) -> None:
+    """``module`` as ``cupy``, with the op registries and the GPU backend's state (registration,
+    kernel cache) restored after the test."""
+    from typed_nn.backends.cupy import region, registration
+
+    monkeypatch.setitem(sys.modules, "cupy", module)
     monkeypatch.setattr(declare, "_IMPLS", _copy_registry(declare._IMPLS))
     monkeypatch.setattr(declare, "_OUT_IMPLS", _copy_registry(declare._OUT_IMPLS))
     monkeypatch.setattr(registration, "_done", [])
     monkeypatch.setattr(region, "_caches", [])
-    monkeypatch.setattr(RecordingKernel, "made", [])
-    return fake
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -83,6 +83,7 @@ def replay(calls: list[Call], device: type[DeviceTag], to_device: Callable[[Any]
 
 
 def _move(v: Any, device: type[DeviceTag], to_device: Callable[[Any], Any]) -> Any:
-    if isinstance(v, np.ndarray):
+    """Arrays onto ``device``; numpy scalars too (the CPU's 0-d values are a GPU's 0-d arrays)."""
+    if isinstance(v, np.ndarray | np.generic):
         return to_device(v)
     return device if v is tn.CPU else v

@@ -124,3 +124,14 @@ def test_plot_skipped_without_matplotlib(
     assert "plot skipped: plotting the history needs matplotlib" in out
     assert not (tmp_path / "history.png").exists()
     assert np.isfinite(float(out.splitlines()[-1].split(": ")[1]))
+
+
+def test_gpu_without_cupy_is_a_one_line_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy fails, as without the extra
+    err = _error(["train", "digits", "--device", "gpu", "--no-progress"], capsys)
+    assert err == (
+        "typed-nn: error: GPU data needs cupy, which is not installed. "
+        "(pip install 'typed_nn[gpu]' (CUDA 12) or 'typed_nn[gpu-cuda13]'.)\n"
+    )

@@ -287,7 +287,7 @@ def test_model_output_must_match_the_classes() -> None:
 
 def test_unknown_activation_and_optimizer() -> None:
     with pytest.raises(tn.TrainingError, match="unknown activation 'gelu'"):
-        build_mlp([4, 3], "gelu")  # type: ignore[arg-type]
+        build_mlp([4, 3], "gelu")  # type: ignore[call-overload]
     with pytest.raises(tn.TrainingError, match="unknown optimizer 'rmsprop'"):
         make_optimizer("rmsprop")  # type: ignore[arg-type]
 

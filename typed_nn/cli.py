@@ -15,14 +15,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, get_args
 
-from .errors import MissingDependencyError, TypedNNError
+from .errors import BackendUnavailableError, MissingDependencyError, TypedNNError
 from .model import save_weights
+from .tags import CPU, GPU, DeviceTag
 from .train import accuracy, fit, load_digits, plot_history
 from .train.classifier import ActivationName, OptimizerName, build_mlp, make_optimizer
 
 __all__ = ["main"]
 
 DATASETS = ("digits",)
+DEVICES: dict[str, type[DeviceTag]] = {"cpu": CPU, "gpu": GPU}
 EXAMPLE = """example:
   typed-nn train digits --epochs 30 --widths 128 64 --optimizer adam --out runs/digits
 
@@ -96,6 +98,12 @@ def _parser() -> argparse.ArgumentParser:
         help="seed of the initial weights and the batch order",
     )
     train.add_argument(
+        "--device",
+        choices=tuple(DEVICES),
+        default="cpu",
+        help="where to train: cpu (numpy) or gpu (cupy, pip install 'typed_nn[gpu]')",
+    )
+    train.add_argument(
         "--out", type=Path, default=Path("typed_nn_out"), metavar="DIR", help="output folder"
     )
     train.add_argument("--no-progress", action="store_true", help="print nothing while training")
@@ -117,7 +125,8 @@ def _validate(args: argparse.Namespace) -> None:
 def _train(args: argparse.Namespace) -> int:
     split = load_digits(seed=0)  # a fixed split, so accuracies compare across runs
     widths = [split.train.n_features, *args.widths, split.train.n_classes]
-    net, params = build_mlp(widths, args.activation, seed=args.seed, name="digits")
+    device = DEVICES[args.device]
+    net, params = build_mlp(widths, args.activation, seed=args.seed, name="digits", device=device)
     steps = args.epochs * -(-len(split.train) // args.batch_size)
     total = steps if args.schedule == "cosine" else None
     optimizer = make_optimizer(args.optimizer, args.lr, total_steps=total)
@@ -127,7 +136,7 @@ def _train(args: argparse.Namespace) -> int:
             f"training MLP {'-'.join(map(str, widths))} ({args.activation}) on digits: "
             f"{len(split.train)} train / {len(split.test)} test samples, {args.optimizer} "
             f"(lr {optimizer.current_lr():g}, {args.schedule}), "
-            f"{args.epochs} epochs of batch {args.batch_size}",
+            f"{args.epochs} epochs of batch {args.batch_size} on {args.device}",
             flush=True,
         )
     history = fit(
@@ -139,6 +148,7 @@ def _train(args: argparse.Namespace) -> int:
         batch_size=args.batch_size,
         seed=args.seed,
         progress=False if quiet else None,
+        device=device,
     )
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -147,10 +157,10 @@ def _train(args: argparse.Namespace) -> int:
     print(f"weights saved to {weights}")
     try:
         print(f"plot saved to {plot_history(history, out / 'history.png')}")
-    except MissingDependencyError as err:
+    except (MissingDependencyError, BackendUnavailableError) as err:
         lines = str(err).splitlines()
         print(f"plot skipped: {lines[0]} ({lines[-1].removeprefix('hint: ')})")
-    print(f"test accuracy: {accuracy(net, split.test):.3f}")
+    print(f"test accuracy: {accuracy(net, split.test, device=device):.3f}")
     return 0
 
 
@@ -169,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as err:
         print(f"typed-nn: error: {err}", file=sys.stderr)
         return 2
-    except MissingDependencyError as err:
+    except (MissingDependencyError, BackendUnavailableError) as err:
         lines = str(err).splitlines()
         print(f"typed-nn: error: {lines[0]} ({lines[-1].removeprefix('hint: ')})", file=sys.stderr)
         return 2

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Literal, get_args
+from typing import Any, Literal, TypeVar, get_args, overload
 
 from ..errors import TrainingError, message
 from ..layers import MLP, ReLULayer, SigmoidLayer, TanhLayer, layer_init
@@ -27,7 +27,7 @@ from ..model import (
     XavierFiller,
 )
 from ..model.fillers import Filler
-from ..tags import CPU, Float32
+from ..tags import CPU, DeviceTag, Float32
 
 __all__ = [
     "ActivationName",
@@ -38,6 +38,7 @@ __all__ = [
     "make_optimizer",
 ]
 
+Dv = TypeVar("Dv", bound=DeviceTag)
 ActivationName = Literal["relu", "sigmoid", "tanh"]
 OptimizerName = Literal["sgd", "momentum", "adam"]
 ACTIVATIONS: dict[str, type] = {"relu": ReLULayer, "sigmoid": SigmoidLayer, "tanh": TanhLayer}
@@ -54,21 +55,41 @@ def _unknown(what: str, value: str, choices: tuple[str, ...]) -> TrainingError:
     )
 
 
+@overload
 def build_mlp(
-    widths: Sequence[int], activation: ActivationName = "relu", *, seed: int = 0, name: str = "mlp"
-) -> tuple[MLP, LoadBuffer[Float32, CPU]]:
+    widths: Sequence[int], activation: ActivationName = ..., *, seed: int = ..., name: str = ...
+) -> tuple[MLP, LoadBuffer[Float32, CPU]]: ...
+@overload
+def build_mlp(
+    widths: Sequence[int],
+    activation: ActivationName = ...,
+    *,
+    seed: int = ...,
+    name: str = ...,
+    device: type[Dv],
+) -> tuple[MLP, LoadBuffer[Float32, Dv]]: ...
+def build_mlp(
+    widths: Sequence[int],
+    activation: ActivationName = "relu",
+    *,
+    seed: int = 0,
+    name: str = "mlp",
+    device: type[DeviceTag] = CPU,
+) -> tuple[MLP, LoadBuffer[Float32, Any]]:
     """A training MLP ``widths[0] -> ... -> widths[-1]`` with ``activation`` after every hidden
-    layer and logits out, its parameters initialised; returns it and its parameters by name.
+    layer and logits out, its parameters initialised on ``device``; returns it and its
+    parameters by name.
 
     Weights: MSRA (He, normal) for ReLU, Xavier (Glorot, uniform) for sigmoid and tanh,
-    drawn from ``seed``; biases zero. Names: ``{name}/fc1/weight``, ``{name}/fc1/bias``, ...
+    drawn from ``seed`` (on the host, so a GPU model starts from the same numbers as a CPU
+    one); biases zero. Names: ``{name}/fc1/weight``, ``{name}/fc1/bias``, ...
     """
     if activation not in ACTIVATIONS:
         raise _unknown("activation", activation, get_args(ActivationName))
     filler: Filler = MSRAFiller(seed=seed) if activation == "relu" else XavierFiller(seed=seed)
     acts: list[type | None] = [ACTIVATIONS[activation]] * (len(widths) - 2) + [None]
-    net = MLP.build(name, widths, acts, weight_init="weight", bias_init="bias")
-    params: LoadBuffer[Float32, CPU] = LoadBuffer(Float32, CPU)
+    net = MLP.build(name, widths, acts, weight_init="weight", bias_init="bias", device=device)
+    params: LoadBuffer[Float32, Any] = LoadBuffer(Float32, device)
     init = ParamInitializer({"weight": filler, "bias": ConstantFiller(0.0)})
     layer_init(net, init, params)
     return net, params

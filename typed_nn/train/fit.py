@@ -12,6 +12,10 @@ and every gradient are one lazy graph (built once per batch size, see ``step.py`
 Momentum and Adam evaluate it with every parameter update in one pass (other optimizers
 evaluate the gradients, then update). The batch's loss for the history is computed from the
 probabilities the step returns and the batch's labels.
+
+``device=tn.GPU`` trains a model built on the GPU (``build_mlp(..., device=tn.GPU)``): the
+data are copied to the GPU once, each batch is gathered there, and the probabilities come
+back to the host once per chunk of batches for the loss and accuracy.
 """
 
 from __future__ import annotations
@@ -23,10 +27,11 @@ from typing import Any, Literal, TextIO
 import numpy as np
 import numpy.typing as npt
 
+from .. import backends
 from ..data.tensor import Tensor
 from ..errors import TrainingError, message
 from ..model.optim import Optimizer
-from ..tags import CPU, Float32, dim_of_rank
+from ..tags import CPU, DeviceTag, Float32, dim_of_rank
 from .data import Dataset, n_batches
 from .history import History
 from .model import TrainableModel
@@ -37,7 +42,7 @@ __all__ = ["EarlyStopping", "Metric", "accuracy", "fit", "predict"]
 
 Metric = Literal["train_loss", "train_acc", "test_acc"]
 _sum = np.add.reduce  # ndarray.sum without its Python wrapper
-Snapshot = list[tuple[Tensor[Float32, CPU, Any], npt.NDArray[Any]]]
+Snapshot = list[tuple[Tensor[Float32, Any, Any], Any]]
 
 
 @dataclass(frozen=True)
@@ -83,14 +88,18 @@ def _check(
         raise _fail("cannot fit: patience must be at least 1.", stopping.patience, hint)
 
 
-def predict(model: TrainableModel, data: Dataset) -> npt.NDArray[np.float32]:
-    """Class probabilities (n, classes) of every sample of ``data``."""
-    return PredictGraph(model, len(data), data.n_features, data.n_classes).run(data.x())
+def predict(
+    model: TrainableModel, data: Dataset, *, device: type[DeviceTag] = CPU
+) -> npt.NDArray[np.float32]:
+    """Class probabilities (n, classes), on the host, of every sample of ``data``, computed
+    on ``device`` (where the model's parameters live)."""
+    graph = PredictGraph(model, len(data), data.n_features, data.n_classes, device)
+    return graph.run(data.x())
 
 
-def accuracy(model: TrainableModel, data: Dataset) -> float:
+def accuracy(model: TrainableModel, data: Dataset, *, device: type[DeviceTag] = CPU) -> float:
     """The fraction of ``data`` whose most probable class is its label."""
-    return float(np.mean(predict(model, data).argmax(axis=1) == data.labels))
+    return float(np.mean(predict(model, data, device=device).argmax(axis=1) == data.labels))
 
 
 def _snapshot(step: StepGraph) -> Snapshot:
@@ -133,21 +142,22 @@ class _EpochMetrics:
         self.pending.clear()
         self.done = 0
 
-    def add(self, probs: npt.NDArray[np.float32]) -> None:
-        """The next batch's probabilities (kept until its chunk is reduced)."""
+    def add(self, probs: Any) -> None:
+        """The next batch's probabilities, on any device (kept until its chunk is reduced)."""
         self.pending.append(probs)
         if len(self.pending) == self.CHUNK:
             self._reduce()
 
-    def batch_loss(self, probs: npt.NDArray[np.float32], rows: npt.NDArray[np.int64]) -> float:
+    def batch_loss(self, probs: Any, rows: npt.NDArray[np.int64]) -> float:
         """One batch's mean NLL (for a progress bar)."""
-        picked = probs[np.arange(len(rows)), self.labels[rows]]
+        picked = backends.to_host(probs)[np.arange(len(rows)), self.labels[rows]]
         return -float(np.log(picked).mean())
 
     def _reduce(self) -> None:
         if not self.pending:
             return
         chunk = np.concatenate(self.pending) if len(self.pending) > 1 else self.pending[0]
+        chunk = backends.to_host(chunk)  # on the GPU: one copy to the host per chunk
         start, stop = self.done, self.done + len(chunk)
         # mode "clip" writes straight into out; the indices are in range by construction
         chunk.ravel().take(self.label_at[start:stop], 0, self.picked[start:stop], "clip")
@@ -177,6 +187,7 @@ def fit(
     early_stopping: EarlyStopping | None = None,
     stream: TextIO | None = None,
     on_epoch: Callable[[int, History], None] | None = None,
+    device: type[DeviceTag] = CPU,
 ) -> History:
     """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches.
 
@@ -185,33 +196,38 @@ def fit(
     terminal and a line per epoch elsewhere, False nothing (``stream`` defaults to stderr).
     Returns the per-epoch history; with ``early_stopping`` the model ends with the weights
     of its best epoch (``history.best_epoch``). ``on_epoch(epoch, history)`` is called after
-    each epoch (0-based), e.g. to log or to time it.
+    each epoch (0-based), e.g. to log or to time it. ``device``: where the model's
+    parameters live and the steps run (the data are copied there once).
     """
     _check(train, epochs, test, early_stopping)
     rng = np.random.default_rng(seed)
     steps: dict[int, StepGraph] = {}
-    tester = PredictGraph(model, len(test), test.n_features, test.n_classes) if test else None
+    tester = None
+    if test is not None:
+        tester = PredictGraph(model, len(test), test.n_features, test.n_classes, device)
     history, report = History(), Progress(progress, epochs, stream)
     best: tuple[float, Snapshot] | None = None
     waited = 0
-    n, features, labels = len(train), train.features, train.labels
-    targets = train.y().array  # one-hot once; each batch's rows are gathered into the step
+    on_device = backends.array_module(device).asarray  # numpy's: no copy on the CPU
+    n, labels = len(train), train.labels
+    features = on_device(train.features)
+    targets = on_device(train.y().array)  # one-hot once; batches are gathered into the step
     metrics = _EpochMetrics(labels, batch_size, train.n_classes)
     for epoch in range(epochs):
         report.start_epoch(epoch, n_batches(n, batch_size))
         order = rng.permutation(n)  # the order ``batches(train, batch_size, rng)`` gives
+        rows = on_device(order)
         metrics.begin(order)
         for start in range(0, n, batch_size):
             stop = min(start + batch_size, n)
-            idx = order[start:stop]
             step = steps.get(stop - start)
             if step is None:
-                step = StepGraph(model, stop - start, train.n_features, train.n_classes)
+                step = StepGraph(model, stop - start, train.n_features, train.n_classes, device)
                 steps[stop - start] = step
-            probs = step.run_rows(features, targets, idx, optimizer)
+            probs = step.run_rows(features, targets, rows[start:stop], optimizer)
             metrics.add(probs)
             if report.shows_batches:
-                report.batch(metrics.batch_loss(probs, idx))
+                report.batch(metrics.batch_loss(probs, order[start:stop]))
         loss, acc = metrics.end()
         history.train_loss.append(loss)
         history.train_acc.append(acc)

@@ -1,0 +1,76 @@
+"""The cupy emulator holds the GPU backend to cupy's rules: if it were lenient, the GPU tests
+run on it would pass code that fails on a real GPU."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cupy_emulator
+import numpy as np
+import pytest
+from gpu_fakes import have_compiler
+
+cp: Any = cupy_emulator.install()
+
+
+def test_no_implicit_transfer_to_the_host() -> None:
+    with pytest.raises(TypeError, match="Implicit conversion to a NumPy array is not allowed"):
+        np.asarray(cp.zeros(3, np.float32))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda a, h: a + h,
+        lambda a, h: h * a,
+        lambda a, h: np.exp(h, out=a),
+        lambda a, h: cp.maximum(a, h),
+        lambda a, h: np.stack([a, h]),
+        lambda a, h: np.tensordot(a, h, axes=1),
+    ],
+)
+def test_host_arrays_are_refused_by_device_operations(call: Any) -> None:
+    with pytest.raises(TypeError, match=r"Unsupported type <class 'numpy\.ndarray'>"):
+        call(cp.ones(3, np.float32), np.ones(3, np.float32))
+
+
+def test_numpy_calls_reach_cupy_and_results_stay_on_the_device() -> None:
+    a = cp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    out = cp.empty((2,), np.float32)
+    assert np.add.reduce(a, 1, out=out) is out
+    assert out.get().tolist() == [3.0, 12.0]
+    total = np.sum(a)
+    assert isinstance(total, cp.ndarray)
+    assert total.shape == ()  # 0-d, never a numpy scalar
+    assert isinstance(np.tensordot(a, a.T, axes=1), cp.ndarray)
+    assert isinstance(np.exp(a) * 2.0, cp.ndarray)
+
+
+def test_what_cupy_lacks_is_missing() -> None:
+    a = cp.ones((2, 3), np.float32)
+    with pytest.raises(TypeError, match="keyword arguments not supported by cupy: \\['where'\\]"):
+        np.exp(a, out=a, where=a > 0)
+    with pytest.raises(TypeError, match="keyword arguments not supported by cupy: \\['mode'\\]"):
+        cp.take(a, cp.asarray(np.array([1, 0])), axis=0, mode="clip")
+    with pytest.raises(TypeError, match=r"no implementation found for 'numpy\.median'"):
+        np.median(a)
+    with pytest.raises(AttributeError):
+        a.ctypes  # noqa: B018 - device memory has no host address
+
+
+@pytest.mark.skipif(not have_compiler(), reason="the emulator's kernels need g++")
+def test_elementwise_kernels_run_their_source_with_cupys_argument_rules() -> None:
+    kernel = cp.ElementwiseKernel(
+        "float32 x, raw float32 b, float32 s", "float32 y", "y = x * s + b[i % b.size()];", "k"
+    )
+    x = cp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    b = cp.asarray(np.array([10, 20, 30], np.float32))
+    y = cp.empty((2, 3), np.float32)
+    assert kernel(x, b, 2.0, y) is y
+    assert y.get().tolist() == [[10, 22, 34], [16, 28, 40]]
+    with pytest.raises(TypeError, match=r"Type is mismatched\. x float64 float32"):
+        kernel(cp.zeros((2, 3), np.float64), b, 2.0, y)
+    with pytest.raises(TypeError, match=r"Type is mismatched\. y float64 float32"):
+        kernel(x, b, 2.0, cp.zeros((2, 3), np.float64))
+    with pytest.raises(TypeError, match="Unsupported type"):
+        kernel(np.zeros((2, 3), np.float32), b, 2.0, y)
