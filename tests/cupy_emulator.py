@@ -13,9 +13,10 @@ the CPU backend, without a GPU. What it holds cupy to, from cupy's own source
   ``__array_ufunc__`` and a numpy function reaches cupy's function of the same module path and
   name through ``__array_function__``; a name cupy lacks is numpy's ``TypeError``;
 * only the functions, keyword arguments and ufunc methods listed below exist (cupy's subset
-  of numpy's); ufuncs take no ``where=``; reductions return 0-d arrays, never numpy scalars;
-* ``ElementwiseKernel``: inputs must cast safely to a typed parameter, outputs must have
-  exactly its dtype, non-raw arguments broadcast to the output, ``raw`` ones are read by flat
+  of numpy's); ufuncs take no ``where=``; ``ufunc.reduce`` exists for ``add`` and
+  ``multiply`` only; reductions return 0-d arrays, never numpy scalars;
+* ``ElementwiseKernel``: array arguments of a typed parameter must have exactly its dtype
+  (Python numbers are converted to it), non-raw arguments broadcast to the output, ``raw`` ones are read by flat
   index with ``.size()``. Its loop body is compiled with the host's C++ compiler, so fused
   regions compute real values.
 
@@ -81,8 +82,9 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
 
 # --- ufuncs ------------------------------------------------------------------------------------
 
-# cupy's ufunc methods exist for these ufuncs only (cupy/_core/_kernel.pyx, ufunc.reduce etc.).
-_REDUCIBLE = {"add", "multiply", "maximum", "minimum", "logical_and", "logical_or"}
+# cupy's ufunc.reduce exists for these ufuncs only (cupy/_core/_kernel.pyx, ufunc.reduce);
+# others raise NotImplementedError.
+_REDUCIBLE = {"add", "multiply"}
 _UFUNC_CALL_KWARGS = {"out", "dtype", "casting"}
 _UFUNC_REDUCE_KWARGS = {"axis", "dtype", "out", "keepdims"}
 
@@ -565,9 +567,9 @@ class ElementwiseKernel:
         hosts: list[np.ndarray] = []
         for (raw, dtype, pname), value in zip(self.ins, args[:n_in], strict=True):
             if isinstance(value, ndarray):
-                if not np.can_cast(value.dtype, dtype):
+                if value.dtype != dtype:  # a typed parameter takes exactly its dtype
                     raise TypeError(f"Type is mismatched. {pname} {value.dtype} {dtype}")
-                hosts.append(value._a.astype(dtype, copy=False))
+                hosts.append(value._a)
             elif isinstance(value, numbers.Number | np.generic) and not raw:
                 hosts.append(np.asarray(value, dtype))
             else:

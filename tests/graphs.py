@@ -88,6 +88,7 @@ class Graph:
     elem: type[FloatTag]
     base: tuple[int, ...]
     rng: np.random.Generator
+    device: type[tn.DeviceTag] = tn.CPU
     nodes: list[Node] = field(default_factory=list)
     steps: list[str] = field(default_factory=list)
     roots: list[Node] = field(default_factory=list)
@@ -127,25 +128,25 @@ def leaf(draw: Draw, g: Graph, rank: int | None = None) -> Node:
     dim = dim_of_rank(rank)
     node: Node
     if kind == "tensor":
-        node = Node(tn.tensor(values, g.elem, tn.CPU, dim), values)
+        node = Node(tn.tensor(values, g.elem, g.device, dim), values)
     elif kind == "zero":
-        node = Node(untyped.ZeroTensor(shape, g.elem, tn.CPU), np.zeros(shape, g.dtype))
+        node = Node(untyped.ZeroTensor(shape, g.elem, g.device), np.zeros(shape, g.dtype))
     elif kind == "constant":
         c = float(values.flat[0]) if values.size else 1.0
         value = np.full(shape, c, g.dtype)
-        node = Node(untyped.ConstantTensor(tn.scalar(c, g.elem, tn.CPU), shape), value)
+        node = Node(untyped.ConstantTensor(tn.scalar(c, g.elem, g.device), shape), value)
     elif kind == "dynamic":
-        node = Node(tn.make_dynamic(tn.tensor(values, g.elem, tn.CPU, dim)), values)
+        node = Node(tn.make_dynamic(tn.tensor(values, g.elem, g.device, dim)), values)
     elif kind == "scalable":
         item_dim = dim_of_rank(rank - 1)
-        items = [tn.tensor(v, g.elem, tn.CPU, item_dim) for v in values]
+        items = [tn.tensor(v, g.elem, g.device, item_dim) for v in values]
         node = Node(untyped.ScalableTensor(items), values)
     else:
         pos = draw(st.integers(0, shape[0] - 1))
         c = float(values[0])
         value = np.zeros(shape, g.dtype)
         value[pos] = c
-        node = Node(tn.BiasVector(shape[0], pos, tn.scalar(c, g.elem, tn.CPU)), value)
+        node = Node(tn.BiasVector(shape[0], pos, tn.scalar(c, g.elem, g.device)), value)
     g.steps.append(f"leaf {kind} {shape}")
     return node
 
@@ -249,7 +250,7 @@ def make_dot(draw: Draw, g: Graph) -> Node:
     form = "right" if form == "full" else form
     dims = a.value.shape[a.rank - k :] if form == "right" else a.value.shape[:k]
     w = g.rng.uniform(-1, 1, dims + dims).astype(g.dtype)
-    weight = untyped.tensor(w, g.elem, tn.CPU, dim_of_rank(2 * k))
+    weight = untyped.tensor(w, g.elem, g.device, dim_of_rank(2 * k))
     if form == "left":
         return Node(ops.dot(weight, a.expr, k), arr(np.tensordot(w, a.value, k)))
     expr = a.expr @ weight if k == 1 and draw(st.booleans()) else ops.dot(a.expr, weight, k)
@@ -336,7 +337,7 @@ def make_tile(draw: Draw, g: Graph) -> Node:
 
 def _weight(g: Graph, shape: tuple[int, ...]) -> tuple[Expr, Array]:
     values = g.rng.uniform(0.5, 1.5, shape).astype(g.dtype)
-    return untyped.tensor(values, g.elem, tn.CPU, dim_of_rank(len(shape))), values
+    return untyped.tensor(values, g.elem, g.device, dim_of_rank(len(shape))), values
 
 
 def make_permute(draw: Draw, g: Graph) -> Node:
@@ -513,11 +514,13 @@ def random_graphs(
     catalogue: Sequence[OpSpec] = CATALOGUE,
     max_ops: int = 10,
     elems: Sequence[type[FloatTag]] = (tn.Float32, tn.Float64),
+    device: type[tn.DeviceTag] = tn.CPU,
 ) -> Graph:
-    """A random graph over ``catalogue``: 1-3 leaves, 1..max_ops op nodes, 1-3 roots."""
+    """A random graph over ``catalogue``: 1-3 leaves, 1..max_ops op nodes, 1-3 roots, its data
+    on ``device`` (the mirror's values are numpy arrays wherever the data live)."""
     elem = draw(st.sampled_from(list(elems)))
     base = tuple(draw(st.lists(st.integers(1, 4), min_size=4, max_size=4)))
-    g = Graph(elem, base, np.random.default_rng(draw(st.integers(0, 2**32 - 1))))
+    g = Graph(elem, base, np.random.default_rng(draw(st.integers(0, 2**32 - 1))), device)
     with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
         for _ in range(draw(st.integers(1, 3))):
             g.nodes.append(leaf(draw, g))

@@ -9,16 +9,19 @@ from typing import Any
 import numpy as np
 import pytest
 from gpu_replay import record_cpu_calls, replay
-from graphs import CATALOGUE, random_graphs
+from graphs import CATALOGUE, check_graph, random_graphs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import typed_nn as tn
 from typed_nn import ops
+from typed_nn.evaluate import executor, options, stats
+from typed_nn.ops import declare
+from typed_nn.evaluate.cache import invalidate_caches
 
 Untyped = Any
 SETTINGS = settings(
-    max_examples=len(CATALOGUE) * 3,
+    max_examples=3,
     deadline=None,
     derandomize=True,
     database=None,
@@ -58,16 +61,16 @@ def test_recorder_sees_the_cpu_calls_and_replay_on_cpu_agrees(
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("spec", CATALOGUE, ids=lambda spec: spec.name)
 @SETTINGS
 @given(data=st.data())
 def test_every_catalogue_op_on_gpu_equals_cpu(
-    data: st.DataObject, cupy_module: Any, monkeypatch: pytest.MonkeyPatch
+    spec: Any, data: st.DataObject, cupy_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tn.backends.array_module(tn.GPU)
     with monkeypatch.context() as patch:
         calls = record_cpu_calls(patch)
-        index = data.draw(st.integers(0, len(CATALOGUE) - 1))
-        g = data.draw(random_graphs(catalogue=[CATALOGUE[index]], max_ops=2))
+        g = data.draw(random_graphs(catalogue=[spec], max_ops=2))
         for root in g.roots:
             tn.evaluate(root.expr)
     replay(calls, tn.GPU, _gpu_array(cupy_module))
@@ -82,6 +85,28 @@ def test_the_ops_outside_the_random_graphs_on_gpu_equal_cpu(
     _extra_cpu_calls()
     done = replay(calls, tn.GPU, _gpu_array(cupy_module))
     assert {"conv2d", "max_pool2d", "reduce_mean", "reduce_max", "argmax"} <= done
+
+
+@pytest.mark.gpu
+@settings(SETTINGS, max_examples=30)
+@given(data=st.data())
+def test_random_graphs_evaluated_on_gpu_match_numpy(data: st.DataObject, cupy_module: Any) -> None:
+    """The differential harness with its data on the GPU, through the optimising evaluator
+    (fused kernels, rewrites, batching, plan reuse) and its lean programs; no run may fall
+    back to the reference evaluator."""
+    g = data.draw(random_graphs(device=tn.GPU))
+    roots = [root.expr for root in g.roots]
+    fallbacks = stats.fallbacks
+    for flags in ({}, {"fuse": False}, {"cse": False, "rewrite": False, "batch": False}):
+        with options.using(**flags):
+            for _ in range(2):  # the second run reuses the plan
+                invalidate_caches()
+                handles = [root.eval_register() for root in roots]
+                tn.EvalPlan.eval()
+                check_graph(g, [h.data().numpy() for h in handles])
+            invalidate_caches()
+            check_graph(g, [tn.backends.to_host(a) for a in executor.execute_arrays(roots)])
+    assert stats.fallbacks == fallbacks
 
 
 def _pair(shape: tuple[int, ...], seed: int = 0) -> tuple[Untyped, Untyped]:
@@ -128,3 +153,38 @@ def test_to_device_round_trip(cupy_module: Any) -> None:
     assert isinstance(on_gpu.array, cupy_module.ndarray)
     back = tn.evaluate(ops.to_device(on_gpu, tn.CPU))
     np.testing.assert_array_equal(back.array, xc.array)
+
+
+@pytest.mark.gpu
+def test_equal_scalars_on_two_devices_stay_two_values(cupy_module: Any) -> None:
+    fallbacks = stats.fallbacks
+    on_cpu, on_gpu = (tn.scalar(2.0, tn.Float32, d) for d in (tn.CPU, tn.GPU))
+    got = tn.evaluate(ops.to_device(on_cpu, tn.GPU) * on_gpu + on_gpu)
+    assert float(got.numpy()) == 6.0
+    assert stats.fallbacks == fallbacks  # no GPU op was handed the host scalar
+
+
+@pytest.mark.gpu
+def test_a_gpu_implementation_returning_host_data_is_caught(
+    cupy_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tn.backends.array_module(tn.GPU)  # registers the GPU implementations first
+    monkeypatch.setitem(declare._IMPLS["exp"], "GPU", [(0, lambda x: np.exp(x.get()))])
+    _, x = _pair((2,))
+    with pytest.raises(
+        tn.EvaluationError,
+        match=r"(?s)the GPU implementation of exp returned the wrong result\..*"
+        r"received : float32\(2,\) on CPU",
+    ):
+        tn.evaluate(ops.exp(x))
+
+
+@pytest.mark.gpu
+def test_a_gpu_target_is_written_once_and_returned(cupy_module: Any) -> None:
+    """A target on the GPU is computed aside, then copied in by the program, whose root is then
+    the target itself: the caller has nothing left to copy."""
+    (wc, wg), (gc, gg) = _pair((64, 32)), _pair((64, 32), 2)
+    for w, g in ((wc, gc), (wg, gg)):
+        (got,) = executor.execute_arrays([w - 0.1 * g], {0: w})
+        assert got is w.array
+    np.testing.assert_allclose(wg.numpy(), wc.numpy(), rtol=1e-6)

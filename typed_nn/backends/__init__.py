@@ -16,7 +16,14 @@ import numpy.typing as npt
 from ..errors import BackendUnavailableError, DeviceError, message
 from ..tags import CPU, GPU, DeviceTag
 
-__all__ = ["array_module", "check_array_device", "data_pointer", "device_of_array", "to_host"]
+__all__ = [
+    "array_module",
+    "check_array_device",
+    "data_pointer",
+    "device_of_array",
+    "device_of_result",
+    "to_host",
+]
 
 
 def array_module(device: type[DeviceTag]) -> ModuleType:
@@ -52,6 +59,12 @@ def device_of_array(array: Any) -> type[DeviceTag] | None:
     if type(array).__module__.startswith("cupy"):
         return GPU
     return None
+
+
+def device_of_result(value: Any) -> type[DeviceTag] | None:
+    """The device of a kernel's result: as :func:`device_of_array`, with numpy scalars (0-d
+    results of numpy calls) on the CPU."""
+    return CPU if isinstance(value, np.generic) else device_of_array(value)
 
 
 def check_array_device(array: Any, device: type[DeviceTag]) -> None:

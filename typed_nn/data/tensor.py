@@ -150,11 +150,13 @@ class Tensor(TensorLike[E, Dv, D]):
     def _identity(self) -> object:
         if self._array.ndim == 0:
             # By value, read each time: assign() or a write through a view changes the value.
-            return ("value", self._elem, self._array.item())
+            # (The device too: a CPU and a GPU scalar are never one value of a graph.)
+            return ("value", self._elem, self._device, self._array.item())
         key = self._key
         if key is None:
             a = self._array
-            key = ("memory", backends.data_pointer(a), a.shape, a.strides, self._elem)
+            pointer = backends.data_pointer(a)
+            key = ("memory", self._device, pointer, a.shape, a.strides, self._elem)
             self._key = key
         return key
 

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import array_module
+from ..backends import array_module, device_of_result
+from ..tags import DeviceTag
 from ..ops.declare import Site, implementation, out_implementation, specialisation
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
@@ -78,10 +79,13 @@ class _Gen:
         self.lines.append("    " * indent + line)
 
 
-def _check(value: Any, shape: tuple[int, ...], dtype: Any) -> None:
-    if getattr(value, "shape", None) != shape or getattr(value, "dtype", None) != dtype:
+def _check(value: Any, shape: tuple[int, ...], dtype: Any, device: type[DeviceTag]) -> None:
+    wrong = getattr(value, "shape", None) != shape or getattr(value, "dtype", None) != dtype
+    if wrong or device_of_result(value) is not device:
+        where = device_of_result(value)
         raise TypeError(
-            f"kernel returned {getattr(value, 'dtype', '?')}{getattr(value, 'shape', '?')}"
+            f"kernel returned {getattr(value, 'dtype', '?')}{getattr(value, 'shape', '?')} "
+            f"on {where.name if where else type(value).__name__}"
         )
 
 
@@ -136,10 +140,14 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     gen.const("_check", _check)
     gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
+    check = f"_check(v{s}, {sh}, {dt}, {gen.const(f'DV{s}', n.device)})"
+    if n.device.name != "CPU":
+        gen.emit(check)
+        return
     gen.const("ND", np.ndarray)
     # The common case (an ndarray of the node's shape and dtype) inline, without a call.
     gen.emit(f"if type(v{s}) is not ND or v{s}.shape != {sh} or v{s}.dtype != {dt}:")
-    gen.emit(f"_check(v{s}, {sh}, {dt})", 2)
+    gen.emit(check, 2)
 
 
 def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
@@ -389,6 +397,8 @@ def generate(
             results.append(s)  # returned, or cached on its node
     for s, e in copies.items():
         gen.emit(f"np.copyto(env[{e}], v{s})")
+        if s in results:  # the root's value is now the target's memory: no second copy
+            gen.emit(f"v{s} = env[{e}]")
     for s in results:
         gen.emit(f"env[{s}] = v{s}")
     source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import backends
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
 from ..errors import EvaluationError, TypedNNError, message
@@ -102,11 +103,13 @@ def run_node(run: Run, node: AnyOp) -> AnyResult:
                 hint="check the operands' values; the line above built the failing node.",
             )
         ) from exc
-    if array.shape != node.shape or array.dtype != node.elem.dtype:
+    where = backends.device_of_result(array)
+    if array.shape != node.shape or array.dtype != node.elem.dtype or where is not node.device:
+        received = f"{array.dtype}{tuple(array.shape)} on {where.name if where else type(array)}"
         raise EvaluationError(
             message(
                 f"the {node.device.name} implementation of {decl.name} returned the wrong result.",
-                [("declared", node.describe()), ("received", f"{array.dtype}{tuple(array.shape)}")],
+                [("declared", node.describe()), ("received", received)],
                 built_at=node.built_at,
                 hint="this is a typed_nn bug; please report it with the expression.",
             )

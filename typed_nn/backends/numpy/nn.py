@@ -16,8 +16,8 @@ from ..xp import asarray_like
 
 Array = Any
 _sum = np.add.reduce
-_max = np.maximum.reduce
-"""What ``ndarray.sum`` / ``.max`` call, without their Python wrappers (same results)."""
+"""What ``ndarray.sum`` calls, without its Python wrapper (same results; cupy takes it too,
+while its ``maximum`` has no ``reduce``)."""
 
 
 def _axes(x: Array, k: int) -> tuple[int, ...]:
@@ -27,7 +27,7 @@ def _axes(x: Array, k: int) -> tuple[int, ...]:
 @implement("softmax", CPU)
 def softmax(x: Array, k: int) -> Array:
     axes = _axes(x, k)
-    r = np.subtract(x, _max(x, axis=axes, keepdims=True))
+    r = np.subtract(x, x.max(axis=axes, keepdims=True))
     np.exp(r, out=r)
     r /= _sum(r, axis=axes, keepdims=True)
     return r
