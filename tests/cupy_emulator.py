@@ -617,6 +617,10 @@ class _Runtime:
     def getDeviceCount() -> int:
         return 1
 
+    @staticmethod
+    def getDeviceProperties(device: int) -> dict[str, Any]:
+        return {"name": b"cupy emulator (host)", "memoryClockRate": 1, "memoryBusWidth": 8}
+
 
 def install() -> types.ModuleType:
     """A fresh ``cupy`` module object backed by this emulator (put it in ``sys.modules``)."""

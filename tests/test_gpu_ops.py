@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 import typed_nn as tn
 from typed_nn import ops
 from typed_nn.evaluate import executor, options, stats
-from typed_nn.ops import declare
 from typed_nn.evaluate.cache import invalidate_caches
+from typed_nn.ops import declare
 
 Untyped = Any
 SETTINGS = settings(
@@ -158,7 +158,7 @@ def test_to_device_round_trip(cupy_module: Any) -> None:
 @pytest.mark.gpu
 def test_equal_scalars_on_two_devices_stay_two_values(cupy_module: Any) -> None:
     fallbacks = stats.fallbacks
-    on_cpu, on_gpu = (tn.scalar(2.0, tn.Float32, d) for d in (tn.CPU, tn.GPU))
+    on_cpu, on_gpu = tn.scalar(2.0, tn.Float32, tn.CPU), tn.scalar(2.0, tn.Float32, tn.GPU)
     got = tn.evaluate(ops.to_device(on_cpu, tn.GPU) * on_gpu + on_gpu)
     assert float(got.numpy()) == 6.0
     assert stats.fallbacks == fallbacks  # no GPU op was handed the host scalar

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from ..backends import array_module, device_of_result
-from ..tags import DeviceTag
 from ..ops.declare import Site, implementation, out_implementation, specialisation
+from ..tags import DeviceTag
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
 from .graph import Graph, INode, Ref, is_number
