@@ -71,3 +71,23 @@ def test_the_command_trains_on_gpu(
     net, params = build_mlp([64, 32, 10], seed=9, name="digits")
     load_weights(tmp_path / "digits_mlp.safetensors", params)
     assert f"{accuracy(net, load_digits(seed=0).test):.3f}" == match.group(1)
+
+
+@pytest.mark.gpu
+def test_a_gpu_training_loop_stops_requesting_device_memory(cupy_module: Any) -> None:
+    """cupy's memory pool recycles what each step frees (docs/gpu.md, Memory)."""
+    if getattr(cupy_module, "emulated", False):
+        pytest.skip("the emulator has no device memory pool")
+    pool = cupy_module.get_default_memory_pool()
+    held: list[int] = []
+    net, _ = build_mlp([64, 32, 10], seed=0, device=tn.GPU)
+    fit(
+        net,
+        load_digits(seed=0).train,
+        make_optimizer("momentum"),
+        epochs=3,
+        progress=False,
+        device=tn.GPU,
+        on_epoch=lambda epoch, history: held.append(pool.total_bytes()),
+    )
+    assert held[1] == held[2]  # the second and third epochs reuse the first one's blocks
