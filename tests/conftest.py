@@ -92,8 +92,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason="debug mode evaluates node by node: optimisations are off")
     for item in items:
         name = item.path.name
-        measures_optimiser = name.startswith("test_evaluate_") or (
-            name == "test_readme.py" and "evaluation.md" in item.nodeid
+        measures_optimiser = (
+            name.startswith("test_evaluate_")
+            or (name == "test_readme.py" and "evaluation.md" in item.nodeid)
+            or item.get_closest_marker("optimiser") is not None
         )
         if measures_optimiser:
             item.add_marker(skip)

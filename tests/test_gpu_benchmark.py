@@ -13,6 +13,7 @@ import pytest
 SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu.py"
 
 
+@pytest.mark.optimiser
 @pytest.mark.gpu
 def test_the_gpu_benchmark_runs(cupy_module: Any, capsys: pytest.CaptureFixture[str]) -> None:
     spec = importlib.util.spec_from_file_location("gpu_benchmark", SCRIPT)

@@ -127,6 +127,7 @@ def test_fused_chain_on_gpu_equals_cpu(cupy_module: Any) -> None:
     np.testing.assert_allclose(got.numpy(), _chain(xc, bc).numpy(), rtol=2e-5, atol=1e-6)
 
 
+@pytest.mark.optimiser
 @pytest.mark.gpu
 def test_fused_chain_on_gpu_is_one_kernel(cupy_module: Any) -> None:
     """Needs the evaluator's GPU region hook (see docs/gpu.md): one kernel per region."""
@@ -179,6 +180,7 @@ def test_a_gpu_implementation_returning_host_data_is_caught(
         tn.evaluate(ops.exp(x))
 
 
+@pytest.mark.optimiser
 @pytest.mark.gpu
 def test_a_gpu_target_is_written_once_and_returned(cupy_module: Any) -> None:
     """A target on the GPU is computed aside, then copied in by the program, whose root is then
