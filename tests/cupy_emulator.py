@@ -194,12 +194,19 @@ _FUNCTIONS: dict[str, set[str] | None] = {
 _STRIDE_TRICKS = {"as_strided": None, "sliding_window_view": {"axis", "subok", "writeable"}}
 
 
+def _run(
+    name: str, np_fn: Callable[..., Any], allowed: set[str] | None, args: Any, kwargs: Any
+) -> Any:
+    """numpy's ``np_fn`` as cupy's function ``name``, which takes only ``allowed`` keywords."""
+    if allowed is not None:
+        _check_kwargs(name, kwargs, allowed)
+    return _call(np_fn, args, kwargs)
+
+
 def _function(name: str, np_fn: Callable[..., Any], allowed: set[str] | None) -> Any:
     @functools.wraps(np_fn)
     def fn(*args: Any, **kwargs: Any) -> Any:
-        if allowed is not None:
-            _check_kwargs(name, kwargs, allowed)
-        return _call(np_fn, args, kwargs)
+        return _run(name, np_fn, allowed, args, kwargs)
 
     fn.__module__ = "cupy"
     return fn
@@ -420,7 +427,7 @@ class ndarray:  # noqa: N801 - cupy's name
         table = _STRIDE_TRICKS if path[-1:] == ["stride_tricks"] else _FUNCTIONS
         if func.__name__ not in table:
             return NotImplemented
-        return _function(func.__name__, func, table[func.__name__])(*args, **kwargs)
+        return _run(func.__name__, func, table[func.__name__], args, kwargs)
 
     # -- operators: cupy's ufuncs
     def _binary(name: str, reflected: bool = False) -> Any:  # type: ignore[misc]  # noqa: N805
@@ -488,7 +495,8 @@ _C_TYPES = {
     "bool": "bool",
 }
 _PARAM = re.compile(r"^(raw\s+)?(\w+)\s+(\w+)$")
-_PRELUDE = """#include <math.h>
+# cupy's raw-array interface for host C++ (``a[k]``, ``a.size()``); tests/gpu_fakes.py uses it too.
+RAW_PRELUDE = """#include <math.h>
 #include <stdlib.h>
 template <class T> struct Raw {
   const T* p; long long n;
@@ -544,7 +552,10 @@ class ElementwiseKernel:
         if len(self.outs) != 1 or self.outs[0][0]:
             raise ValueError("emulated ElementwiseKernel: exactly one non-raw output")
         self.name = name
-        lines = [_PRELUDE, 'extern "C" void run(void** a, const long long* sizes, long long n) {']
+        lines = [
+            RAW_PRELUDE,
+            'extern "C" void run(void** a, const long long* sizes, long long n) {',
+        ]
         lines.append("for (long long i = 0; i < n; ++i) {")
         for k, (raw, dtype, pname) in enumerate(self.ins):
             ct = _C_TYPES[dtype.name]

@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
+from cupy_emulator import RAW_PRELUDE
 
 
 class FakeGpuArray:
@@ -44,16 +45,7 @@ class RecordingKernel:
 # dtype, on machines without a GPU. ``Raw`` mimics cupy's raw-array interface (``a[k]``,
 # ``a.size()``); ``i`` is the element index, as in the kernel.
 
-_PRELUDE = """#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-template <class T> struct Raw {
-  const T* p; long long n;
-  T operator[](long long k) const { return p[k]; }
-  long long size() const { return n; }
-};
-int main() {
-"""
+_PRELUDE = RAW_PRELUDE + "#include <stdio.h>\nint main() {\n"
 
 
 def have_compiler() -> bool:

@@ -157,7 +157,7 @@ def _train(args: argparse.Namespace) -> int:
     print(f"weights saved to {weights}")
     try:
         print(f"plot saved to {plot_history(history, out / 'history.png')}")
-    except (MissingDependencyError, BackendUnavailableError) as err:
+    except MissingDependencyError as err:
         lines = str(err).splitlines()
         print(f"plot skipped: {lines[0]} ({lines[-1].removeprefix('hint: ')})")
     print(f"test accuracy: {accuracy(net, split.test, device=device):.3f}")

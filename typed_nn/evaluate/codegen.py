@@ -80,9 +80,9 @@ class _Gen:
 
 
 def _check(value: Any, shape: tuple[int, ...], dtype: Any, device: type[DeviceTag]) -> None:
+    where = device_of_result(value)
     wrong = getattr(value, "shape", None) != shape or getattr(value, "dtype", None) != dtype
-    if wrong or device_of_result(value) is not device:
-        where = device_of_result(value)
+    if wrong or where is not device:
         raise TypeError(
             f"kernel returned {getattr(value, 'dtype', '?')}{getattr(value, 'shape', '?')} "
             f"on {where.name if where else type(value).__name__}"
