@@ -5,6 +5,8 @@ build lazy, checked expression graphs; one evaluation runs the whole graph.
 """
 
 from . import ops as ops
+from .autodiff import grad as grad
+from .autodiff import vjp as vjp
 from .data import BiasVector as BiasVector
 from .data import ConstantTensor as ConstantTensor
 from .data import DynamicData as DynamicData

@@ -11,11 +11,11 @@ from typing import Any, overload
 
 from ..errors import OperandError, ShapeError, message
 from ..ops.declare import OpDecl, Operand, Params
-from ..ops.node import Operation, user_site
+from ..ops.node import AnyOp, Cotangents, Operation, build, user_site
 from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag, dim_of_rank
-from .tensor_like import TensorLike
+from .tensor_like import AnyTensor, TensorLike
 
-__all__ = ["BiasVector", "ConstantTensor", "ZeroTensor"]
+__all__ = ["BiasVector", "ConstantTensor", "ZeroTensor", "zeros_like"]
 
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
@@ -55,7 +55,13 @@ def _scalar_operand(what: str, value: object) -> TensorLike[Any, Any, Dim0]:
     return value
 
 
-ZEROS = OpDecl("zeros", 0, _infer_params, params=("shape", "elem", "device"), kind="source")
+def _zeros_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return ()  # no operands
+
+
+ZEROS = OpDecl(
+    "zeros", 0, _infer_params, params=("shape", "elem", "device"), kind="source", vjp=_zeros_vjp
+)
 
 
 def _infer_fill(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
@@ -70,8 +76,25 @@ def _infer_one_hot(decl: OpDecl, operands: tuple[Operand, ...], params: Params) 
     return (length,), operands[0].elem, operands[0].device
 
 
-FILL = OpDecl("fill", 1, _infer_fill, params=("shape",), kind="source")
-ONE_HOT = OpDecl("one_hot", 1, _infer_one_hot, params=("length", "pos"), kind="source")
+# These data kinds are declared as ops here, so their vjps reach up into ops/ for the sum and
+# the slice (imported when first differentiated; moving the declarations into ops/ would
+# remove this upward edge).
+def _fill_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    from ..ops.reduce import REDUCE_SUM
+
+    return (build(REDUCE_SUM, (g,), (tuple(range(g.rank)), False)) if g.rank else g,)
+
+
+def _one_hot_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    from ..ops.structure import slice
+
+    return (slice(g, n.params[1]),)
+
+
+FILL = OpDecl("fill", 1, _infer_fill, params=("shape",), kind="source", vjp=_fill_vjp)
+ONE_HOT = OpDecl(
+    "one_hot", 1, _infer_one_hot, params=("length", "pos"), kind="source", vjp=_one_hot_vjp
+)
 
 
 class ZeroTensor(Operation[E, Dv, D]):
@@ -188,3 +211,8 @@ class BiasVector(Operation[E, Dv, Dim1]):
 
     def _kind(self) -> str:
         return "BiasVector"
+
+
+def zeros_like(x: TensorLike[E, Dv, D]) -> TensorLike[E, Dv, D]:
+    """A :class:`ZeroTensor` with ``x``'s shape, element and device (no storage)."""
+    return ZeroTensor(x.shape, x.elem, x.device)  # type: ignore[arg-type]  # any rank

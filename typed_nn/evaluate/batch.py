@@ -19,18 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import EvaluationError
-from ..ops.declare import OpDecl, Operand, Params, implemented_devices
+from ..ops.declare import OpDecl, Params, implemented_devices, internal_op
 from .graph import Graph, INode, Ref, is_number
 
 __all__ = ["BATCHERS", "batch"]
 
 
 def _internal(name: str, arity: int) -> OpDecl:
-    def infer(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Any:
-        raise EvaluationError(f"{name} is made by the evaluator's batching, not built")
-
-    return OpDecl(name, arity, infer)
+    return internal_op(name, arity, "batching")
 
 
 STACK, ITEM, SUM = (

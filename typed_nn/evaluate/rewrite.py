@@ -11,11 +11,9 @@ None. Rules see operands after earlier rewrites. Every rule that fires is counte
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..data.special import ZEROS
-from ..errors import EvaluationError
-from ..ops.declare import OpDecl, Operand, Params, implemented_devices
+from ..ops.declare import OpDecl, implemented_devices, internal_op
 from .graph import Graph, INode, Ref, is_number
 
 __all__ = ["RULES", "rewrite", "rule"]
@@ -37,12 +35,7 @@ def rule(*ops: str, name: str) -> Callable[[RuleFn], RuleFn]:
 
 
 def _internal(name: str, arity: int) -> OpDecl:
-    """The declaration of a node only rewrites make (never built by users)."""
-
-    def infer(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Any:
-        raise EvaluationError(f"{name} is made by the evaluator's rewrites, not built")
-
-    return OpDecl(name, arity, infer)
+    return internal_op(name, arity, "rewrites")
 
 
 PICK_ROW = _internal("pick_row", 2)

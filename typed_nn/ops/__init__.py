@@ -20,6 +20,7 @@ from .conv import max_pool2d_grad as max_pool2d_grad
 from .convert import astype as astype
 from .convert import to_device as to_device
 from .join import concat as concat
+from .join import narrow as narrow
 from .join import stack as stack
 from .layout import permute as permute
 from .layout import permute_inv as permute_inv

@@ -9,10 +9,10 @@ leading dims; the result has the forward value's shape.
 
 from __future__ import annotations
 
-from ..data.tensor_like import TensorLike
+from ..data.tensor_like import AnyTensor, TensorLike
 from ..tags import D2, FE, D, Dv
 from .elementwise import grad, unary
-from .node import build
+from .node import AnyOp, Cotangents, build
 
 __all__ = [
     "RELU",
@@ -29,8 +29,41 @@ __all__ = [
     "tanh_grad",
 ]
 
-SIGMOID, TANH, RELU = unary("sigmoid"), unary("tanh"), unary("relu")
-SIGMOID_GRAD, TANH_GRAD, RELU_GRAD = grad("sigmoid_grad"), grad("tanh_grad"), grad("relu_grad")
+
+# vjps: sigmoid and tanh differentiate through their output (the node itself), relu through
+# its input; each gradient op is linear in g, and its vjp for the forward value is c * g * f''.
+def _sigmoid_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (sigmoid_grad(g, n),)
+
+
+def _tanh_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (tanh_grad(g, n),)
+
+
+def _relu_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (relu_grad(g, n.operands[0]),)
+
+
+def _sigmoid_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    g, y = n.operands
+    return sigmoid_grad(c, y), c * g * (1.0 - y * 2.0)
+
+
+def _tanh_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    g, y = n.operands
+    return tanh_grad(c, y), c * g * y * -2.0
+
+
+def _relu_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    return relu_grad(c, n.operands[1]), None  # relu' is piecewise constant
+
+
+SIGMOID = unary("sigmoid", vjp=_sigmoid_vjp)
+TANH = unary("tanh", vjp=_tanh_vjp)
+RELU = unary("relu", vjp=_relu_vjp)
+SIGMOID_GRAD = grad("sigmoid_grad", vjp=_sigmoid_grad_vjp)
+TANH_GRAD = grad("tanh_grad", vjp=_tanh_grad_vjp)
+RELU_GRAD = grad("relu_grad", vjp=_relu_grad_vjp)
 
 
 def sigmoid(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:

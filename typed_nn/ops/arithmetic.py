@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..tags import D, Dv, E
+from .declare import NOT_DIFFERENTIABLE
 from .elementwise import binary, unary
-from .node import build
+from .math import abs_grad
+from .node import AnyOp, Cotangents, build
 
 __all__ = [
     "ABS",
@@ -28,13 +30,43 @@ __all__ = [
     "sub",
 ]
 
-ADD = binary("add")
-SUB = binary("sub")
-MUL = binary("mul")
-DIV = binary("div", float_only=True)
-NEGATIVE = unary("negative", float_only=False)
-ABS = unary("abs", float_only=False)
-SIGN = unary("sign", float_only=False)
+
+# vjps; cotangents keep the node's (broadcast) shape, and tn.grad sums them back to each
+# operand's shape. A number operand's entry is computed but dropped.
+def _add_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return g, g
+
+
+def _sub_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return g, -g
+
+
+def _mul_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    a, b = n.operands
+    return g * b, g * a
+
+
+def _div_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    a, b = n.operands
+    q = g / b
+    return q, -q * a / b
+
+
+def _negative_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (-g,)
+
+
+def _abs_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (abs_grad(g, n.operands[0]),)
+
+
+ADD = binary("add", vjp=_add_vjp)
+SUB = binary("sub", vjp=_sub_vjp)
+MUL = binary("mul", vjp=_mul_vjp)
+DIV = binary("div", vjp=_div_vjp, float_only=True)
+NEGATIVE = unary("negative", vjp=_negative_vjp, float_only=False)
+ABS = unary("abs", vjp=_abs_vjp, float_only=False)
+SIGN = unary("sign", vjp=NOT_DIFFERENTIABLE, float_only=False)
 
 
 def add(a: object, b: object) -> AnyTensor:

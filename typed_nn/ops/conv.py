@@ -24,7 +24,7 @@ from ..errors import ShapeError, message
 from ..shape import format_shape
 from ..tags import FE, DeviceTag, Dim4, Dv, ElemTag
 from .declare import OpDecl, Operand, Params
-from .node import build
+from .node import AnyOp, Cotangents, build
 from .rules import common_device, common_elem, require_float, require_rank, site, tensor_operands
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "CONV2D_GRAD_WEIGHT",
     "MAX_POOL2D",
     "MAX_POOL2D_GRAD",
+    "MAX_POOL2D_SELECT",
     "conv2d",
     "conv2d_grad_input",
     "conv2d_grad_weight",
@@ -205,12 +206,44 @@ def _infer_grad_weight(decl: OpDecl, operands: tuple[Operand, ...], params: Para
     return shape, g.elem, g.device
 
 
-CONV2D = OpDecl("conv2d", 2, _infer_conv2d, params=("stride", "padding"), kind="contraction")
+def _conv2d_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    x, w = n.operands
+    return (
+        build(CONV2D_GRAD_INPUT, (g, w), (x.shape, *n.params)),
+        build(CONV2D_GRAD_WEIGHT, (g, x), (w.shape, *n.params)),
+    )
+
+
+# Both gradients are bilinear in (g, the other operand): <c, grad_input(g, w)> is
+# <g, conv2d(c, w)>, and <c, grad_weight(g, x)> is <g, conv2d(x, c)>.
+def _grad_input_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    g, w = n.operands
+    conv = n.params[1:]
+    return build(CONV2D, (c, w), conv), build(CONV2D_GRAD_WEIGHT, (g, c), (w.shape, *conv))
+
+
+def _grad_weight_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    g, x = n.operands
+    conv = n.params[1:]
+    return build(CONV2D, (x, c), conv), build(CONV2D_GRAD_INPUT, (g, c), (x.shape, *conv))
+
+
+CONV2D = OpDecl(
+    "conv2d", 2, _infer_conv2d, params=("stride", "padding"), kind="contraction", vjp=_conv2d_vjp
+)
 CONV2D_GRAD_INPUT = OpDecl(
-    "conv2d_grad_input", 2, _infer_grad_input, params=("input_shape", "stride", "padding")
+    "conv2d_grad_input",
+    2,
+    _infer_grad_input,
+    params=("input_shape", "stride", "padding"),
+    vjp=_grad_input_vjp,
 )
 CONV2D_GRAD_WEIGHT = OpDecl(
-    "conv2d_grad_weight", 2, _infer_grad_weight, params=("weight_shape", "stride", "padding")
+    "conv2d_grad_weight",
+    2,
+    _infer_grad_weight,
+    params=("weight_shape", "stride", "padding"),
+    vjp=_grad_weight_vjp,
 )
 
 
@@ -229,8 +262,44 @@ def _infer_pool_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params
     return x.shape, x.elem, x.device
 
 
-MAX_POOL2D = OpDecl("max_pool2d", 1, _infer_pool, params=("size", "stride"))
-MAX_POOL2D_GRAD = OpDecl("max_pool2d_grad", 2, _infer_pool_grad, params=("size", "stride"))
+# max_pool2d_grad routes each window's gradient to the window's first maximum; its adjoint,
+# max_pool2d_select, reads the cotangent back from there. Both are linear in their first
+# operand and piecewise constant in x.
+def _pool_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (build(MAX_POOL2D_GRAD, (g, n.operands[0]), n.params),)
+
+
+def _pool_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    return build(MAX_POOL2D_SELECT, (c, n.operands[1]), n.params), None
+
+
+def _pool_select_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    return build(MAX_POOL2D_GRAD, (c, n.operands[1]), n.params), None
+
+
+def _infer_pool_select(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    c, x = _operands(decl, operands, ("cotangent", "input"))
+    if c.shape != x.shape:
+        raise ShapeError(
+            message(
+                f"cannot build {decl.name}: the cotangent and the input differ in shape.",
+                [("cotangent", c.describe()), ("input", x.describe())],
+                built_at=site(),
+                hint="give a cotangent shaped like max_pool2d's input.",
+            )
+        )
+    return _infer_pool(decl, (x,), params)
+
+
+MAX_POOL2D = OpDecl("max_pool2d", 1, _infer_pool, params=("size", "stride"), vjp=_pool_vjp)
+MAX_POOL2D_GRAD = OpDecl(
+    "max_pool2d_grad", 2, _infer_pool_grad, params=("size", "stride"), vjp=_pool_grad_vjp
+)
+MAX_POOL2D_SELECT = OpDecl(
+    "max_pool2d_select", 2, _infer_pool_select, params=("size", "stride"), vjp=_pool_select_vjp
+)
+"""``max_pool2d_select(c, x)``: for each window of ``x``, ``c`` at the window's first maximum
+(the adjoint of ``max_pool2d_grad``; second-order gradients through pooling use it)."""
 
 
 def conv2d(

@@ -11,9 +11,9 @@ from typing import TypeVar
 
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, message
-from ..tags import DEVICE_TAGS, ELEM_TAGS, D, DeviceTag, Dv, E, ElemTag
+from ..tags import DEVICE_TAGS, ELEM_TAGS, D, DeviceTag, Dv, E, ElemTag, FloatTag
 from .declare import OpDecl, Operand, Params
-from .node import build
+from .node import AnyOp, Cotangents, build
 from .rules import site, tensor_operands
 
 __all__ = ["ASTYPE", "TO_DEVICE", "astype", "to_device"]
@@ -45,7 +45,14 @@ def _infer_astype(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -
     return x.shape, _tag(decl.name, x, params[0], ElemTag), x.device
 
 
-ASTYPE = OpDecl("astype", 1, _infer_astype, params=("elem",))
+def _astype_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    # tn.grad reaches this node only when its element is a float; from an integer source
+    # there is nothing to differentiate.
+    x = n.operands[0]
+    return (astype(g, x.elem) if issubclass(x.elem, FloatTag) else None,)
+
+
+ASTYPE = OpDecl("astype", 1, _infer_astype, params=("elem",), vjp=_astype_vjp)
 
 
 def astype(x: TensorLike[E, Dv, D], elem: type[E2]) -> TensorLike[E2, Dv, D]:
@@ -68,7 +75,11 @@ def _infer_to_device(decl: OpDecl, operands: tuple[Operand, ...], params: Params
     return x.shape, x.elem, _tag(decl.name, x, params[0], DeviceTag)
 
 
-TO_DEVICE = OpDecl("to_device", 1, _infer_to_device, params=("device",))
+def _to_device_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (to_device(g, n.operands[0].device),)
+
+
+TO_DEVICE = OpDecl("to_device", 1, _infer_to_device, params=("device",), vjp=_to_device_vjp)
 
 
 def to_device(x: TensorLike[E, Dv, D], device: type[Dv2]) -> TensorLike[E, Dv2, D]:

@@ -2,8 +2,11 @@
 
 An :class:`OpDecl` carries everything about an op that does not depend on the device: its
 name, arity, parameter names, whether Python numbers may stand for operands, what kind of
-computation it is (the evaluator fuses ``elementwise`` ops), and ``infer``, which checks the
-operands at build time and returns the result's shape, element and device.
+computation it is (the evaluator fuses ``elementwise`` ops), ``infer``, which checks the
+operands at build time and returns the result's shape, element and device, and ``vjp``, its
+vector-Jacobian product (``tn.grad`` walks the graph with it), or :data:`NOT_DIFFERENTIABLE`.
+Every declaration joins :func:`catalogue` unless it is ``internal`` (nodes only the evaluator
+makes).
 
 Backends register implementations with :func:`implement`; a device may hold several for one
 op, and the one with the highest priority wins. :func:`implementation` finds it, or raises
@@ -20,21 +23,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import NoImplementationError, message
+from ..errors import EvaluationError, NoImplementationError, message
 from ..tags import DeviceTag, ElemTag
 
 __all__ = [
+    "NOT_DIFFERENTIABLE",
     "Impl",
     "Infer",
     "OutImpl",
     "OpDecl",
+    "NotDifferentiable",
     "OpKind",
     "Operand",
     "Params",
     "Site",
     "Specialised",
+    "Vjp",
+    "catalogue",
     "implement",
     "implementation",
+    "internal_op",
     "implemented_devices",
     "implement_out",
     "out_implementation",
@@ -55,6 +63,31 @@ Impl = Callable[..., Any]
 
 OpKind = Literal["elementwise", "reduction", "contraction", "view", "source", "general"]
 
+Vjp = Callable[[Any, Any], tuple[Any, ...]]
+"""``vjp(node, g) -> cotangents``: given a node and the cotangent ``g`` of its output (the
+node's shape), one lazy cotangent per operand, or None where the operand gets none (a number,
+an integer operand, a condition). A cotangent may have the node's (broadcast) shape: the
+caller sums it back to the operand's shape. Built from lazy ops, so gradients are graphs."""
+
+
+class NotDifferentiable:
+    """The ``vjp`` of an op with no derivative (argmax, sign): paths through it add zero."""
+
+    _instance: NotDifferentiable | None = None
+
+    def __new__(cls) -> NotDifferentiable:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NOT_DIFFERENTIABLE"
+
+
+NOT_DIFFERENTIABLE = NotDifferentiable()
+
+_CATALOGUE: dict[str, OpDecl] = {}
+
 
 @dataclass(frozen=True, slots=True, eq=False)
 class OpDecl:
@@ -67,9 +100,32 @@ class OpDecl:
     kind: OpKind = "general"
     numbers: bool = False
     """Python numbers may stand for tensor operands (``x + 1``, ``1 - x``)."""
+    vjp: Vjp | NotDifferentiable | None = None
+    """The vector-Jacobian product (see :data:`Vjp`); None only for internal ops."""
+    internal: bool = False
+    """Made by the evaluator's rewrites and batching, never by users (not in the catalogue)."""
+
+    def __post_init__(self) -> None:
+        if not self.internal:
+            _CATALOGUE[self.name] = self
 
     def __repr__(self) -> str:
         return f"OpDecl({self.name!r})"
+
+
+def internal_op(name: str, arity: int, made_by: str) -> OpDecl:
+    """The declaration of a node only the evaluator makes (``made_by``: its rewrites or its
+    batching); building one is an error, and it has no vjp (it never reaches ``tn.grad``)."""
+
+    def infer(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Any:
+        raise EvaluationError(f"{name} is made by the evaluator's {made_by}, not built")
+
+    return OpDecl(name, arity, infer, internal=True)
+
+
+def catalogue() -> dict[str, OpDecl]:
+    """Every op users can build, by name (the declarations imported so far)."""
+    return dict(_CATALOGUE)
 
 
 class _Registry(dict[str, Any]):

@@ -19,7 +19,7 @@ from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
 from ..errors import ShapeError, message
 from ..tags import DeviceTag, ElemTag, FloatTag, IntTag
-from .declare import OpDecl, Operand, Params
+from .declare import NotDifferentiable, OpDecl, Operand, Params, Vjp
 from .node import Operation
 from .rules import (
     broadcast_shape,
@@ -112,25 +112,25 @@ def _infer_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> 
     return shape, elem, device
 
 
-def unary(name: str, *, float_only: bool = True) -> OpDecl:
+def unary(name: str, *, vjp: Vjp | NotDifferentiable, float_only: bool = True) -> OpDecl:
     """Declare ``name(x)``."""
-    return OpDecl(name, 1, _infer_float if float_only else _infer_any, kind="elementwise")
+    return OpDecl(name, 1, _infer_float if float_only else _infer_any, kind="elementwise", vjp=vjp)
 
 
-def binary(name: str, *, float_only: bool = False, numbers: bool = True) -> OpDecl:
+def binary(
+    name: str, *, vjp: Vjp | NotDifferentiable, float_only: bool = False, numbers: bool = True
+) -> OpDecl:
     """Declare ``name(a, b)``; numbers may stand on either side when ``numbers``."""
-    return OpDecl(
-        name, 2, _infer_float if float_only else _infer_any, kind="elementwise", numbers=numbers
-    )
+    infer = _infer_float if float_only else _infer_any
+    return OpDecl(name, 2, infer, kind="elementwise", numbers=numbers, vjp=vjp)
 
 
-def ternary(name: str, *, float_only: bool = True, numbers: bool = False) -> OpDecl:
+def ternary(name: str, *, vjp: Vjp, float_only: bool = True, numbers: bool = False) -> OpDecl:
     """Declare ``name(a, b, c)`` (interpolate)."""
-    return OpDecl(
-        name, 3, _infer_float if float_only else _infer_any, kind="elementwise", numbers=numbers
-    )
+    infer = _infer_float if float_only else _infer_any
+    return OpDecl(name, 3, infer, kind="elementwise", numbers=numbers, vjp=vjp)
 
 
-def grad(name: str) -> OpDecl:
+def grad(name: str, *, vjp: Vjp) -> OpDecl:
     """Declare the backward op ``name(g, x)``, shaped like ``x``."""
-    return OpDecl(name, 2, _infer_grad, kind="elementwise")
+    return OpDecl(name, 2, _infer_grad, kind="elementwise", vjp=vjp)

@@ -9,17 +9,19 @@ and one device.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import overload
 
+from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag
 from .declare import OpDecl, Operand, Params
-from .node import build
+from .node import AnyOp, Cotangents, build
 from .rules import common_device, common_elem, site, tensor_operands
 from .structure import STACK, stack_items
 
-__all__ = ["CONCAT", "STACK", "concat", "stack"]
+__all__ = ["CONCAT", "NARROW", "STACK", "concat", "narrow", "stack"]
 
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
@@ -64,7 +66,68 @@ def _infer_concat(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -
     return (*first.shape[:axis], size, *first.shape[axis + 1 :]), elem, device
 
 
-CONCAT = OpDecl("concat", -1, _infer_concat, params=("axis",))
+def _concat_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    (axis,) = n.params
+    starts = accumulate((t.shape[axis] for t in n.operands), initial=0)
+    return tuple(
+        build(NARROW, (g,), (axis, start, t.shape[axis]))
+        for start, t in zip(starts, n.operands, strict=False)
+    )
+
+
+CONCAT = OpDecl("concat", -1, _infer_concat, params=("axis",), vjp=_concat_vjp)
+
+
+def _infer_narrow(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (x,) = tensor_operands(decl, operands)
+    axis, start, length = params
+    assert isinstance(axis, int)
+    assert isinstance(start, int)
+    assert isinstance(length, int)
+    if x.rank == 0 or not 0 <= axis < x.rank:
+        raise ShapeError(
+            message(
+                f"cannot build narrow: axis {axis} is not a dim of the operand.",
+                [("operand", x.describe()), ("valid axes", f"0 .. {x.rank - 1}")],
+                built_at=site(),
+                hint="narrow a tensor of rank >= 1 along one of its dims.",
+            )
+        )
+    size = x.shape[axis]
+    if start < 0 or length < 0 or start + length > size:
+        raise ShapeError(
+            message(
+                f"cannot build narrow: [{start}, {start + length}) is outside dim {axis}.",
+                [("operand", x.describe()), ("valid", f"0 <= start <= start + length <= {size}")],
+                built_at=site(),
+                hint=f"choose start and length within the {size} entries of dim {axis}.",
+            )
+        )
+    return (*x.shape[:axis], length, *x.shape[axis + 1 :]), x.elem, x.device
+
+
+def _narrow_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    # c between zeros along the axis: concat's adjoint
+    (x,), (axis, start, length) = n.operands, n.params
+    size = x.shape[axis]
+    parts = [
+        zero_block(c, axis, start),
+        c,
+        zero_block(c, axis, size - start - length),
+    ]
+    kept = [p for p in parts if p.shape[axis]]
+    return (kept[0] if len(kept) == 1 else build(CONCAT, tuple(kept), (axis,)),)
+
+
+def zero_block(like: AnyTensor, axis: int, size: int) -> AnyTensor:
+    """A ZeroTensor shaped like ``like`` except ``size`` along ``axis``."""
+    shape = (*like.shape[:axis], size, *like.shape[axis + 1 :])
+    return ZeroTensor(shape, like.elem, like.device)  # type: ignore[arg-type]  # any rank
+
+
+NARROW = OpDecl(
+    "narrow", 1, _infer_narrow, params=("axis", "start", "length"), kind="view", vjp=_narrow_vjp
+)
 
 
 def _items(op: str, items: object) -> list[AnyTensor]:
@@ -124,3 +187,24 @@ def stack(items: Sequence[AnyTensor], axis: int = 0) -> AnyTensor:
     if isinstance(first, TensorLike):  # else building reports the non-data operand
         axis = _axis("stack", axis, first.rank + 1, first)
     return stack_items(listed, axis)
+
+
+def narrow(x: TensorLike[E, Dv, D], axis: int, start: int, length: int) -> TensorLike[E, Dv, D]:
+    """Entries ``start .. start + length - 1`` of ``x`` along dim ``axis`` (negative counts
+    from the end), a view like ``torch.narrow``; concat's vjp takes its items back with it.
+
+    >>> narrow(tensor([[1.0, 2.0, 3.0]], Float32, CPU, Dim2), 1, 1, 2).numpy()
+    array([[2., 3.]], dtype=float32)
+    """
+    (t,) = tensor_operands(NARROW, (x,))
+    for name, value in (("axis", axis), ("start", start), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ShapeError(
+                message(
+                    f"cannot build narrow: {name} must be an int, got {value!r}.",
+                    [("operand", t.describe())],
+                    built_at=site(),
+                    hint="pass axis, start and length as ints.",
+                )
+            )
+    return build(NARROW, (x,), (axis + t.rank if axis < 0 else axis, start, length))

@@ -19,17 +19,20 @@ from ..errors import RankError, ShapeError, message
 from ..shape import format_shape
 from ..tags import MAX_RANK, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag
 from .declare import OpDecl, Operand, Params
-from .node import build
+from .node import AnyOp, Cotangents, build
 from .rules import site, tensor_operands
 
 __all__ = [
     "PERMUTE",
     "RESHAPE",
     "TILE",
+    "TILE_GRAD",
+    "expand",
     "mute_shape",
     "permute",
     "permute_inv",
     "reshape",
+    "reshape_to",
     "tile",
     "transpose",
 ]
@@ -99,7 +102,11 @@ def _infer_permute(decl: OpDecl, operands: tuple[Operand, ...], params: Params) 
     return tuple(x.shape[i] for i in order), x.elem, x.device
 
 
-PERMUTE = OpDecl("permute", 1, _infer_permute, params=("order",), kind="view")
+def _permute_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (permute_inv(g, n.params[0]),)
+
+
+PERMUTE = OpDecl("permute", 1, _infer_permute, params=("order",), kind="view", vjp=_permute_vjp)
 
 
 def permute(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv, D]:
@@ -205,7 +212,16 @@ def _infer_reshape(decl: OpDecl, operands: tuple[Operand, ...], params: Params) 
     return _reshaped(x, _ints(decl.name, x, "shape", params[0])), x.elem, x.device
 
 
-RESHAPE = OpDecl("reshape", 1, _infer_reshape, params=("shape",), kind="view")
+def _reshape_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (reshape_to(g, n.operands[0].shape),)
+
+
+RESHAPE = OpDecl("reshape", 1, _infer_reshape, params=("shape",), kind="view", vjp=_reshape_vjp)
+
+
+def reshape_to(x: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
+    """``x`` arranged as ``shape`` (same element count; no -1), or ``x`` when it has it."""
+    return x if x.shape == shape else build(RESHAPE, (x,), (shape,))
 
 
 @overload
@@ -289,7 +305,40 @@ def _infer_tile(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> 
     return shape, x.elem, x.device
 
 
-TILE = OpDecl("tile", 1, _infer_tile, params=("shape", "new_dims"))
+def _infer_tile_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (g,) = tensor_operands(decl, operands)
+    shape, new_dims = params
+    assert isinstance(shape, tuple)
+    assert isinstance(new_dims, tuple)
+    # built by tile's vjp only, from a valid tile node: g's shape tiles ``shape``
+    assert all(
+        (out % src == 0 if src else out == 0)
+        for out, src in zip(g.shape, mute_shape(shape, g.rank, new_dims), strict=True)
+    )
+    return shape, g.elem, g.device
+
+
+# tile and tile_grad are each other's adjoints: tile repeats, tile_grad sums the repeats.
+def _tile_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (build(TILE_GRAD, (g,), (n.operands[0].shape, n.params[1])),)
+
+
+def _tile_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    return (build(TILE, (c,), (n.operands[0].shape, n.params[1])),)
+
+
+TILE = OpDecl("tile", 1, _infer_tile, params=("shape", "new_dims"), vjp=_tile_vjp)
+TILE_GRAD = OpDecl(
+    "tile_grad", 1, _infer_tile_grad, params=("shape", "new_dims"), vjp=_tile_grad_vjp
+)
+"""``tile_grad(g, shape, new_dims)``: the sum of ``g`` over the repeats of
+``tile(x, g.shape, new_dims)``, shaped like ``x`` (``shape``); tile's vjp."""
+
+
+def expand(x: AnyTensor, shape: tuple[int, ...], new_dims: tuple[int, ...]) -> AnyTensor:
+    """``x`` repeated along the result dims ``new_dims`` (canonical, sorted) to ``shape``;
+    ``x``'s shape must be ``shape`` without them. ``x`` itself when there are none."""
+    return build(TILE, (x,), (shape, new_dims)) if new_dims else x
 
 
 @overload

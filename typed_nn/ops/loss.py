@@ -9,12 +9,17 @@ batch of one-hot rows the mean per-sample loss. Terms whose truth is 0 count as 
 
 from __future__ import annotations
 
-from ..data.tensor_like import TensorLike
+from ..data.factories import scalar
+from ..data.special import ZeroTensor
+from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import ShapeError, message
 from ..tags import FE, D, DeviceTag, Dim0, Dv, ElemTag
 from .declare import OpDecl, Operand, Params
-from .node import build
+from .math import log
+from .node import AnyOp, Cotangents, build
+from .reduce import REDUCE_SUM
 from .rules import common_device, common_elem, require_float, require_rank, site, tensor_operands
+from .select import WHERE
 
 __all__ = ["NLL_LOSS", "NLL_LOSS_GRAD", "nll_loss", "nll_loss_grad"]
 
@@ -50,8 +55,31 @@ def _infer_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> 
     return shape, elem, device
 
 
-NLL_LOSS = OpDecl("nll_loss", 2, _infer_loss, kind="reduction")
-NLL_LOSS_GRAD = OpDecl("nll_loss_grad", 3, _infer_grad)
+# vjps, with L = -sum(t ln p) / S and S = sum(t). nll_loss_grad(g, t, p) = -g t / (S p) is
+# linear in g; where t and p are both 0 it is 0 (as the loss counts 0 ln 0 as 0), and so are
+# the second-order terms there.
+def _nll_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    truth, pred = n.operands
+    to_truth = g * (-log(pred) - n) / build(REDUCE_SUM, (truth,), (_all(truth), False))
+    return to_truth, build(NLL_LOSS_GRAD, (g, truth, pred), ())
+
+
+def _nll_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    g, truth, pred = n.operands
+    total = build(REDUCE_SUM, (truth,), (_all(truth), False))
+    per_g = build(NLL_LOSS_GRAD, (scalar(1.0, g.elem, g.device), truth, pred), ())  # -t / (S p)
+    to_g = build(REDUCE_SUM, (c * per_g,), (_all(c), False))
+    to_truth = (-g * c / pred - build(REDUCE_SUM, (c * n,), (_all(c), False))) / total
+    to_pred = build(WHERE, (truth, -c * n / pred, ZeroTensor((), c.elem, c.device)))
+    return to_g, to_truth, to_pred
+
+
+def _all(x: AnyTensor) -> tuple[int, ...]:
+    return tuple(range(x.rank))
+
+
+NLL_LOSS = OpDecl("nll_loss", 2, _infer_loss, kind="reduction", vjp=_nll_vjp)
+NLL_LOSS_GRAD = OpDecl("nll_loss_grad", 3, _infer_grad, vjp=_nll_grad_vjp)
 
 
 def nll_loss(truth: TensorLike[FE, Dv, D], pred: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, Dim0]:

@@ -6,10 +6,13 @@ All take float elements (``ops.astype`` converts integers explicitly).
 
 from __future__ import annotations
 
-from ..data.tensor_like import TensorLike
+from collections.abc import Callable
+
+from ..data.tensor_like import AnyTensor, TensorLike
 from ..tags import D2, FE, D, Dv
+from .declare import Vjp
 from .elementwise import grad, unary
-from .node import build
+from .node import AnyOp, Cotangents, build
 
 __all__ = [
     "ACOS", "ACOSH", "ASIN", "ASINH", "COS", "EXP", "LOG", "SIN", "SQRT", "SQUARE", "TAN",
@@ -19,16 +22,6 @@ __all__ = [
     "asinh_grad", "cos", "cos_grad", "exp", "exp_grad", "log", "log_grad", "sin", "sin_grad",
     "sqrt", "sqrt_grad", "square", "square_grad", "tan", "tan_grad",
 ]  # fmt: skip
-
-EXP, LOG, SQRT, SQUARE = unary("exp"), unary("log"), unary("sqrt"), unary("square")
-SIN, COS, TAN = unary("sin"), unary("cos"), unary("tan")
-ASIN, ACOS, ASINH, ACOSH = unary("asin"), unary("acos"), unary("asinh"), unary("acosh")
-
-ABS_GRAD, EXP_GRAD, LOG_GRAD = grad("abs_grad"), grad("exp_grad"), grad("log_grad")
-SQRT_GRAD, SQUARE_GRAD = grad("sqrt_grad"), grad("square_grad")
-SIN_GRAD, COS_GRAD, TAN_GRAD = grad("sin_grad"), grad("cos_grad"), grad("tan_grad")
-ASIN_GRAD, ACOS_GRAD = grad("asin_grad"), grad("acos_grad")
-ASINH_GRAD, ACOSH_GRAD = grad("asinh_grad"), grad("acosh_grad")
 
 
 def exp(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
@@ -144,3 +137,60 @@ def asinh_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLik
 def acosh_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of acosh: g / sqrt(x^2 - 1)."""
     return build(ACOSH_GRAD, (g, x))
+
+
+# The declarations follow the builders, so each vjp can name them. A forward op's vjp is its
+# gradient op; a gradient op ``h(g, x) = g * f'(x)`` is linear in ``g``, so its vjp for ``g``
+# is the same gradient op of the cotangent ``c``, and for ``x`` it is ``c * g * f''(x)``.
+
+GradOp = Callable[[AnyTensor, AnyTensor], AnyTensor]
+
+
+def _grad_of(grad_op: GradOp) -> Vjp:
+    def vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+        return (grad_op(g, n.operands[0]),)
+
+    return vjp
+
+
+def _second(grad_op: GradOp, d_x: Callable[[AnyTensor, AnyTensor], AnyTensor | None]) -> Vjp:
+    """The vjp of ``grad_op(g, x)``: ``grad_op(c, x)`` for ``g``; ``d_x(c * g, x)``
+    (= c * g * f''(x)) for ``x``."""
+
+    def vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+        g, x = n.operands
+        return grad_op(c, x), d_x(c * g, x)
+
+    return vjp
+
+
+EXP, LOG = unary("exp", vjp=_grad_of(exp_grad)), unary("log", vjp=_grad_of(log_grad))
+SQRT, SQUARE = unary("sqrt", vjp=_grad_of(sqrt_grad)), unary("square", vjp=_grad_of(square_grad))
+SIN, COS, TAN = (
+    unary("sin", vjp=_grad_of(sin_grad)),
+    unary("cos", vjp=_grad_of(cos_grad)),
+    unary("tan", vjp=_grad_of(tan_grad)),
+)
+ASIN, ACOS = unary("asin", vjp=_grad_of(asin_grad)), unary("acos", vjp=_grad_of(acos_grad))
+ASINH, ACOSH = unary("asinh", vjp=_grad_of(asinh_grad)), unary("acosh", vjp=_grad_of(acosh_grad))
+
+ABS_GRAD = grad("abs_grad", vjp=_second(abs_grad, lambda cg, x: None))  # sign' = 0
+EXP_GRAD = grad("exp_grad", vjp=_second(exp_grad, exp_grad))
+LOG_GRAD = grad("log_grad", vjp=_second(log_grad, lambda cg, x: -cg / square(x)))
+SQRT_GRAD = grad("sqrt_grad", vjp=_second(sqrt_grad, lambda cg, x: sqrt_grad(cg, x) / x * -0.5))
+SQUARE_GRAD = grad("square_grad", vjp=_second(square_grad, lambda cg, x: cg * 2.0))
+SIN_GRAD = grad("sin_grad", vjp=_second(sin_grad, cos_grad))
+COS_GRAD = grad("cos_grad", vjp=_second(cos_grad, lambda cg, x: -sin_grad(cg, x)))
+TAN_GRAD = grad("tan_grad", vjp=_second(tan_grad, lambda cg, x: tan_grad(cg, x) * tan(x) * 2.0))
+ASIN_GRAD = grad(
+    "asin_grad", vjp=_second(asin_grad, lambda cg, x: asin_grad(cg * x, x) / (1.0 - square(x)))
+)
+ACOS_GRAD = grad(
+    "acos_grad", vjp=_second(acos_grad, lambda cg, x: acos_grad(cg * x, x) / (1.0 - square(x)))
+)
+ASINH_GRAD = grad(
+    "asinh_grad", vjp=_second(asinh_grad, lambda cg, x: -asinh_grad(cg * x, x) / (square(x) + 1.0))
+)
+ACOSH_GRAD = grad(
+    "acosh_grad", vjp=_second(acosh_grad, lambda cg, x: -acosh_grad(cg * x, x) / (square(x) - 1.0))
+)

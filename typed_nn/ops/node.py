@@ -17,7 +17,7 @@ from ..data.tensor_like import AnyTensor, TensorLike
 from ..tags import D, Dv, E, IntTag
 from .declare import OpDecl, Operand, Params
 
-__all__ = ["Operation", "build", "format_site", "user_site"]
+__all__ = ["AnyOp", "Cotangents", "Operation", "build", "format_site", "user_site"]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -156,6 +156,11 @@ class Operation(TensorLike[E, Dv, D]):
 
     def __deepcopy__(self, memo: dict[int, object]) -> Operation[E, Dv, D]:
         return self
+
+
+AnyOp = Operation[Any, Any, Any]
+Cotangents = tuple[AnyTensor | None, ...]
+"""What an op's vjp returns: one cotangent per operand (None: that operand gets none)."""
 
 
 def build(decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()) -> AnyTensor:

@@ -14,13 +14,16 @@ operand itself is returned, as in MetaNN. The result rank is in the static type:
 
 from __future__ import annotations
 
+from math import prod
 from typing import Literal, overload
 
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import OperandError, RankError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag, Int64
-from .declare import OpDecl, Operand, Params
-from .node import build
+from .arithmetic import sign
+from .declare import NOT_DIFFERENTIABLE, OpDecl, Operand, Params
+from .layout import expand, reshape_to
+from .node import AnyOp, Cotangents, build
 from .rules import require_float, require_rank, site, tensor_operands
 
 __all__ = [
@@ -29,6 +32,7 @@ __all__ = [
     "REDUCE_MEAN",
     "REDUCE_SUM",
     "argmax",
+    "group_sums",
     "reduce_max",
     "reduce_mean",
     "reduce_sum",
@@ -145,10 +149,49 @@ def _infer_argmax(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -
     return x.shape[:axis] + x.shape[axis + 1 :], Int64, x.device
 
 
-REDUCE_SUM = OpDecl("reduce_sum", 1, _infer_reduce, params=("dims", "keep_dim"), kind="reduction")
-REDUCE_MEAN = OpDecl("reduce_mean", 1, _infer_reduce, params=("dims", "keep_dim"), kind="reduction")
-REDUCE_MAX = OpDecl("reduce_max", 1, _infer_reduce, params=("dims", "keep_dim"), kind="reduction")
-ARGMAX = OpDecl("argmax", 1, _infer_argmax, params=("axis",), kind="reduction")
+def _spread(n: AnyOp, g: AnyTensor) -> AnyTensor:
+    """``g``, shaped like the reduction ``n``, repeated back over the reduced dims."""
+    x = n.operands[0]
+    dims, keep_dim = n.params
+    if keep_dim:
+        g = reshape_to(g, tuple(size for i, size in enumerate(x.shape) if i not in dims))
+    return expand(g, x.shape, dims)
+
+
+def _sum_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (_spread(n, g),)
+
+
+def _mean_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    shape = n.operands[0].shape
+    return (_spread(n, g) / prod(shape[d] for d in n.params[0]),)
+
+
+def _max_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    # Ties share the gradient evenly (as in JAX and PyTorch's amax).
+    at_max = 1.0 - sign(_spread(n, n) - n.operands[0])  # 1 where x is its group's maximum
+    ties = _spread(n, build(REDUCE_SUM, (at_max,), n.params))
+    return (_spread(n, g) * at_max / ties,)
+
+
+def group_sums(x: AnyTensor, k: int) -> AnyTensor:
+    """The sum of each group of ``x``'s last ``k`` dims, repeated over its group (x's shape)."""
+    dims = tuple(range(x.rank - k, x.rank))
+    return expand(build(REDUCE_SUM, (x,), (dims, False)), x.shape, dims)
+
+
+REDUCE_SUM = OpDecl(
+    "reduce_sum", 1, _infer_reduce, params=("dims", "keep_dim"), kind="reduction", vjp=_sum_vjp
+)
+REDUCE_MEAN = OpDecl(
+    "reduce_mean", 1, _infer_reduce, params=("dims", "keep_dim"), kind="reduction", vjp=_mean_vjp
+)
+REDUCE_MAX = OpDecl(
+    "reduce_max", 1, _infer_reduce, params=("dims", "keep_dim"), kind="reduction", vjp=_max_vjp
+)
+ARGMAX = OpDecl(
+    "argmax", 1, _infer_argmax, params=("axis",), kind="reduction", vjp=NOT_DIFFERENTIABLE
+)
 
 
 def _reduce(decl: OpDecl, x: object, dims: object, first: object, keep_dim: bool) -> AnyTensor:

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from typing import TypeVar, overload
 
+from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import ElemTypeError, message
 from ..tags import FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag
+from .arithmetic import sign
 from .declare import OpDecl, Operand, Params
 from .elementwise import binary, ternary
-from .node import build
+from .node import AnyOp, Cotangents, build
 from .rules import broadcast_shape, common_device, site, tensor_operands
 
 __all__ = ["INTERPOLATE", "MAXIMUM", "WHERE", "interpolate", "maximum", "where"]
@@ -50,9 +52,27 @@ def _infer_where(decl: OpDecl, operands: tuple[Operand, ...], params: Params) ->
     return broadcast_shape(decl, tensors), a.elem, device
 
 
-MAXIMUM = binary("maximum")
-WHERE = OpDecl("where", 3, _infer_where, kind="elementwise")
-INTERPOLATE = ternary("interpolate")
+def _maximum_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    a, b = n.operands
+    to_a = g * ((sign(a - b) + 1.0) * 0.5)  # ties split the gradient evenly, as in JAX
+    return to_a, g - to_a
+
+
+def _where_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    cond = n.operands[0]
+    zero = ZeroTensor((), g.elem, g.device)
+    return None, build(WHERE, (cond, g, zero)), build(WHERE, (cond, zero, g))
+
+
+def _interpolate_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    a, b, lam = n.operands
+    to_a = g * lam
+    return to_a, g - to_a, g * (a - b)
+
+
+MAXIMUM = binary("maximum", vjp=_maximum_vjp)
+WHERE = OpDecl("where", 3, _infer_where, kind="elementwise", vjp=_where_vjp)
+INTERPOLATE = ternary("interpolate", vjp=_interpolate_vjp)
 
 
 # fmt: off

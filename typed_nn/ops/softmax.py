@@ -11,7 +11,9 @@ from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dv, ElemTag
 from .declare import OpDecl, Operand, Params
-from .node import build
+from .math import exp
+from .node import AnyOp, Cotangents, build
+from .reduce import group_sums
 from .rules import common_device, common_elem, require_float, site, tensor_operands
 
 __all__ = [
@@ -66,10 +68,35 @@ def _infer_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> 
     return y.shape, elem, device
 
 
-SOFTMAX = OpDecl("softmax", 1, _infer_unary, params=("k",))
-LOG_SOFTMAX = OpDecl("log_softmax", 1, _infer_unary, params=("k",))
-SOFTMAX_GRAD = OpDecl("softmax_grad", 2, _infer_grad, params=("k",))
-LOG_SOFTMAX_GRAD = OpDecl("log_softmax_grad", 2, _infer_grad, params=("k",))
+# vjps: both forwards differentiate through their output (the node). softmax_grad is
+# y * (g - S(g y)) and log_softmax_grad is g - e^y S(g), with S the group sum spread back.
+def _softmax_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (build(SOFTMAX_GRAD, (g, n), n.params),)
+
+
+def _log_softmax_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (build(LOG_SOFTMAX_GRAD, (g, n), n.params),)
+
+
+def _softmax_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    (g, y), (k,) = n.operands, n.params
+    # the Jacobian diag(y) - y y^T is symmetric: the vjp for g is softmax_grad itself
+    to_y = c * (g - group_sums(g * y, k)) - g * group_sums(c * y, k)
+    return build(SOFTMAX_GRAD, (c, y), n.params), to_y
+
+
+def _log_softmax_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    (g, y), (k,) = n.operands, n.params
+    ce = c * exp(y)
+    return c - group_sums(ce, k), -ce * group_sums(g, k)
+
+
+SOFTMAX = OpDecl("softmax", 1, _infer_unary, params=("k",), vjp=_softmax_vjp)
+LOG_SOFTMAX = OpDecl("log_softmax", 1, _infer_unary, params=("k",), vjp=_log_softmax_vjp)
+SOFTMAX_GRAD = OpDecl("softmax_grad", 2, _infer_grad, params=("k",), vjp=_softmax_grad_vjp)
+LOG_SOFTMAX_GRAD = OpDecl(
+    "log_softmax_grad", 2, _infer_grad, params=("k",), vjp=_log_softmax_grad_vjp
+)
 
 
 def softmax(x: TensorLike[FE, Dv, D], k: int = 1) -> TensorLike[FE, Dv, D]:

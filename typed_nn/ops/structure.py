@@ -11,12 +11,14 @@ from typing import Literal, overload
 
 import numpy as np
 
+from ..data.special import zeros_like
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..shape import format_shape
 from ..tags import MAX_RANK, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag
+from . import layout  # a module reference: data/tensor_like imports this file mid-cycle
 from .declare import OpDecl, Operand, Params
-from .node import build
+from .node import AnyOp, Cotangents, build
 from .rules import common_device, common_elem, site, tensor_operands
 
 __all__ = ["DOT", "SLICE", "STACK", "dot", "matmul", "slice", "stack_items"]
@@ -71,7 +73,26 @@ def _infer_dot(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> I
     return shape, elem, device
 
 
-DOT = OpDecl("dot", 2, _infer_dot, params=("k",), kind="contraction")
+def _dot_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    # a is (A..., K...), b is (K..., B...), g is (A..., B...): contract g with b over B for a,
+    # with a over A for b; with no B (or no A) dims the contraction is an outer product.
+    a, b = n.operands
+    (k,) = n.params
+    rest_a, rest_b = a.rank - k, b.rank - k
+    if rest_b:
+        b_last = layout.permute(b, (*range(k, b.rank), *range(k)))  # (B..., K...)
+        to_a = build(DOT, (g, b_last), (rest_b,))
+    else:
+        to_a = layout.expand(g, a.shape, tuple(range(rest_a, a.rank))) * b
+    if rest_a:
+        a_first = layout.permute(a, (*range(rest_a, a.rank), *range(rest_a)))  # (K..., A...)
+        to_b = build(DOT, (a_first, g), (rest_a,))
+    else:
+        to_b = layout.expand(a, b.shape, tuple(range(k, b.rank))) * g
+    return to_a, to_b
+
+
+DOT = OpDecl("dot", 2, _infer_dot, params=("k",), kind="contraction", vjp=_dot_vjp)
 
 
 def _infer_slice(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
@@ -95,7 +116,14 @@ def _infer_slice(decl: OpDecl, operands: tuple[Operand, ...], params: Params) ->
     return x.shape[1:], x.elem, x.device
 
 
-SLICE = OpDecl("slice", 1, _infer_slice, params=("index",), kind="view")
+def _slice_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    # g in row ``index`` of zeros shaped like x (one ZeroTensor object: evaluated once)
+    (index,), rows = n.params, n.operands[0].shape[0]
+    zero = zeros_like(g)
+    return (stack_items([zero] * index + [g] + [zero] * (rows - index - 1)),)
+
+
+SLICE = OpDecl("slice", 1, _infer_slice, params=("index",), kind="view", vjp=_slice_vjp)
 
 
 def _infer_stack(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
@@ -135,7 +163,14 @@ def _infer_stack(decl: OpDecl, operands: tuple[Operand, ...], params: Params) ->
     return (*first[:axis], len(tensors), *first[axis:]), elem, device
 
 
-STACK = OpDecl("stack", -1, _infer_stack, params=("axis",))
+def _stack_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    (axis,) = n.params
+    if axis:
+        g = layout.permute(g, (axis, *(d for d in range(g.rank) if d != axis)))
+    return tuple(slice(g, i) for i in range(len(n.operands)))
+
+
+STACK = OpDecl("stack", -1, _infer_stack, params=("axis",), vjp=_stack_vjp)
 
 
 def stack_items(items: Sequence[AnyTensor], axis: int = 0) -> AnyTensor:

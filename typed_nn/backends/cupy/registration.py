@@ -27,12 +27,13 @@ SHARED: tuple[str, ...] = (
     *("sigmoid_grad", "tanh_grad", "relu_grad", "maximum", "where", "interpolate"),
     # structure, layout, joins, conversions
     *("dot", "slice", "zeros", "fill", "one_hot", "stack", "concat"),
-    *("permute", "reshape", "tile", "astype"),
+    *("permute", "reshape", "tile", "tile_grad", "narrow", "astype"),
     # reductions and normalisation
     *("reduce_sum", "reduce_mean", "reduce_max", "argmax"),
     *("softmax", "log_softmax", "softmax_grad", "log_softmax_grad"),
     # convolution and pooling
     *("conv2d", "conv2d_grad_weight", "conv2d_grad_input", "max_pool2d", "max_pool2d_grad"),
+    "max_pool2d_select",
     # nodes made by the evaluator's rewrites and batching
     *("pick_row", "pick_col", "softmax_nll_grad"),
     *("batch_stack", "batch_item", "batch_sum", "batch_matmul", "batch_dot_shared_left"),

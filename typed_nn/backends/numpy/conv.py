@@ -109,18 +109,34 @@ def max_pool2d(x: Array, size: Pair, stride: Pair) -> Array:
     return _window_max(_offsets(x, size, stride))
 
 
-@implement("max_pool2d_grad", CPU)
-def max_pool2d_grad(g: Array, x: Array, size: Pair, stride: Pair) -> Array:
+def _first_maxima(x: Array, size: Pair, stride: Pair) -> list[tuple[int, int, Array]]:
+    """(i, j, mask of the windows whose first maximum sits at kernel offset (i, j))."""
     views = _offsets(x, size, stride)
     top = _window_max(views)
-    xp = module_of(x)
-    claimed = xp.zeros(top.shape, bool)  # windows whose first maximum was already routed
-    dx = xp.zeros(x.shape, g.dtype)
-    sh, sw = stride
-    oh, ow = g.shape[2], g.shape[3]
+    claimed = module_of(x).zeros(top.shape, bool)  # windows whose first maximum was found
+    masks = []
     for i, j, view in views:  # offsets in row-major order: the first maximum wins ties
         hit = np.equal(view, top)
         np.greater(hit, claimed, out=hit)  # hit and not yet claimed
         claimed |= hit
+        masks.append((i, j, hit))
+    return masks
+
+
+@implement("max_pool2d_grad", CPU)
+def max_pool2d_grad(g: Array, x: Array, size: Pair, stride: Pair) -> Array:
+    dx = module_of(x).zeros(x.shape, g.dtype)
+    (sh, sw), oh, ow = stride, g.shape[2], g.shape[3]
+    for i, j, hit in _first_maxima(x, size, stride):
         dx[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] += g * hit
     return dx
+
+
+@implement("max_pool2d_select", CPU)
+def max_pool2d_select(c: Array, x: Array, size: Pair, stride: Pair) -> Array:
+    masks = _first_maxima(x, size, stride)
+    out = module_of(x).zeros(masks[0][2].shape, c.dtype)
+    (sh, sw), (oh, ow) = stride, out.shape[2:]
+    for i, j, hit in masks:
+        out += c[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] * hit
+    return out

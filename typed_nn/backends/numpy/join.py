@@ -1,4 +1,4 @@
-"""numpy implementation of concat (stack's lives with the structural ops)."""
+"""numpy implementations of concat and narrow (stack's lives with the structural ops)."""
 
 from __future__ import annotations
 
@@ -16,3 +16,8 @@ Array = Any
 def concat(*items_and_axis: Any) -> Array:
     *items, axis = items_and_axis
     return np.concatenate(items, axis=axis)
+
+
+@implement("narrow", CPU)
+def narrow(x: Array, axis: int, start: int, length: int) -> Array:
+    return x[(slice(None),) * axis + (slice(start, start + length),)]  # a view

@@ -1,0 +1,256 @@
+"""``tn.grad`` and ``tn.vjp``: gradients of lazy expressions, as lazy expressions.
+
+``grad(y, wrt)`` differentiates a scalar float expression ``y`` with respect to data in its
+graph (usually parameter tensors); ``vjp(ys, wrt, cotangents)`` pulls cotangents of
+non-scalar outputs back. Both return the gradients in the structure of ``wrt`` (one value, a
+tuple, a list or a dict) with the static types of ``wrt``'s entries, and evaluate nothing:
+the results are graphs that the evaluator fuses and shares like any other, and that can be
+differentiated again. An entry of ``wrt`` that the outputs do not reach gets a ZeroTensor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, overload
+
+from ..data.factories import scalar
+from ..data.special import zeros_like
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
+from ..ops.node import format_site, user_site
+from ..ops.rules import describe
+from ..tags import FE, D, DeviceTag, Dim0, DimTag, Dv, FloatTag, tag_name
+from .reverse import backpropagate
+
+__all__ = ["grad", "vjp"]
+
+E1 = TypeVar("E1", bound=FloatTag)
+V1 = TypeVar("V1", bound=DeviceTag)
+D1 = TypeVar("D1", bound=DimTag)
+K = TypeVar("K")
+
+
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: TensorLike[E1, V1, D1]) -> TensorLike[E1, V1, D1]: ...
+@overload
+def grad(
+    y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1], ...]
+) -> tuple[TensorLike[E1, V1, D1], ...]: ...
+@overload
+def grad(
+    y: TensorLike[FE, Dv, Dim0], wrt: Sequence[TensorLike[E1, V1, D1]]
+) -> list[TensorLike[E1, V1, D1]]: ...
+@overload
+def grad(
+    y: TensorLike[FE, Dv, Dim0], wrt: Mapping[K, TensorLike[E1, V1, D1]]
+) -> dict[K, TensorLike[E1, V1, D1]]: ...
+def grad(y: object, wrt: object) -> object:
+    """The gradient of the scalar ``y`` with respect to ``wrt``, as lazy expressions.
+
+    ``wrt``: data in ``y``'s graph (usually parameter tensors), or a tuple, list or dict of
+    them; the result has the same structure, each gradient shaped like its input. Inputs
+    ``y`` does not reach get a ZeroTensor; paths through ops with no derivative (argmax,
+    sign, a where condition) contribute zero. Nothing is evaluated.
+
+    >>> g_w, g_b = tn.grad(loss, (w, b))
+    """
+    return _grad(y, wrt)
+
+
+@overload
+def vjp(
+    ys: TensorLike[FE, Dv, D], wrt: TensorLike[E1, V1, D1], cotangents: TensorLike[FE, Dv, D]
+) -> TensorLike[E1, V1, D1]: ...
+@overload
+def vjp(
+    ys: TensorLike[FE, Dv, D],
+    wrt: tuple[TensorLike[E1, V1, D1], ...],
+    cotangents: TensorLike[FE, Dv, D],
+) -> tuple[TensorLike[E1, V1, D1], ...]: ...
+@overload
+def vjp(
+    ys: TensorLike[FE, Dv, D],
+    wrt: Sequence[TensorLike[E1, V1, D1]],
+    cotangents: TensorLike[FE, Dv, D],
+) -> list[TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(
+    ys: TensorLike[FE, Dv, D],
+    wrt: Mapping[K, TensorLike[E1, V1, D1]],
+    cotangents: TensorLike[FE, Dv, D],
+) -> dict[K, TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(
+    ys: Sequence[TensorLike[Any, Any, Any]],
+    wrt: object,
+    cotangents: Sequence[TensorLike[Any, Any, Any]],
+) -> object: ...
+def vjp(ys: object, wrt: object, cotangents: object) -> object:
+    """Pull the ``cotangents`` of the outputs ``ys`` back to ``wrt`` (lazy expressions).
+
+    ``ys``: an expression, or a tuple of them with a tuple of ``cotangents`` (each exactly its
+    output's shape, element and device). ``wrt`` and the result as for :func:`grad`, which is
+    ``vjp(y, wrt, 1)`` for a scalar ``y``. Nothing is evaluated.
+
+    >>> gx, gw = tn.vjp(y, (x, w), g)
+    """
+    return _vjp(ys, wrt, cotangents)
+
+
+def _grad(y: object, wrt: object) -> object:
+    out = _output("grad", y, "y")
+    if out.rank != 0:
+        raise ShapeError(
+            message(
+                "cannot take tn.grad of a non-scalar output.",
+                [("y", out.describe()), ("accepted", "a rank-0 float expression (a Scalar)")],
+                built_at=format_site(user_site()),
+                hint="reduce it first (ops.reduce_sum(y) or ops.reduce_mean(y)), or pull a "
+                "cotangent of its shape back with tn.vjp(y, wrt, cotangent).",
+            )
+        )
+    return _pull("grad", [out], [scalar(1.0, out.elem, out.device)], wrt)
+
+
+def _vjp(ys: object, wrt: object, cotangents: object) -> object:
+    many = isinstance(ys, tuple | list)
+    outs = list(ys) if isinstance(ys, tuple | list) else [ys]
+    if many != isinstance(cotangents, tuple | list) or (
+        many and len(outs) != len(cotangents)  # type: ignore[arg-type]  # a tuple or list here
+    ):
+        raise OperandError(
+            message(
+                "cannot build tn.vjp: the cotangents do not match the outputs one to one.",
+                [("outputs", _outline(ys)), ("cotangents", _outline(cotangents))],
+                built_at=format_site(user_site()),
+                hint="give one cotangent per output, in the same structure (a tensor for a "
+                "tensor, a tuple for a tuple).",
+            )
+        )
+    cots = list(cotangents) if many else [cotangents]  # type: ignore[call-overload]
+    checked = [_output("vjp", y, f"output {i + 1}" if many else "ys") for i, y in enumerate(outs)]
+    seeds = [_cotangent(y, c, i, many) for i, (y, c) in enumerate(zip(checked, cots, strict=True))]
+    return _pull("vjp", checked, seeds, wrt)
+
+
+def _pull(fn: str, outs: list[AnyTensor], seeds: list[AnyTensor], wrt: object) -> object:
+    """Backpropagate and return the cotangents in ``wrt``'s structure."""
+    if isinstance(wrt, TensorLike):
+        return _fill(backpropagate(outs, seeds, [_input(fn, wrt, "wrt")]), [wrt])[0]
+    if isinstance(wrt, tuple | list):
+        items = [_input(fn, w, f"wrt[{i}]") for i, w in enumerate(wrt)]
+        grads = _fill(backpropagate(outs, seeds, items), items)
+        return tuple(grads) if isinstance(wrt, tuple) else grads
+    if isinstance(wrt, Mapping):
+        keys = list(wrt)
+        items = [_input(fn, wrt[k], f"wrt[{k!r}]") for k in keys]
+        return dict(zip(keys, _fill(backpropagate(outs, seeds, items), items), strict=True))
+    raise OperandError(
+        message(
+            f"cannot take tn.{fn} with respect to {type(wrt).__name__} {wrt!r}.",
+            [("wrt", describe(wrt)), ("accepted", "typed_nn data, or a tuple, list or dict of it")],
+            built_at=format_site(user_site()),
+            hint="pass the tensors to differentiate by, e.g. tn.grad(loss, (w, b)).",
+        )
+    )
+
+
+def _fill(grads: list[AnyTensor | None], wrt: Sequence[AnyTensor]) -> list[AnyTensor]:
+    """A ZeroTensor of the input's shape where no path reaches it."""
+    return [zeros_like(w) if g is None else g for g, w in zip(grads, wrt, strict=True)]
+
+
+def _output(fn: str, y: object, what: str) -> AnyTensor:
+    if not isinstance(y, TensorLike):
+        raise OperandError(
+            message(
+                f"cannot take tn.{fn}: {what} is not typed_nn data.",
+                [(what, describe(y)), ("accepted", "a float expression (TensorLike)")],
+                built_at=format_site(user_site()),
+                hint="differentiate an expression built from typed_nn tensors and ops.",
+            )
+        )
+    if not issubclass(y.elem, FloatTag):
+        raise ElemTypeError(
+            message(
+                f"cannot take tn.{fn} of an integer output.",
+                [(what, y.describe()), ("accepted", "Float32 or Float64 elements")],
+                built_at=format_site(user_site()),
+                hint="integer values have no gradient; differentiate a float expression "
+                "(ops.astype(y, tn.Float32) only if its values really vary continuously).",
+            )
+        )
+    return y
+
+
+def _input(fn: str, w: object, what: str) -> AnyTensor:
+    if not isinstance(w, TensorLike):
+        raise OperandError(
+            message(
+                f"cannot take tn.{fn} with respect to {what}: it is not typed_nn data.",
+                [(what, describe(w)), ("accepted", "typed_nn data (a Tensor, a node)")],
+                built_at=format_site(user_site()),
+                hint="every entry of wrt must be a tensor or expression of the graph; "
+                "leave other values out of the structure.",
+            )
+        )
+    if not issubclass(w.elem, FloatTag):
+        raise ElemTypeError(
+            message(
+                f"cannot take tn.{fn} with respect to an integer tensor ({what}).",
+                [(what, w.describe()), ("accepted", "Float32 or Float64 elements")],
+                built_at=format_site(user_site()),
+                hint="gradients exist for float data only; drop it from wrt.",
+            )
+        )
+    return w
+
+
+def _cotangent(y: AnyTensor, c: object, i: int, many: bool) -> AnyTensor:
+    what = f"cotangent {i + 1}" if many else "cotangent"
+    if not isinstance(c, TensorLike):
+        raise OperandError(
+            message(
+                f"cannot build tn.vjp: {what} is not typed_nn data.",
+                [("output", y.describe()), (what, describe(c))],
+                built_at=format_site(user_site()),
+                hint="give a tensor of the output's shape, element and device.",
+            )
+        )
+    items = [("output", y.describe()), (what, c.describe())]
+    if c.shape != y.shape:
+        raise ShapeError(
+            message(
+                f"cannot build tn.vjp: {what} has shape {c.shape}, the output {y.shape}.",
+                items,
+                built_at=format_site(user_site()),
+                hint="a cotangent has exactly its output's shape.",
+            )
+        )
+    if c.elem is not y.elem:
+        raise ElemTypeError(
+            message(
+                f"cannot build tn.vjp: {what} has {tag_name(c.elem)} elements, "
+                f"the output {tag_name(y.elem)}.",
+                items,
+                built_at=format_site(user_site()),
+                hint=f"convert it: ops.astype(cotangent, tn.{tag_name(y.elem)}).",
+            )
+        )
+    if c.device is not y.device:
+        raise DeviceError(
+            message(
+                f"cannot build tn.vjp: {what} lives on {tag_name(c.device)}, "
+                f"the output on {tag_name(y.device)}.",
+                items,
+                built_at=format_site(user_site()),
+                hint=f"move it: ops.to_device(cotangent, tn.{tag_name(y.device)}).",
+            )
+        )
+    return c
+
+
+def _outline(x: object) -> str:
+    if isinstance(x, tuple | list):
+        return f"{type(x).__name__} of {len(x)}"
+    return describe(x)

@@ -1,0 +1,148 @@
+"""Reverse-mode accumulation over a lazy graph: the engine behind ``tn.grad`` and ``tn.vjp``.
+
+One walk orders the graph (operands before users) and marks the nodes that lead to a
+requested input; a reverse pass then asks each marked node's op for its vjp (declared on its
+``OpDecl``) and hands every operand its share, summed back to the operand's shape where the
+op broadcast it. Fan-out contributions are summed. Everything built is lazy: the gradients
+are graphs like any other, evaluated (fused, shared, cached) only when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..data.tensor import Tensor
+from ..data.tensor_like import AnyTensor
+from ..errors import NoImplementationError, message
+from ..ops.declare import NOT_DIFFERENTIABLE
+from ..ops.layout import expand
+from ..ops.node import AnyOp, Operation, build
+from ..ops.reduce import REDUCE_SUM
+from ..tags import FloatTag
+
+__all__ = ["backpropagate", "sum_to"]
+
+
+class _Lowering:
+    """Data as the evaluator sees it: tensors and nodes as they are, other data kinds through
+    their ``lower()``, called once per object (the originals are kept so ids stay unique)."""
+
+    def __init__(self) -> None:
+        self._done: dict[int, tuple[AnyTensor, AnyTensor]] = {}
+
+    def __call__(self, x: AnyTensor) -> AnyTensor:
+        if type(x) is Tensor or isinstance(x, Tensor | Operation):
+            return x
+        entry = self._done.get(id(x))
+        if entry is None:
+            entry = self._done[id(x)] = (x, self(x.lower()))
+        return entry[1]
+
+
+def sum_to(c: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
+    """The cotangent ``c`` of a broadcast value, summed back to the operand ``shape``:
+    over the leading dims the operand lacks, and over its size-1 dims that were expanded."""
+    if c.shape == shape:
+        return c
+    lead = c.rank - len(shape)
+    if lead < 0:  # a cotangent of lower rank stands for its repeats (a scalar zero, ...)
+        return sum_to(expand(c, (*shape[:-lead], *c.shape), tuple(range(-lead))), shape)
+    if lead:
+        c = build(REDUCE_SUM, (c,), (tuple(range(lead)), False))
+    ones = tuple(i for i, (n, m) in enumerate(zip(c.shape, shape, strict=True)) if m == 1 != n)
+    if ones:
+        c = build(REDUCE_SUM, (c,), (ones, True))
+    assert c.shape == shape, f"cannot sum a cotangent {c.shape} back to {shape}"
+    return c
+
+
+def _order(
+    outputs: Sequence[AnyTensor], targets: set[int], low: _Lowering
+) -> tuple[list[AnyTensor], set[int]]:
+    """Every node the outputs reach, operands first, and the ids of those that lead to a
+    target (only they need cotangents)."""
+    order: list[AnyTensor] = []
+    leads: set[int] = set()
+    seen: set[int] = set()
+    for out in outputs:
+        stack: list[tuple[AnyTensor, bool]] = [(out, False)]
+        while stack:
+            x, expanded = stack.pop()
+            if expanded:
+                order.append(x)
+                if id(x) in targets or (
+                    isinstance(x, Operation) and any(id(o) in leads for o in _data_operands(x, low))
+                ):
+                    leads.add(id(x))
+                continue
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            stack.append((x, True))
+            if isinstance(x, Operation):
+                stack.extend((o, False) for o in _data_operands(x, low) if id(o) not in seen)
+    return order, leads
+
+
+def _data_operands(node: AnyOp, low: _Lowering) -> list[AnyTensor]:
+    return [low(o) for o in node.operands if not isinstance(o, int | float)]
+
+
+def backpropagate(
+    outputs: Sequence[AnyTensor], seeds: Sequence[AnyTensor], wrt: Sequence[AnyTensor]
+) -> list[AnyTensor | None]:
+    """The cotangents of ``wrt`` given ``seeds`` for ``outputs`` (None where none reaches);
+    ``seeds[i]`` has ``outputs[i]``'s shape."""
+    low = _Lowering()
+    outputs, wrt = [low(y) for y in outputs], [low(w) for w in wrt]
+    order, leads = _order(outputs, {id(w) for w in wrt}, low)
+    pending: dict[int, list[AnyTensor]] = {}
+    for out, seed in zip(outputs, seeds, strict=True):
+        if id(out) in leads:
+            pending.setdefault(id(out), []).append(seed)
+    done: dict[int, AnyTensor] = {}
+    for x in reversed(order):
+        parts = pending.pop(id(x), None)
+        if parts is None:
+            continue
+        g = done[id(x)] = _total(parts)
+        if isinstance(x, Operation):
+            _propagate(x, g, leads, pending, low)
+    return [done.get(id(w)) for w in wrt]
+
+
+def _propagate(
+    node: AnyOp,
+    g: AnyTensor,
+    leads: set[int],
+    pending: dict[int, list[AnyTensor]],
+    low: _Lowering,
+) -> None:
+    """Give each operand of ``node`` that leads to a target its share of ``g``."""
+    rule = node.op.vjp
+    if rule is NOT_DIFFERENTIABLE:
+        return  # its paths contribute zero (documented in docs/autodiff.md)
+    if rule is None:
+        raise NoImplementationError(
+            message(
+                f"op '{node.op.name}' declares no vector-Jacobian product.",
+                [("node", node.describe())],
+                built_at=node.built_at,
+                hint="declare vjp= on the op's OpDecl (or vjp=NOT_DIFFERENTIABLE).",
+            )
+        )
+    shares = rule(node, g)
+    for operand, share in zip(node.operands, shares, strict=True):
+        if share is None or isinstance(operand, int | float):
+            continue
+        x = low(operand)
+        if id(x) not in leads or not issubclass(x.elem, FloatTag):
+            continue
+        pending.setdefault(id(x), []).append(sum_to(share, x.shape))
+
+
+def _total(parts: list[AnyTensor]) -> AnyTensor:
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
