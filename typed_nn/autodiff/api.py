@@ -33,7 +33,7 @@ K = TypeVar("K")
 @overload
 def grad(y: TensorLike[FE, Dv, Dim0], wrt: TensorLike[E1, V1, D1]) -> TensorLike[E1, V1, D1]: ...
 @overload
-def grad(
+def grad(  # type: ignore[overload-overlap]  # a tuple gives a tuple, another sequence a list
     y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1], ...]
 ) -> tuple[TensorLike[E1, V1, D1], ...]: ...
 @overload
@@ -62,7 +62,7 @@ def vjp(
     ys: TensorLike[FE, Dv, D], wrt: TensorLike[E1, V1, D1], cotangents: TensorLike[FE, Dv, D]
 ) -> TensorLike[E1, V1, D1]: ...
 @overload
-def vjp(
+def vjp(  # type: ignore[overload-overlap]  # a tuple gives a tuple, another sequence a list
     ys: TensorLike[FE, Dv, D],
     wrt: tuple[TensorLike[E1, V1, D1], ...],
     cotangents: TensorLike[FE, Dv, D],

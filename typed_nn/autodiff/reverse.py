@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
 from ..errors import NoImplementationError, message
-from ..ops.declare import NOT_DIFFERENTIABLE
+from ..ops.declare import NotDifferentiable
 from ..ops.layout import expand
 from ..ops.node import AnyOp, Operation, build
 from ..ops.reduce import REDUCE_SUM
@@ -120,7 +120,7 @@ def _propagate(
 ) -> None:
     """Give each operand of ``node`` that leads to a target its share of ``g``."""
     rule = node.op.vjp
-    if rule is NOT_DIFFERENTIABLE:
+    if isinstance(rule, NotDifferentiable):
         return  # its paths contribute zero (documented in docs/autodiff.md)
     if rule is None:
         raise NoImplementationError(

@@ -215,4 +215,4 @@ class BiasVector(Operation[E, Dv, Dim1]):
 
 def zeros_like(x: TensorLike[E, Dv, D]) -> TensorLike[E, Dv, D]:
     """A :class:`ZeroTensor` with ``x``'s shape, element and device (no storage)."""
-    return ZeroTensor(x.shape, x.elem, x.device)  # type: ignore[arg-type]  # any rank
+    return ZeroTensor(x.shape, x.elem, x.device)  # type: ignore[arg-type, return-value]  # any rank

@@ -53,8 +53,9 @@ __all__ = [
 
 Operand = Any
 """A node operand: a TensorLike, or a Python number where the op accepts one."""
-Params = tuple[object, ...]
-"""An op's parameters: hashable values (ints, tuples, tags), compared for equality."""
+Params = tuple[Any, ...]
+"""An op's parameters: hashable values (ints, tuples, tags), compared for equality; each op
+knows the types of its own (its infer checks them when a node is built)."""
 Infer = Callable[
     ["OpDecl", tuple[Operand, ...], Params], tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 ]
