@@ -28,7 +28,7 @@ class Tensor(TensorLike[E, Dv, D]):
     into this tensor's memory.
     """
 
-    __slots__ = ("_array", "_device", "_elem", "_key")
+    __slots__ = ("_array", "_device", "_elem", "_key", "_view_of")
 
     def __init__(self, array: Any, elem: type[E], device: type[Dv], dim: type[D]) -> None:
         expected = dim.rank
@@ -57,6 +57,7 @@ class Tensor(TensorLike[E, Dv, D]):
         self._elem = elem
         self._device = device
         self._key: object = None
+        self._view_of: tuple[Tensor[Any, Any, Any], int] | None = None
 
     @classmethod
     def _wrap(
@@ -72,6 +73,7 @@ class Tensor(TensorLike[E, Dv, D]):
         t._elem = elem
         t._device = device
         t._key = None
+        t._view_of = None
         return t
 
     @property
@@ -145,7 +147,10 @@ class Tensor(TensorLike[E, Dv, D]):
                     hint="index dim 0 within its size.",
                 )
             )
-        return Tensor._wrap(self._array[index], self._elem, self._device)
+        # ``[index, ...]``: a view at every rank (``[index]`` of a vector is a detached scalar)
+        view = Tensor._wrap(self._array[index, ...], self._elem, self._device)
+        view._view_of = (self, index)  # tn.grad reads it as a slice of this tensor
+        return view
 
     def _identity(self) -> object:
         if self._array.ndim == 0:

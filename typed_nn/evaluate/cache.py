@@ -9,10 +9,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..data.tensor import Tensor
 from ..ops.node import Operation
 
-__all__ = ["cached", "count_stores", "epoch", "invalidate_caches", "nothing_cached", "store"]
+__all__ = [
+    "cached",
+    "count_stores",
+    "epoch",
+    "invalidate_caches",
+    "nothing_cached",
+    "result_tensor",
+    "store",
+]
 
 
 class _State:
@@ -50,9 +60,23 @@ def cached(node: Operation[Any, Any, Any]) -> Tensor[Any, Any, Any] | None:
     if result is None or node._epoch != _State.epoch:
         return None
     if type(result) is not Tensor:  # kept as a bare array until someone asks
-        result = node._result = Tensor._wrap(result, node._elem, node._device)
+        result = node._result = result_tensor(result, node._elem, node._device)
     wrapped: Tensor[Any, Any, Any] = result
     return wrapped
+
+
+def result_tensor(array: Any, elem: Any, device: Any) -> Tensor[Any, Any, Any]:
+    """A computed value as a tensor handed out by evaluation: over a read-only view, since
+    the memory is also the node's cached value, and a write through the tensor (or its
+    ``numpy()``) would silently change every later evaluation that reuses it. (cupy arrays
+    have no read-only flag: GPU values are handed out as they are.)"""
+    if type(array) is np.ndarray and array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    elif isinstance(array, np.generic):
+        array = np.asarray(array)
+        array.flags.writeable = False
+    return Tensor._wrap(array, elem, device)
 
 
 def store(node: Operation[Any, Any, Any], result: Any) -> None:

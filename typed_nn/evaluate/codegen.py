@@ -396,9 +396,11 @@ def generate(
         if n.obj is not None and (not lean or s in g.roots):
             results.append(s)  # returned, or cached on its node
     for s, e in copies.items():
+        # np.copyto copies through a temporary where the value overlaps the target (a view
+        # of it). The root's value is now the target's memory: the caller copies no more
+        # (a second copy from a view would read memory the first one changed).
         gen.emit(f"np.copyto(env[{e}], v{s})")
-        if s in results:  # the root's value is now the target's memory: no second copy
-            gen.emit(f"v{s} = env[{e}]")
+        gen.emit(f"v{s} = env[{e}]" if s in results else f"env[{s}] = env[{e}]")
     for s in results:
         gen.emit(f"env[{s}] = v{s}")
     source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"

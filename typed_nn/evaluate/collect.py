@@ -18,6 +18,7 @@ from typing import Any
 
 from ..data.tensor import Tensor
 from ..ops.node import Operation
+from .cache import result_tensor
 
 __all__ = ["Collected", "collect"]
 
@@ -125,7 +126,7 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
             res = x._result
             if res is not None and x._epoch == epoch:
                 if type(res) is not _Tensor:  # a bare cached array (see cache.py)
-                    res = x._result = _Tensor._wrap(res, x._elem, x._device)
+                    res = x._result = result_tensor(res, x._elem, x._device)
                 arr = res._array
                 slot_of[id(x)] = len(env)
                 env.append(arr)

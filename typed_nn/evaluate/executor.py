@@ -25,7 +25,7 @@ from ..ops.declare import registry_version
 from ..ops.node import Operation
 from . import hooks, reference
 from .batch import batch
-from .cache import count_stores, epoch, invalidate_caches
+from .cache import count_stores, epoch, invalidate_caches, result_tensor
 from .codegen import Program, generate
 from .collect import Collected, collect
 from .fuse import find_regions
@@ -155,7 +155,8 @@ def _reads_done_before(
     so ``r`` may overwrite the leaf's memory (an optimizer's ``w - lr * g`` into ``w``, with
     ``w`` also read by the forward and backward products). A reader that may return a view
     of the leaf (no write-into form: transpose, reshape, an alias) counts with its own
-    readers, and must not be returned."""
+    readers, must not be returned, and must not be read by ``r``'s region itself: the region
+    would read memory it is overwriting, in another order (``w.assign(w.T * 2)``)."""
     if alias in g.roots:
         return False
     step_of = {m: root for root, members in regions.items() for m in members}
@@ -165,8 +166,13 @@ def _reads_done_before(
     limit = position[r]
     stack, seen = [alias], {alias}
     while stack:
-        for u in users.get(stack.pop(), ()):
-            if u in inside or u in seen:
+        x = stack.pop()
+        for u in users.get(x, ()):
+            if u in inside:
+                if x != alias:  # r's region reads the leaf's memory through a view
+                    return False
+                continue
+            if u in seen:
                 continue
             seen.add(u)
             if position[step_of.get(u, u)] >= limit:
@@ -352,11 +358,10 @@ def _memo_results(
     env: list[Any], memo: Memo, targets: dict[int, AnyResult] | None
 ) -> list[AnyResult]:
     """``_results`` over a memo's precomputed node lists (same values cached, same roots)."""
-    wrap = Tensor._wrap
     now = epoch()
     by_slot: dict[int, AnyResult] = {}
     for obj, s in memo.root_nodes:
-        by_slot[s] = obj._result = wrap(env[s], obj._elem, obj._device)
+        by_slot[s] = obj._result = result_tensor(env[s], obj._elem, obj._device)
         obj._epoch = now
     for obj, s in memo.interior:
         obj._result = env[s]
@@ -389,14 +394,13 @@ def _results(
     arrays, wrapped only if someone reads them: see ``cache.cached``)."""
     by_slot: dict[int, AnyResult] = {}
     stored: dict[int, Any] = {}
-    wrap = Tensor._wrap
     wanted = set(root_slots)
     now = epoch()
     for s in program.results:  # cache.store, inlined: this loop runs for every node
         obj = objs[s]
         value = env[s]
         if s in wanted:
-            value = by_slot[s] = wrap(value, obj._elem, obj._device)
+            value = by_slot[s] = result_tensor(value, obj._elem, obj._device)
         obj._result = value
         obj._epoch = now
         stored[s] = value

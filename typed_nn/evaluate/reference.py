@@ -20,7 +20,7 @@ from ..ops.declare import implementation
 from ..ops.node import Operation
 from ..ops.rules import describe
 from . import hooks
-from .cache import cached, store
+from .cache import cached, result_tensor, store
 
 __all__ = ["Run", "execute", "run_node"]
 
@@ -114,7 +114,7 @@ def run_node(run: Run, node: AnyOp) -> AnyResult:
                 hint="this is a typed_nn bug; please report it with the expression.",
             )
         )
-    return Tensor._wrap(array, node.elem, node.device)
+    return result_tensor(array, node.elem, node.device)
 
 
 def execute(
