@@ -10,11 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 from graphs import CATALOGUE, Graph, check_graph, ops, random_graphs
-from helpers import untyped
+from helpers import tolerance, untyped
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import typed_nn as tn
+from typed_nn.evaluate import reference
+from typed_nn.evaluate.cache import invalidate_caches
 
 SETTINGS = settings(
     max_examples=1500,  # with the tests below: about 2,400 random graphs per run
@@ -127,3 +129,71 @@ def test_bad_operands_raise_typed_errors(g: Graph, data: st.DataObject) -> None:
             ops.dot(x, untyped.zeros((width, 2), g.elem, tn.CPU))
     else:
         reject()
+
+
+# --- writes into leaves (issue 17): assign, out= into a leaf and into a view of a leaf ---
+
+
+def _tensor_leaves(g: Graph) -> list[Any]:
+    """The principal-tensor leaves of ``g`` (the data a user can write into)."""
+    return [n for n in g.nodes if type(n.expr) is tn.Tensor and n.expr.rank > 0]
+
+
+def _recomputed(g: Graph) -> list[Any]:
+    """The roots' values computed afresh node by node (every cache invalidated first)."""
+    invalidate_caches()
+    return [t.numpy() for t in reference.execute([root.expr for root in g.roots])]
+
+
+@settings(SETTINGS, max_examples=300)
+@given(random_graphs(max_ops=8), st.data())
+def test_evaluate_assign_a_leaf_evaluate_again(g: Graph, data: st.DataObject) -> None:
+    """Values cached before a leaf is written in place are never read after it."""
+    leaves = _tensor_leaves(g)
+    if not leaves:
+        reject()
+    check_graph(g, [tn.evaluate(root.expr).numpy() for root in g.roots])
+    target = data.draw(st.sampled_from(leaves)).expr
+    before = target.numpy().copy()
+    target.assign(target * 2.0 - 0.5)
+    np.testing.assert_array_equal(target.numpy(), before * 2.0 - 0.5)
+    after = [tn.evaluate(root.expr).numpy().copy() for root in g.roots]
+    for got, want in zip(after, _recomputed(g), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=g.describe())
+
+
+@settings(SETTINGS, max_examples=300)
+@given(random_graphs(max_ops=8), st.data())
+def test_out_into_a_leaf_the_graph_reads(g: Graph, data: st.DataObject) -> None:
+    """``evaluate(root, out=leaf)``: the root's value lands in the leaf, whatever reads it."""
+    pairs = [(r, n) for r in g.roots for n in _tensor_leaves(g) if n.value.shape == r.value.shape]
+    if not pairs:
+        reject()
+    root, leaf = data.draw(st.sampled_from(pairs))
+    out = tn.evaluate(root.expr, out=leaf.expr)
+    assert out is leaf.expr
+    check_graph(replace(g, roots=[root]), [leaf.expr.numpy()])
+
+
+@settings(SETTINGS, max_examples=300)
+@given(random_graphs(max_ops=8), st.data())
+def test_out_into_a_row_of_a_leaf_the_graph_reads(g: Graph, data: st.DataObject) -> None:
+    """``evaluate(e, out=leaf[i])`` where ``e`` reads the graph and the leaf itself (row i
+    of a node over it): row i takes the value; the other rows keep theirs."""
+    leaves = _tensor_leaves(g)
+    if not leaves:
+        reject()
+    root, leaf = data.draw(st.sampled_from(g.roots)), data.draw(st.sampled_from(leaves))
+    i = data.draw(st.integers(0, leaf.value.shape[0] - 1))
+    before = leaf.expr.numpy().copy()
+    total = ops.reduce_sum(root.expr) if root.expr.rank else root.expr
+    value = total + (leaf.expr * 0.5)[i]
+    tn.evaluate(value, out=leaf.expr[i])
+    want = root.value.sum(dtype=np.float64) + 0.5 * before[i].astype(np.float64)
+    tol = tolerance(g.elem)
+    scale = 1.0 + float(np.abs(root.value).sum())
+    np.testing.assert_allclose(
+        leaf.expr.numpy()[i], want, rtol=tol["rtol"] * 10, atol=tol["atol"] * scale * 10
+    )
+    others = np.arange(before.shape[0]) != i
+    np.testing.assert_array_equal(leaf.expr.numpy()[others], before[others])
