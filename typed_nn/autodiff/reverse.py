@@ -18,6 +18,7 @@ from ..ops.declare import NotDifferentiable
 from ..ops.layout import expand
 from ..ops.node import AnyOp, Operation, build
 from ..ops.reduce import REDUCE_SUM
+from ..ops.structure import slice as slice_node
 from ..tags import FloatTag
 
 __all__ = ["backpropagate", "sum_to"]
@@ -25,17 +26,26 @@ __all__ = ["backpropagate", "sum_to"]
 
 class _Lowering:
     """Data as the evaluator sees it: tensors and nodes as they are, other data kinds through
-    their ``lower()``, called once per object (the originals are kept so ids stay unique)."""
+    their ``lower()``, called once per object (the originals are kept so ids stay unique).
+    A row view of a tensor (``x[i]`` of a principal tensor, computed at once) becomes the
+    slice node of its tensor, so that gradients reach the tensor through it."""
 
     def __init__(self) -> None:
         self._done: dict[int, tuple[AnyTensor, AnyTensor]] = {}
 
     def __call__(self, x: AnyTensor) -> AnyTensor:
-        if type(x) is Tensor or isinstance(x, Tensor | Operation):
+        if (type(x) is Tensor or isinstance(x, Tensor)) and x._view_of is None:
+            return x
+        if isinstance(x, Operation):
             return x
         entry = self._done.get(id(x))
         if entry is None:
-            entry = self._done[id(x)] = (x, self(x.lower()))
+            if isinstance(x, Tensor):
+                assert x._view_of is not None
+                parent, index = x._view_of
+                entry = self._done[id(x)] = (x, slice_node(self(parent), index))
+            else:
+                entry = self._done[id(x)] = (x, self(x.lower()))
         return entry[1]
 
 
