@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from typed_nn import cli
 from typed_nn.cli import main
 from typed_nn.model import load_weights
 from typed_nn.train import accuracy, load_digits
@@ -75,7 +77,18 @@ def _error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
             "typed-nn: error: --epochs must be at least 1, got 0",
         ),
         (["train", "digits", "--widths", "0"], "typed-nn: error: --widths must all be at least 1"),
-        (["train", "digits", "--lr", "-1"], "typed-nn: error: --lr must be > 0, got -1.0"),
+        (
+            ["train", "digits", "--lr", "-1"],
+            "typed-nn: error: --lr must be a finite number > 0, got -1.0",
+        ),
+        (
+            ["train", "digits", "--lr", "inf"],
+            "typed-nn: error: --lr must be a finite number > 0, got inf",
+        ),
+        (  # printed a numpy traceback
+            ["train", "digits", "--seed", "-1"],
+            "typed-nn: error: --seed must be at least 0, got -1",
+        ),
         (
             ["train", "digits", "--optimizer", "rmsprop"],
             "typed-nn: error: argument --optimizer: invalid choice",
@@ -135,3 +148,86 @@ def test_gpu_without_cupy_is_a_one_line_error(
         "typed-nn: error: GPU data needs cupy, which is not installed. "
         "(pip install 'typed_nn[gpu]' (CUDA 12) or 'typed_nn[gpu-cuda13]'.)\n"
     )
+
+
+def _no_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make any training fail the test: the command must stop before it."""
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise AssertionError("trained before checking the arguments")
+
+    monkeypatch.setattr(cli, "fit", fail)
+    monkeypatch.setattr(cli, "load_digits", fail)
+
+
+def test_out_pointing_to_a_file_is_refused_before_training(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It failed after training with ``[Errno 17] File exists``, the model thrown away."""
+    _no_training(monkeypatch)
+    out = tmp_path / "taken"
+    out.write_text("not a folder")
+    err = _error(["train", "digits", "--out", str(out)], capsys)
+    assert err == (
+        f"typed-nn: error: --out {out} is an existing file, not a folder (give a folder path)\n"
+    )
+    assert out.read_text() == "not a folder"
+
+
+def test_out_under_a_file_is_refused_before_training(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _no_training(monkeypatch)
+    (tmp_path / "file").write_text("")
+    out = tmp_path / "file" / "runs" / "digits"
+    err = _error(["train", "digits", "--out", str(out)], capsys)
+    assert err == (
+        f"typed-nn: error: --out {out} cannot be made: {tmp_path / 'file'} is a file, "
+        "not a folder\n"
+    )
+
+
+def test_out_whose_weight_file_is_a_folder_is_refused_before_training(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _no_training(monkeypatch)
+    (tmp_path / "digits_mlp.safetensors").mkdir()
+    err = _error(["train", "digits", "--out", str(tmp_path)], capsys)
+    assert err == (
+        f"typed-nn: error: --out {tmp_path}: {tmp_path / 'digits_mlp.safetensors'} is a folder "
+        "(remove or rename it)\n"
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32" or os.geteuid() == 0, reason="root may write anywhere")
+def test_out_in_a_read_only_folder_is_refused_before_training(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _no_training(monkeypatch)
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        err = _error(["train", "digits", "--out", str(locked / "out")], capsys)
+    finally:
+        locked.chmod(0o700)
+    assert (
+        err == f"typed-nn: error: --out {locked / 'out'} cannot be made: {locked} is not writable\n"
+    )
+
+
+def test_a_diverging_run_exits_1_and_saves_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--lr 1e9`` exited 0 and saved weights that were all NaN."""
+    out = tmp_path / "out"
+    argv = ["train", "digits", "--lr", "1e9", "--epochs", "2", "--widths", "8", "--out", str(out)]
+    assert main([*argv, "--no-progress"]) == 1
+    stdout, err = capsys.readouterr()
+    assert stdout == ""
+    assert re.fullmatch(
+        r"typed-nn: error: cannot train: the loss is (inf|nan) at epoch \d+, batch \d+ "
+        r"\(learning rate [\d.e+]+\)\. Nothing saved \(try a smaller --lr\)\.\n",
+        err,
+    ), err
+    assert not out.exists()

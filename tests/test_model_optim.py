@@ -174,3 +174,37 @@ def test_step_errors() -> None:
         Adam().step([(w * 1.0, w)])  # type: ignore[list-item]
     with pytest.raises(tn.OperandError, match=r"Adam\.step needs \(weight, grad\) pairs"):
         Adam().step([(w, np.zeros(2))])  # type: ignore[list-item]
+
+
+def test_step_given_a_dict_says_it_needs_pairs() -> None:
+    """A dict was iterated as its keys: ``ValueError: not enough values to unpack``."""
+    w = tagged(np.zeros(2), tn.Float64)
+    match = (
+        r"^SGD\.step needs \(weight, grad\) pairs or a GradCollector\.\n"
+        r"  declared : GradCollector, or an iterable of \(weight, grad\)\n"
+        r"  received : dict with keys 'w'\n"
+        r"hint: pass \[\(w, g\), \.\.\.\] \(e\.g\. list\(zip\(weights, grads\)\)\)"
+    )
+    with pytest.raises(tn.OperandError, match=match):
+        SGD(0.1).step({"w": w})  # type: ignore[dict-item]
+    with pytest.raises(tn.OperandError, match=r"  received : Tensor\n"):
+        SGD(0.1).step(w)  # type: ignore[arg-type]
+    with pytest.raises(tn.OperandError, match=r"  received : int\n"):
+        Adam().step(3)  # type: ignore[arg-type]
+    assert w.numpy().tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize(
+    ("item", "shown"),
+    [("w", r"Tensor"), ("triple", r"tuple of 3"), ("name", r"str 'w'")],
+)
+def test_step_items_must_be_pairs(item: str, shown: str) -> None:
+    w = tagged(np.zeros(2), tn.Float64)
+    items: dict[str, object] = {"w": w, "triple": (w, w * 1.0, 0.1), "name": "w"}
+    match = (
+        r"^Momentum\.step needs \(weight, grad\) pairs: item 1 is not a pair\.\n"
+        rf"  declared : \(weight, grad\)\n  received : {shown}\n"
+        r"hint: give each parameter as a tuple \(w, g\)"
+    )
+    with pytest.raises(tn.OperandError, match=match):
+        Momentum(0.1).step([(w, w * 1.0), items[item]])  # type: ignore[list-item]

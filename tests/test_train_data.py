@@ -76,9 +76,14 @@ def test_batches_shuffle_from_the_generator() -> None:
     assert order(rng) != order(rng)  # a new permutation per epoch
 
 
-def test_batch_size_must_be_positive() -> None:
-    with pytest.raises(tn.TrainingError, match="batch_size must be at least 1"):
-        next(batches(_tiny(), 0))
+@pytest.mark.parametrize("size", [0, -2, 2.5])
+def test_batch_size_must_be_positive(size: object) -> None:
+    match = (
+        r"^cannot make mini-batches: batch_size must be an integer >= 1\.\n"
+        rf"  allowed  : an integer >= 1\n  received : {size!r} \({type(size).__name__}\)"
+    )
+    with pytest.raises(tn.TrainingError, match=match):
+        next(batches(_tiny(), size))  # type: ignore[arg-type]
 
 
 def test_test_fraction_must_be_a_fraction() -> None:
@@ -87,8 +92,85 @@ def test_test_fraction_must_be_a_fraction() -> None:
 
 
 def test_dataset_shapes_are_checked() -> None:
-    with pytest.raises(tn.TrainingError, match=r"features must be \(n, f\) and labels \(n,\)"):
+    match = (
+        r"^cannot make a Dataset: features must be \(n, f\) and labels \(n,\)\.\n.*\n"
+        r"  received : features \(4, 2\), labels \(3,\)"
+    )
+    with pytest.raises(tn.TrainingError, match=match):
         Dataset(np.zeros((4, 2), np.float32), np.zeros(3, np.int64), 2)
+
+
+FEATURES = np.zeros((4, 2), np.float32)
+LABELS = np.array([0, 1, 2, 1], np.int64)
+
+
+@pytest.mark.parametrize(
+    ("labels", "match"),
+    [
+        (  # trained as the last class through negative indexing
+            np.array([0, -1, 2, 1]),
+            r"labels must be in 0 \.\. 2\.\n"
+            r"  declared : integer classes 0 \.\. 2 \(n_classes 3\)\n"
+            r"  received : -1 at row 1 \(labels range -1 \.\. 2\)\n"
+            r"hint: number the classes from 0",
+        ),
+        (  # an IndexError inside one_hot
+            np.array([0, 1, 3, 1]),
+            r"labels must be in 0 \.\. 2\.\n.*\n  received : 3 at row 2 ",
+        ),
+        (  # an IndexError ("arrays used as indices must be of integer type") inside one_hot
+            np.array([0.0, 1.0, 2.0, 1.0]),
+            r"labels must be integer classes\.\n.*\n  received : float64 labels\n"
+            r"hint: convert whole-number labels with labels\.astype\(np\.int64\)\.",
+        ),
+        (
+            [0, 1, 2, 1],
+            r"labels must be a numpy array of integer classes\.\n.*\n  received : list\n",
+        ),
+    ],
+)
+def test_dataset_labels_are_checked_when_made(labels: object, match: str) -> None:
+    with pytest.raises(tn.TrainingError, match=r"^cannot make a Dataset: " + match):
+        Dataset(FEATURES, labels, 3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("features", "match"),
+    [
+        (  # AttributeError: 'list' object has no attribute 'ndim'
+            FEATURES.tolist(),
+            r"features must be a numpy array\.\n.*\n  received : list\n"
+            r"hint: convert them with np\.asarray\(features, np\.float32\)\.",
+        ),
+        (3, r"features must be a numpy array\.\n.*\n  received : int\n"),  # TypeError: len()
+        (  # trained, then failed in predict / test accuracy (an ElemTypeError)
+            FEATURES.astype(np.float64),
+            r"features must be float32\.\n.*\n  received : float64 array \(4, 2\)\n"
+            r"hint: convert them with features\.astype\(np\.float32\)\.",
+        ),
+        (
+            np.array([[0, 1], [2, np.nan], [0, 0], [0, 0]], np.float32),
+            r"features must be finite \(no NaN or Inf\)\.\n.*\n  received : nan at row 1, column 1",
+        ),
+    ],
+)
+def test_dataset_features_are_checked_when_made(features: object, match: str) -> None:
+    with pytest.raises(tn.TrainingError, match=r"^cannot make a Dataset: " + match):
+        Dataset(features, LABELS, 3)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("n_classes", [0, 2.5, True])
+def test_dataset_n_classes_is_checked_when_made(n_classes: object) -> None:
+    match = r"^cannot make a Dataset: n_classes must be an integer >= 1\.\n  allowed  : "
+    with pytest.raises(tn.TrainingError, match=match):
+        Dataset(FEATURES, LABELS, n_classes)  # type: ignore[arg-type]
+
+
+def test_one_hot_checks_its_labels() -> None:
+    with pytest.raises(tn.TrainingError, match=r"^cannot make one-hot targets: labels must be in"):
+        one_hot(np.array([0, 3], np.int64), 3)
+    with pytest.raises(tn.TrainingError, match=r"^cannot make one-hot targets: labels must be in"):
+        one_hot(np.array([-1, 0], np.int64), 3)
 
 
 def test_missing_scikit_learn_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:

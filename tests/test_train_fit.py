@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import math
+import re
 import sys
 from typing import Any
 
@@ -12,7 +14,7 @@ import pytest
 
 import typed_nn as tn
 from typed_nn.evaluate import hooks
-from typed_nn.model import SGD, Adam, Momentum, Optimizer, ParamGrads
+from typed_nn.model import SGD, Adam, GradCollector, Momentum, Optimizer, ParamGrads
 from typed_nn.model.optim import OnePass
 from typed_nn.train import Dataset, EarlyStopping, History, accuracy, fit, predict
 from typed_nn.train.classifier import build_mlp, cosine_schedule, make_optimizer
@@ -25,6 +27,13 @@ def blobs(n: int = 60, seed: int = 0) -> Dataset:
     centres = np.eye(3, 4, dtype=np.float32) * 3.0
     features = (centres[labels] + rng.normal(0, 0.5, (n, 4))).astype(np.float32)
     return Dataset(features, labels, 3)
+
+
+def noise(n: int = 60, seed: int = 0) -> Dataset:
+    """Random features and random labels: no weights fit them, so a huge learning rate
+    soon gives some sample's class a probability of 0 (a loss of inf)."""
+    rng = np.random.default_rng(seed)
+    return Dataset(rng.normal(size=(n, 4)).astype(np.float32), rng.integers(0, 3, n), 3)
 
 
 def softmax(z: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
@@ -254,22 +263,134 @@ def test_progress_without_tqdm_falls_back_to_lines(monkeypatch: pytest.MonkeyPat
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"epochs": 0}, "epochs must be at least 1"),
+        ({"epochs": 0}, r"epochs must be an integer >= 1\.\n.*\n  received : 0 \(int\)"),
         (
             {"early_stopping": EarlyStopping("test_acc")},
-            "early stopping on test_acc needs a test set",
+            r"early stopping on test_acc needs a test set\.\n.*\n  received : test=None",
         ),
-        ({"early_stopping": EarlyStopping("val_loss")}, "unknown metric for early stopping"),  # type: ignore[arg-type]
+        (
+            {"early_stopping": EarlyStopping("val_loss")},  # type: ignore[arg-type]
+            r"unknown metric for early stopping\.\n.*train_loss, train_acc, test_acc\n"
+            r"  received : 'val_loss' \(str\)",
+        ),
         (
             {"early_stopping": EarlyStopping("train_loss", patience=0)},
-            "patience must be at least 1",
+            r"early_stopping\.patience must be an integer >= 1\.\n.*\n  received : 0 \(int\)\n"
+            r"hint: use e\.g\. EarlyStopping\('train_loss', patience=5",
+        ),
+        (
+            {"early_stopping": EarlyStopping("train_loss", min_delta=-0.5)},
+            r"early_stopping\.min_delta must be a finite number >= 0\.\n.*\n  received : -0\.5",
+        ),
+        (
+            {"early_stopping": "train_loss"},
+            r"early_stopping must be an EarlyStopping or None\.\n.*\n  received : 'train_loss'",
+        ),
+        (
+            {"progress": "yes"},
+            r"progress must be one of None, True, False\.\n.*\n  received : 'yes'",
+        ),
+        ({"stream": 3}, r"stream must be a text stream or None\.\n.*\n  received : 3 \(int\)"),
+        ({"on_epoch": 3}, r"on_epoch must be a callable or None\.\n.*\n  received : 3 \(int\)"),
+        (
+            {"device": "cpu"},
+            r"device must be a device tag \(CPU or GPU\)\.\n.*\n  received : 'cpu'",
+        ),
+        (
+            {"on_nonfinite": "ignore"},
+            r"on_nonfinite must be one of 'raise', 'continue'\.\n.*\n  received : 'ignore'",
+        ),
+        (
+            {"test": "blobs"},
+            r"test must be a typed_nn\.train\.Dataset\.\n.*\n  received : 'blobs' \(str\)",
         ),
     ],
 )
 def test_fit_arguments_are_checked(kwargs: dict[str, object], match: str) -> None:
     net, _ = build_mlp([4, 3], seed=0)
+    with pytest.raises(tn.TrainingError, match=r"^cannot fit: " + match):
+        fit(net, blobs(6), SGD(0.1), **{"progress": False, **kwargs})  # type: ignore[arg-type]
+
+
+def _weights(params: Any) -> dict[str, npt.NDArray[Any]]:
+    return {name: t.numpy().copy() for name, t in params.items()}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("batch_size", -5),  # took no step and reported a loss read from uninitialised memory
+        ("batch_size", 0),  # ZeroDivisionError
+        ("batch_size", 2.5),  # a raw TypeError
+        ("batch_size", True),
+        ("epochs", -1),
+        ("epochs", 2.5),
+        ("seed", -1),  # numpy's ValueError
+        ("seed", 1.5),
+    ],
+)
+def test_fit_rejects_bad_counts_before_any_step(name: str, value: object) -> None:
+    """Each count is named with what it allows and what it received; nothing is trained."""
+    net, params = build_mlp([4, 3], seed=0)
+    before, optimizer = _weights(params), SGD(0.1)
+    minimum = 0 if name == "seed" else 1
+    shown = re.escape(f"{value!r} ({type(value).__name__})")
+    match = (
+        rf"^cannot fit: {name} must be an integer >= {minimum}\.\n"
+        rf"  allowed  : an integer >= {minimum}\n  received : {shown}\nhint: use e\.g\. {name}="
+    )
     with pytest.raises(tn.TrainingError, match=match):
-        fit(net, blobs(6), SGD(0.1), **kwargs)  # type: ignore[arg-type]
+        fit(net, blobs(12), optimizer, progress=False, **{name: value})  # type: ignore[arg-type]
+    assert optimizer.step_count == 0
+    for key, value_before in _weights(params).items():
+        np.testing.assert_array_equal(value_before, before[key])
+
+
+@pytest.mark.parametrize("label", [-1, 3])
+def test_fit_rejects_labels_outside_the_classes_before_any_step(label: int) -> None:
+    """A label of -1 trained as the last class (negative indexing), 3 of 3 classes raised a
+    raw IndexError; labels changed in place after the Dataset was made are checked too."""
+    data = blobs(12)
+    data.labels[5] = label
+    net, _ = build_mlp([4, 3], seed=0)
+    optimizer = SGD(0.1)
+    match = (
+        r"^cannot fit: train\.labels must be in 0 \.\. 2\.\n"
+        r"  declared : integer classes 0 \.\. 2 \(n_classes 3\)\n"
+        rf"  received : {label} at row 5 "
+    )
+    with pytest.raises(tn.TrainingError, match=match):
+        fit(net, data, optimizer, progress=False)
+    assert optimizer.step_count == 0
+
+
+def test_fit_rejects_a_training_set_that_is_not_a_dataset() -> None:
+    data = blobs(6)
+    net, _ = build_mlp([4, 3], seed=0)
+    match = (
+        r"^cannot fit: train must be a typed_nn\.train\.Dataset\.\n.*\n  received : \(array"
+        r"(.|\n)*hint: wrap the arrays: Dataset\(features, labels, n_classes\)"
+    )
+    with pytest.raises(tn.TrainingError, match=match):
+        fit(net, (data.features, data.labels), SGD(0.1))  # type: ignore[arg-type]
+
+
+def test_fit_rejects_an_optimizer_that_is_not_one() -> None:
+    net, _ = build_mlp([4, 3], seed=0)
+    match = r"^cannot fit: optimizer must be a typed_nn\.model Optimizer\.\n.*\n  received : 'sgd'"
+    with pytest.raises(tn.TrainingError, match=match):
+        fit(net, blobs(6), "sgd")  # type: ignore[arg-type]
+
+
+def test_fit_rejects_a_test_set_of_another_shape() -> None:
+    net, _ = build_mlp([4, 3], seed=0)
+    other = Dataset(np.zeros((5, 3), np.float32), np.zeros(5, np.int64), 3)
+    match = (
+        r"^cannot fit: the test set does not match the training set\.\n"
+        r"  declared : 4 features, 3 classes \(train\)\n  received : 3 features, 3 classes \(test\)"
+    )
+    with pytest.raises(tn.TrainingError, match=match):
+        fit(net, blobs(6), SGD(0.1), test=other)
 
 
 def test_empty_training_set() -> None:
@@ -286,10 +407,28 @@ def test_model_output_must_match_the_classes() -> None:
 
 
 def test_unknown_activation_and_optimizer() -> None:
-    with pytest.raises(tn.TrainingError, match="unknown activation 'gelu'"):
+    with pytest.raises(tn.TrainingError, match=r"^cannot build the MLP: unknown activation 'gelu'"):
         build_mlp([4, 3], "gelu")  # type: ignore[call-overload]
     with pytest.raises(tn.TrainingError, match="unknown optimizer 'rmsprop'"):
         make_optimizer("rmsprop")  # type: ignore[arg-type]
+
+
+def test_make_optimizer_rejects_an_unknown_name_even_with_a_learning_rate() -> None:
+    """With lr given the name was never checked: 'rmsprop' silently made Adam."""
+    match = (
+        r"^cannot make the optimizer: unknown optimizer 'rmsprop'\.\n"
+        r"  choices  : sgd, momentum, adam\n  received : 'rmsprop'\n"
+        r"hint: use one of: sgd, momentum, adam\."
+    )
+    with pytest.raises(tn.TrainingError, match=match):
+        make_optimizer("rmsprop", 0.01)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("steps", [0, -3, 2.5])
+def test_make_optimizer_rejects_a_bad_total_steps(steps: object) -> None:
+    match = r"^cannot make the optimizer: total_steps must be an integer >= 1\."
+    with pytest.raises(tn.TrainingError, match=match):
+        make_optimizer("sgd", 0.1, total_steps=steps)  # type: ignore[arg-type]
 
 
 def test_cosine_schedule() -> None:
@@ -322,3 +461,94 @@ def test_the_step_seed_gradient_is_the_nll_softmax_gradient_for_one_hot_targets(
     general = tn.evaluate(tn.ops.softmax_grad(tn.ops.nll_loss_grad(one, y, p), p)).numpy()
     seed = tn.evaluate((p - y) * (1.0 / rows)).numpy()
     np.testing.assert_array_equal(seed, general)
+
+
+def test_a_diverging_fit_stops_naming_the_epoch_batch_and_learning_rate() -> None:
+    """SGD(1e6) returned losses [inf, nan, nan, nan] and NaN weights with no error."""
+    net, _ = build_mlp([4, 3], seed=0)
+    optimizer = SGD(1e6)
+    match = (
+        r"^cannot train: the loss is (inf|nan) at epoch 1, batch (\d+) \(learning rate 1e\+06\)\.\n"
+        r"  epoch         : 1 of 4\n"
+        r"  batch         : \2 of 12 \(5 samples each\)\n"
+        r"  learning rate : 1e\+06\n"
+        r"  declared      : a finite loss .*\n"
+        r"  received      : (inf|nan): a probability of 0 or NaN; the run has diverged\n"
+        r"  weights       : updated through batch \d+: they may hold NaN or Inf now\n"
+        r"hint: lower the learning rate \(e\.g\. 100000\) and start again from fresh weights; "
+        r"on_nonfinite='continue' trains on regardless\.$"
+    )
+    with pytest.raises(tn.TrainingError, match=match) as caught:
+        fit(net, noise(60), optimizer, epochs=4, batch_size=5, progress=False)
+    # The batch named is the first whose loss is not finite: the ones before it were.
+    batch = int(re.search(r"batch (\d+)", str(caught.value)).group(1))  # type: ignore[union-attr]
+    assert 1 < batch <= optimizer.step_count <= 12
+
+
+def test_a_diverging_schedule_names_the_learning_rate_at_that_step() -> None:
+    net, _ = build_mlp([4, 3], seed=0)
+    match = r"\(learning rate [\d.e+]+\)\.\n(.*\n){2}  learning rate : [\d.e+]+ \(the schedule at step \d+\)"
+    with pytest.raises(tn.TrainingError, match=match):
+        fit(net, noise(60), SGD(lambda t: 1e6 * (t + 1)), epochs=2, batch_size=5, progress=False)
+
+
+def test_on_nonfinite_continue_trains_on_and_records_the_losses() -> None:
+    """The old behaviour, asked for by name; no numpy warning either (warnings are errors)."""
+    net, _ = build_mlp([4, 3], seed=0)
+    optimizer = SGD(1e6)
+    history = fit(
+        net, noise(60), optimizer, epochs=3, batch_size=5, progress=False, on_nonfinite="continue"
+    )
+    assert history.epochs == 3
+    assert optimizer.step_count == 36
+    assert not all(math.isfinite(loss) for loss in history.train_loss)
+
+
+def test_a_diverging_fit_with_a_progress_bar_closes_it() -> None:
+    pytest.importorskip("tqdm")
+    stream = io.StringIO()
+    net, _ = build_mlp([4, 3], seed=0)
+    with pytest.raises(tn.TrainingError, match=r"^cannot train: the loss is"):
+        fit(net, noise(60), SGD(1e6), epochs=2, batch_size=5, progress=True, stream=stream)
+    assert "epoch 1/2" in stream.getvalue()
+
+
+class PoisonLastStep(SGD):
+    """SGD whose ``poison_at``-th step writes NaN into the weights (through ``step``)."""
+
+    def __init__(self, lr: float, poison_at: int) -> None:
+        super().__init__(lr)
+        self.poison_at = poison_at
+
+    def one_pass(self, grads: ParamGrads) -> OnePass | None:
+        return None
+
+    def step(self, grads: ParamGrads) -> None:
+        super().step(grads)
+        if self.step_count == self.poison_at:
+            assert isinstance(grads, GradCollector)  # what fit passes
+            for _, weight, _ in grads:
+                weight.array[...] = np.nan
+
+
+def test_nan_weights_after_an_epochs_last_update_stop_training() -> None:
+    """The last batch's update shows in no loss of that epoch: the weights are checked."""
+    net, _ = build_mlp([4, 3], seed=0)
+    match = (
+        r"^cannot train: a weight became NaN or Inf at epoch 1, batch 4 \(learning rate 0\.1\)\.\n"
+        r"(.*\n){3}  declared      : finite weights\n  received      : mlp/fc1/\w+ holds NaN or Inf"
+    )
+    with pytest.raises(tn.TrainingError, match=match):
+        fit(net, blobs(20), PoisonLastStep(0.1, 4), epochs=3, batch_size=5, progress=False)
+
+
+@pytest.mark.gpu
+def test_a_diverging_fit_on_the_gpu_stops_the_same_way(cupy_module: Any) -> None:
+    """The losses come back to the host per chunk; the weights are checked on the device."""
+    net, _ = build_mlp([4, 3], seed=0, device=tn.GPU)
+    with pytest.raises(tn.TrainingError, match=r"^cannot train: the loss is (inf|nan) at epoch 1"):
+        fit(net, noise(60), SGD(1e6), epochs=2, batch_size=5, progress=False, device=tn.GPU)
+    net, _ = build_mlp([4, 3], seed=0, device=tn.GPU)
+    poison = PoisonLastStep(0.1, 4)
+    with pytest.raises(tn.TrainingError, match=r"^cannot train: a weight became NaN or Inf at "):
+        fit(net, blobs(20), poison, epochs=2, batch_size=5, progress=False, device=tn.GPU)

@@ -3,19 +3,22 @@
 Trains an MLP (built from the composite layers) on scikit-learn's bundled handwritten
 digits, prints progress and, last, ``test accuracy: 0.9xx``; saves the weights
 (safetensors) and a loss/accuracy plot. ``main(argv)`` returns the exit status: 0 on
-success, 2 for a usage error or a missing optional package (a one-line message, no
-traceback).
+success, 2 for a usage error or a missing optional package (every argument, ``--out``
+included, is checked before training), 1 for a run that fails, e.g. a loss that becomes
+NaN or Inf (nothing is saved then); always a one-line message, no traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, get_args
 
-from .errors import BackendUnavailableError, MissingDependencyError, TypedNNError
+from .errors import BackendUnavailableError, MissingDependencyError, TrainingError, TypedNNError
 from .model import save_weights
 from .tags import CPU, GPU, DeviceTag
 from .train import accuracy, fit, load_digits, plot_history
@@ -24,6 +27,7 @@ from .train.classifier import ActivationName, OptimizerName, build_mlp, make_opt
 __all__ = ["main"]
 
 DATASETS = ("digits",)
+OUTPUTS = ("digits_mlp.safetensors", "history.png")
 DEVICES: dict[str, type[DeviceTag]] = {"cpu": CPU, "gpu": GPU}
 EXAMPLE = """example:
   typed-nn train digits --epochs 30 --widths 128 64 --optimizer adam --out runs/digits
@@ -34,6 +38,10 @@ defaults reach about 97-98% test accuracy in well under a minute on a laptop CPU
 
 class UsageError(Exception):
     """A command line that cannot run (exit status 2)."""
+
+
+class RunError(Exception):
+    """A run that failed after it started, e.g. a diverging loss (exit status 1)."""
 
 
 class _Help(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -111,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate(args: argparse.Namespace) -> None:
+    """Every argument checked before anything is loaded or trained (exit status 2)."""
     if args.dataset not in DATASETS:
         raise UsageError(f"unknown dataset {args.dataset!r} (available: {', '.join(DATASETS)})")
     for flag, value in (("--epochs", args.epochs), ("--batch-size", args.batch_size)):
@@ -118,8 +127,31 @@ def _validate(args: argparse.Namespace) -> None:
             raise UsageError(f"{flag} must be at least 1, got {value}")
     if any(w < 1 for w in args.widths):
         raise UsageError(f"--widths must all be at least 1, got {args.widths}")
-    if args.lr is not None and not args.lr > 0:
-        raise UsageError(f"--lr must be > 0, got {args.lr}")
+    if args.lr is not None and not (args.lr > 0 and math.isfinite(args.lr)):
+        raise UsageError(f"--lr must be a finite number > 0, got {args.lr}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be at least 0, got {args.seed}")
+    _check_out(args.out)
+
+
+def _check_out(out: Path) -> None:
+    """``out`` is a folder that exists or can be made, and its output files can be written."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is an existing file, not a folder (give a folder path)")
+    if out.is_dir():
+        for name in OUTPUTS:
+            if (out / name).is_dir():
+                raise UsageError(f"--out {out}: {out / name} is a folder (remove or rename it)")
+        if not os.access(out, os.W_OK | os.X_OK):
+            raise UsageError(f"--out {out} is not writable (give a folder you can write to)")
+        return
+    parent = out.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise UsageError(f"--out {out} cannot be made: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out} cannot be made: {parent} is not writable")
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -139,17 +171,20 @@ def _train(args: argparse.Namespace) -> int:
             f"{args.epochs} epochs of batch {args.batch_size} on {args.device}",
             flush=True,
         )
-    history = fit(
-        net,
-        split.train,
-        optimizer,
-        test=split.test,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        seed=args.seed,
-        progress=False if quiet else None,
-        device=device,
-    )
+    try:
+        history = fit(
+            net,
+            split.train,
+            optimizer,
+            test=split.test,
+            epochs=args.epochs,
+            batch_size=args.batch_size,
+            seed=args.seed,
+            progress=False if quiet else None,
+            device=device,
+        )
+    except TrainingError as err:  # the arguments are checked: the run diverged
+        raise RunError(f"{str(err).splitlines()[0]} Nothing saved (try a smaller --lr).") from err
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     weights = out / "digits_mlp.safetensors"
@@ -179,6 +214,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as err:
         print(f"typed-nn: error: {err}", file=sys.stderr)
         return 2
+    except RunError as err:
+        print(f"typed-nn: error: {err}", file=sys.stderr)
+        return 1
     except (MissingDependencyError, BackendUnavailableError) as err:
         lines = str(err).splitlines()
         print(f"typed-nn: error: {lines[0]} ({lines[-1].removeprefix('hint: ')})", file=sys.stderr)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import copy
 import math
+import reprlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeAlias
 
 from .. import backends
@@ -316,8 +317,7 @@ class Adam(Optimizer):
 
 def _pairs(grads: ParamGrads, owner: str) -> list[tuple[AnyWeight, AnyGrad]]:
     """(weight, grad) per distinct weight; a weight given twice gets the sum of its grads."""
-    raw: list[tuple[object, object]]
-    raw = [(w, g) for _, w, g in grads] if isinstance(grads, GradCollector) else list(grads)
+    raw = [(w, g) for _, w, g in grads] if isinstance(grads, GradCollector) else _raw(grads, owner)
     merged: dict[int, tuple[AnyWeight, AnyGrad]] = {}
     for weight, grad in raw:
         if not isinstance(weight, Tensor) or not isinstance(grad, TensorLike):
@@ -339,6 +339,44 @@ def _pairs(grads: ParamGrads, owner: str) -> list[tuple[AnyWeight, AnyGrad]]:
         known = merged.get(id(weight))
         merged[id(weight)] = (weight, grad if known is None else known[1] + grad)
     return list(merged.values())
+
+
+def _raw(grads: object, owner: str) -> list[tuple[object, object]]:
+    """The items of ``grads``, checked to be an iterable (not a dict, not a tensor) of pairs."""
+    if isinstance(grads, Mapping | TensorLike | str) or not isinstance(grads, Iterable):
+        shown = type(grads).__name__
+        if isinstance(grads, Mapping):
+            shown += f" with keys {', '.join(map(repr, list(grads)[:3]))}"
+        raise OperandError(
+            message(
+                f"{owner}.step needs (weight, grad) pairs or a GradCollector.",
+                [
+                    ("declared", "GradCollector, or an iterable of (weight, grad)"),
+                    ("received", shown),
+                ],
+                hint="pass [(w, g), ...] (e.g. list(zip(weights, grads))), or the GradCollector "
+                "that the model's grad_collect filled.",
+            )
+        )
+    raw: list[tuple[object, object]] = []
+    for i, item in enumerate(grads):
+        if not isinstance(item, tuple | list) or len(item) != 2:
+            raise OperandError(
+                message(
+                    f"{owner}.step needs (weight, grad) pairs: item {i} is not a pair.",
+                    [("declared", "(weight, grad)"), ("received", _describe(item))],
+                    hint="give each parameter as a tuple (w, g), e.g. [(w, g)].",
+                )
+            )
+        raw.append((item[0], item[1]))
+    return raw
+
+
+def _describe(item: object) -> str:
+    if isinstance(item, tuple | list):
+        return f"{type(item).__name__} of {len(item)}"
+    simple = isinstance(item, str | int | float)
+    return f"{type(item).__name__} {reprlib.repr(item)}" if simple else type(item).__name__
 
 
 def _evaluate_grads(pairs: list[tuple[AnyWeight, AnyGrad]]) -> list[AnyWeight]:

@@ -7,11 +7,12 @@ from .data import Split as Split
 from .data import batches as batches
 from .data import load_digits as load_digits
 from .data import one_hot as one_hot
-from .fit import EarlyStopping as EarlyStopping
-from .fit import Metric as Metric
 from .fit import accuracy as accuracy
 from .fit import fit as fit
 from .fit import predict as predict
+from .fit_checks import NonFinite as NonFinite
 from .history import History as History
 from .history import plot_history as plot_history
 from .model import TrainableModel as TrainableModel
+from .stopping import EarlyStopping as EarlyStopping
+from .stopping import Metric as Metric

@@ -28,6 +28,7 @@ from ..model import (
 )
 from ..model.fillers import Filler
 from ..tags import CPU, DeviceTag, Float32
+from .checks import check_int
 
 __all__ = [
     "ActivationName",
@@ -45,11 +46,11 @@ ACTIVATIONS: dict[str, type] = {"relu": ReLULayer, "sigmoid": SigmoidLayer, "tan
 DEFAULT_LR: dict[str, float] = {"sgd": 0.1, "momentum": 0.05, "adam": 1e-3}
 
 
-def _unknown(what: str, value: str, choices: tuple[str, ...]) -> TrainingError:
+def _unknown(doing: str, what: str, value: str, choices: tuple[str, ...]) -> TrainingError:
     return TrainingError(
         message(
-            f"unknown {what} {value!r}.",
-            [("choices", ", ".join(choices))],
+            f"{doing}: unknown {what} {value!r}.",
+            [("choices", ", ".join(choices)), ("received", repr(value))],
             hint=f"use one of: {', '.join(choices)}.",
         )
     )
@@ -85,7 +86,7 @@ def build_mlp(
     one); biases zero. Names: ``{name}/fc1/weight``, ``{name}/fc1/bias``, ...
     """
     if activation not in ACTIVATIONS:
-        raise _unknown("activation", activation, get_args(ActivationName))
+        raise _unknown("cannot build the MLP", "activation", activation, get_args(ActivationName))
     filler: Filler = MSRAFiller(seed=seed) if activation == "relu" else XavierFiller(seed=seed)
     acts: list[type | None] = [ACTIVATIONS[activation]] * (len(widths) - 2) + [None]
     net = MLP.build(name, widths, acts, weight_init="weight", bias_init="bias", device=device)
@@ -98,7 +99,7 @@ def build_mlp(
 def default_lr(optimizer: OptimizerName) -> float:
     """The learning rate ``make_optimizer`` uses when none is given."""
     if optimizer not in DEFAULT_LR:
-        raise _unknown("optimizer", optimizer, get_args(OptimizerName))
+        raise _unknown("cannot make the optimizer", "optimizer", optimizer, get_args(OptimizerName))
     return DEFAULT_LR[optimizer]
 
 
@@ -112,8 +113,12 @@ def make_optimizer(
     optimizer: OptimizerName, lr: float | None = None, *, total_steps: int | None = None
 ) -> Optimizer:
     """``SGD``, ``Momentum`` (0.9) or ``Adam`` with ``lr`` (default: ``default_lr``), decayed
-    by ``cosine_schedule`` over ``total_steps`` when given, else constant."""
-    rate = default_lr(optimizer) if lr is None else lr
+    by ``cosine_schedule`` over ``total_steps`` when given, else constant. An unknown name
+    is a ``TrainingError`` listing the known ones."""
+    default = default_lr(optimizer)  # checks the name, whether or not lr is given
+    if total_steps is not None:
+        check_int("cannot make the optimizer", "total_steps", total_steps, 1, 1000)
+    rate = default if lr is None else lr
     schedule = rate if total_steps is None else cosine_schedule(rate, total_steps)
     if optimizer == "sgd":
         return SGD(schedule)

@@ -23,8 +23,18 @@ import numpy.typing as npt
 from ..data.tensor import Tensor
 from ..errors import MissingDependencyError, TrainingError, message
 from ..tags import CPU, Dim2, Float32
+from .checks import check_int
 
-__all__ = ["Batch", "Dataset", "Split", "batches", "load_digits", "n_batches", "one_hot"]
+__all__ = [
+    "Batch",
+    "Dataset",
+    "Split",
+    "batches",
+    "check_parts",
+    "load_digits",
+    "n_batches",
+    "one_hot",
+]
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -36,22 +46,19 @@ EXAMPLES_HINT = "install the examples extra: pip install -e '.[examples]'"
 @dataclass(frozen=True)
 class Dataset:
     """Samples of a classification problem: ``features`` (n, f) float32 and ``labels`` (n,)
-    integer classes in ``0 .. n_classes - 1``."""
+    integer classes in ``0 .. n_classes - 1``.
+
+    Checked when made (a ``TrainingError`` naming the part and what it holds): numpy arrays
+    of those shapes, float32 finite features, integer labels in range (a label of -1 would
+    otherwise train as the last class), ``n_classes`` an int >= 1.
+    """
 
     features: FloatArray
     labels: IntArray
     n_classes: int
 
     def __post_init__(self) -> None:
-        n = len(self.features)
-        if self.features.ndim != 2 or self.labels.shape != (n,):
-            raise TrainingError(
-                message(
-                    "cannot make a Dataset: features must be (n, f) and labels (n,).",
-                    [("features", str(self.features.shape)), ("labels", str(self.labels.shape))],
-                    hint="reshape the features to one row per sample.",
-                )
-            )
+        check_parts(self.features, self.labels, self.n_classes, "cannot make a Dataset")
 
     def __len__(self) -> int:
         return len(self.features)
@@ -88,10 +95,99 @@ class Batch:
 
 
 def one_hot(labels: IntArray, n_classes: int) -> Matrix32:
-    """Rows of zeros with a one at each label: (n,) integers -> (n, n_classes) float32."""
+    """Rows of zeros with a one at each label: (n,) integers in ``0 .. n_classes - 1`` ->
+    (n, n_classes) float32."""
+    classes = _check_classes(n_classes, "cannot make one-hot targets", "")
+    _check_labels(labels, classes, "cannot make one-hot targets", "")
     out = np.zeros((len(labels), n_classes), np.float32)
     out[np.arange(len(labels)), labels] = 1.0
     return Tensor(out, Float32, CPU, Dim2)
+
+
+def _fail(headline: str, declared: str, received: str, hint: str) -> TrainingError:
+    items = [("declared", declared), ("received", received)]
+    return TrainingError(message(headline, items, hint=hint))
+
+
+def _first(bad: npt.NDArray[np.bool_]) -> int:
+    return int(np.flatnonzero(bad)[0])
+
+
+def _check_classes(n_classes: object, doing: str, owner: str) -> int:
+    return check_int(doing, f"{owner}n_classes", n_classes, 1, 10)
+
+
+def _check_labels(labels: object, n_classes: int, doing: str, owner: str) -> npt.NDArray[Any]:
+    """``labels``, checked to be integers in ``0 .. n_classes - 1`` (a -1 would index the
+    last class)."""
+    name = f"{owner}labels"
+    allowed = f"integer classes 0 .. {n_classes - 1} (n_classes {n_classes})"
+    if not isinstance(labels, np.ndarray):
+        raise _fail(
+            f"{doing}: {name} must be a numpy array of integer classes.",
+            allowed,
+            type(labels).__name__,
+            "convert them with np.asarray(labels, np.int64).",
+        )
+    if labels.dtype.kind not in "iu":
+        raise _fail(
+            f"{doing}: {name} must be integer classes.",
+            allowed,
+            f"{labels.dtype} labels",
+            "convert whole-number labels with labels.astype(np.int64).",
+        )
+    bad = (labels < 0) | (labels >= n_classes)
+    if bad.any():
+        row = _first(bad.ravel())
+        raise _fail(
+            f"{doing}: {name} must be in 0 .. {n_classes - 1}.",
+            allowed,
+            f"{labels.ravel()[row]} at row {row} (labels range {labels.min()} .. {labels.max()})",
+            "number the classes from 0 (a label of -1 would silently mean the last class), "
+            "or raise n_classes to the number of classes.",
+        )
+    return labels
+
+
+def check_parts(
+    features: object, labels: object, n_classes: object, doing: str, owner: str = ""
+) -> None:
+    """Raise a ``TrainingError`` headed ``doing`` unless ``features`` is a finite float32
+    (n, f) array, ``labels`` an (n,) integer array in ``0 .. n_classes - 1`` and
+    ``n_classes`` an int >= 1; ``owner`` prefixes the names in the message (``"train."``)."""
+    name = f"{owner}features"
+    if not isinstance(features, np.ndarray):
+        raise _fail(
+            f"{doing}: {name} must be a numpy array.",
+            "float32 array (n samples, f features)",
+            type(features).__name__,
+            "convert them with np.asarray(features, np.float32).",
+        )
+    classes = _check_classes(n_classes, doing, owner)
+    labels = _check_labels(labels, classes, doing, owner)
+    if features.ndim != 2 or labels.shape != (len(features),):
+        raise _fail(
+            f"{doing}: {name} must be (n, f) and {owner}labels (n,).",
+            "features (n, f), labels (n,): one row and one label per sample",
+            f"features {features.shape}, labels {labels.shape}",
+            "reshape the features to one row per sample and give one label per row.",
+        )
+    if features.dtype != np.float32:
+        raise _fail(
+            f"{doing}: {name} must be float32.",
+            "float32 array (n samples, f features)",
+            f"{features.dtype} array {features.shape}",
+            "convert them with features.astype(np.float32).",
+        )
+    finite = np.isfinite(features)
+    if not finite.all():
+        row, col = (int(i[0]) for i in np.nonzero(~finite))
+        raise _fail(
+            f"{doing}: {name} must be finite (no NaN or Inf).",
+            "finite numbers",
+            f"{features[row, col]} at row {row}, column {col}",
+            "drop or impute the samples with missing values before training.",
+        )
 
 
 def _sklearn() -> tuple[Any, Any]:
@@ -144,14 +240,7 @@ def batches(
     With ``rng`` the order is shuffled (a new permutation per call, so per epoch); without,
     the rows come in order.
     """
-    if batch_size < 1:
-        raise TrainingError(
-            message(
-                "cannot make mini-batches: batch_size must be at least 1.",
-                [("received", repr(batch_size))],
-                hint="use e.g. batch_size=32.",
-            )
-        )
+    batch_size = check_int("cannot make mini-batches", "batch_size", batch_size, 1, 32)
     n = len(data)
     order = rng.permutation(n) if rng is not None else np.arange(n)
     targets = one_hot(data.labels, data.n_classes).array  # once, then rows are picked

@@ -21,71 +21,27 @@ back to the host once per chunk of batches for the loss and accuracy.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import backends
 from ..data.tensor import Tensor
-from ..errors import TrainingError, message
 from ..model.optim import Optimizer
 from ..tags import CPU, DeviceTag, Float32, dim_of_rank
 from .data import Dataset, n_batches
+from .epoch_metrics import EpochMetrics, Where, diverged, weights_diverged
+from .fit_checks import NonFinite, check_fit
 from .history import History
 from .model import TrainableModel
 from .progress import Progress
 from .step import PredictGraph, StepGraph
+from .stopping import EarlyStopping
 
-__all__ = ["EarlyStopping", "Metric", "accuracy", "fit", "predict"]
+__all__ = ["accuracy", "fit", "predict"]
 
-Metric = Literal["train_loss", "train_acc", "test_acc"]
-_sum = np.add.reduce  # ndarray.sum without its Python wrapper
 Snapshot = list[tuple[Tensor[Float32, Any, Any], Any]]
-
-
-@dataclass(frozen=True)
-class EarlyStopping:
-    """Stop when ``monitor`` has not improved by more than ``min_delta`` for ``patience``
-    epochs, and give the model back the weights of its best epoch. Loss improves downwards,
-    accuracies upwards."""
-
-    monitor: Metric = "test_acc"
-    patience: int = 5
-    min_delta: float = 0.0
-
-    def improved(self, value: float, best: float | None) -> bool:
-        """Whether ``value`` beats ``best`` by more than ``min_delta``."""
-        if best is None:
-            return True
-        if self.monitor == "train_loss":
-            return value < best - self.min_delta
-        return value > best + self.min_delta
-
-
-def _fail(headline: str, received: object, hint: str) -> TrainingError:
-    return TrainingError(message(headline, [("received", repr(received))], hint=hint))
-
-
-def _check(
-    train: Dataset, epochs: int, test: Dataset | None, stopping: EarlyStopping | None
-) -> None:
-    if epochs < 1:
-        raise _fail("cannot fit: epochs must be at least 1.", epochs, "use e.g. epochs=20.")
-    if len(train) == 0:
-        raise _fail("cannot fit: the training set is empty.", 0, "give at least one sample.")
-    if stopping is None:
-        return
-    if stopping.monitor not in ("train_loss", "train_acc", "test_acc"):
-        hint = "monitor one of 'train_loss', 'train_acc', 'test_acc'."
-        raise _fail("cannot fit: unknown metric for early stopping.", stopping.monitor, hint)
-    if stopping.monitor == "test_acc" and test is None:
-        hint = "pass test=... or monitor 'train_loss'."
-        raise _fail("cannot fit: early stopping on test_acc needs a test set.", None, hint)
-    if stopping.patience < 1:
-        hint = "use e.g. patience=5."
-        raise _fail("cannot fit: patience must be at least 1.", stopping.patience, hint)
 
 
 def predict(
@@ -111,69 +67,6 @@ def _restore(snapshot: Snapshot) -> None:
         weight.assign(Tensor(saved, weight.elem, weight.device, dim_of_rank(weight.rank)))
 
 
-class _EpochMetrics:
-    """An epoch's training loss and accuracy from each batch's probabilities (computed
-    before that batch's update): the mean NLL of the one-hot targets (``nll_loss``:
-    -mean ln p[i, label i]) and the fraction of argmax hits.
-
-    Batches are reduced in chunks of ``CHUNK``: one concatenate, gather and argmax per
-    chunk instead of per batch (a training step's own numpy calls cost about as much).
-    """
-
-    CHUNK = 16
-
-    def __init__(self, labels: npt.NDArray[np.int64], batch_size: int, classes: int) -> None:
-        n = len(labels)
-        self.labels = labels
-        # A sample's offset in its chunk's flattened (rows, classes) probabilities: every
-        # chunk but the last spans CHUNK full batches.
-        self.offset = np.arange(n) % (batch_size * self.CHUNK) * classes
-        self.picked = np.empty(n, np.float32)
-        self.predicted = np.empty(n, np.intp)
-        self.pending: list[npt.NDArray[np.float32]] = []
-        self.done = 0
-        self.order = np.arange(n)
-        self.label_at = self.offset
-
-    def begin(self, order: npt.NDArray[np.int64]) -> None:
-        """Start an epoch that visits the samples in ``order``."""
-        self.order = order
-        self.label_at = self.labels[order] + self.offset
-        self.pending.clear()
-        self.done = 0
-
-    def add(self, probs: Any) -> None:
-        """The next batch's probabilities, on any device (kept until its chunk is reduced)."""
-        self.pending.append(probs)
-        if len(self.pending) == self.CHUNK:
-            self._reduce()
-
-    def batch_loss(self, probs: Any, rows: npt.NDArray[np.int64]) -> float:
-        """One batch's mean NLL (for a progress bar)."""
-        picked = backends.to_host(probs)[np.arange(len(rows)), self.labels[rows]]
-        return -float(np.log(picked).mean())
-
-    def _reduce(self) -> None:
-        if not self.pending:
-            return
-        chunk = np.concatenate(self.pending) if len(self.pending) > 1 else self.pending[0]
-        chunk = backends.to_host(chunk)  # on the GPU: one copy to the host per chunk
-        start, stop = self.done, self.done + len(chunk)
-        # mode "clip" writes straight into out; the indices are in range by construction
-        chunk.ravel().take(self.label_at[start:stop], 0, self.picked[start:stop], "clip")
-        chunk.argmax(1, self.predicted[start:stop])
-        self.pending.clear()
-        self.done = stop
-
-    def end(self) -> tuple[float, float]:
-        """The epoch's (loss, accuracy)."""
-        self._reduce()
-        n = len(self.labels)
-        loss = -float(_sum(np.log(self.picked), axis=None)) / n
-        hits = int(np.count_nonzero(self.predicted == self.labels[self.order]))
-        return loss, hits / n
-
-
 def fit(
     model: TrainableModel,
     train: Dataset,
@@ -188,6 +81,7 @@ def fit(
     stream: TextIO | None = None,
     on_epoch: Callable[[int, History], None] | None = None,
     device: type[DeviceTag] = CPU,
+    on_nonfinite: NonFinite = "raise",
 ) -> History:
     """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches.
 
@@ -198,8 +92,28 @@ def fit(
     of its best epoch (``history.best_epoch``). ``on_epoch(epoch, history)`` is called after
     each epoch (0-based), e.g. to log or to time it. ``device``: where the model's
     parameters live and the steps run (the data are copied there once).
+
+    Every argument is checked before the first step (a ``TrainingError`` naming it). A
+    batch whose loss is NaN or Inf (a diverging run, e.g. a learning rate far too high)
+    stops training with a ``TrainingError`` naming the epoch, the batch and the learning
+    rate (the weights may hold NaN or Inf by then); ``on_nonfinite="continue"`` trains on
+    and records the non-finite losses instead. Losses are read in chunks of 16 batches, so
+    up to 15 more batches may have run when the error is raised.
     """
-    _check(train, epochs, test, early_stopping)
+    epochs, batch_size, seed = check_fit(
+        train,
+        optimizer,
+        test=test,
+        epochs=epochs,
+        batch_size=batch_size,
+        seed=seed,
+        progress=progress,
+        early_stopping=early_stopping,
+        stream=stream,
+        on_epoch=on_epoch,
+        device=device,
+        on_nonfinite=on_nonfinite,
+    )
     rng = np.random.default_rng(seed)
     steps: dict[int, StepGraph] = {}
     tester = None
@@ -212,9 +126,10 @@ def fit(
     n, labels = len(train), train.labels
     features = on_device(train.features)
     targets = on_device(train.y().array)  # one-hot once; batches are gathered into the step
-    metrics = _EpochMetrics(labels, batch_size, train.n_classes)
+    metrics = EpochMetrics(labels, batch_size, train.n_classes, on_nonfinite == "raise")
+    per_epoch = n_batches(n, batch_size)
     for epoch in range(epochs):
-        report.start_epoch(epoch, n_batches(n, batch_size))
+        report.start_epoch(epoch, per_epoch)
         order = rng.permutation(n)  # the order ``batches(train, batch_size, rng)`` gives
         rows = on_device(order)
         metrics.begin(order)
@@ -226,9 +141,24 @@ def fit(
                 steps[stop - start] = step
             probs = step.run_rows(features, targets, rows[start:stop], optimizer)
             metrics.add(probs)
+            if metrics.first_bad is not None:
+                report.abort()
+                where = Where(epoch, epochs, start // batch_size, per_epoch, batch_size)
+                raise diverged(metrics, optimizer, where)
             if report.shows_batches:
                 report.batch(metrics.batch_loss(probs, order[start:stop]))
         loss, acc = metrics.end()
+        if metrics.check:  # the epoch's losses, then its last update, which no loss shows
+            where = Where(epoch, epochs, per_epoch - 1, per_epoch, batch_size)
+            weights = next(iter(steps.values())).grads
+            error = (
+                diverged(metrics, optimizer, where)
+                if metrics.first_bad is not None
+                else weights_diverged(weights, optimizer, where)
+            )
+            if error is not None:
+                report.abort()
+                raise error
         history.train_loss.append(loss)
         history.train_acc.append(acc)
         line = f"epoch {epoch + 1:>3}/{epochs}  loss {history.train_loss[-1]:.4f}  "

@@ -54,10 +54,14 @@ class Progress:
             self.bar.update(1)
             self.bar.set_postfix(loss=f"{loss:.4f}", refresh=False)
 
-    def end_epoch(self, line: str) -> None:
-        """Close the bar and print the epoch's summary line."""
+    def abort(self) -> None:
+        """Close the bar of a run that stops with an error."""
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+    def end_epoch(self, line: str) -> None:
+        """Close the bar and print the epoch's summary line."""
+        self.abort()
         if not self.quiet:
             print(line, file=self.stream, flush=True)

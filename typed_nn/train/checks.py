@@ -1,0 +1,74 @@
+"""Checks of the training API's plain arguments (counts, seeds, choices), each failing with a
+``TrainingError`` that names the argument, what it allows and what it received."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, TypeGuard
+
+import numpy as np
+
+from ..errors import TrainingError, message
+
+__all__ = [
+    "bad_argument",
+    "check_choice",
+    "check_int",
+    "check_real",
+    "is_int",
+    "is_real",
+    "received",
+]
+
+
+def is_int(value: object) -> TypeGuard[int | np.integer[Any]]:
+    """A Python or numpy integer, not a bool (``True`` is an int to Python, not a count)."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+def is_real(value: object) -> TypeGuard[float | np.integer[Any] | np.floating[Any]]:
+    """A Python or numpy real number, not a bool."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
+def received(value: object) -> str:
+    """``value`` as a message shows it: its repr and its type."""
+    return f"{value!r} ({type(value).__name__})"
+
+
+def bad_argument(doing: str, name: str, allowed: str, value: object, hint: str) -> TrainingError:
+    """``doing: name must be allowed``, with the allowed values beside the received one."""
+    return TrainingError(
+        message(
+            f"{doing}: {name} must be {allowed}.",
+            [("allowed", allowed), ("received", received(value))],
+            hint=hint,
+        )
+    )
+
+
+def check_int(
+    doing: str, name: str, value: object, minimum: int, example: int, hint: str | None = None
+) -> int:
+    """``value`` as an int, checked to be an integer >= ``minimum`` (``hint``: the fix, by
+    default ``use e.g. name=example``)."""
+    if not is_int(value) or value < minimum:
+        fix = hint or f"use e.g. {name}={example}."
+        raise bad_argument(doing, name, f"an integer >= {minimum}", value, fix)
+    return int(value)
+
+
+def check_real(doing: str, name: str, value: object, minimum: float, hint: str) -> float:
+    """``value`` as a float, checked to be a finite real number >= ``minimum``."""
+    if not is_real(value) or not math.isfinite(value) or value < minimum:
+        raise bad_argument(doing, name, f"a finite number >= {minimum:g}", value, hint)
+    return float(value)
+
+
+def check_choice(doing: str, name: str, value: object, choices: Sequence[object]) -> None:
+    """``value`` checked to be one of ``choices``."""
+    if not any(value == choice and type(value) is type(choice) for choice in choices):
+        allowed = "one of " + ", ".join(map(repr, choices))
+        hint = f"use {name}={choices[0]!r}."
+        raise bad_argument(doing, name, allowed, value, hint)

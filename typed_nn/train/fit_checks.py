@@ -1,0 +1,142 @@
+"""The checks ``fit`` runs on its arguments before it builds a graph or takes a step.
+
+Every mistake is a ``TrainingError`` headed ``cannot fit: <argument> ...`` with what the
+argument allows beside what it received, and one fix.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple
+
+from ..errors import TrainingError, message
+from ..model.optim import Optimizer
+from ..tags import DeviceTag
+from .checks import bad_argument, check_choice, check_int, check_real, received
+from .data import Dataset, check_parts
+from .stopping import EarlyStopping
+
+__all__ = ["FitCounts", "NonFinite", "check_fit"]
+
+DOING = "cannot fit"
+METRICS = ("train_loss", "train_acc", "test_acc")
+NonFinite = Literal["raise", "continue"]
+"""What ``fit`` does when a batch's loss is NaN or Inf: stop with an error, or train on."""
+
+
+class FitCounts(NamedTuple):
+    """fit's counts, checked and as Python ints."""
+
+    epochs: int
+    batch_size: int
+    seed: int
+
+
+def _check_data(name: str, data: object) -> Dataset:
+    if not isinstance(data, Dataset):
+        hint = "wrap the arrays: Dataset(features, labels, n_classes)."
+        raise bad_argument(DOING, name, "a typed_nn.train.Dataset", data, hint)
+    # Again here: a Dataset's arrays may have been changed in place since it was made.
+    check_parts(data.features, data.labels, data.n_classes, DOING, f"{name}.")
+    return data
+
+
+def _check_test(train: Dataset, test: object) -> None:
+    if test is None:
+        return
+    data = _check_data("test", test)
+    want = (train.n_features, train.n_classes)
+    if (data.n_features, data.n_classes) != want:
+        raise TrainingError(
+            message(
+                f"{DOING}: the test set does not match the training set.",
+                [
+                    ("declared", f"{want[0]} features, {want[1]} classes (train)"),
+                    ("received", f"{data.n_features} features, {data.n_classes} classes (test)"),
+                ],
+                hint="split one data set into train and test (e.g. load_digits()).",
+            )
+        )
+
+
+def _check_stopping(stopping: object, test: object) -> None:
+    if stopping is None:
+        return
+    if not isinstance(stopping, EarlyStopping):
+        hint = "pass early_stopping=EarlyStopping('train_loss', patience=5)."
+        raise bad_argument(DOING, "early_stopping", "an EarlyStopping or None", stopping, hint)
+    if stopping.monitor not in METRICS:
+        hint = "monitor one of 'train_loss', 'train_acc', 'test_acc'."
+        raise TrainingError(
+            message(
+                f"{DOING}: unknown metric for early stopping.",
+                [("allowed", ", ".join(METRICS)), ("received", received(stopping.monitor))],
+                hint=hint,
+            )
+        )
+    if stopping.monitor == "test_acc" and test is None:
+        raise TrainingError(
+            message(
+                f"{DOING}: early stopping on test_acc needs a test set.",
+                [("declared", "EarlyStopping('test_acc')"), ("received", "test=None")],
+                hint="pass test=... or monitor 'train_loss'.",
+            )
+        )
+    fix = f"use e.g. EarlyStopping('{stopping.monitor}', patience=5, min_delta=0.0)."
+    check_int(DOING, "early_stopping.patience", stopping.patience, 1, 5, fix)
+    check_real(DOING, "early_stopping.min_delta", stopping.min_delta, 0.0, fix)
+
+
+def _check_hooks(
+    progress: object, stream: object, on_epoch: object, device: object, on_nonfinite: object
+) -> None:
+    check_choice(DOING, "progress", progress, (None, True, False))
+    if stream is not None and not callable(getattr(stream, "write", None)):
+        hint = "pass a text stream such as sys.stdout or io.StringIO(), or None (stderr)."
+        raise bad_argument(DOING, "stream", "a text stream or None", stream, hint)
+    if on_epoch is not None and not callable(on_epoch):
+        hint = "pass a function on_epoch(epoch, history), or None."
+        raise bad_argument(DOING, "on_epoch", "a callable or None", on_epoch, hint)
+    if not (isinstance(device, type) and issubclass(device, DeviceTag)):
+        hint = "pass device=tn.CPU or device=tn.GPU (the device tag, not an instance)."
+        raise bad_argument(DOING, "device", "a device tag (CPU or GPU)", device, hint)
+    check_choice(DOING, "on_nonfinite", on_nonfinite, ("raise", "continue"))
+
+
+def check_fit(
+    train: object,
+    optimizer: object,
+    *,
+    test: object,
+    epochs: object,
+    batch_size: object,
+    seed: object,
+    progress: object,
+    early_stopping: object,
+    stream: object,
+    on_epoch: object,
+    device: object,
+    on_nonfinite: object,
+) -> FitCounts:
+    """Check every argument of ``fit`` (the model is checked when its graph is built);
+    returns ``(epochs, batch_size, seed)`` as ints."""
+    if not isinstance(optimizer, Optimizer):
+        hint = "pass e.g. SGD(0.1), or make_optimizer('adam')."
+        raise bad_argument(DOING, "optimizer", "a typed_nn.model Optimizer", optimizer, hint)
+    data = _check_data("train", train)
+    if len(data) == 0:
+        raise TrainingError(
+            message(
+                f"{DOING}: the training set is empty.",
+                [("declared", "at least 1 sample"), ("received", "0 samples")],
+                hint="give at least one sample.",
+            )
+        )
+    _check_test(data, test)
+    counts = FitCounts(
+        check_int(DOING, "epochs", epochs, 1, 20),
+        check_int(DOING, "batch_size", batch_size, 1, 32),
+        check_int(DOING, "seed", seed, 0, 0),
+    )
+    _check_stopping(early_stopping, test)
+    _check_hooks(progress, stream, on_epoch, device, on_nonfinite)
+    return counts
