@@ -17,6 +17,7 @@ ruff check .
 ruff format --check .
 echo "== generated code"
 python scripts/gen_operators.py --check
+python scripts/gen_op_overloads.py --check
 echo "== mypy --strict"
 mypy
 echo "== pytest"

@@ -1,13 +1,14 @@
-"""Generate the typed overloads of the reductions and the select ops.
+"""Generate the typed overloads of the reductions, the select ops, ``tn.grad`` and ``tn.vjp``.
 
 The result rank of ``reduce_sum`` / ``reduce_mean`` / ``reduce_max`` / ``argmax`` depends on
 which dims are reduced, and that of ``maximum`` / ``where`` / ``interpolate`` on the ranks of
-their operands (MetaNN broadcasting: result rank = the highest). mypy and pyright learn it
+their operands (MetaNN broadcasting: result rank = the highest); the gradients of ``grad`` /
+``vjp`` come in the structure of ``wrt``, each typed like its input. mypy and pyright learn it
 from ``@overload``s, which this script writes between marker comments in
-``typed_nn/ops/reduce.py`` and ``typed_nn/ops/select.py``.
+``typed_nn/ops/reduce.py``, ``typed_nn/ops/select.py`` and ``typed_nn/autodiff/api.py``.
 
 Run ``python scripts/gen_op_overloads.py`` after changing it; ``--check`` exits 1 when the
-committed files are stale (the op tests run that).
+committed files are stale (tests/test_ops_reduce.py runs that, for every target).
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 REDUCE = ROOT / "typed_nn" / "ops" / "reduce.py"
 SELECT = ROOT / "typed_nn" / "ops" / "select.py"
+AUTODIFF = ROOT / "typed_nn" / "autodiff" / "api.py"
 MAX_RANK = 4
+# Tuples of wrt typed position by position up to this length (longer ones: see CONTAINED);
+# tuples of vjp outputs, each with its cotangent, up to MAX_OUTPUTS.
+MAX_WRT = 6
+MAX_OUTPUTS = 3
 
 # (name, element TypeVar, docstring) of the reductions sharing one signature.
 REDUCTIONS = [
@@ -170,6 +176,108 @@ def select_body() -> str:
     return "\n\n".join([maximum_block(), where_block(), interpolate_block()])
 
 
+def wrt_entry(i: int) -> str:
+    return f"TensorLike[E{i}, V{i}, D{i}]"
+
+
+# Entries of a homogeneous container of wrt, each with its gradients' type, most precise first:
+# one type for all; one element and device but mixed ranks (a tuple or list has one entry
+# type, and TensorLike is invariant in the rank); mixed float elements or devices too.
+CONTAINED = [
+    (wrt_entry(1), wrt_entry(1)),
+    ("TensorLike[E1, V1, Any]", "TensorLike[E1, V1, Any]"),
+    ("FloatData", "AnyTensor"),
+]
+
+
+def wrt_kinds() -> list[tuple[str, str, str]]:
+    """(type of ``wrt``, type of the gradients, its kind), in the order tried.
+
+    One input; tuples typed position by position; then tuples, sequences and mappings of
+    each CONTAINED entry; last ``list[object]`` / ``dict[K, object]``, what mypy infers for a
+    list or dict literal mixing ranks (invariant, so a list of Int32 data still fails).
+    """
+    out = [(wrt_entry(1), wrt_entry(1), "one")]
+    for n in range(1, MAX_WRT + 1):
+        items = "tuple[" + ", ".join(wrt_entry(i) for i in range(1, n + 1)) + "]"
+        out.append((items, items, "tuple"))
+    out += [(f"tuple[{w}, ...]", f"tuple[{g}, ...]", "tuple") for w, g in CONTAINED]
+    out += [(f"Sequence[{w}]", f"list[{g}]", "sequence") for w, g in CONTAINED]
+    out += [(f"Mapping[K, {w}]", f"dict[K, {g}]", "mapping") for w, g in CONTAINED]
+    out += [
+        ("list[object]", "list[AnyTensor]", "object"),
+        ("dict[K, object]", "dict[K, AnyTensor]", "object"),
+    ]
+    return out
+
+
+def output_kinds() -> list[tuple[str, str, str]]:
+    """(type of vjp's ``ys``, of its ``cotangents``, its kind), in the order tried.
+
+    Tuples of 2 to MAX_OUTPUTS outputs pair each cotangent with its output; one type for all
+    (any length, a 1-tuple, a list) checks them all against it; longer mixed tuples only
+    check that the outputs are float data, so that shorter mismatches stay errors.
+    """
+    one = "TensorLike[FE, Dv, D]"
+    out = [(one, one, "one")]
+    for n in range(2, MAX_OUTPUTS + 1):
+        items = "tuple[" + ", ".join(f"TensorLike[F{i}, W{i}, R{i}]" for i in range(1, n + 1)) + "]"
+        out.append((items, items, "tuple"))
+
+    def longer(entry: str) -> str:
+        return "tuple[" + f"{entry}, " * (MAX_OUTPUTS + 1) + f"*tuple[{entry}, ...]]"
+
+    out += [
+        (f"Sequence[{one}]", f"Sequence[{one}]", "homogeneous"),
+        (longer("FloatData"), longer("AnyTensor"), "mixed"),
+    ]
+    return out
+
+
+def overlaps(outputs: str, wrt: str) -> bool:
+    """Whether mypy calls this overload overlapping a later one with an incompatible result.
+
+    A tuple of wrt gives a tuple where a later Sequence overload gives a list; with
+    per-position outputs, a Sequence of wrt also meets the later tuple-of-wrt overloads of
+    the homogeneous outputs. (Both are shadowed in practice: the earlier overload wins.)
+    """
+    return wrt == "tuple" or (outputs == "tuple" and wrt == "sequence")
+
+
+def typevars_body() -> str:
+    def tv(name: str, bound: str) -> str:
+        return f'{name} = TypeVar("{name}", bound={bound})\n'
+
+    out = []
+    for i in range(1, MAX_WRT + 1):
+        out += [tv(f"E{i}", "FloatTag"), tv(f"V{i}", "DeviceTag"), tv(f"D{i}", "DimTag")]
+    for i in range(1, MAX_OUTPUTS + 1):
+        out += [tv(f"F{i}", "FloatTag"), tv(f"W{i}", "DeviceTag"), tv(f"R{i}", "DimTag")]
+    out.append('K = TypeVar("K")\n')
+    return "".join(out)
+
+
+def ov_flagged(name: str, params: str, result: str, overlap: bool) -> str:
+    ignore = "  # type: ignore[overload-overlap]" if overlap else ""
+    return f"@overload\ndef {name}({params}) -> {result}: ...{ignore}\n"
+
+
+def grad_body() -> str:
+    y = "y: TensorLike[FE, Dv, Dim0]"
+    return "".join(
+        ov_flagged("grad", f"{y}, wrt: {wrt}", result, overlaps("one", kind))
+        for wrt, result, kind in wrt_kinds()
+    )
+
+
+def vjp_body() -> str:
+    return "".join(
+        ov_flagged("vjp", f"ys: {ys}, wrt: {wrt}, cotangents: {cot}", result, overlaps(outs, kind))
+        for ys, cot, outs in output_kinds()
+        for wrt, result, kind in wrt_kinds()
+    )
+
+
 def splice(path: Path, name: str, body: str) -> str:
     text = path.read_text()
     begin = f"# --- BEGIN GENERATED {name} (scripts/gen_op_overloads.py) ---\n"
@@ -181,7 +289,13 @@ def splice(path: Path, name: str, body: str) -> str:
     return head + begin + body + end + tail
 
 
-TARGETS = {"REDUCE": (REDUCE, reduce_body), "SELECT": (SELECT, select_body)}
+TARGETS = {
+    "REDUCE": (REDUCE, reduce_body),
+    "SELECT": (SELECT, select_body),
+    "AUTODIFF TYPEVARS": (AUTODIFF, typevars_body),
+    "GRAD": (AUTODIFF, grad_body),
+    "VJP": (AUTODIFF, vjp_body),
+}
 
 
 def stale(names: list[str], *, write: bool) -> list[Path]:

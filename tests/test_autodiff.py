@@ -263,8 +263,8 @@ def test_vjp_cotangent_of_another_shape_element_or_device() -> None:
         tn.ElemTypeError, match=r"(?s)Float32 elements, the output Float64.*ops\.astype"
     ):
         tn.vjp(y, x, t32([[1.0, 1.0]]))
+    not_data: Any = np.ones((1, 2))
     with pytest.raises(tn.OperandError, match=r"(?s)cotangent is not typed_nn data"):
-        not_data: Any = np.ones((1, 2))
         tn.vjp(y, x, not_data)
 
 

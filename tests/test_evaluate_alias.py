@@ -173,7 +173,7 @@ def test_interior_cached_values_are_read_only_too() -> None:
 
 
 def test_own_tensors_and_out_targets_stay_writable() -> None:
-    x = tagged([1.0, 2.0], tn.Float64)
+    x = tn.tensor(np.array([1.0, 2.0]), tn.Float64, tn.CPU, tn.Dim1)
     x.numpy()[0] = 5.0  # documented: numpy() of a principal tensor is its memory
     assert x.numpy()[0] == 5.0
     out = tn.zeros((2,), tn.Float64, tn.CPU)

@@ -11,7 +11,7 @@ differentiated again. An entry of ``wrt`` that the outputs do not reach gets a Z
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, TypeAlias, TypeVar, overload
 
 from ..data.factories import scalar
 from ..data.special import zeros_like
@@ -19,31 +19,93 @@ from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
 from ..ops.node import format_site, user_site
 from ..ops.rules import describe
-from ..tags import FE, D, DeviceTag, Dim0, DimTag, Dv, FloatTag, tag_name
+from ..tags import FE, D, DeviceTag, Dim0, DimTag, Dv, Float32, Float64, FloatTag, tag_name
 from .reverse import backpropagate
 
-__all__ = ["grad", "vjp"]
+__all__ = ["FloatData", "grad", "vjp"]
 
+
+# Float data of any device and rank: an entry of a wrt that mixes elements or devices. Not a
+# Protocol on ``elem``: pyright 1.1.414 memoises a failed protocol match of a generic class
+# (microsoft/pyright#11644) and then rejects valid mixed tuples.
+FloatData: TypeAlias = TensorLike[Float32, Any, Any] | TensorLike[Float64, Any, Any]
+
+
+# The overloads of grad and vjp are written by scripts/gen_op_overloads.py: one per structure
+# of wrt (see wrt_kinds there), and for vjp one per structure of wrt and of the outputs. A
+# tuple gives a tuple and another sequence a list, which mypy and pyright call overlapping.
+# fmt: off
+# --- BEGIN GENERATED AUTODIFF TYPEVARS (scripts/gen_op_overloads.py) ---
 E1 = TypeVar("E1", bound=FloatTag)
 V1 = TypeVar("V1", bound=DeviceTag)
 D1 = TypeVar("D1", bound=DimTag)
+E2 = TypeVar("E2", bound=FloatTag)
+V2 = TypeVar("V2", bound=DeviceTag)
+D2 = TypeVar("D2", bound=DimTag)
+E3 = TypeVar("E3", bound=FloatTag)
+V3 = TypeVar("V3", bound=DeviceTag)
+D3 = TypeVar("D3", bound=DimTag)
+E4 = TypeVar("E4", bound=FloatTag)
+V4 = TypeVar("V4", bound=DeviceTag)
+D4 = TypeVar("D4", bound=DimTag)
+E5 = TypeVar("E5", bound=FloatTag)
+V5 = TypeVar("V5", bound=DeviceTag)
+D5 = TypeVar("D5", bound=DimTag)
+E6 = TypeVar("E6", bound=FloatTag)
+V6 = TypeVar("V6", bound=DeviceTag)
+D6 = TypeVar("D6", bound=DimTag)
+F1 = TypeVar("F1", bound=FloatTag)
+W1 = TypeVar("W1", bound=DeviceTag)
+R1 = TypeVar("R1", bound=DimTag)
+F2 = TypeVar("F2", bound=FloatTag)
+W2 = TypeVar("W2", bound=DeviceTag)
+R2 = TypeVar("R2", bound=DimTag)
+F3 = TypeVar("F3", bound=FloatTag)
+W3 = TypeVar("W3", bound=DeviceTag)
+R3 = TypeVar("R3", bound=DimTag)
 K = TypeVar("K")
+# --- END GENERATED AUTODIFF TYPEVARS ---
 
 
+# --- BEGIN GENERATED GRAD (scripts/gen_op_overloads.py) ---
 @overload
 def grad(y: TensorLike[FE, Dv, Dim0], wrt: TensorLike[E1, V1, D1]) -> TensorLike[E1, V1, D1]: ...
 @overload
-def grad(  # type: ignore[overload-overlap]  # a tuple gives a tuple, another sequence a list
-    y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1], ...]
-) -> tuple[TensorLike[E1, V1, D1], ...]: ...
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1]]) -> tuple[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
 @overload
-def grad(
-    y: TensorLike[FE, Dv, Dim0], wrt: Sequence[TensorLike[E1, V1, D1]]
-) -> list[TensorLike[E1, V1, D1]]: ...
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]]: ...  # type: ignore[overload-overlap]
 @overload
-def grad(
-    y: TensorLike[FE, Dv, Dim0], wrt: Mapping[K, TensorLike[E1, V1, D1]]
-) -> dict[K, TensorLike[E1, V1, D1]]: ...
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]]: ...  # type: ignore[overload-overlap]
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]]: ...  # type: ignore[overload-overlap]
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]]: ...  # type: ignore[overload-overlap]
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]]: ...  # type: ignore[overload-overlap]
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, D1], ...]) -> tuple[TensorLike[E1, V1, D1], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: tuple[TensorLike[E1, V1, Any], ...]) -> tuple[TensorLike[E1, V1, Any], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: tuple[FloatData, ...]) -> tuple[AnyTensor, ...]: ...  # type: ignore[overload-overlap]
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: Sequence[TensorLike[E1, V1, D1]]) -> list[TensorLike[E1, V1, D1]]: ...
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: Sequence[TensorLike[E1, V1, Any]]) -> list[TensorLike[E1, V1, Any]]: ...
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: Sequence[FloatData]) -> list[AnyTensor]: ...
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: Mapping[K, TensorLike[E1, V1, D1]]) -> dict[K, TensorLike[E1, V1, D1]]: ...
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: Mapping[K, TensorLike[E1, V1, Any]]) -> dict[K, TensorLike[E1, V1, Any]]: ...
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: Mapping[K, FloatData]) -> dict[K, AnyTensor]: ...
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: list[object]) -> list[AnyTensor]: ...
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: dict[K, object]) -> dict[K, AnyTensor]: ...
+# --- END GENERATED GRAD ---
+# fmt: on
 def grad(y: object, wrt: object) -> object:
     """The gradient of the scalar ``y`` with respect to ``wrt``, as lazy expressions.
 
@@ -52,45 +114,207 @@ def grad(y: object, wrt: object) -> object:
     ``y`` does not reach get a ZeroTensor; paths through ops with no derivative (argmax,
     sign, a where condition) contribute zero. Nothing is evaluated.
 
+    Statically each gradient is a ``TensorLike`` with its input's tags (tuples of up to six
+    typed entry by entry); a container mixing ranks gives ``TensorLike[E, Dv, Any]`` entries,
+    or ``TensorLike[Any, Any, Any]`` ones where its entry type is unknown (mypy's
+    ``list[object]`` for ``[w, b]``). ``y`` must be a float Scalar and ``wrt`` float data.
+
     >>> g_w, g_b = tn.grad(loss, (w, b))
     """
     return _grad(y, wrt)
 
 
+# fmt: off
+# --- BEGIN GENERATED VJP (scripts/gen_op_overloads.py) ---
 @overload
-def vjp(
-    ys: TensorLike[FE, Dv, D], wrt: TensorLike[E1, V1, D1], cotangents: TensorLike[FE, Dv, D]
-) -> TensorLike[E1, V1, D1]: ...
+def vjp(ys: TensorLike[FE, Dv, D], wrt: TensorLike[E1, V1, D1], cotangents: TensorLike[FE, Dv, D]) -> TensorLike[E1, V1, D1]: ...
 @overload
-def vjp(  # type: ignore[overload-overlap]  # a tuple gives a tuple, another sequence a list
-    ys: TensorLike[FE, Dv, D],
-    wrt: tuple[TensorLike[E1, V1, D1], ...],
-    cotangents: TensorLike[FE, Dv, D],
-) -> tuple[TensorLike[E1, V1, D1], ...]: ...
+def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[TensorLike[E1, V1, D1]], cotangents: TensorLike[FE, Dv, D]) -> tuple[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
 @overload
-def vjp(
-    ys: TensorLike[FE, Dv, D],
-    wrt: Sequence[TensorLike[E1, V1, D1]],
-    cotangents: TensorLike[FE, Dv, D],
-) -> list[TensorLike[E1, V1, D1]]: ...
+def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]], cotangents: TensorLike[FE, Dv, D]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]]: ...  # type: ignore[overload-overlap]
 @overload
-def vjp(
-    ys: TensorLike[FE, Dv, D],
-    wrt: Mapping[K, TensorLike[E1, V1, D1]],
-    cotangents: TensorLike[FE, Dv, D],
-) -> dict[K, TensorLike[E1, V1, D1]]: ...
+def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]], cotangents: TensorLike[FE, Dv, D]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]]: ...  # type: ignore[overload-overlap]
 @overload
-def vjp(
-    ys: Sequence[TensorLike[Any, Any, Any]],
-    wrt: object,
-    cotangents: Sequence[TensorLike[Any, Any, Any]],
-) -> object: ...
+def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]], cotangents: TensorLike[FE, Dv, D]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]], cotangents: TensorLike[FE, Dv, D]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]], cotangents: TensorLike[FE, Dv, D]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[TensorLike[E1, V1, D1], ...], cotangents: TensorLike[FE, Dv, D]) -> tuple[TensorLike[E1, V1, D1], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[TensorLike[E1, V1, Any], ...], cotangents: TensorLike[FE, Dv, D]) -> tuple[TensorLike[E1, V1, Any], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[FloatData, ...], cotangents: TensorLike[FE, Dv, D]) -> tuple[AnyTensor, ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: Sequence[TensorLike[E1, V1, D1]], cotangents: TensorLike[FE, Dv, D]) -> list[TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: Sequence[TensorLike[E1, V1, Any]], cotangents: TensorLike[FE, Dv, D]) -> list[TensorLike[E1, V1, Any]]: ...
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: Sequence[FloatData], cotangents: TensorLike[FE, Dv, D]) -> list[AnyTensor]: ...
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: Mapping[K, TensorLike[E1, V1, D1]], cotangents: TensorLike[FE, Dv, D]) -> dict[K, TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: Mapping[K, TensorLike[E1, V1, Any]], cotangents: TensorLike[FE, Dv, D]) -> dict[K, TensorLike[E1, V1, Any]]: ...
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: Mapping[K, FloatData], cotangents: TensorLike[FE, Dv, D]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: list[object], cotangents: TensorLike[FE, Dv, D]) -> list[AnyTensor]: ...
+@overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: dict[K, object], cotangents: TensorLike[FE, Dv, D]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: TensorLike[E1, V1, D1], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> TensorLike[E1, V1, D1]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: tuple[TensorLike[E1, V1, D1]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> tuple[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: tuple[TensorLike[E1, V1, D1], ...], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> tuple[TensorLike[E1, V1, D1], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: tuple[TensorLike[E1, V1, Any], ...], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> tuple[TensorLike[E1, V1, Any], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: tuple[FloatData, ...], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> tuple[AnyTensor, ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: Sequence[TensorLike[E1, V1, D1]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> list[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: Sequence[TensorLike[E1, V1, Any]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> list[TensorLike[E1, V1, Any]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: Sequence[FloatData], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> list[AnyTensor]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: Mapping[K, TensorLike[E1, V1, D1]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> dict[K, TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: Mapping[K, TensorLike[E1, V1, Any]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> dict[K, TensorLike[E1, V1, Any]]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: Mapping[K, FloatData], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: list[object], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> list[AnyTensor]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: dict[K, object], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: TensorLike[E1, V1, D1], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> TensorLike[E1, V1, D1]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[TensorLike[E1, V1, D1]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[TensorLike[E1, V1, D1], ...], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[TensorLike[E1, V1, D1], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[TensorLike[E1, V1, Any], ...], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[TensorLike[E1, V1, Any], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[FloatData, ...], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[AnyTensor, ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: Sequence[TensorLike[E1, V1, D1]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> list[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: Sequence[TensorLike[E1, V1, Any]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> list[TensorLike[E1, V1, Any]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: Sequence[FloatData], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> list[AnyTensor]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: Mapping[K, TensorLike[E1, V1, D1]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> dict[K, TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: Mapping[K, TensorLike[E1, V1, Any]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> dict[K, TensorLike[E1, V1, Any]]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: Mapping[K, FloatData], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: list[object], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> list[AnyTensor]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: dict[K, object], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: TensorLike[E1, V1, D1], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> TensorLike[E1, V1, D1]: ...
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[TensorLike[E1, V1, D1]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[TensorLike[E1, V1, D1], ...], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[TensorLike[E1, V1, D1], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[TensorLike[E1, V1, Any], ...], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[TensorLike[E1, V1, Any], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[FloatData, ...], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[AnyTensor, ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: Sequence[TensorLike[E1, V1, D1]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> list[TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: Sequence[TensorLike[E1, V1, Any]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> list[TensorLike[E1, V1, Any]]: ...
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: Sequence[FloatData], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> list[AnyTensor]: ...
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: Mapping[K, TensorLike[E1, V1, D1]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> dict[K, TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: Mapping[K, TensorLike[E1, V1, Any]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> dict[K, TensorLike[E1, V1, Any]]: ...
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: Mapping[K, FloatData], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: list[object], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> list[AnyTensor]: ...
+@overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: dict[K, object], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: TensorLike[E1, V1, D1], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> TensorLike[E1, V1, D1]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: tuple[TensorLike[E1, V1, D1]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> tuple[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> tuple[TensorLike[E1, V1, D1], TensorLike[E2, V2, D2], TensorLike[E3, V3, D3], TensorLike[E4, V4, D4], TensorLike[E5, V5, D5], TensorLike[E6, V6, D6]]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: tuple[TensorLike[E1, V1, D1], ...], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> tuple[TensorLike[E1, V1, D1], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: tuple[TensorLike[E1, V1, Any], ...], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> tuple[TensorLike[E1, V1, Any], ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: tuple[FloatData, ...], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> tuple[AnyTensor, ...]: ...  # type: ignore[overload-overlap]
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: Sequence[TensorLike[E1, V1, D1]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> list[TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: Sequence[TensorLike[E1, V1, Any]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> list[TensorLike[E1, V1, Any]]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: Sequence[FloatData], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> list[AnyTensor]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: Mapping[K, TensorLike[E1, V1, D1]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> dict[K, TensorLike[E1, V1, D1]]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: Mapping[K, TensorLike[E1, V1, Any]], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> dict[K, TensorLike[E1, V1, Any]]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: Mapping[K, FloatData], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: list[object], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> list[AnyTensor]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: dict[K, object], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> dict[K, AnyTensor]: ...
+# --- END GENERATED VJP ---
+# fmt: on
 def vjp(ys: object, wrt: object, cotangents: object) -> object:
     """Pull the ``cotangents`` of the outputs ``ys`` back to ``wrt`` (lazy expressions).
 
     ``ys``: an expression, or a tuple of them with a tuple of ``cotangents`` (each exactly its
-    output's shape, element and device). ``wrt`` and the result as for :func:`grad`, which is
-    ``vjp(y, wrt, 1)`` for a scalar ``y``. Nothing is evaluated.
+    output's shape, element and device; statically its output's type, checked position by
+    position for up to three outputs). ``wrt`` and the result as for :func:`grad`, which is
+    ``vjp(y, wrt, tn.scalar(1.0, y.elem, y.device))`` for a scalar ``y``. Nothing is evaluated.
 
     >>> gx, gw = tn.vjp(y, (x, w), g)
     """
