@@ -217,8 +217,13 @@ def test_duplicate_names_in_the_header(saved: Path) -> None:
             {"shape": [2], "data_offsets": [0, 8]},
             "a tensor entry lacks dtype, shape or data_offsets",
         ),
-        ({"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}, "is not a list of sizes >= 0"),
-        ({"dtype": "F32", "shape": [1.5], "data_offsets": [0, 8]}, "is not a list of sizes >= 0"),
+        ({"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}, r"sizes in \[0, 2\*\*64\)"),
+        ({"dtype": "F32", "shape": [1.5], "data_offsets": [0, 8]}, r"sizes in \[0, 2\*\*64\)"),
+        (
+            {"dtype": "F32", "shape": [2**64, 0], "data_offsets": [0, 8]},
+            r"the shape \[18446744073709551616, 0\] is not a list of sizes",
+        ),
+        ({"dtype": "F32", "shape": [2], "data_offsets": [-1, 7]}, "is not a range"),
         (
             {"dtype": "F32", "shape": [1] * 5, "data_offsets": [0, 4]},
             "has rank 5; typed_nn supports",
@@ -295,3 +300,142 @@ def test_load_usage_errors(saved: Path) -> None:
         tn.OperandError, match="cannot load into 'fc1/bias': only principal tensors"
     ):
         load_weights(saved, lazy, strict=False)  # type: ignore[arg-type]
+
+
+# --- issue 17: read-only targets, hostile headers, unencodable names, bad paths ------------
+
+
+def test_a_read_only_parameter_is_rejected_before_any_parameter_is_written(saved: Path) -> None:
+    params = make_params(7)
+    params["scale"].array.flags.writeable = False  # loaded after 'conv', 'empty', 'fc1/*', 'ids'
+    before = snapshot(params)
+    with pytest.raises(
+        tn.WeightFileError,
+        match=r"parameters are read-only\.\n(.|\n)*read-only +: 'scale'\n(.|\n)*nothing was changed",
+    ):
+        load_weights(saved, params)
+    assert_same(params, before)  # 'conv', 'empty', 'fc1/*' untouched
+    layer = saved.with_name("layer.safetensors")
+    save_weights(layer, {k: v for k, v in make_params(0).items() if k.startswith("fc1/")})
+    buf = LoadBuffer(tn.Float32, tn.CPU)
+    frozen = tn.zeros((3,), tn.Float32, tn.CPU)
+    frozen.array.flags.writeable = False
+    buf.set("fc1/bias", frozen)
+    with pytest.raises(tn.WeightFileError, match=r"read-only +: 'fc1/bias'"):
+        load_weights(layer, buf)
+    assert list(buf) == ["fc1/bias"]  # 'fc1/weight' not added either
+
+
+@pytest.mark.parametrize(
+    "header",
+    [b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 100_000 + b"1" + b"}" * 100_000],
+    ids=["lists", "objects"],
+)
+def test_a_json_bomb_header_is_a_weight_file_error(tmp_path: Path, header: bytes) -> None:
+    path = tmp_path / "bomb.safetensors"
+    header += b" " * (-len(header) % 8)
+    path.write_bytes(len(header).to_bytes(8, "little") + header)
+    with pytest.raises(tn.WeightFileError, match="the header nests too deeply") as info:
+        load_weights(path, make_params())
+    assert len(str(info.value)) < 1000
+
+
+def many_names_file(path: Path, count: int, dtype: str = "F32") -> None:
+    empty = {"dtype": dtype, "shape": [0], "data_offsets": [0, 0]}
+    write_raw(path, {f"layer{i:06d}/w": empty for i in range(count)}, b"")
+
+
+def test_300000_names_give_a_few_names_and_a_count(tmp_path: Path) -> None:
+    path = tmp_path / "many.safetensors"
+    many_names_file(path, 300_000)
+    with pytest.raises(
+        tn.WeightFileError,
+        match=r"not a parameter +: 'layer000000/w', 'layer000001/w', 'layer000002/w', "
+        r"'layer000003/w', 'layer000004/w' and 299,995 more \(300,000 in all\)\n",
+    ) as info:
+        load_weights(path, {"a": tn.zeros((1,), tn.Float32, tn.CPU)})
+    assert len(str(info.value)) < 1000
+    many_names_file(path, 20_000)  # per-tensor mismatches are bounded the same way
+    with pytest.raises(
+        tn.WeightFileError,
+        match=r"'layer000004/w' +: file has F32\[0\], parameter is LoadBuffer\[Float64, CPU\]\n"
+        r" +\.\.\. +: 19,995 more tensors do not match\n",
+    ) as info:
+        load_weights(path, LoadBuffer(tn.Float64, tn.CPU))
+    assert len(str(info.value)) < 1500
+
+
+def test_huge_fields_of_a_damaged_file_are_quoted_briefly(tmp_path: Path) -> None:
+    path = tmp_path / "huge.safetensors"
+    name = "n" * 1_000_000
+    write_raw(path, {name: {"dtype": "X" * 1_000_000, "shape": [0], "data_offsets": [0, 0]}}, b"")
+    with pytest.raises(tn.WeightFileError, match=r"dtype 'XXX+\.\.\.X+' is not supported") as info:
+        load_weights(path, make_params())
+    assert len(str(info.value)) < 1000
+    nested = {"dtype": "F32", "shape": [[[[[[1]]]]]] * 100_000, "data_offsets": [0, 0]}
+    write_raw(path, {name: nested}, b"")
+    with pytest.raises(
+        tn.WeightFileError, match=r"the shape \[\[\[\[...\]\]\], .*\] is not a list of sizes"
+    ) as info:
+        load_weights(path, make_params())
+    assert len(str(info.value)) < 1000
+    entry = '{"dtype":"F32","shape":[0],"data_offsets":[0,0]}'
+    raw = f'{{"{name}":{entry},"{name}":{entry}}}'.encode()
+    path.write_bytes(len(raw).to_bytes(8, "little") + raw)
+    with pytest.raises(tn.WeightFileError, match=r"duplicate key 'nnn+\.\.\.n+'") as info:
+        load_weights(path, make_params())
+    assert len(str(info.value)) < 1000
+
+
+def test_a_name_utf8_cannot_encode_is_rejected_on_save(tmp_path: Path) -> None:
+    path = tmp_path / "w.safetensors"
+    t = tagged(np.ones(2), tn.Float32)
+    with pytest.raises(
+        tn.WeightFileError,
+        match=r"a parameter name cannot be encoded in UTF-8\.\n"
+        r" +parameter name : 'fc\\udc801/w'\n +at +: character 2: '\\udc80', a lone surrogate",
+    ):
+        save_weights(path, {"fc\udc801/w": t})
+    with pytest.raises(tn.WeightFileError, match=r"a metadata value cannot be encoded in UTF-8"):
+        save_weights(path, {"w": t}, metadata={"source": "caf\udce9"})
+    assert os.listdir(tmp_path) == []
+
+
+def test_missing_paths_and_folders_are_weight_file_errors(tmp_path: Path) -> None:
+    params = make_params()
+    missing = tmp_path / "missing.safetensors"
+    with pytest.raises(
+        tn.WeightFileNotFoundError,
+        match=r"cannot load weights from .*missing\.safetensors: no such file",
+    ) as info:
+        load_weights(missing, params)
+    assert isinstance(info.value, FileNotFoundError)  # `except FileNotFoundError` still works
+    assert isinstance(info.value.__cause__, FileNotFoundError)
+    with pytest.raises(
+        tn.WeightFileError, match=r"cannot load weights from .*: it is a folder"
+    ) as err:
+        load_weights(tmp_path, params)
+    assert not isinstance(err.value, OSError)
+    with pytest.raises(
+        tn.WeightFileNotFoundError,
+        match=r"cannot save weights to .*w\.safetensors: its folder does not exist\.(.|\n)*"
+        r"hint: create the folder first",
+    ):
+        save_weights(tmp_path / "no" / "such" / "w.safetensors", params)
+    with pytest.raises(tn.WeightFileError, match=r"cannot save weights to .*: it is a folder"):
+        save_weights(tmp_path, params)
+    assert os.listdir(tmp_path) == []  # no temporary left behind
+
+
+def test_other_os_errors_are_weight_file_errors_with_the_os_error_as_cause(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.txt"
+    plain.write_text("not a folder")
+    with pytest.raises(
+        tn.WeightFileError,
+        match=r"cannot save weights to .*plain\.txt/w\.safetensors: not a directory\.\n"
+        r"(.|\n)*hint: check the path's permissions and the free space; the previous file",
+    ) as info:
+        save_weights(plain / "w.safetensors", make_params())
+    assert isinstance(info.value.__cause__, NotADirectoryError)
+    with pytest.raises(tn.WeightFileError, match=r"cannot load weights from .*: not a directory"):
+        load_weights(plain / "w.safetensors", make_params())

@@ -11,6 +11,11 @@ Every optimisation is on by default; tests switch them off to compare::
 element-wise regions as one blocked pass, ``pool`` recycles large buffers, ``batch`` merges
 independent registrations of the same op, ``plan_cache`` reuses analysed schedules,
 ``specialise`` compiles kernels for each node's exact shapes and parameters.
+
+Beside the flags, ``pool_max_bytes`` bounds the bytes each thread's buffer pool keeps
+(:data:`POOL_MAX_BYTES` by default; ``options.pool_max_bytes = 64 << 20`` or
+``options.using(pool_max_bytes=...)``). Setting it trims the calling thread's pool at once,
+other threads' pools when they next allocate a buffer they do not have.
 """
 
 from __future__ import annotations
@@ -19,7 +24,14 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["EvalOptions", "EvalStats", "options", "stats"]
+from ..errors import OptionError, message
+
+__all__ = ["POOL_MAX_BYTES", "EvalOptions", "EvalStats", "options", "stats"]
+
+POOL_MAX_BYTES = 512 << 20
+"""Default bound of a thread's buffer pool, in bytes (512 MiB): above the working sets the
+benchmarks reach (4 MB for the 784-512-256-10 MLP, 120 MB for element-wise chains over 10^7
+floats), while a stream of ever new shapes can no longer grow the pool without end."""
 
 
 class EvalOptions:
@@ -27,7 +39,11 @@ class EvalOptions:
 
     flags = ("batch", "cse", "fuse", "plan_cache", "pool", "rewrite", "specialise")
     """The switches' names."""
-    __slots__ = ("_key", *flags)
+    settings = ("pool_max_bytes",)
+    """The other options (numbers; they do not change compiled schedules)."""
+    __slots__ = ("_key", *flags, *settings)
+    pool_max_bytes: int
+    """Bytes each thread's buffer pool keeps at most (least recently used sizes go first)."""
 
     def __init__(self) -> None:
         self._key: tuple[bool, ...] | None = None
@@ -38,11 +54,26 @@ class EvalOptions:
         self.batch = True
         self.plan_cache = True
         self.specialise = True
+        object.__setattr__(self, "pool_max_bytes", POOL_MAX_BYTES)  # no pool to trim yet
 
     def __setattr__(self, name: str, value: object) -> None:
+        if name == "pool_max_bytes" and not (
+            isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        ):
+            raise OptionError(
+                message(
+                    "cannot set the evaluator option pool_max_bytes.",
+                    [("expected", "an int >= 0 (bytes)"), ("received", repr(value)[:80])],
+                    hint="pass a byte count, e.g. options.pool_max_bytes = 256 << 20 (256 MiB).",
+                )
+            )
         object.__setattr__(self, name, value)
-        if name != "_key":
+        if name in EvalOptions.flags:
             object.__setattr__(self, "_key", None)
+        elif name == "pool_max_bytes":  # this thread's pool at once; others at their next miss
+            from .pool import buffer_pool  # pool reads these options: imported when set
+
+            buffer_pool().trim()
 
     def key(self) -> tuple[bool, ...]:
         """The flags that change a compiled schedule (part of the plan-cache key); the same
@@ -60,22 +91,23 @@ class EvalOptions:
         return key
 
     @contextmanager
-    def using(self, **flags: bool) -> Iterator[EvalOptions]:
-        """Set some flags for the duration of a ``with`` block, then restore them."""
-        unknown = set(flags) - set(self.flags)
+    def using(self, **changes: bool | int) -> Iterator[EvalOptions]:
+        """Set some options (flags, ``pool_max_bytes``) for the duration of a ``with`` block,
+        then restore them."""
+        unknown = set(changes) - set(self.flags) - set(self.settings)
         if unknown:
             raise TypeError(f"unknown evaluator option(s): {', '.join(sorted(unknown))}")
-        saved = {name: getattr(self, name) for name in flags}
+        saved = {name: getattr(self, name) for name in changes}
         try:
-            for name, value in flags.items():
-                setattr(self, name, bool(value))
+            for name, value in changes.items():
+                setattr(self, name, bool(value) if name in self.flags else value)
             yield self
         finally:
             for name, value in saved.items():
                 setattr(self, name, value)
 
     def __repr__(self) -> str:
-        on = ", ".join(f"{n}={getattr(self, n)}" for n in self.flags)
+        on = ", ".join(f"{n}={getattr(self, n)}" for n in (*self.flags, *self.settings))
         return f"EvalOptions({on})"
 
 

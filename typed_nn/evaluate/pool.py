@@ -7,15 +7,24 @@ numpy makes of a pooled buffer (the result tensor's array, ``x.numpy()``, ``x[i]
 reshape) keeps a reference to it as its ``base``, and so do result tensors, handles and node
 caches that hold those views; while any of them lives, the buffer stays taken. CPython's
 reference count is the ground truth, which makes the check exact and cheap.
+
+The pool is bounded in bytes (``options.pool_max_bytes``, 512 MiB by default, per thread):
+when keeping a new buffer would pass the bound, the buffers of the sizes used least recently
+are dropped first. A dropped buffer that is still in use lives on with its users and is freed
+with them. A loop over a fixed set of shapes (a training step) keeps hitting; a stream of
+ever new shapes (variable-length batches) holds at most the bound.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
+
+from .options import options
 
 __all__ = ["BufferPool", "buffer_pool"]
 
@@ -28,14 +37,26 @@ _FREE_REFS = 2  # the pool's list slot + getrefcount's own argument
 
 
 class BufferPool:
-    """Large CPU buffers by (dtype, size); small requests go straight to ``np.empty``."""
+    """Large CPU buffers by (dtype, size), at most ``max_bytes`` of them, least recently used
+    sizes dropped first; small requests go straight to ``np.empty``.
 
-    def __init__(self, min_bytes: int = MIN_BYTES, per_key: int = 8) -> None:
+    ``per_key`` buffers at most are kept per size; ``max_bytes=None`` follows
+    ``options.pool_max_bytes`` (read whenever a new buffer would be kept).
+    """
+
+    def __init__(
+        self, min_bytes: int = MIN_BYTES, per_key: int = 8, max_bytes: int | None = None
+    ) -> None:
         self.min_bytes = min_bytes
         self.per_key = per_key
-        self._free: dict[tuple[str, Any, int], list[Any]] = {}
+        self.max_bytes = max_bytes
+        # Sizes in least- to most-recently-used order; each with its buffers, oldest first.
+        self._free: OrderedDict[tuple[str, Any, int], list[Any]] = OrderedDict()
+        self._held = 0
         self.hits = 0
         self.misses = 0
+        self.evictions = 0
+        """Buffers dropped to stay within the bound."""
 
     def empty(self, shape: tuple[int, ...], dtype: Any) -> Any:
         """An uninitialised array of ``shape``: a recycled buffer when one is free."""
@@ -47,25 +68,57 @@ class BufferPool:
             return np.empty(shape, dtype)
         key = ("CPU", dtype, size)
         bufs = self._free.get(key)
-        if bufs is None:
-            bufs = self._free[key] = []
-        for i in range(len(bufs)):
-            if _getrefcount(bufs[i]) == _FREE_REFS:
-                self.hits += 1
-                return bufs[i].reshape(shape)
+        if bufs is not None:
+            self._free.move_to_end(key)  # most recently used: evicted last
+            for i in range(len(bufs)):  # by index: a loop variable would add a reference
+                if _getrefcount(bufs[i]) == _FREE_REFS:
+                    self.hits += 1
+                    return bufs[i].reshape(shape)
         self.misses += 1
         buf = np.empty(size, dtype)
-        if len(bufs) < self.per_key:
-            bufs.append(buf)
+        if bufs is None or len(bufs) < self.per_key:
+            self._keep(key, buf, bufs)
         return buf.reshape(shape)
 
+    def _keep(self, key: tuple[str, Any, int], buf: Any, bufs: list[Any] | None) -> None:
+        """Pool ``buf`` (a miss: off the hit path), then evict down to the bound."""
+        bound = self.bound()
+        if buf.nbytes > bound:
+            return
+        if bufs is None:
+            self._free[key] = [buf]
+        else:
+            bufs.append(buf)
+        self._held += buf.nbytes
+        if self._held > bound:
+            self.trim(bound)
+
+    def bound(self) -> int:
+        """The most bytes this pool keeps: ``max_bytes``, else ``options.pool_max_bytes``."""
+        return options.pool_max_bytes if self.max_bytes is None else self.max_bytes
+
+    def trim(self, max_bytes: int | None = None) -> None:
+        """Drop buffers, least recently used sizes first, until at most ``max_bytes`` (by
+        default :meth:`bound`) are held. (Setting ``options.pool_max_bytes`` trims the calling
+        thread's pool; another thread's applies a lowered bound at its next miss.)"""
+        bound = self.bound() if max_bytes is None else max_bytes
+        free = self._free
+        while self._held > bound and free:
+            key = next(iter(free))
+            bufs = free[key]
+            self._held -= bufs.pop(0).nbytes
+            self.evictions += 1
+            if not bufs:
+                del free[key]
+
     def held(self) -> int:
-        """Bytes the pool keeps (free or in use)."""
-        return sum(b.nbytes for bufs in self._free.values() for b in bufs)
+        """Bytes the pool keeps (free or in use); at most :meth:`bound` after every request."""
+        return self._held
 
     def clear(self) -> None:
         """Drop the pool's references (buffers still in use live on with their users)."""
         self._free.clear()
+        self._held = 0
 
 
 _local = threading.local()

@@ -5,7 +5,9 @@ bytes of UTF-8 JSON ``{name: {"dtype": "F32", "shape": [r, c], "data_offsets": [
 "__metadata__": {str: str}}`` (padded with spaces to a multiple of 8); then the raw
 little-endian, row-major bytes, offsets relative to the end of the header. Like the reference
 reader, :func:`parse` requires the tensors to tile the data section exactly (no overlap, no
-hole, nothing after the last one). No pickle, no code execution: only JSON and bytes.
+hole, nothing after the last one). No pickle, no code execution: only JSON and bytes. A
+damaged or hostile file (a header nested thousands deep, hundreds of thousands of names, huge
+fields) is a :class:`~typed_nn.WeightFileError` whose message quotes a bounded part of it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import WeightFileError, message
+from ..errors import WeightFileError, brief, message
 from ..tags import MAX_RANK, ElemTag, Float32, Float64, Int32, Int64
 
 __all__ = ["DTYPE_CODES", "MAX_HEADER_BYTES", "Entry", "encode_header", "parse"]
@@ -81,12 +83,17 @@ def parse(data: bytes, source: str) -> tuple[dict[str, Entry], dict[str, str], i
     try:
         header = json.loads(data[8 : 8 + size].decode("utf-8"), object_pairs_hook=_no_duplicates)
     except (UnicodeDecodeError, ValueError) as exc:
-        raise fail(f"the header is not valid JSON ({exc}).") from None
+        raise fail(f"the header is not valid JSON ({str(exc)[:200]}).") from None
+    except RecursionError:  # the JSON decoder recurses once per nesting level
+        raise fail(
+            "the header nests too deeply to be a safetensors header.",
+            [("expected", "{name: {dtype, shape, data_offsets}, ...}: 3 levels")],
+        ) from None
     if not isinstance(header, dict):
         raise fail(f"the header is a JSON {type(header).__name__}, not an object.")
     metadata = header.pop(METADATA, {})
     if not isinstance(metadata, dict) or not all(isinstance(v, str) for v in metadata.values()):
-        raise fail("__metadata__ must map strings to strings.", [("found", repr(metadata)[:200])])
+        raise fail("__metadata__ must map strings to strings.", [("found", brief(metadata))])
     entries = {name: _entry(name, info, fail) for name, info in header.items()}
     _check_layout(entries, len(data) - 8 - size, fail)
     return entries, metadata, 8 + size
@@ -98,11 +105,15 @@ class _Fail:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def __call__(self, what: str, items: list[tuple[str, str]] | None = None) -> WeightFileError:
+    def __call__(
+        self, what: str, items: list[tuple[str, str]] | None = None, tensor: str | None = None
+    ) -> WeightFileError:
+        """The error for ``what``; ``tensor`` names the entry at fault (quoted briefly)."""
+        at = [] if tensor is None else [("tensor", brief(tensor))]
         return WeightFileError(
             message(
                 f"cannot load weights from {self.source}: {what}",
-                [("file", self.source), *(items or [])],
+                [("file", self.source), *at, *(items or [])],
                 hint="the file is damaged or not a safetensors file; nothing was changed. "
                 "Save it again with typed_nn.model.save_weights or safetensors.",
             )
@@ -110,42 +121,48 @@ class _Fail:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        dup = next(k for k in keys if keys.count(k) > 1)
-        raise ValueError(f"duplicate key {dup!r}")
-    return dict(pairs)
+    result = dict(pairs)
+    if len(result) != len(pairs):  # rare: name the first repeated key, in one pass
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {brief(key)}")
+            seen.add(key)
+    return result
 
 
-def _is_int(x: object) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
+def _is_size(x: object) -> bool:
+    """A JSON integer that fits the format's u64 (sizes and offsets; no bools)."""
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 64
 
 
 def _entry(name: str, info: object, fail: _Fail) -> Entry:
-    where = [("tensor", repr(name))]
     if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= info.keys():
-        raise fail("a tensor entry lacks dtype, shape or data_offsets.", where)
+        raise fail("a tensor entry lacks dtype, shape or data_offsets.", tensor=name)
     code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
     elem = DTYPE_CODES.get(code) if isinstance(code, str) else None
     if elem is None:
         raise fail(
-            f"dtype {code!r} is not supported.",
-            [*where, ("supported", ", ".join(DTYPE_CODES))],
+            f"dtype {brief(code)} is not supported.",
+            [("supported", ", ".join(DTYPE_CODES))],
+            tensor=name,
         )
-    if not isinstance(shape, list) or not all(_is_int(d) and d >= 0 for d in shape):
-        raise fail(f"the shape {shape!r} is not a list of sizes >= 0.", where)
+    if not isinstance(shape, list) or not all(_is_size(d) for d in shape):
+        raise fail(f"the shape {brief(shape)} is not a list of sizes in [0, 2**64).", tensor=name)
     if len(shape) > MAX_RANK:
         raise fail(
-            f"the shape {shape} has rank {len(shape)}; typed_nn supports <= {MAX_RANK}.", where
+            f"the shape {brief(shape)} has rank {len(shape)}; typed_nn supports <= {MAX_RANK}.",
+            tensor=name,
         )
-    ok = isinstance(offsets, list) and len(offsets) == 2 and all(_is_int(o) for o in offsets)
-    if not ok or not 0 <= offsets[0] <= offsets[1]:
-        raise fail(f"data_offsets {offsets!r} is not a range [begin, end].", where)
+    ok = isinstance(offsets, list) and len(offsets) == 2 and all(_is_size(o) for o in offsets)
+    if not ok or offsets[0] > offsets[1]:
+        raise fail(f"data_offsets {brief(offsets)} is not a range [begin, end].", tensor=name)
     nbytes = math.prod(shape) * elem.dtype.itemsize
     if offsets[1] - offsets[0] != nbytes:
         raise fail(
             "the byte range does not match the shape and dtype.",
-            [*where, ("offsets", repr(offsets)), ("expected", f"{nbytes} bytes for {code}{shape}")],
+            [("offsets", repr(offsets)), ("expected", f"{nbytes} bytes for {code}{brief(shape)}")],
+            tensor=name,
         )
     return Entry(elem, tuple(shape), offsets[0], offsets[1])
 
@@ -156,20 +173,24 @@ def _check_layout(entries: dict[str, Entry], data_len: int, fail: _Fail) -> None
         if e.end > data_len:
             raise fail(
                 "the file is truncated: a tensor's bytes run past its end.",
-                [("tensor", repr(name)), ("ends at", str(e.end)), ("data bytes", str(data_len))],
+                [("ends at", str(e.end)), ("data bytes", str(data_len))],
+                tensor=name,
             )
-    position, previous = 0, "(start of data)"
+    position, previous = 0, None
     for name, e in sorted(entries.items(), key=lambda kv: (kv[1].begin, kv[1].end)):
         if e.begin != position:
             what = "overlap" if e.begin < position else "leave a gap between them"
             raise fail(
                 f"the byte ranges of two tensors {what}.",
                 [
-                    ("first", f"{previous} ends at {position}"),
-                    ("second", f"{name!r} starts at {e.begin}"),
+                    (
+                        "first",
+                        f"{'(start of data)' if previous is None else brief(previous)} ends at {position}",
+                    ),
+                    ("second", f"{brief(name)} starts at {e.begin}"),
                 ],
             )
-        position, previous = e.end, repr(name)
+        position, previous = e.end, name
     if position != data_len:
         raise fail(
             f"{data_len - position} bytes follow the last tensor.", [("data bytes", str(data_len))]

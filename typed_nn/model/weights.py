@@ -4,9 +4,15 @@ The files are ordinary safetensors files (``safetensors.numpy.load_file``,
 ``safetensors.torch.load_file`` and JAX's loaders read them; files they write load here) for
 Float32, Float64, Int32 and Int64 parameters. Saving is atomic: the bytes go to a temporary
 file in the target's folder, are flushed to disk, and replace the target in one rename, so a
-crash never leaves a half-written file. Loading reads and validates the *whole* file and
-matches it against every parameter (names, shapes, element types) before writing anything:
-a failed load raises :class:`~typed_nn.WeightFileError` and leaves every parameter unchanged.
+crash never leaves a half-written file (and the next save removes a killed save's temporary:
+:mod:`.atomic_write`). Loading reads and validates the *whole* file and matches it against
+every parameter (names, shapes, element types, writable memory) before writing anything: a
+failed load raises :class:`~typed_nn.WeightFileError` and leaves every parameter unchanged.
+
+Every failure to read or write the file is a ``WeightFileError`` with a message of a few
+lines, whatever the file holds; a path that does not exist (the file to load, the folder to
+save in) is its subclass :class:`~typed_nn.WeightFileNotFoundError`, also a
+``FileNotFoundError``. The ``OSError`` behind a path problem is the error's ``__cause__``.
 
 >>> save_weights(tmp / "mlp.safetensors", {"fc1/weight": w, "fc1/bias": b})
 >>> load_weights(tmp / "mlp.safetensors", {"fc1/weight": w, "fc1/bias": b})
@@ -15,8 +21,8 @@ a failed load raises :class:`~typed_nn.WeightFileError` and leaves every paramet
 
 from __future__ import annotations
 
+import errno
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeAlias
@@ -27,8 +33,17 @@ import numpy.typing as npt
 from .. import backends
 from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
-from ..errors import OperandError, ParamError, WeightFileError, message
+from ..errors import (
+    OperandError,
+    ParamError,
+    WeightFileError,
+    WeightFileNotFoundError,
+    brief,
+    listed,
+    message,
+)
 from ..tags import dim_of_rank, tag_name
+from .atomic_write import write_atomic
 from .load_buffer import LoadBuffer
 from .safetensors_format import CODE_OF_ELEM, METADATA, Entry, encode_header, parse
 
@@ -38,6 +53,8 @@ PathLike: TypeAlias = str | os.PathLike[str]
 AnyTensor: TypeAlias = TensorLike[Any, Any, Any]
 AnyParam: TypeAlias = Tensor[Any, Any, Any]
 WRITE_ORDER = ("I64", "F64", "F32", "I32")
+SHOWN = 5
+"""Mismatched tensors a load error lists one per line (the rest are counted)."""
 
 
 def save_weights(
@@ -48,8 +65,12 @@ def save_weights(
 ) -> None:
     """Write ``params`` (name → tensor; lazy values are evaluated) to ``path``, atomically.
 
-    ``metadata`` is stored as the file's ``__metadata__`` (strings only).
+    ``metadata`` is stored as the file's ``__metadata__`` (strings only). Stale temporaries
+    of earlier saves to ``path`` that were killed are removed first. A path that is a folder
+    or cannot be written, or a name the UTF-8 header cannot hold, is a ``WeightFileError``
+    (``WeightFileNotFoundError`` when the folder does not exist); the old file stays intact.
     """
+    target = Path(path)
     items = _checked_items(list(params.items()))
     if metadata is not None and not all(
         isinstance(v, str) for v in (*metadata, *metadata.values())
@@ -57,10 +78,14 @@ def save_weights(
         raise ParamError(
             message(
                 "save_weights: metadata must map strings to strings.",
-                [("received", repr(dict(metadata))[:200])],
+                [("received", brief(dict(metadata)))],
                 hint="convert the values with str().",
             )
         )
+    for kind, text in [("parameter name", n) for n, _ in items] + _metadata_texts(metadata):
+        _check_utf8(text, kind, target)
+    if target.is_dir():  # before writing a whole temporary that could not replace it
+        raise _os_error(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)), "save", target)
     elems = {name: value.elem for name, value in items}
     arrays = {name: _little_endian(value.numpy()) for name, value in items}
     # The reference writer's order (dtype I64, F64, F32, I32, then name): files are byte-identical
@@ -68,7 +93,10 @@ def save_weights(
     order = sorted(arrays, key=lambda n: (WRITE_ORDER.index(CODE_OF_ELEM[elems[n]]), n))
     layout = [(n, elems[n], arrays[n].shape, arrays[n].nbytes) for n in order]
     header = encode_header(layout, dict(metadata) if metadata else None)
-    _write_atomic(Path(path), header, [arrays[n] for n in order])
+    try:
+        write_atomic(target, [header, *(arrays[n].data for n in order if arrays[n].size)])
+    except OSError as exc:
+        raise _os_error(exc, "save", target) from exc
 
 
 def _checked_items(items: list[tuple[object, object]]) -> list[tuple[str, AnyTensor]]:
@@ -77,14 +105,14 @@ def _checked_items(items: list[tuple[object, object]]) -> list[tuple[str, AnyTen
         if not isinstance(name, str) or not name or name == METADATA:
             raise ParamError(
                 message(
-                    f"cannot save a parameter named {name!r}.",
+                    f"cannot save a parameter named {brief(name)}.",
                     hint=f"use a non-empty string other than {METADATA!r}.",
                 )
             )
         if not isinstance(value, TensorLike):
             raise OperandError(
                 message(
-                    f"cannot save {name!r}: it is not typed_nn data.",
+                    f"cannot save {brief(name)}: it is not typed_nn data.",
                     [("received", type(value).__name__)],
                     hint="pass tn.Tensor values (or a LoadBuffer).",
                 )
@@ -98,39 +126,49 @@ def _little_endian(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return np.array(array, dtype=array.dtype.newbyteorder("<"), order="C", copy=None)
 
 
-def _write_atomic(path: Path, header: bytes, arrays: list[npt.NDArray[Any]]) -> None:
-    """Write to a temporary file beside ``path``, fsync it, rename it over ``path``."""
-    directory = path.parent
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(header)
-            for array in arrays:
-                if array.size:
-                    f.write(array.data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_directory(directory)
+def _metadata_texts(metadata: Mapping[str, str] | None) -> list[tuple[str, str]]:
+    pairs = (metadata or {}).items()
+    return [kt for k, v in pairs for kt in (("metadata key", k), ("metadata value", v))]
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename durable (POSIX); a no-op where folders cannot be opened."""
+def _check_utf8(text: str, kind: str, target: Path) -> None:
+    """The header is UTF-8 JSON: a lone surrogate (from undecodable bytes) cannot be written."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise WeightFileError(
+            message(
+                f"cannot save weights to {target}: a {kind} cannot be encoded in UTF-8.",
+                [
+                    (kind, brief(text)),
+                    ("at", f"character {exc.start}: {text[exc.start]!r}, a lone surrogate"),
+                ],
+                hint="the safetensors header is UTF-8 JSON; rename it (text decoded with "
+                "errors='surrogateescape' holds such characters: decode it as UTF-8 instead).",
+            )
+        ) from None
+
+
+def _os_error(exc: OSError, action: str, path: Path) -> WeightFileError:
+    """A ``WeightFileError`` (``WeightFileNotFoundError`` for a missing path) for ``exc``."""
+    verb = f"cannot {action} weights {'from' if action == 'load' else 'to'} {path}"
+    if isinstance(exc, IsADirectoryError) or path.is_dir():
+        problem, hint = "it is a folder", f"name a file in it, e.g. {path / 'model.safetensors'}."
+    elif isinstance(exc, FileNotFoundError) and action == "load":
+        problem, hint = "no such file", "check the path; save_weights(path, params) writes one."
+    elif isinstance(exc, FileNotFoundError) and not path.parent.is_dir():
+        problem = "its folder does not exist"
+        hint = f"create the folder first: Path({str(path.parent)!r}).mkdir(parents=True)."
+    else:
+        problem = (exc.strerror or type(exc).__name__).lower()
+        hint = "check the path's permissions and the free space"
+        hint += "; the previous file, if any, is unchanged." if action == "save" else "."
+    error = WeightFileNotFoundError if isinstance(exc, FileNotFoundError) else WeightFileError
+    return error(
+        message(
+            f"{verb}: {problem}.", [("file", str(path)), ("os error", str(exc)[:300])], hint=hint
+        )
+    )
 
 
 def load_weights(
@@ -146,12 +184,18 @@ def load_weights(
     (load into an empty buffer, then initialise a network from it). ``strict`` requires every
     parameter of ``into`` to be in the file and, for a mapping, every tensor of the file to
     be a parameter; without it, only the common names are loaded. Shapes and element types
-    must match exactly (no silent casts).
+    must match exactly (no silent casts), and every parameter loaded into must be writable.
+    Any problem is a ``WeightFileError`` (``WeightFileNotFoundError`` for a missing file)
+    raised before the first parameter is written.
     """
     source = os.fspath(path)
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise _os_error(exc, "load", Path(path)) from exc
     entries, _, base = parse(data, source)
     targets = _match(entries, into, strict, source)
+    _check_writable(targets, source)
     # Every value is read (and moved to its device) before the first parameter is written.
     values = {name: _value(entries[name], data, base, t, into) for name, t in targets.items()}
     for name, target in targets.items():
@@ -196,10 +240,11 @@ def _match(
     problems: list[tuple[str, str]] = []
     missing = sorted(set(params) - set(entries))
     if strict and missing:
-        problems.append(("missing in file", ", ".join(map(repr, missing))))
+        problems.append(("missing in file", listed(missing)))
     unexpected = sorted(set(entries) - set(params))
     if strict and unexpected and buffer is None:
-        problems.append(("not a parameter", ", ".join(map(repr, unexpected))))
+        problems.append(("not a parameter", listed(unexpected)))
+    mismatched = 0
     targets: dict[str, AnyParam | None] = {}
     for name, entry in sorted(entries.items()):
         target = params.get(name)
@@ -212,9 +257,13 @@ def _match(
         else:
             continue
         if not ok:
+            mismatched += 1
             found = f"{CODE_OF_ELEM[entry.elem]}{list(entry.shape)}"
-            problems.append((repr(name), f"file has {found}, parameter is {declared}"))
+            if mismatched <= SHOWN:
+                problems.append((brief(name), f"file has {found}, parameter is {declared}"))
         targets[name] = target
+    if mismatched > SHOWN:
+        problems.append(("...", f"{mismatched - SHOWN:,} more tensors do not match"))
     if problems:
         raise WeightFileError(
             message(
@@ -225,6 +274,31 @@ def _match(
             )
         )
     return targets
+
+
+def _check_writable(targets: dict[str, AnyParam | None], source: str) -> None:
+    """Every parameter to be written must have writable memory (checked before any write)."""
+    frozen = [name for name, t in targets.items() if t is not None and not _writable(t.array)]
+    if frozen:
+        raise WeightFileError(
+            message(
+                f"cannot load weights from {source}: parameters are read-only.",
+                [
+                    ("file", source),
+                    ("read-only", listed(frozen)),
+                    ("needed", "parameters whose memory is writable (numpy flags.writeable)"),
+                ],
+                hint="nothing was changed. Load into tensors you allocated "
+                "(tn.zeros(shape, elem, device)) or into copies: "
+                "tn.tensor(t.numpy(), elem, device, dim).",
+            )
+        )
+
+
+def _writable(array: Any) -> bool:
+    """False for a numpy array whose ``writeable`` flag is off (cupy arrays are writable)."""
+    flags = getattr(array, "flags", None)
+    return bool(getattr(flags, "writeable", True))
 
 
 def _value(entry: Entry, data: bytes, base: int, target: AnyParam | None, into: object) -> Any:
