@@ -104,7 +104,13 @@ def test_typed_nn_debug_1_turns_every_check_on_at_import() -> None:
         debug="1",
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines() == ["True True", "True", "True", "['check_finite']", "True"]
+    assert out.stdout.splitlines() == [
+        "True True",
+        "True",
+        "True",
+        "['check_finite', 'check_int_overflow']",
+        "True",
+    ]
 
 
 def test_debug_mode_leaves_the_global_random_generator_alone() -> None:

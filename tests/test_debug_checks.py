@@ -187,16 +187,16 @@ def test_public_functions_are_checked_by_beartype() -> None:
     assert getattr(tn.tensor, "__wrapped__", None) is sys.modules["typed_nn.data.factories"].tensor
     with pytest.raises(
         BeartypeCallHintParamViolation,
-        match=r"tensor\(\) parameter elem=<class 'typed_nn\.tags\.CPU'> violates type hint "
-        r"type\[~E\], as type <class 'typed_nn\.tags\.CPU'> not subclass of "
-        r"<class \"typed_nn\.tags\.ElemTag\">",
+        match=r"tensor\(\) parameter copy='no' violates type hint <class 'bool'>",
     ):
-        tn.tensor([[1.0]], as_any(tn.CPU), tn.CPU, tn.Dim2)
+        tn.tensor([[1.0]], tn.Float32, tn.CPU, tn.Dim2, copy=as_any("no"))
 
 
 def test_typed_nn_own_errors_still_win_where_they_apply() -> None:
     with pytest.raises(tn.OperandError, match=r"cannot build log: operand 1 is not typed_nn data"):
         tn.ops.log(as_any("not a tensor"))
+    with pytest.raises(tn.TagError, match=r"tensor: elem must be an element tag, got CPU\."):
+        tn.tensor([[1.0]], as_any(tn.CPU), tn.CPU, tn.Dim2)
 
 
 def test_nodes_built_through_checked_functions_record_the_user_line() -> None:
@@ -263,6 +263,61 @@ def test_a_nan_made_from_infs_already_in_the_data_is_reported() -> None:
     inf = t32([np.inf])
     with pytest.raises(tn.NumericError, match=r"(?s)sub produced 1 NaN.*range \[inf, inf\]"):
         (inf - inf).numpy()
+
+
+# --- integer overflow --------------------------------------------------------------------------
+
+
+def int32(values: list[int]) -> tn.Tensor[tn.Int32, tn.CPU, tn.Dim1]:
+    return tn.tensor(values, tn.Int32, tn.CPU, tn.Dim1)
+
+
+def test_an_int32_sum_that_wraps_around_names_the_node_and_the_exact_value() -> None:
+    big = int32([2**31 - 1, 5])
+    line = sys._getframe().f_lineno + 1
+    total = tn.ops.reduce_sum(big)
+    with pytest.raises(
+        tn.NumericError,
+        match=rf"(?s)^reduce_sum overflowed Int32 \(debug mode checks integer arithmetic\)\.\n"
+        rf"  node      : reduce_sum\[Int32, CPU, Dim0\]\(\)\n"
+        rf"  wrapped   : 1 of 1 elements\n"
+        rf"  first     : -2147483644 instead of 2147483652\n"
+        rf"  operand 1 : Tensor\[Int32, CPU, Dim1\]\(2\)   range \[5, 2147483647\]\n"
+        rf"  built at  : test_debug_checks\.py:{line}\n"
+        rf"hint: Int32 wraps around outside -2147483648 \.\. 2147483647: compute in Int64",
+    ):
+        total.numpy()
+
+
+WRAPPING = [
+    ("add", [2**31 - 1, 1], lambda x: x + 1, r"-2147483648 instead of 2147483648 at index \[0\]"),
+    (
+        "sub",
+        [2**31 - 1, 1],
+        lambda x: x - (-1),
+        r"-2147483648 instead of 2147483648 at index \[0\]",
+    ),
+    ("mul", [2**31 - 1, 1], lambda x: x * x, r"1 instead of 4611686014132420609 at index \[0\]"),
+    ("dot", [2**16, 2**16], lambda x: x @ x, r"0 instead of 8589934592\n"),
+    ("negative", [1, -(2**31)], lambda x: -x, r"-2147483648 instead of 2147483648 at index \[1\]"),
+    ("abs", [1, -(2**31)], abs, r"-2147483648 instead of 2147483648 at index \[1\]"),
+]
+
+
+@pytest.mark.parametrize(("op", "values", "build", "first"), WRAPPING, ids=[w[0] for w in WRAPPING])
+def test_int32_arithmetic_that_wraps_around_is_reported(
+    op: str, values: list[int], build: Callable[[Any], Any], first: str
+) -> None:
+    with pytest.raises(tn.NumericError, match=rf"(?s)^{op} overflowed Int32.*first     : {first}"):
+        build(int32(values)).numpy()
+
+
+def test_int32_arithmetic_that_fits_passes_and_int64_is_not_checked() -> None:
+    x = int32([2**31 - 2, -(2**31)])
+    assert (x + 1).numpy().tolist() == [2**31 - 1, -(2**31) + 1]
+    assert tn.ops.reduce_sum(x).numpy() == -2
+    wide = tn.tensor([2**63 - 1], tn.Int64, tn.CPU, tn.Dim1)
+    assert (wide + 1).numpy().tolist() == [-(2**63)]  # numpy semantics, documented
 
 
 def _rows(x: Float32[tn.TensorLike[Any, Any, Any], "n m"]) -> int:  # noqa: F722 - jaxtyping shape

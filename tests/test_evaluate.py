@@ -292,3 +292,11 @@ def test_numpy_shortcut() -> None:
     x = t32([[1.0, 2.0]])
     np.testing.assert_array_equal((x + x).numpy(), [[2.0, 4.0]])
     assert (x + x).numpy().dtype == np.float32
+
+
+def test_evaluate_into_a_read_only_out_is_a_read_only_error() -> None:
+    out = tn.evaluate(tn.zeros((2,), tn.Float32, tn.CPU) + 1.0)
+    with pytest.raises(
+        tn.ReadOnlyError, match=r"^cannot evaluate into out: the tensor's memory is read-only\."
+    ):
+        tn.evaluate(tn.zeros((2,), tn.Float32, tn.CPU) * 2.0, out=out)

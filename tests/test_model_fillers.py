@@ -12,6 +12,7 @@ from helpers import t64
 import typed_nn as tn
 from typed_nn.model import (
     ConstantFiller,
+    Filler,
     GaussianFiller,
     MSRAFiller,
     UniformFiller,
@@ -218,3 +219,20 @@ def test_fill_errors() -> None:
     lazy = tn.zeros((3,), tn.Float32, tn.CPU) + 1.0
     with pytest.raises(tn.OperandError, match="GaussianFiller can only fill a principal tensor"):
         GaussianFiller(0, 1).fill(lazy)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "filler",
+    [ConstantFiller(1.0), GaussianFiller(seed=0), UniformFiller(0.0, 1.0, seed=0), XavierFiller()],
+    ids=lambda f: type(f).__name__,
+)
+def test_filling_a_read_only_tensor_is_a_read_only_error(filler: Filler) -> None:
+    result = tn.evaluate(tn.zeros((2, 3), tn.Float32, tn.CPU) + 1.0)  # evaluated: read-only
+    name = type(filler).__name__
+    with pytest.raises(
+        tn.ReadOnlyError,
+        match=rf"(?s)^cannot fill with {name}: the tensor's memory is read-only\.\n"
+        r"  tensor : Tensor\[Float32, CPU, Dim2\]\(2, 3\)",
+    ):
+        filler.fill(result)
+    assert result.numpy().tolist() == [[1.0] * 3] * 2

@@ -209,3 +209,12 @@ def test_nll_loss_rejects_a_non_tensor() -> None:
     p = tagged(np.ones((2, 3)), tn.Float32)
     with pytest.raises(tn.OperandError, match="cannot build nll_loss: operand 1 is not typed_nn"):
         ops.nll_loss([[1.0, 0.0, 0.0]], p)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("op", [ops.sigmoid_grad, ops.tanh_grad, ops.relu_grad])
+def test_elementwise_grads_broadcast_a_lower_rank_gradient(op: Any) -> None:
+    # docs/ops-nn.md: these broadcast the gradient; softmax_grad / log_softmax_grad do not.
+    y = tagged(np.full((2, 3), 0.5), tn.Float64)
+    row = tagged(np.array([1.0, 2.0, 3.0]), tn.Float64)
+    rows = tagged(np.tile([1.0, 2.0, 3.0], (2, 1)), tn.Float64)
+    np.testing.assert_allclose(op(row, y).numpy(), op(rows, y).numpy())

@@ -271,3 +271,107 @@ def test_evaluating_a_tensor_returns_it() -> None:
     t = t32([1.0, 2.0])
     assert tn.evaluate(t) is t
     assert t.eval_register().data() is t
+
+
+def test_float_narrowing_that_makes_an_inf_is_an_elem_range_error() -> None:
+    data = np.array([[1.0, 1e300], [-1e300, 2.0]])
+    with pytest.raises(
+        tn.ElemRangeError,
+        match=r"(?s)^tensor: 1e\+300 does not fit in Float32 \(it would become inf\)\.\n"
+        r"  declared     : Float32 \(finite up to ±3\.4028235e\+38\)\n"
+        r"  received     : float64 1e\+300 at index \[0, 1\]\n"
+        r"  out of range : 2 of 4 values\n"
+        r"hint: declare a wider element type \(tn\.Float64\)",
+    ):
+        tn.tensor(data, Float32, CPU, Dim2)
+    with pytest.raises(
+        ValueError, match=r"-1e\+300 does not fit in Float32 \(it would become -inf"
+    ):
+        tn.scalar(-1e300, Float32, CPU)
+
+
+def test_float_narrowing_keeps_infinities_and_nans_of_the_data() -> None:
+    t = tn.tensor([np.inf, -np.inf, np.nan, 1e300 * 1e-290], Float32, CPU, Dim1)
+    assert t.numpy()[:2].tolist() == [np.inf, -np.inf]
+    assert np.isnan(t.numpy()[2])
+
+
+def test_narrowing_ints_that_do_not_fit_are_value_errors_too() -> None:
+    with pytest.raises(ValueError, match=r"tensor: values do not fit in Int32\."):
+        tn.scalar(2**40, Int32, CPU)
+
+
+@pytest.mark.parametrize(
+    ("data", "dim", "where"),
+    [
+        ([[1.0], [1.0, 2.0]], Dim2, r"data\[1\] has 2 items, but data\[0\] has 1 item"),
+        ([[[1.0, 2.0]], [[1.0]]], tn.Dim3, r"data\[1\]\[0\] has 1 item, but data\[0\]\[0\] has 2"),
+        ([[1.0, 2.0], 3.0], Dim2, r"data\[1\] is float 3\.0, but data\[0\] has 2 items"),
+        ([np.ones(2), np.ones(3)], Dim2, r"data\[1\] has 3 items, but data\[0\] has 2 items"),
+    ],
+    ids=["rows", "deeper", "number beside a row", "arrays"],
+)
+def test_ragged_nested_lists_are_a_shape_error(
+    data: object, dim: type[tn.DimTag], where: str
+) -> None:
+    with pytest.raises(
+        tn.ShapeError,
+        match=rf"(?s)^tensor: the nested lists are ragged \(they make no rectangular shape\)\.\n"
+        rf"  received : {where}.*\nhint: give every row",
+    ):
+        untyped.tensor(data, Float32, CPU, dim)
+
+
+@pytest.mark.parametrize(
+    ("tags", "wrong", "expected"),
+    [
+        (
+            (str, CPU, Dim1),
+            r"elem must be an element tag, got str",
+            r"elem       : str   <- expected",
+        ),
+        ((CPU, Float32, Dim1), r"elem must be an element tag, got CPU", r"elem       : CPU   <-"),
+        ((Float32, "cpu", Dim1), r"device must be a device tag, got str 'cpu'", r"device     :"),
+        ((Float32, CPU, 1), r"dim must be a rank tag, got int 1", r"dim        : int 1   <-"),
+        ((tn.FloatTag, CPU, Dim1), r"elem must be an element tag, got FloatTag", r"Int64"),
+    ],
+    ids=["str elem", "swapped", "str device", "int dim", "abstract elem"],
+)
+def test_tensor_tags_must_be_tags_of_their_kind(
+    tags: tuple[object, ...], wrong: str, expected: str
+) -> None:
+    with pytest.raises(
+        tn.TagError,
+        match=rf"(?s)^tensor: {wrong}\.\n  parameters : tensor\(\.\.\., elem, device, dim\)\n"
+        rf".*{expected}.*hint: pass the tags in this order, e\.g\. "
+        r"tn\.tensor\(data, tn\.Float32, tn\.CPU, tn\.Dim1\)",
+    ):
+        untyped.tensor([1.0], *tags)
+    assert issubclass(tn.TagError, TypeError)
+
+
+def test_zeros_and_ones_check_their_tags() -> None:
+    with pytest.raises(tn.TagError, match=r"^zeros: elem must be an element tag, got CPU\."):
+        untyped.zeros((2,), CPU, CPU)
+    with pytest.raises(tn.TagError, match=r"^ones: device must be a device tag, got Float32\."):
+        untyped.ones((2,), Float32, Float32)
+
+
+def test_assign_into_an_evaluated_result_is_a_read_only_error() -> None:
+    result = tn.evaluate(t32([1.0, 2.0]) * 2.0)  # a read-only view of a cached value
+    with pytest.raises(
+        tn.ReadOnlyError,
+        match=r"(?s)^cannot assign: the tensor's memory is read-only\.\n"
+        r"  tensor : Tensor\[Float32, CPU, Dim1\]\(2\)\n  why    : results of tn\.evaluate.*"
+        r"hint: write into a tensor you allocated",
+    ):
+        result.assign(t32([0.0, 0.0]))
+    assert result.numpy().tolist() == [2.0, 4.0]
+
+
+def test_assign_into_a_shared_read_only_array_is_a_read_only_error() -> None:
+    data = np.ones(2, np.float32)
+    data.flags.writeable = False
+    shared = tn.tensor(data, Float32, CPU, Dim1, copy=False)
+    with pytest.raises(ValueError, match=r"cannot assign: the tensor's memory is read-only"):
+        shared.assign(t32([0.0, 0.0]))

@@ -12,17 +12,76 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
-from ..errors import ElemTypeError, RankError, message
-from ..tags import CPU, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag, dim_of_rank
+from ..errors import ElemRangeError, ElemTypeError, RankError, ShapeError, TagError, message
+from ..tags import (
+    CPU,
+    DEVICE_TAGS,
+    DIM_TAGS,
+    ELEM_TAGS,
+    D,
+    DeviceTag,
+    Dim0,
+    Dim1,
+    Dim2,
+    Dim3,
+    Dim4,
+    DimTag,
+    Dv,
+    E,
+    ElemTag,
+    dim_of_rank,
+)
 from .special import check_shape
 from .tensor import Tensor
 
 __all__ = ["ones", "scalar", "tensor", "zeros"]
 
 
+_TAG_KINDS = {
+    "elem": (ElemTag, "dtype", "an element tag", "Float32, Float64, Int32 or Int64"),
+    "device": (DeviceTag, "name", "a device tag", "CPU or GPU"),
+    "dim": (DimTag, "rank", "a rank tag", "Dim0 to Dim4"),
+}
+
+
+def _check_tags(what: str, example: str, **tags: object) -> None:
+    """Each of ``tags`` (``elem=``, ``device=``, ``dim=``) must be a concrete tag of its kind.
+
+    ``example`` is a correct call, shown as the fix. (Callers test membership of typed_nn's
+    own tags first: a user's tag subclass passes here, anything else raises.)"""
+    for name, tag in tags.items():
+        kind, attribute, a_tag, accepted = _TAG_KINDS[name]
+        if isinstance(tag, type) and issubclass(tag, kind) and hasattr(tag, attribute):
+            continue
+        items = [
+            (p, _name_of(t) + (f"   <- expected {a_tag}: {accepted}" if p == name else ""))
+            for p, t in tags.items()
+        ]
+        raise TagError(
+            message(
+                f"{what}: {name} must be {a_tag}, got {_name_of(tag)}.",
+                [("parameters", f"{what}(..., {', '.join(tags)})"), *items],
+                hint=f"pass the tags in this order, e.g. {example}.",
+            )
+        )
+
+
+def _name_of(tag: object) -> str:
+    return tag.__name__ if isinstance(tag, type) else f"{type(tag).__name__} {tag!r}"
+
+
 def _convert(data: object, elem: type[ElemTag], what: str) -> npt.NDArray[Any]:
     """``data`` as a host array of ``elem``'s dtype; only same-kind conversions are allowed."""
-    array = np.asarray(backends.to_host(data) if backends.device_of_array(data) else data)
+    try:
+        array = np.asarray(backends.to_host(data) if backends.device_of_array(data) else data)
+    except ValueError as exc:  # nested lists numpy cannot make one shape of
+        raise ShapeError(
+            message(
+                f"{what}: the nested lists are ragged (they make no rectangular shape).",
+                [("received", _ragged_at(data) or str(exc))],
+                hint="give every row of a level the same length (pad the short rows).",
+            )
+        ) from exc
     if array.dtype.kind not in "biuf" or not np.can_cast(array.dtype, elem.dtype, "same_kind"):
         raise ElemTypeError(
             message(
@@ -53,6 +112,14 @@ def tensor(
     >>> tensor([[1, 2], [3, 4]], Float32, CPU, Dim2)
     Tensor[Float32, CPU, Dim2](2, 2)
     """
+    if elem not in ELEM_TAGS or device not in DEVICE_TAGS or dim not in DIM_TAGS:
+        _check_tags(
+            "tensor",
+            "tn.tensor(data, tn.Float32, tn.CPU, tn.Dim1)",
+            elem=elem,
+            device=device,
+            dim=dim,
+        )
     array = _convert(data, elem, "tensor")
     if array.ndim != dim.rank:
         raise RankError(
@@ -66,8 +133,74 @@ def tensor(
             )
         )
     _check_int_range(array, elem)
-    array = array.astype(elem.dtype, copy=copy or array.dtype != elem.dtype)
+    copy = copy or array.dtype != elem.dtype
+    if array.dtype.kind == "f" and array.dtype.itemsize > elem.dtype.itemsize:
+        try:
+            with np.errstate(over="raise"):  # no extra pass over the data when nothing overflows
+                array = array.astype(elem.dtype, copy=copy)
+        except FloatingPointError:
+            raise _finite_lost(array, elem) from None
+    else:
+        array = array.astype(elem.dtype, copy=copy)
     return Tensor(_place(array, device), elem, device, dim)
+
+
+def _ragged_at(data: object) -> str | None:
+    """Where nested lists first disagree, level by level: ``data[1] has 2 items, ...``."""
+    level: list[tuple[tuple[int, ...], object]] = [((), data)]
+    while level:
+        first_path, first = level[0]
+        first_items = _items(first)
+        for path, x in level:
+            items = _items(x)
+            if (items is None) != (first_items is None) or (
+                items is not None and first_items is not None and len(items) != len(first_items)
+            ):
+                return f"data{_index(path)} {_what(x)}, but data{_index(first_path)} {_what(first)}"
+        if first_items is None:
+            return None
+        level = [((*path, i), y) for path, x in level for i, y in enumerate(_items(x) or ())]
+    return None
+
+
+def _index(path: tuple[int, ...]) -> str:
+    return "".join(f"[{i}]" for i in path)
+
+
+def _items(x: object) -> list[object] | None:
+    """The items of a nested level (a list, tuple or array); None for a number."""
+    if isinstance(x, list | tuple) or (isinstance(x, np.ndarray) and x.ndim > 0):
+        return list(x)
+    return None
+
+
+def _what(x: object) -> str:
+    items = _items(x)
+    if items is None:
+        return f"is {type(x).__name__} {x!r}"
+    return f"has {len(items)} item{'' if len(items) == 1 else 's'}"
+
+
+def _finite_lost(array: npt.NDArray[Any], elem: type[ElemTag]) -> ElemRangeError:
+    """The error for narrowing floats (Python floats arrive as float64) that turns finite
+    values into infinities; it names the first such value."""
+    with np.errstate(over="ignore"):
+        converted = array.astype(elem.dtype)
+    lost = np.isfinite(array) & ~np.isfinite(converted)
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(lost)), lost.shape))
+    largest = float(np.finfo(converted.dtype).max)
+    return ElemRangeError(
+        message(
+            f"tensor: {float(array[index])!r} does not fit in {elem.__name__} "
+            f"(it would become {float(converted[index])!r}).",
+            [
+                ("declared", f"{elem.__name__} (finite up to ±{largest:.8g})"),
+                ("received", f"{array.dtype} {float(array[index])!r} at index {list(index)}"),
+                ("out of range", f"{int(lost.sum())} of {array.size} values"),
+            ],
+            hint="declare a wider element type (tn.Float64), or scale the data first.",
+        )
+    )
 
 
 def _check_int_range(array: npt.NDArray[Any], elem: type[ElemTag]) -> None:
@@ -79,7 +212,7 @@ def _check_int_range(array: npt.NDArray[Any], elem: type[ElemTag]) -> None:
     info = np.iinfo(elem.dtype.type)  # type: ignore[type-var]  # int kind checked above
     low, high = int(array.min()), int(array.max())
     if low < info.min or high > info.max:
-        raise ElemTypeError(
+        raise ElemRangeError(
             message(
                 f"tensor: values do not fit in {elem.__name__}.",
                 [
@@ -107,6 +240,8 @@ def zeros(
     shape: tuple[int, ...], elem: type[ElemTag], device: type[DeviceTag]
 ) -> Tensor[Any, Any, Any]:
     """A tensor of zeros; its rank is the length of ``shape`` (at most 4)."""
+    if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
+        _check_tags("zeros", "tn.zeros((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
     shape = check_shape(shape, "zeros")
     array = backends.array_module(device).zeros(shape, elem.dtype)
     return Tensor(array, elem, device, dim_of_rank(len(shape)))
@@ -128,6 +263,8 @@ def ones(
     shape: tuple[int, ...], elem: type[ElemTag], device: type[DeviceTag]
 ) -> Tensor[Any, Any, Any]:
     """A tensor of ones; its rank is the length of ``shape``."""
+    if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
+        _check_tags("ones", "tn.ones((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
     shape = check_shape(shape, "ones")
     array = backends.array_module(device).ones(shape, elem.dtype)
     return Tensor(array, elem, device, dim_of_rank(len(shape)))

@@ -13,11 +13,11 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
-from ..errors import ElemTypeError, RankError, ShapeError, message
+from ..errors import ElemTypeError, RankError, ReadOnlyError, ShapeError, message
 from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, DimTag, Dv, E, ElemTag
 from .tensor_like import TensorLike
 
-__all__ = ["Matrix", "Scalar", "Tensor", "Tensor3", "Tensor4", "Vector"]
+__all__ = ["Matrix", "Scalar", "Tensor", "Tensor3", "Tensor4", "Vector", "check_writable"]
 
 
 class Tensor(TensorLike[E, Dv, D]):
@@ -119,6 +119,7 @@ class Tensor(TensorLike[E, Dv, D]):
         """Evaluate ``expr`` into this tensor's memory (no temporaries on the fused path)."""
         from ..evaluate.plan import evaluate
 
+        check_writable(self, "assign")
         evaluate(expr, out=self)
         return self
 
@@ -193,6 +194,29 @@ class Tensor(TensorLike[E, Dv, D]):
         return self._slice(index)
     # --- END GENERATED GETITEM ---
     # fmt: on
+
+
+def check_writable(tensor: Tensor[Any, Any, Any], action: str) -> None:
+    """Raise ReadOnlyError before ``action`` writes into ``tensor`` when its memory is
+    read-only (numpy would raise a bare ``ValueError`` from deep inside the write)."""
+    array = tensor.array
+    if type(array) is not np.ndarray or array.flags.writeable:
+        return  # cupy arrays have no read-only flag
+    raise ReadOnlyError(
+        message(
+            f"cannot {action}: the tensor's memory is read-only.",
+            [
+                ("tensor", tensor.describe()),
+                (
+                    "why",
+                    "results of tn.evaluate are read-only (they are cached values), as is a "
+                    "read-only numpy array shared with tn.tensor(..., copy=False)",
+                ),
+            ],
+            hint="write into a tensor you allocated (tn.zeros(shape, elem, device)), or into "
+            "a copy: tn.tensor(t.numpy(), elem, device, dim).",
+        )
+    )
 
 
 def _shape_of(array: Any) -> str:

@@ -86,6 +86,8 @@ def value_range(x: object) -> str:
         return "not computed"
     if array.size == 0:
         return "empty"
+    if array.dtype.kind in "iu":  # exactly: an overflow report needs the last digits
+        return f"[{int(array.min())}, {int(array.max())}]"
     return f"[{float(array.min()):.6g}, {float(array.max()):.6g}]"
 
 

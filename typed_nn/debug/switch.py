@@ -7,7 +7,8 @@ two things are installed, once:
 * every function exported by a typed_nn facade is checked by beartype on each call, with
   concrete tagged types (``Tensor[Float32, CPU, Dim2]``, ``Matrix[Float32, CPU]``) checked by
   element, device and rank (:mod:`typed_nn.debug.checker`);
-* every evaluated node is checked for NaN / Inf (the evaluator does not fuse meanwhile).
+* every evaluated node is checked for NaN / Inf, and Int32 arithmetic for wrap-around (the
+  evaluator does not fuse meanwhile).
 
 Subscriptions are never changed, on or off. Enable it before importing the code to check: a
 public function bound earlier in a user module (``from typed_nn.ops import log``) stays the
@@ -51,9 +52,11 @@ def enable() -> None:
     if _State.enabled:
         return
     from .numeric import check_finite
+    from .overflow import check_int_overflow
     from .public import wrap_facades
 
     hooks.node_checks.append(check_finite)
+    hooks.node_checks.append(check_int_overflow)
     wrap_facades()
     _State.enabled = True
 

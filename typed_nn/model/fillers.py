@@ -28,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import backends
-from ..data.tensor import Tensor
+from ..data.tensor import Tensor, check_writable
 from ..errors import ElemTypeError, OperandError, ParamError, message
 from ..policies import (
     PNormVarScale,
@@ -83,6 +83,7 @@ def _target(tensor: object, filler: Filler) -> Tensor[Any, Any, Any]:
                 hint="allocate the parameter with tn.zeros(shape, elem, device) and fill that.",
             )
         )
+    check_writable(tensor, f"fill with {type(filler).__name__}")
     return tensor
 
 

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
 from ..shape import format_shape
 from ..tags import DeviceTag, ElemTag, FloatTag, IntTag
 from .declare import OpDecl, Operand
-from .node import Operation, format_site, user_site
+from .node import NumpyNumber, Operation, format_site, user_site
 
 __all__ = [
     "broadcast_shape",
@@ -29,6 +31,9 @@ __all__ = [
 ]
 
 _LABELS = ("lhs", "rhs", "third", "fourth")
+_NUMBERS = (int, float, np.integer, np.floating)
+"""What may stand for an operand where an op takes numbers (not bools: ``bool`` is an ``int``
+and is excluded explicitly; ``np.bool_`` is neither ``np.integer`` nor ``np.floating``)."""
 
 
 def describe(x: Operand) -> str:
@@ -57,10 +62,14 @@ def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor
         t = type(x)
         if t is Tensor or t is Operation or isinstance(x, TensorLike):  # exact types first
             tensors.append(x)
-        elif decl.numbers and isinstance(x, int | float) and not isinstance(x, bool):
+        elif decl.numbers and isinstance(x, _NUMBERS) and not isinstance(x, bool):
+            if isinstance(x, np.generic):
+                raise NumpyNumber  # build() converts it to a Python number and checks again
             continue
         else:
-            accepted = "typed_nn data or a Python number" if decl.numbers else "typed_nn data"
+            accepted = (
+                "typed_nn data or a number (Python or numpy)" if decl.numbers else "typed_nn data"
+            )
             raise OperandError(
                 message(
                     f"cannot build {decl.name}: operand {i + 1} is not typed_nn data.",

@@ -1,0 +1,92 @@
+"""Debug mode's integer overflow check, run by the executor after each node it computes.
+
+Int32 and Int64 arithmetic wraps around, as numpy's does: ``2**31 - 1 + 1`` is ``-2**31`` in
+Int32, silently. In debug mode, each Int32 ``add``, ``sub``, ``mul``, ``negative``, ``abs``,
+``reduce_sum`` and ``dot`` is computed again in int64 (where these results of Int32 operands
+cannot wrap) and compared; the first node whose result differs stops the evaluation with a
+:class:`~typed_nn.NumericError` naming the op, the first wrapped element, the user line that
+built the node and its operands' ranges. (Int64 results are not checked: nothing wider is
+exact and fast.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import backends
+from ..data.tensor import Tensor
+from ..data.tensor_like import TensorLike
+from ..errors import NumericError, message
+from ..evaluate.cache import cached
+from ..ops.declare import implementation
+from ..ops.node import Operation
+from ..tags import CPU, Int32
+from .numeric import value_range
+
+__all__ = ["CHECKED_OPS", "check_int_overflow"]
+
+CHECKED_OPS = frozenset({"add", "sub", "mul", "negative", "abs", "reduce_sum", "dot"})
+"""The ops whose Int32 results debug mode recomputes in int64."""
+
+
+def check_int_overflow(node: Operation[Any, Any, Any], result: Tensor[Any, Any, Any]) -> None:
+    """Raise NumericError when ``node``'s Int32 result wrapped around."""
+    if node.elem is not Int32 or node.op.name not in CHECKED_OPS or result.size == 0:
+        return
+    operands = [_wide(x) for x in node.operands]
+    if any(x is None for x in operands):
+        return  # an operand's values cannot be had (a test fake): nothing to compare
+    exact = np.asarray(implementation(node.op.name, CPU)(*operands, *node.params))
+    computed = np.asarray(backends.to_host(result.array)).astype(np.int64)
+    wrapped = exact != computed
+    if not wrapped.any():
+        return
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(wrapped)), wrapped.shape))
+    items = [
+        ("node", node.describe()),
+        ("wrapped", f"{int(wrapped.sum())} of {wrapped.size} elements"),
+        ("first", f"{int(computed[index])} instead of {int(exact[index])}{_at(index)}"),
+    ]
+    items += [
+        (f"operand {i + 1}", f"{_describe(x)}   range {value_range(x)}")
+        for i, x in enumerate(node.operands)
+    ]
+    raise NumericError(
+        message(
+            f"{node.op.name} overflowed Int32 (debug mode checks integer arithmetic).",
+            items,
+            built_at=node.built_at,
+            hint=f"Int32 wraps around outside {Int32.min} .. {Int32.max}: compute in Int64, "
+            "ops.astype(x, tn.Int64) first.",
+        )
+    )
+
+
+def _wide(x: object) -> Any:
+    """An operand as int64 values (a number as itself); None when its values cannot be had."""
+    if isinstance(x, int):
+        return x
+    if isinstance(x, Operation) and cached(x) is not None:
+        x = cached(x)  # computed before this node
+    if isinstance(x, Tensor):
+        array = x.array
+    elif isinstance(x, TensorLike):
+        try:
+            array = x.numpy()  # a data kind: its lowered form was computed before this node
+        except Exception:  # the check is a courtesy; never fail an evaluation because of it
+            return None
+    else:
+        return None
+    if not hasattr(array, "dtype"):
+        return None
+    return np.asarray(backends.to_host(array)).astype(np.int64)
+
+
+def _describe(x: object) -> str:
+    return x.describe() if isinstance(x, TensorLike) else f"{type(x).__name__} {x!r}"
+
+
+def _at(index: tuple[int, ...]) -> str:
+    return f" at index {list(index)}" if index else ""
