@@ -197,3 +197,14 @@ def test_out_into_a_row_of_a_leaf_the_graph_reads(g: Graph, data: st.DataObject)
     )
     others = np.arange(before.shape[0]) != i
     np.testing.assert_array_equal(leaf.expr.numpy()[others], before[others])
+
+
+@settings(SETTINGS, max_examples=300)
+@given(random_graphs(max_ops=8))
+def test_compiled_graphs_match_numpy_and_replay(g: Graph) -> None:
+    """The graph as a compiled function of its leaves (closed over, read live): traced,
+    compiled, replayed; the same numbers as numpy each time."""
+    f = tn.compile(lambda: [root.expr for root in g.roots])
+    check_graph(g, [t.numpy() for t in f()])
+    check_graph(g, [t.numpy() for t in f()])
+    assert f.traces == 1

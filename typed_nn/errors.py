@@ -15,7 +15,8 @@ Build messages with :func:`message` so that anatomy stays the same everywhere.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import reprlib
+from collections.abc import Collection, Sequence
 
 __all__ = [
     "BackendUnavailableError",
@@ -33,6 +34,8 @@ __all__ = [
     "ShapeError",
     "TopologyError",
     "TypedNNError",
+    "brief",
+    "listed",
     "message",
 ]
 
@@ -54,6 +57,31 @@ def message(
     if hint:
         lines.append(f"hint: {hint}")
     return "\n".join(lines)
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlist, _REPR.maxdict = 3, 60, 60, 6, 4
+
+
+def brief(value: object, limit: int = 120) -> str:
+    """``repr(value)``, bounded: long strings and containers elided, at most ``limit`` characters.
+
+    For values a message did not choose (names and fields read from a file, user keys): a
+    message stays a few lines however large or deeply nested the value is.
+    """
+    text = _REPR.repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def listed(values: Collection[object], shown: int = 5) -> str:
+    """The first ``shown`` values (each :func:`brief`), then how many more: a bounded list.
+
+    >>> listed(["a", "b", "c"], shown=2)
+    "'a', 'b' and 1 more (3 in all)"
+    """
+    head = ", ".join(brief(v, 60) for _, v in zip(range(shown), values, strict=False))
+    rest = len(values) - shown
+    return f"{head} and {rest:,} more ({len(values):,} in all)" if rest > 0 else head
 
 
 class TypedNNError(Exception):
@@ -97,7 +125,7 @@ class EvaluationError(TypedNNError, RuntimeError):
 
 
 class NumericError(EvaluationError, FloatingPointError):
-    """A NaN or Inf produced by a node (debug mode)."""
+    """A NaN or Inf produced by a node, or an Int32 result that wrapped around (debug mode)."""
 
 
 class LayerError(TypedNNError, ValueError):
@@ -122,10 +150,17 @@ class ParamError(TypedNNError, ValueError):
 
 
 class WeightFileError(TypedNNError, ValueError):
-    """A weight file that cannot be loaded: corrupt, truncated, or not matching the model."""
+    """A weight file that cannot be loaded or saved: corrupt, truncated, not matching the
+    model, a folder or an unreadable path, or names the format cannot hold. The ``OSError``
+    behind a path problem is its ``__cause__``."""
 
 
-__all__ += ["ParamError", "WeightFileError"]
+class WeightFileNotFoundError(WeightFileError, FileNotFoundError):
+    """A weight file to load, or the folder to save one in, that does not exist. Also a
+    ``FileNotFoundError``, so ``except FileNotFoundError`` (or ``OSError``) catches it too."""
+
+
+__all__ += ["ParamError", "WeightFileError", "WeightFileNotFoundError"]
 
 
 class TrainingError(TypedNNError, ValueError):
@@ -138,3 +173,41 @@ class MissingDependencyError(TypedNNError, ImportError):
 
 
 __all__ += ["MissingDependencyError", "TrainingError"]
+
+
+class OptionError(TypedNNError, ValueError):
+    """An evaluator option given a value it cannot take (``typed_nn.evaluate.options``)."""
+
+
+__all__ += ["OptionError"]
+
+
+class ElemRangeError(ElemTypeError, ValueError):
+    """Values that the declared element type cannot hold: a finite float64 value that would
+    become inf in Float32, an integer outside Int32's range. Also a ``ValueError``: the values,
+    not only their type, are wrong."""
+
+
+class ReadOnlyError(TypedNNError, ValueError):
+    """A write (``assign``, ``evaluate(..., out=)``, a filler) into a tensor whose memory is
+    read-only: an evaluated result, or a read-only numpy array shared with ``copy=False``."""
+
+
+class TagError(TypedNNError, TypeError):
+    """Something that is not a tag of the right kind where an element, device or rank tag is
+    expected (``tn.tensor(data, str, CPU, Dim1)``, tags in the wrong order)."""
+
+
+__all__ += ["ElemRangeError", "ReadOnlyError", "TagError"]
+
+
+class CompileError(TypedNNError, RuntimeError):
+    """A function ``tn.compile`` cannot trace or replay: it evaluates while traced, returns
+    something other than typed_nn data, returns a tensor it also assigns."""
+
+
+class RetraceWarning(UserWarning):
+    """A compiled function traced again and again: an argument's signature keeps changing."""
+
+
+__all__ += ["CompileError", "RetraceWarning"]

@@ -1,5 +1,7 @@
 """Evaluation: plans, handles, the optimised executor and its switches."""
 
+from .compiled import Compiled as Compiled
+from .compiled import compile as compile
 from .executor import clear_plan_cache as clear_plan_cache
 from .executor import last_program as last_program
 from .options import EvalOptions as EvalOptions

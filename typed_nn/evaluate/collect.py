@@ -63,8 +63,11 @@ _POST = object()
 """Stack marker: the node below it has had its operands collected."""
 
 
-def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
+def collect(roots: Sequence[Any], cse: bool, epoch: int, *, by_object: bool = False) -> Collected:
     """Slots for everything ``roots`` need that is not cached yet (see the module doc).
+
+    ``by_object``: every leaf tensor object is a slot of its own, whatever memory it shares
+    (``tn.compile``: each is bound to its own array at every call).
 
     An iterative post-order walk: a node is expanded once (its uncollected operands pushed
     above a marker), and given its slot when the marker comes back up.
@@ -113,7 +116,7 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int) -> Collected:
                 continue
             if type(x) is _Tensor or not isinstance(x, _Operation):
                 arr = x._array
-                ident = x._identity() if cse else id(x)
+                ident = x._identity() if cse and not by_object else id(x)
                 s = cons.get(ident)
                 if s is None:
                     s = cons[ident] = len(env)

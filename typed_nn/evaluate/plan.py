@@ -16,9 +16,10 @@ from __future__ import annotations
 import threading
 from typing import Any, Generic
 
-from ..data.tensor import Tensor
+from ..data.tensor import Tensor, check_writable
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import (
+    CompileError,
     DeviceError,
     ElemTypeError,
     NotEvaluatedError,
@@ -26,8 +27,10 @@ from ..errors import (
     ShapeError,
     message,
 )
+from ..ops.node import format_site, user_site
 from ..tags import D, Dv, E
 from . import executor
+from .compiled import tracing
 
 __all__ = ["EvalHandle", "EvalPlan", "evaluate", "register"]
 
@@ -130,14 +133,44 @@ class EvalPlan:
 
 def register(x: TensorLike[E, Dv, D]) -> EvalHandle[E, Dv, D]:
     """Register ``x`` in this thread's plan (``x.eval_register()``)."""
+    if tracing() is not None:
+        raise _evaluating_while_traced(x)
     return EvalPlan.current().add(x)
+
+
+def _traced(trace: Any, x: TensorLike[E, Dv, D], out: Tensor[E, Dv, D] | None) -> Tensor[E, Dv, D]:
+    """``evaluate`` while ``tn.compile`` traces: an ``out=`` write is recorded, to happen when
+    the compiled step runs (after every read of ``out``); anything else is an error."""
+    if out is None:
+        raise _evaluating_while_traced(x)
+    _check_out(x, out)
+    trace.assign(out, x)
+    return out
+
+
+def _evaluating_while_traced(x: AnyTensor) -> CompileError:
+    return CompileError(
+        message(
+            "cannot evaluate inside a function tn.compile traces: it would run once, at "
+            "trace time, and its numbers would be frozen into the compiled step.",
+            [("value", x.describe())],
+            built_at=format_site(user_site()),
+            hint="return the value from the compiled function (it comes back evaluated), or "
+            "write it into a tensor with t.assign(value).",
+        )
+    )
 
 
 def evaluate(x: TensorLike[E, Dv, D], out: Tensor[E, Dv, D] | None = None) -> Tensor[E, Dv, D]:
     """Compute ``x`` (and whatever else this thread registered) into a principal tensor.
 
     With ``out``, the values are written into that preallocated tensor, which is returned.
+    Inside a function ``tn.compile`` traces, ``evaluate(x, out=t)`` (``t.assign(x)``) is
+    recorded as an update of ``t``, and ``evaluate(x)`` is an error.
     """
+    trace = tracing()
+    if trace is not None:
+        return _traced(trace, x, out)
     if out is not None:
         _check_out(x, out)
     handle = register(x)
@@ -163,6 +196,7 @@ def _check_out(x: AnyTensor, out: AnyTensor) -> None:
                 hint="allocate one with tn.zeros(shape, elem, device).",
             )
         )
+    check_writable(out, "evaluate into out")
     problems = [
         (ShapeError, "shape", x.shape, out.shape),
         (ElemTypeError, "element", x.elem, out.elem),

@@ -13,11 +13,22 @@ import sys
 from types import FrameType
 from typing import Any
 
+import numpy as np
+
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..tags import D, Dv, E, IntTag
 from .declare import OpDecl, Operand, Params
 
-__all__ = ["AnyOp", "Cotangents", "Operation", "build", "format_site", "user_site"]
+__all__ = [
+    "AnyOp",
+    "Cotangents",
+    "NumpyNumber",
+    "Operation",
+    "SUBSTITUTE",
+    "build",
+    "format_site",
+    "user_site",
+]
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -163,9 +174,40 @@ Cotangents = tuple[AnyTensor | None, ...]
 """What an op's vjp returns: one cotangent per operand (None: that operand gets none)."""
 
 
+class NumpyNumber(Exception):
+    """Raised by an op's checks when a numpy scalar (``np.float32(2)``) stands for a number;
+    :func:`build` turns the numpy scalars into Python numbers and checks again. (A signal, not
+    an error: testing every operand's type in ``build`` would slow every node down.)"""
+
+
+def _python_number(x: Operand) -> Operand:
+    """A numpy number as the Python number of its value (float(), not .item(): a longdouble's
+    .item() stays a numpy scalar); anything else as it is."""
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.integer):
+        return int(x)
+    return x
+
+
+SUBSTITUTE: dict[int, AnyTensor] = {}
+"""While ``tn.compile`` traces: id of each tensor assigned so far -> its new value, which the
+nodes built afterwards read instead (so traced code reads like eager code)."""
+
+
 def build(decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()) -> AnyTensor:
-    """Check ``operands`` against ``decl`` and return the new lazy node."""
-    shape, elem, device = decl.infer(decl, operands, params)
+    """Check ``operands`` against ``decl`` and return the new lazy node.
+
+    Numpy scalars stand for Python numbers where the op takes numbers (``x * np.float32(2)``
+    is ``x * 2.0``), with the same element rules.
+    """
+    if SUBSTITUTE:
+        operands = tuple(SUBSTITUTE.get(id(x), x) for x in operands)
+    try:
+        shape, elem, device = decl.infer(decl, operands, params)
+    except NumpyNumber:
+        operands = tuple(_python_number(x) for x in operands)
+        shape, elem, device = decl.infer(decl, operands, params)
     if decl.numbers and issubclass(elem, IntTag):
         # infer checked the numbers fit; store them as ints so that the backend keeps the
         # tensor's dtype (numpy promotes int32 + 2.0 to float64).

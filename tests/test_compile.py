@@ -1,0 +1,245 @@
+"""tn.compile: trace once per signature, replay the Step; assigns, closures, numbers, static
+arguments, retracing, and the errors of functions it cannot compile."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import t32, t64
+
+import typed_nn as tn
+from typed_nn import ops
+
+RNG = np.random.default_rng(0)
+
+
+def softmax_np(z: Any) -> Any:
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_a_compiled_training_step_equals_the_numpy_step_with_a_changing_learning_rate() -> None:
+    w = t32(RNG.normal(size=(3, 4)))
+    b = tn.zeros((4,), tn.Float32, tn.CPU)
+
+    @tn.compile
+    def step(x: tn.Matrix[tn.Float32, tn.CPU], y: tn.Matrix[tn.Float32, tn.CPU], lr: float) -> Any:
+        loss = ops.nll_loss(y, ops.softmax(x @ w + b))
+        g_w, g_b = tn.grad(loss, (w, b))
+        w.assign(w - lr * g_w)
+        b.assign(b - lr * g_b)
+        return loss
+
+    xs = RNG.normal(size=(5, 3)).astype(np.float32)
+    ys = np.eye(4, dtype=np.float32)[RNG.integers(0, 4, 5)]
+    x, y = t32(xs), t32(ys)
+    w_np, b_np = w.numpy().astype(np.float64), b.numpy().astype(np.float64)
+    for i in range(4):
+        lr = 0.1 * (i + 1)
+        loss = step(x, y, lr)
+        p = softmax_np(xs @ w_np + b_np)
+        g = (p - ys) / ys.sum()
+        np.testing.assert_allclose(loss.numpy(), -(ys * np.log(p)).sum() / ys.sum(), rtol=1e-5)
+        w_np, b_np = w_np - lr * xs.T @ g, b_np - lr * g.sum(axis=0)
+        np.testing.assert_allclose(w.numpy(), w_np, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(b.numpy(), b_np, rtol=1e-5, atol=1e-6)
+    assert step.traces == 1
+
+
+def test_new_arrays_of_the_same_signature_replay_and_new_shapes_retrace() -> None:
+    f = tn.compile(lambda x, y: ops.exp(x) * y + 1.0)
+    for _ in range(3):
+        a, b = RNG.normal(size=(2, 3)), RNG.normal(size=(3,))
+        np.testing.assert_allclose(f(t64(a), t64(b)).numpy(), np.exp(a) * b + 1.0)
+    assert f.traces == 1
+    a, b = RNG.normal(size=(4, 3)), RNG.normal(size=(3,))
+    np.testing.assert_allclose(f(t64(a), t64(b)).numpy(), np.exp(a) * b + 1.0)
+    f(t32(a), t32(b))  # another element type: another signature
+    assert f.traces == 3
+
+
+def test_results_stay_valid_after_the_next_call() -> None:
+    f = tn.compile(lambda x: x * 2.0 + 1.0)
+    first = f(t64([1.0, 2.0]))
+    second = f(t64([10.0, 20.0]))
+    np.testing.assert_array_equal(first.numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal(second.numpy(), [21.0, 41.0])
+
+
+def test_closed_over_tensors_are_read_live_at_every_call() -> None:
+    w = t64([1.0, 2.0])
+    f = tn.compile(lambda x: x * w)
+    np.testing.assert_array_equal(f(t64([1.0, 1.0])).numpy(), [1.0, 2.0])
+    w.assign(w * 10.0)
+    np.testing.assert_array_equal(f(t64([1.0, 1.0])).numpy(), [10.0, 20.0])
+    assert f.traces == 1
+
+
+SCALE = t64([1.0, 2.0])
+
+
+def _scaled(x: Any) -> Any:
+    return x * SCALE
+
+
+def test_a_global_rebound_to_another_tensor_is_traced_again() -> None:
+    global SCALE
+    f = tn.compile(_scaled)
+    np.testing.assert_array_equal(f(t64([1.0, 1.0])).numpy(), [1.0, 2.0])
+    SCALE = t64([5.0, 6.0])
+    np.testing.assert_array_equal(f(t64([1.0, 1.0])).numpy(), [5.0, 6.0])
+    assert f.traces == 2
+
+
+def test_a_closure_cell_rebound_to_another_tensor_is_traced_again() -> None:
+    w = t64([1.0, 2.0])
+    f = tn.compile(lambda x: x + w)
+    f(t64([0.0, 0.0]))
+    w = t64([7.0, 8.0, 9.0])  # another shape too: never stale numbers
+    np.testing.assert_array_equal(f(t64([0.0, 0.0, 0.0])).numpy(), [7.0, 8.0, 9.0])
+
+
+def test_assigns_read_like_eager_code_and_write_after_every_read() -> None:
+    m, w = t64([0.0, 0.0]), t64([1.0, 1.0])
+
+    @tn.compile
+    def momentum(g: Any) -> Any:
+        m.assign(m * 0.5 + g)  # later reads of m see the new value, as in eager code
+        w.assign(w - m)
+        return w * 1.0  # the new w (reads after the assign)
+
+    out = momentum(t64([1.0, 2.0]))
+    np.testing.assert_array_equal(m.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(w.numpy(), [0.0, -1.0])
+    np.testing.assert_array_equal(out.numpy(), [0.0, -1.0])
+    momentum(t64([1.0, 2.0]))
+    np.testing.assert_array_equal(m.numpy(), [1.5, 3.0])
+    np.testing.assert_array_equal(w.numpy(), [-1.5, -4.0])
+
+
+def test_an_argument_can_be_assigned() -> None:
+    @tn.compile
+    def scale(t: Any, k: float) -> None:
+        t.assign(t * k)
+
+    a, b = t64([1.0, 2.0]), t64([3.0, 4.0])
+    scale(a, 2.0)
+    scale(b, 3.0)
+    np.testing.assert_array_equal(a.numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(b.numpy(), [9.0, 12.0])
+
+
+def test_the_structure_of_the_result_is_kept() -> None:
+    w = t64([1.0, 2.0])
+
+    @tn.compile
+    def parts(x: Any) -> Any:
+        return {"sum": ops.reduce_sum(x), "pair": (x * 2.0, [x + 1.0]), "x": x, "w": w}
+
+    x = t64([3.0, 4.0])
+    out = parts(x)
+    assert set(out) == {"sum", "pair", "x", "w"}
+    np.testing.assert_array_equal(out["sum"].numpy(), 7.0)
+    np.testing.assert_array_equal(out["pair"][0].numpy(), [6.0, 8.0])
+    np.testing.assert_array_equal(out["pair"][1][0].numpy(), [4.0, 5.0])
+    assert out["x"] is x  # an argument returned as it is
+    assert out["w"] is w
+    assert tn.compile(lambda x: None)(x) is None
+
+
+def test_ints_select_the_program_and_static_names_other_values() -> None:
+    f = tn.compile(lambda x, k: ops.softmax(x, k=k))
+    x = t64(RNG.normal(size=(2, 3, 4)))
+    f(x, 1)
+    f(x, 2)
+    assert f.traces == 2
+    g = tn.compile(lambda x, s: x * s, static=("s",))
+    np.testing.assert_array_equal(g(t64([1.0]), 2.0).numpy(), [2.0])
+    np.testing.assert_array_equal(g(t64([1.0]), 3.0).numpy(), [3.0])
+    assert g.traces == 2
+
+
+def test_float_arguments_equal_at_trace_time_stay_separate_inputs() -> None:
+    f = tn.compile(lambda x, a, b: x * a + x * b)  # a == b must not merge the two products
+    x = t64([1.0, 2.0])
+    np.testing.assert_array_equal(f(x, 1.0, 1.0).numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(f(x, 1.0, 3.0).numpy(), [4.0, 8.0])
+    np.testing.assert_array_equal(f(x, 0.0, 0.0).numpy(), [0.0, 0.0])
+
+
+def test_compiled_functions_called_inside_a_trace_become_part_of_it() -> None:
+    inner = tn.compile(lambda x: x * 2.0)
+    outer = tn.compile(lambda x: inner(x) + 1.0)
+    np.testing.assert_array_equal(outer(t64([1.0])).numpy(), [3.0])
+    assert inner.traces == 0
+
+
+def test_retracing_past_the_limit_warns_once_and_names_the_argument() -> None:
+    f = tn.compile(lambda x, n: x * float(n), max_traces=2)
+    x = t64([1.0])
+    f(x, 1)
+    f(x, 2)
+    with pytest.warns(tn.RetraceWarning, match=r"(?s)traced 3 times.*changing : n"):
+        f(x, 3)
+    f(x, 4)  # warned once only (warnings are errors in this suite)
+    np.testing.assert_array_equal(f(x, 5).numpy(), [5.0])
+
+
+def test_keyword_arguments_and_defaults_bind_like_the_function() -> None:
+    f = tn.compile(lambda x, scale=2.0: x * scale)
+    x = t64([1.0])
+    np.testing.assert_array_equal(f(x).numpy(), [2.0])
+    np.testing.assert_array_equal(f(x, scale=4.0).numpy(), [4.0])
+    assert f.traces == 1
+
+
+# --- what cannot be compiled: typed errors ---
+
+
+def test_evaluating_inside_a_traced_function_is_an_error() -> None:
+    f = tn.compile(lambda x: tn.evaluate(x * 2.0))
+    with pytest.raises(
+        tn.CompileError,
+        match=r"(?s)cannot evaluate inside a function tn\.compile traces.*t\.assign",
+    ):
+        f(t64([1.0]))
+    g = tn.compile(lambda x: float((x * 2.0).numpy()[0]))
+    with pytest.raises(tn.CompileError, match="frozen into the compiled step"):
+        g(t64([1.0]))
+
+
+def test_returning_something_else_than_data_is_an_operand_error() -> None:
+    f = tn.compile(lambda x: (x, "loss"))
+    with pytest.raises(tn.OperandError, match=r"(?s)returns str, not typed_nn data.*'loss'"):
+        f(t64([1.0]))
+
+
+def test_returning_a_tensor_it_assigns_is_an_error() -> None:
+    w = t64([1.0])
+
+    def update(x: Any) -> Any:
+        w.assign(w + x)
+        return w
+
+    with pytest.raises(tn.CompileError, match="returns a tensor it also assigns"):
+        tn.compile(update)(t64([1.0]))
+
+
+def test_static_names_must_be_parameters() -> None:
+    with pytest.raises(tn.CompileError, match=r"(?s)static names no parameter.*static     : lr"):
+        tn.compile(lambda x: x, static=("lr",))
+
+
+def test_lazy_and_unhashable_arguments_are_errors() -> None:
+    f = tn.compile(lambda x, opts: x)
+    x = t64([1.0])
+    with pytest.raises(
+        tn.OperandError, match=r"(?s)argument 'x' is a lazy expression.*tn\.evaluate"
+    ):
+        f(x * 2.0, 1)
+    with pytest.raises(
+        tn.CompileError, match=r"(?s)argument 'opts' is neither a tensor nor hashable.*list"
+    ):
+        f(x, [1, 2])
