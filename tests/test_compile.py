@@ -243,3 +243,130 @@ def test_lazy_and_unhashable_arguments_are_errors() -> None:
         tn.CompileError, match=r"(?s)argument 'opts' is neither a tensor nor hashable.*list"
     ):
         f(x, [1, 2])
+
+
+# --- a step that fails leaves every target unchanged ---
+
+
+def _rules(kind: str, params: list[Any], state: list[Any]) -> Any:
+    """A training step with SGD, Momentum or Adam written with assigns."""
+
+    def step(x: Any, y: Any, lr: float) -> Any:
+        w1, w2 = params
+        loss = ops.reduce_mean(ops.square(ops.tanh(x @ w1) @ w2 - y))
+        grads = tn.grad(loss, (w1, w2))
+        # the last layer first: its update can run before the first layer's gradient
+        for i, (w, g) in reversed(list(enumerate(zip(params, grads, strict=True)))):
+            if kind == "sgd":
+                w.assign(w - lr * g)
+            elif kind == "momentum":
+                v = state[i][0]
+                v.assign(v * 0.9 + g)
+                w.assign(w - lr * v)
+            else:
+                m, v = state[i]
+                m.assign(m * 0.9 + g * 0.1)
+                v.assign(v * 0.999 + ops.square(g) * 0.001)
+                w.assign(w - lr * m / (ops.sqrt(v) + 1e-8))
+        return loss
+
+    return step
+
+
+def _train(kind: str, steps: int, fail: Any = None) -> list[Any]:
+    rng = np.random.default_rng(7)
+    # big enough that the program takes buffers from the pool (64 KiB and more)
+    params = [t64(rng.normal(size=(64, 128)) * 0.1), t64(rng.normal(size=(128, 2)) * 0.1)]
+    state = [[tn.zeros(p.shape, tn.Float64, tn.CPU) for _ in range(2)] for p in params]
+    step = tn.compile(_rules(kind, params, state))
+    xs = [t64(rng.normal(size=(256, 64))) for _ in range(steps)]
+    ys = [t64(rng.normal(size=(256, 2))) for _ in range(steps)]
+    for i in range(steps):
+        if fail is not None and i == 1:
+            with fail():
+                step(xs[i], ys[i], 0.05)
+        else:
+            step(xs[i], ys[i], 0.05)
+    return [p.numpy().copy() for p in params] + [s.numpy().copy() for st in state for s in st]
+
+
+class _FailingPool:
+    """The buffer pool, failing its ``n``-th allocation once."""
+
+    def __init__(self, pool: Any, n: int) -> None:
+        self.pool, self.n, self.fired = pool, n, False
+
+    def empty(self, shape: Any, dtype: Any) -> Any:
+        self.n -= 1
+        if self.n == 0:
+            self.fired = True
+            raise MemoryError("injected")
+        return self.pool.empty(shape, dtype)
+
+
+@pytest.mark.parametrize("kind", ["sgd", "momentum", "adam"])
+@pytest.mark.parametrize("n", [1, 3, 6])
+def test_an_allocation_failing_mid_step_changes_no_target(
+    kind: str, n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contextlib
+
+    from typed_nn.evaluate import executor, hooks
+    from typed_nn.evaluate.pool import buffer_pool as real
+
+    monkeypatch.setattr(hooks, "node_checks", [])  # the compiled program, also in debug mode
+    clean = _train(kind, 3)
+
+    @contextlib.contextmanager
+    def failing() -> Any:
+        failing_pool = _FailingPool(real(), n)
+        monkeypatch.setattr(executor, "buffer_pool", lambda: failing_pool)
+        with (
+            tn.evaluate.options.using(pool=True)
+            if hasattr(tn.evaluate, "options")
+            else contextlib.nullcontext()
+        ):
+            yield
+        monkeypatch.setattr(executor, "buffer_pool", real)
+
+    got = _train(kind, 3, failing)
+    for a, b in zip(got, clean, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("kind", ["sgd", "momentum", "adam"])
+def test_a_kernel_failing_mid_step_changes_no_target(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contextlib
+
+    from typed_nn.evaluate import hooks
+    from typed_nn.ops.declare import _IMPLS, implement, implementation
+
+    monkeypatch.setattr(hooks, "node_checks", [])  # the compiled program, also in debug mode
+    clean = _train(kind, 3)
+    plain = implementation("tanh_grad", tn.CPU)  # the first layer's gradient: late in the step
+    calls = [0]
+    armed = [False]
+
+    def flaky(g: Any, y: Any) -> Any:
+        if armed[0]:
+            armed[0] = False
+            raise FloatingPointError("injected")
+        calls[0] += 1
+        return plain(g, y)
+
+    implement("tanh_grad", tn.CPU, priority=50)(flaky)
+
+    @contextlib.contextmanager
+    def failing() -> Any:
+        armed[0] = True
+        yield
+
+    try:
+        got = _train(kind, 3, failing)
+    finally:
+        _IMPLS["tanh_grad"]["CPU"] = [e for e in _IMPLS["tanh_grad"]["CPU"] if e[1] is not flaky]
+    assert not armed[0], "the injected failure did not happen"
+    for a, b in zip(got, clean, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -49,6 +49,8 @@ class Program:
         self.source = source
         self._make_lean = make_lean
         self._lean: Program | None = None
+        self.writing: list[bool] = fn.__globals__.get("WRITING", [False])
+        """``[True]`` once a run began writing a target (an ``out=`` array) in place."""
 
     def lean(self) -> Program:
         """The same schedule for a caller that caches nothing (``execute_arrays``): only the
@@ -331,6 +333,12 @@ def _donors(
     return found
 
 
+def _writers_of_targets(g: Graph, alive: list[bool], direct: dict[int, int]) -> set[int]:
+    """The steps from the first one that writes a target in place on (all after it)."""
+    first = next((i for i, s in enumerate(g.order) if s in direct), None)
+    return set() if first is None else set(g.order[first : first + 1])
+
+
 def generate(
     g: Graph,
     alive: list[bool],
@@ -360,10 +368,14 @@ def generate(
         kept = _kept(g, alive, interior, writers)
         donors = _donors(g, alive, regions, interior, writers, kept, direct)
     results: list[int] = []
+    writes = _writers_of_targets(g, alive, direct)
     for s in g.order:
         n = g.nodes[s]
         if not alive[s] or s in interior:
             continue
+        if s in writes:  # the steps that write targets come last (executor._writes_last)
+            gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
+            writes = set()
         if n.op == "leaf":
             gen.emit(f"v{s} = env[{s}]")
             continue
@@ -395,6 +407,8 @@ def generate(
                 _kernel(gen, s, n, out)
         if n.obj is not None and (not lean or s in g.roots):
             results.append(s)  # returned, or cached on its node
+    if copies and "WRITING" not in gen.ns:
+        gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
     for s, e in copies.items():
         # np.copyto copies through a temporary where the value overlaps the target (a view
         # of it). The root's value is now the target's memory: the caller copies no more

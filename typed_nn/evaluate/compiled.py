@@ -28,7 +28,7 @@ import numpy as np
 
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor, TensorLike
-from ..errors import CompileError, EvaluationError, OperandError, RetraceWarning, message
+from ..errors import CompileError, OperandError, RetraceWarning, message
 from ..ops import node as _node
 from ..ops.node import format_site, user_site
 from . import hooks, reference
@@ -155,17 +155,10 @@ class _Step:
         return _unflatten(self.structure, values)
 
     def _run_by_node(self, args: list[Any]) -> list[Any]:
-        """Debug mode, or the compiled program failed: trace ``fn`` again with this call's
-        values and run that graph node by node (each node checked in debug mode; an error
-        names the node and the line that built it). Returns the outputs' arrays."""
-        if self.targets and not hooks.node_checks:
-            raise EvaluationError(
-                message(
-                    "a compiled step failed after it may have written its assign targets.",
-                    [("targets", str(len(self.targets)))],
-                    hint="run it in debug mode (TYPED_NN_DEBUG=1) to find the failing node.",
-                )
-            )
+        """Debug mode, or the compiled program failed before it wrote any target: trace
+        ``fn`` again with this call's values and run that graph node by node (each node
+        checked in debug mode; an error names the node and the line that built it).
+        Returns the outputs' arrays."""
         outputs, assigns = _run_fn(*self.source, args, placeholders=False)[:2]
         invalidate_caches()
         results = reference.execute([*outputs, *(expr for _, expr in assigns)])

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
-from ..errors import TypedNNError
+from ..errors import EvaluationError, TypedNNError, message
 from ..ops.declare import registry_version
 from ..ops.node import Operation
 from . import hooks, reference
@@ -138,7 +138,26 @@ def _analyse(col: Collected, targets: list[Target]) -> Program:
         if ok and r not in regions:
             ok = alias == -1 and _has_out_form(n)
         (direct if ok else copies)[r] = e
+    if direct:
+        g.order = _writes_last(g, alive, direct)
     return generate(g, alive, regions, direct, copies, fired, kernels)
+
+
+def _writes_last(g: Any, alive: list[bool], direct: dict[int, int]) -> list[int]:
+    """``g.order`` with the steps that write a target in place, and every step after them
+    that reads what they wrote, moved after all the others (keeping their order): a step
+    that fails before them leaves every target as it was. (The moved set takes all its
+    readers along, so the order stays topological; reads a direct write waited for stay
+    before it.)"""
+    readers = g.readers(alive)
+    moved: set[int] = set()
+    stack = list(direct)
+    while stack:
+        s = stack.pop()
+        if s not in moved:
+            moved.add(s)
+            stack.extend(readers.get(s, ()))
+    return [s for s in g.order if s not in moved] + [s for s in g.order if s in moved]
 
 
 def _compile_device_region(g: Any, members: list[int]) -> tuple[Any, list[Any]] | None:
@@ -264,17 +283,34 @@ def _run(program: Program, env: list[Any]) -> bool:
     typed_nn error (the caller re-runs node by node, which names the failing node)."""
     _local.last = program
     alloc = buffer_pool().empty if options.pool else np.empty
+    writing = program.writing
+    writing[0] = False
     try:
         with np.errstate(all="ignore"):
             program.fn(env, alloc)
     except TypedNNError:
         raise
-    except Exception:
+    except Exception as exc:
+        if writing[0]:
+            raise _failed_while_writing(program, exc) from exc
         stats.fallbacks += 1
         return False
     if stats.counting:
         stats.kernel_calls.update(program.calls)
     return True
+
+
+def _failed_while_writing(program: Program, exc: Exception) -> EvaluationError:
+    """A step failed after it began writing targets in place: re-running it node by node
+    would read half-written targets, so the failure is reported as it is."""
+    return EvaluationError(
+        message(
+            f"evaluation failed while writing its targets in place: {type(exc).__name__}: {exc}",
+            [("written", "some targets may hold their new values, others their old ones")],
+            hint="every step that can fail before the writes runs before them; run in debug "
+            "mode (TYPED_NN_DEBUG=1) to find the failing node.",
+        )
+    )
 
 
 def execute(
