@@ -277,7 +277,7 @@ def _train(kind: str, steps: int, fail: Any = None) -> list[Any]:
     rng = np.random.default_rng(7)
     # big enough that the program takes buffers from the pool (64 KiB and more)
     params = [t64(rng.normal(size=(64, 128)) * 0.1), t64(rng.normal(size=(128, 2)) * 0.1)]
-    state = [[tn.zeros(p.shape, tn.Float64, tn.CPU) for _ in range(2)] for p in params]
+    state = [[t64(np.zeros(p.shape)) for _ in range(2)] for p in params]
     step = tn.compile(_rules(kind, params, state))
     xs = [t64(rng.normal(size=(256, 64))) for _ in range(steps)]
     ys = [t64(rng.normal(size=(256, 2))) for _ in range(steps)]
