@@ -54,6 +54,8 @@ class BinaryLayer(Layer[Ports, LayerOutput]):
 class AddLayer(BinaryLayer):
     """``a + b``; backward ``g`` to both operands."""
 
+    vjp_exact: ClassVar[bool] = True
+
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         return {LayerOutput: arithmetic.add(inputs[LeftOperand], inputs[RightOperand])}
 
@@ -66,6 +68,8 @@ class AddLayer(BinaryLayer):
 
 class SubtractLayer(BinaryLayer):
     """``a - b``; backward ``g`` to ``a`` and ``-g`` to ``b`` (MetaNN ``SubstractLayer``)."""
+
+    vjp_exact: ClassVar[bool] = True
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         return {LayerOutput: arithmetic.sub(inputs[LeftOperand], inputs[RightOperand])}
@@ -81,6 +85,7 @@ class MultiplyLayer(BinaryLayer):
     """``a * b``; backward ``g * b`` to ``a`` and ``g * a`` to ``b`` (keeps both operands)."""
 
     stacks: ClassVar[tuple[str, ...]] = ("left", "right")
+    vjp_exact: ClassVar[bool] = True
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         a, b = inputs[LeftOperand], inputs[RightOperand]

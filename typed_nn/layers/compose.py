@@ -24,8 +24,11 @@ topological order, with MetaNN's policy rules:
 A training composite infers its sublayers' input maps: composite inputs keep their declared
 types, internal connections take the upstream sublayer's ``output_types()``. ``is_update`` is
 true when any sublayer updates. Forward runs the sublayers in order; backward runs them in
-reverse, summing gradients where one output feeds several inputs. ``init``, ``save_weights``,
-``grad_collect`` and ``neutral_invariant`` go to every sublayer in order. Sublayers are named
+reverse, summing gradients where one output feeds several inputs (MetaNN's walk). When every
+sublayer is ``vjp_exact`` and the inputs are distinct principal tensors (a model fed its
+batch), the backward is instead one ``tn.vjp`` of the whole forward (``derived.py``): the same
+gradients, built with less overhead. ``init``, ``save_weights``, ``grad_collect`` and
+``neutral_invariant`` go to every sublayer in order. Sublayers are named
 ``"<composite name>/<sublayer name>"``.
 """
 
@@ -224,6 +227,10 @@ class ComposeKernel(Layer[KIn, KOut]):
                         types[(e.to_sublayer, e.to_port)] = outs[e.from_port]
         cls.sublayer_classes = classes
         cls.is_update = any(c.is_update for c in classes.values())
+        cls.vjp_exact = cls._hand_backward is ComposeKernel._hand_backward and all(
+            c.vjp_exact for c in classes.values()
+        )
+        cls.derives_backward = cls.vjp_exact and cls.prefers_vjp
         cls._output_types = None
         if train:
             cls._output_types = {
@@ -323,9 +330,8 @@ class ComposeKernel(Layer[KIn, KOut]):
                 slots[e.to_sublayer][e.to_port] = out.get(e.from_port)
         return {o.out_port: results[o.sublayer].get(o.sublayer_port) for o in topology.out_connects}
 
-    def _feed_backward(self, grads: Values) -> Values:
+    def _hand_backward(self, grads: Values) -> Values:
         """Reverse topological order; gradients summed on fan-out (MetaNN FeedBackward)."""
-        self._check_container(grads, self.output_ports, "feed_backward")
         result: Values = self.input_cont()
         cls = type(self)
         if not (cls.is_feedback_output or cls.is_update):
@@ -384,10 +390,25 @@ class ComposeKernel(Layer[KIn, KOut]):
             layer_grad_collect(layer, collector)
 
     def neutral_invariant(self) -> None:
-        """LayerError while any sublayer still holds values from a forward."""
-        super().neutral_invariant()
+        """LayerError while any sublayer (named first), or this layer, still holds values
+        from a forward."""
         for layer in self.sublayers.values():
             layer_neutral_invariant(layer)
+        super().neutral_invariant()
+
+    def _find_param_sources(self) -> list[AnyLayer]:
+        return [
+            p for s in self.sublayers.values() if isinstance(s, Layer) for p in s.param_sources()
+        ]
+
+    def drop_stacks(self) -> None:
+        """Pop what one forward pushed in every sublayer (a derived backward's first step)."""
+        super().drop_stacks()
+        for layer in self.sublayers.values():
+            if isinstance(layer, Layer):
+                layer.discard_forward()
+            else:
+                layer.feed_backward(layer.output_cont())
 
 
 def _accumulate(

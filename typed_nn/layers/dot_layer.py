@@ -56,6 +56,7 @@ class DotLayer(Layer[Ports, LayerOutput]):
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     stacks: ClassVar[tuple[str, ...]] = ("left", "right")
     k: ClassVar[int] = 1
+    vjp_exact: ClassVar[bool] = True
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:

@@ -35,6 +35,7 @@ class InterpolateLayer(Layer[Ports, LayerOutput]):
     input_ports: ClassVar[tuple[type, ...]] = (W1, W2, LAM)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     stacks: ClassVar[tuple[str, ...]] = ("w1", "w2", "lambda")
+    vjp_exact: ClassVar[bool] = True
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         w1, w2, lam = inputs[W1], inputs[W2], inputs[LAM]

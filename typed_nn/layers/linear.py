@@ -44,6 +44,7 @@ class BiasLayer(ComposeKernel[LayerInput, LayerOutput]):
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_VECTOR,)}
+    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
     topology = ComposeTopology(
         Sublayer("param", ParamSourceLayer),
         Sublayer("add", AddLayer),
@@ -75,6 +76,7 @@ class WeightLayer(ComposeKernel[LayerInput, LayerOutput]):
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_MATRIX,)}
+    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
     topology = ComposeTopology(
         Sublayer("param", ParamSourceLayer),
         Sublayer("dot", DotLayer),
@@ -109,6 +111,7 @@ class LinearLayer(ComposeKernel[LayerInput, LayerOutput]):
         "weight": (_MATRIX,),
         "bias": (_VECTOR,),
     }
+    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
     topology = ComposeTopology(
         Sublayer("weight", ParamSourceLayer),
         Sublayer("bias", ParamSourceLayer),

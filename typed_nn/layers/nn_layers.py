@@ -20,6 +20,8 @@ __all__ = ["NLLLossLayer", "ReLULayer", "SoftmaxLayer"]
 class ReLULayer(UnaryLayer):
     """``max(x, 0)``; backward ``g`` where ``x > 0``, else 0."""
 
+    vjp_exact: ClassVar[bool] = True
+
     op = staticmethod(ops.relu)
     grad_op = staticmethod(ops.relu_grad)
 
@@ -30,6 +32,7 @@ class SoftmaxLayer(UnaryLayer):
 
     keeps: ClassVar[Literal["input", "output"]] = "output"
     k: ClassVar[int] = 1
+    vjp_exact: ClassVar[bool] = True
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
@@ -56,6 +59,7 @@ class NLLLossLayer(Layer[LayerInput | LossLayerWeight, LayerOutput]):
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, LossLayerWeight)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     stacks: ClassVar[tuple[str, ...]] = ("prediction", "truth")
+    vjp_exact: ClassVar[bool] = False  # the truth gets no gradient (MetaNN); tn.vjp gives one
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         pred, truth = inputs[LayerInput], inputs[LossLayerWeight]

@@ -28,6 +28,7 @@ class PermuteLayer(Layer[LayerInput, LayerOutput]):
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     order: ClassVar[tuple[int, ...]] = ()
+    vjp_exact: ClassVar[bool] = True
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
@@ -74,6 +75,8 @@ class PermuteLayer(Layer[LayerInput, LayerOutput]):
 
 class TransposeLayer(PermuteLayer):
     """A PermuteLayer with order ``(1, 0)`` whatever ``PDimArrayIs`` says (MetaNN's alias)."""
+
+    vjp_exact: ClassVar[bool] = True
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:

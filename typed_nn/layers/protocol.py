@@ -7,8 +7,13 @@ instances of it take a name. ``feed_forward`` / ``feed_backward`` only build laz
 
 What a composite layer can read from a configured class, without an instance:
 ``input_ports``, ``output_ports``, ``policies``, ``input_map`` (None for inference),
-``is_update``, ``is_feedback_output``, ``template``, and ``output_types()`` (MetaNN's
-``LayerOutputItemTypes``: the element, device and rank each output will have).
+``is_update``, ``is_feedback_output``, ``template``, ``vjp_exact``, ``derives_backward``
+and ``output_types()`` (MetaNN's ``LayerOutputItemTypes``: the element, device and rank each
+output will have).
+
+A template that defines ``forward`` only gets its backward from ``tn.vjp`` of that forward
+(``derived.py``, DESIGN §7), with the same LIFO stack discipline, policies and neutral
+invariant as a hand-written one.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from ..data.tensor_like import AnyTensor
 from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
 from ..policies import GradPolicy, PolicyContainer, PolicyItem, policy_select
+from . import derived
 from .in_map import LayerInMap, PortType, check_input, port_type, tensor_type
 from .keys import LayerOutput
 from .stacks import LayerStack
@@ -38,8 +44,9 @@ class Layer(Generic[KIn, KOut]):
     """Base of every layer template; configure it with make_train_layer / make_infer_layer.
 
     Subclasses set ``input_ports``, ``output_ports`` and ``stacks`` (names of their LIFO
-    buffers), implement ``forward`` / ``backward`` on plain dicts, and expose typed
-    ``feed_forward`` / ``feed_backward`` that call ``_feed_forward`` / ``_feed_backward``.
+    buffers), implement ``forward`` (and ``backward``, or let it be derived) on plain dicts,
+    and expose typed ``feed_forward`` / ``feed_backward`` that call ``_feed_forward`` /
+    ``_feed_backward``.
     """
 
     input_ports: ClassVar[tuple[type, ...]] = ()
@@ -51,16 +58,39 @@ class Layer(Generic[KIn, KOut]):
     is_update: ClassVar[bool] = False
     is_feedback_output: ClassVar[bool] = False
     configured: ClassVar[bool] = False
+    vjp_exact: ClassVar[bool] = False
+    """The backward gives the vjp of the forward for every float tensor input port and every
+    parameter (a parent may differentiate through this layer). A template declares it in its
+    own class body (the built-in layers whose hand-written backward tests/test_layers_vjp.py
+    checks against ``tn.vjp``): a subclass that does not redeclare it, e.g. one with another
+    ``grad_op``, is not exact. Forward-only layers and composites of exact ones are."""
+    derives_backward: ClassVar[bool] = False
+    """feed_backward pulls the gradients back with ``tn.vjp`` of the recorded forward."""
+    has_hand_backward: ClassVar[bool] = True
+    """A hand-written backward exists to fall back on (False for a forward-only layer)."""
+    prefers_vjp: ClassVar[bool] = True
+    """A template with a hand-written backward too (composites, RecurrentLayer) derives it
+    when it is exact; False keeps the hand-written one (small composites, where the vjp's
+    own overhead outweighs the walk it saves: benchmarks/layer_backward.py)."""
+    no_grad_ports: ClassVar[tuple[type, ...]] = ()
+    """Input ports a derived backward gives no gradient (MetaNN's loss weights)."""
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
         """Read the policies into class attributes; raise LayerError for invalid ones.
 
-        The base reads GradPolicy (MetaNN principal layers: ``is_update`` is False). Override
-        (calling super) to read more; runs once, when the configured class is made.
+        The base reads GradPolicy (MetaNN principal layers: ``is_update`` is False) and
+        makes a template without ``backward`` derive it. Override (calling super) to read
+        more; runs once, when the configured class is made.
         """
         cls.is_feedback_output = policy_select(GradPolicy, policies).is_feedback_output
         cls.is_update = False
+        if cls.backward is Layer.backward and cls._hand_backward is Layer._hand_backward:
+            cls.derives_backward = True
+            cls.has_hand_backward = False
+            cls.vjp_exact = not cls.no_grad_ports
+        else:
+            cls.vjp_exact = cls.template.__dict__.get("vjp_exact") is True
 
     @classmethod
     def ports_for(cls, policies: PolicyContainer) -> tuple[type, ...]:
@@ -82,6 +112,10 @@ class Layer(Generic[KIn, KOut]):
         self.name = name
         active = type(self).is_feedback_output or type(self).is_update
         self._stacks = {what: LayerStack(name, what, active=active) for what in self.stacks}
+        self._record: LayerStack | None = (
+            LayerStack(name, "forward", active=active) if type(self).derives_backward else None
+        )
+        self._param_sources: list[Layer[Any, Any]] | None = None
 
     # --- containers -------------------------------------------------------------------
     def input_cont(self) -> VarValues[KIn, Never]:
@@ -98,8 +132,37 @@ class Layer(Generic[KIn, KOut]):
         raise NotImplementedError
 
     def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        """Input port -> gradient (None: no gradient), from the output gradient; pop stacks."""
+        """Input port -> gradient (None: no gradient), from the output gradient; pop stacks.
+        Not defined: the backward is derived from the forward with ``tn.vjp``."""
         raise NotImplementedError
+
+    def param_sources(self) -> list[Layer[Any, Any]]:
+        """The ParamSourceLayers of principal tensors this layer's forward reads (sublayers'
+        included), in order (found once: the structure is fixed)."""
+        if self._param_sources is None:
+            self._param_sources = self._find_param_sources()
+        return self._param_sources
+
+    def _find_param_sources(self) -> list[Layer[Any, Any]]:
+        return []
+
+    def drop_stacks(self) -> None:
+        """Pop what one forward pushed, but the ``forward`` record (its backward's caller
+        popped that): the own stacks here; composites also empty their sublayers'."""
+        for stack in self._stacks.values():
+            stack.discard()
+
+    def discard_forward(self) -> None:
+        """Pop everything one forward pushed, the ``forward`` record included (what a
+        backward with no output gradient does)."""
+        if self._record is not None:
+            self._record.discard()
+        self.drop_stacks()
+
+    def checked_grad(self, port: type, grad: Any, output: Any) -> Any:
+        """The gradient of ``output`` given for ``port`` in a derived backward, checked
+        (tn.vjp checks shape, element and device; layers may say more first)."""
+        return grad
 
     # --- the protocol's machinery -----------------------------------------------------
     def _feed_forward(self, inputs: Values) -> Values:
@@ -122,14 +185,31 @@ class Layer(Generic[KIn, KOut]):
             if cls.input_map is not None:
                 value = check_input(self.name, port, cls.input_map[port], value)
             picked[port] = value
+        record = self._record
+        if record is None or not record.active:
+            outputs = self.forward(picked)
+        else:
+            pending = derived.prepare(self, picked)
+            outputs = self.forward(picked if pending.record is None else pending.inputs)
+            record.push(pending.finish(outputs, cls.has_hand_backward))
         out: Values = self.output_cont()
-        for port, value in self.forward(picked).items():
+        for port, value in outputs.items():
             out = out.set(port, value)
         return out
 
     def _feed_backward(self, grads: Values) -> Values:
-        """Empty input container (stacks still popped) without feedback or an output grad."""
+        """The derived backward of a recorded forward, else the hand-written one."""
         self._check_container(grads, self.output_ports, "feed_backward")
+        record = self._record
+        if record is not None and record.active:
+            kept = record.pop()
+            if isinstance(kept, derived.ForwardRecord):
+                return derived.backward(self, kept, grads)
+        return self._hand_backward(grads)
+
+    def _hand_backward(self, grads: Values) -> Values:
+        """Empty input container (stacks still popped) without feedback or an output grad;
+        else ``backward``'s gradients."""
         result: Values = self.input_cont()
         port = self.output_ports[0]
         if not (type(self).is_feedback_output and grads.is_set(port)):
@@ -170,6 +250,8 @@ class Layer(Generic[KIn, KOut]):
         """LayerError "Stack is not empty." while a stack holds values."""
         for stack in self._stacks.values():
             stack.check_empty()
+        if self._record is not None:
+            self._record.check_empty()
 
     @classmethod
     def output_types(cls, input_types: Mapping[type, object] | None = None) -> dict[type, object]:

@@ -16,8 +16,12 @@ Forward: each sequence input is permuted so that time comes first (MetaNN's ``ID
 kernel runs once per step (``Previous(O)`` is the initial state, then the previous step's
 ``O``), and each output stacks the steps: (T, ...). Backward runs the steps from last to first;
 sequence inputs get their gradients stacked and permuted back, other inputs the sum over time,
-``Previous(O)`` the gradient that reaches the first step. The kernel is named ``name/kernel``,
-so a GRU's parameters are ``name/kernel/W/param``, ...
+``Previous(O)`` the gradient that reaches the first step. With BPTT over a ``vjp_exact``
+kernel and distinct principal tensors as inputs, the backward is instead one ``tn.vjp`` of
+the unrolled forward (``derived.py``): the same gradients, with the kernel's parameters'
+summed over time into one. Steps read a principal sequence tensor through slice nodes, so
+the forward graph reaches its inputs (``tn.grad`` through an unrolled forward works too).
+The kernel is named ``name/kernel``, so a GRU's parameters are ``name/kernel/W/param``, ...
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from .. import ops
 from ..data.tensor_like import AnyTensor
 from ..errors import LayerError, ShapeError, message
 from ..ops.node import format_site, user_site
+from ..ops.structure import slice as slice_op
 from ..policies import (
     GradPolicy,
     LayerStructurePolicy,
@@ -124,6 +129,9 @@ class RecurrentLayer(Layer[Any, Any]):
             kernel = cls._make_kernel(template, change_policy(PFeedbackOutput, kernel_policies))
         cls.kernel_class = kernel
         cls.is_update = kernel.is_update
+        walk = cls._hand_backward is RecurrentLayer._hand_backward  # not a user's own backward
+        cls.vjp_exact = walk and cls.use_bptt and kernel.vjp_exact
+        cls.derives_backward = cls.vjp_exact and cls.prefers_vjp
         cls._output_types = None
         if cls.input_map is not None:
             outs = layer_output_types(kernel)
@@ -223,7 +231,7 @@ class RecurrentLayer(Layer[Any, Any]):
             cont: Values = self.kernel.input_cont()
             for port in self.input_ports:
                 if port in seqs:
-                    value = seqs[port][t]
+                    value = slice_op(seqs[port], t)  # a node: x[t] of a Tensor is a detached view
                 elif _is_previous(port):
                     value = state[port.key]  # type: ignore[attr-defined]  # a PreviousKey
                 else:
@@ -278,8 +286,7 @@ class RecurrentLayer(Layer[Any, Any]):
         return seqs, steps
 
     # --- backward -------------------------------------------------------------------------
-    def _feed_backward(self, grads: Values) -> Values:
-        self._check_container(grads, self.output_ports, "feed_backward")
+    def _hand_backward(self, grads: Values) -> Values:
         result: Values = self.input_cont()
         cls = type(self)
         if not (cls.is_feedback_output or cls.is_update):
@@ -319,6 +326,25 @@ class RecurrentLayer(Layer[Any, Any]):
         for o, grad in carry.items():
             result = result.set(Previous(o), grad)
         return result
+
+    def checked_grad(self, port: type, grad: Any, output: Any) -> Any:
+        return self._time_grad(grad, output.shape[0])
+
+    def _find_param_sources(self) -> list[AnyLayer]:
+        return self.kernel.param_sources() if isinstance(self.kernel, Layer) else []
+
+    def drop_stacks(self) -> None:
+        """Pop the step count, and what each step pushed in the kernel."""
+        steps = self.stack("steps")
+        if not steps.active:
+            return
+        count = steps.pop()
+        assert isinstance(count, int)
+        for _ in range(count):
+            if isinstance(self.kernel, Layer):
+                self.kernel.discard_forward()
+            else:
+                self.kernel.feed_backward(self.kernel.output_cont())
 
     def _time_grad(self, grad: AnyTensor, steps: int) -> AnyTensor:
         length = grad.shape[0] if grad.rank else 0
@@ -367,6 +393,7 @@ class RecurrentLayer(Layer[Any, Any]):
                 "feed backward once for every feed forward.",
             )
         layer_neutral_invariant(self.kernel)
+        super().neutral_invariant()
 
 
 def _stack(items: list[AnyTensor]) -> AnyTensor:

@@ -49,6 +49,7 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
     """
 
     stacks: ClassVar[tuple[str, ...]] = ("grad",)
+    vjp_exact: ClassVar[bool] = True
     kind: ClassVar[type] = Tensor
     elem: ClassVar[type[ElemTag]] = Float32
     device: ClassVar[type[DeviceTag]] = CPU
@@ -161,6 +162,12 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         return {LayerOutput: self._param()}
 
+    def _find_param_sources(self) -> list[Layer[Any, Any]]:
+        return [self] if type(self).principal else []  # a ZeroTensor one is never updated
+
+    def drop_stacks(self) -> None:
+        """Nothing: a forward stores nothing here (the grad stack fills in backwards)."""
+
     def feed_forward(self, inputs: VarValues[Never, object]) -> VarValues[LayerOutput, AnyTensor]:
         """``LayerOutput`` = the parameter (the tensor itself)."""
         return self._feed_forward(inputs)
@@ -169,20 +176,26 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
         """Keep the gradient for ``grad_collect`` (when updated); returns an empty container."""
         self._check_container(grads, self.output_ports, "feed_backward")
         if type(self).is_update and grads.is_set(LayerOutput):
-            grad = grads.get(LayerOutput)
-            data = self._param()
-            if grad.shape != data.shape:
-                raise _error(
-                    "Parameter and its grad shape mismatch.",
-                    [
-                        ("layer", self.name),
-                        ("parameter", data.describe()),
-                        ("grad", grad.describe()),
-                    ],
-                    "feed back a gradient of the parameter's shape.",
-                )
-            self.stack("grad").push(make_dynamic(grad))
+            self.keep_grad(grads.get(LayerOutput))
         return self.input_cont()
+
+    def keep_grad(self, grad: AnyTensor) -> None:
+        """Keep ``grad`` (the parameter's shape) for ``grad_collect``; a layer that does not
+        update keeps nothing."""
+        if not type(self).is_update:
+            return
+        data = self._param()
+        if grad.shape != data.shape:
+            raise _error(
+                "Parameter and its grad shape mismatch.",
+                [
+                    ("layer", self.name),
+                    ("parameter", data.describe()),
+                    ("grad", grad.describe()),
+                ],
+                "feed back a gradient of the parameter's shape.",
+            )
+        self.stack("grad").push(make_dynamic(grad))
 
     def grad_collect(self, collector: GradCollectorLike) -> None:
         """Hand the sum of the kept gradients to ``collector`` and empty the stack."""
@@ -201,6 +214,7 @@ class ValueSourceLayer(Layer[Never, LayerOutput]):
     element tag for a CPU scalar tensor)."""
 
     value_type: ClassVar[type] = float
+    vjp_exact: ClassVar[bool] = True
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
@@ -214,6 +228,9 @@ class ValueSourceLayer(Layer[Never, LayerOutput]):
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, Any]:
         return {LayerOutput: self.value}
+
+    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
+        return {}  # no inputs
 
     def feed_forward(self, inputs: VarValues[Never, object]) -> VarValues[LayerOutput, object]:
         """``LayerOutput`` = the converted value."""
