@@ -64,7 +64,7 @@ def test_configured_class_reads_policies_and_is_cached() -> None:
 
 def test_conflicting_policies_fail_at_declaration() -> None:
     with pytest.raises(PolicyConflictError, match=r"two policies set GradPolicy.is_update"):
-        make_train_layer(AddLayer, BINARY_M32, PUpdate, PNoUpdate)
+        make_train_layer(AddLayer, BINARY_M32, PUpdate, PNoUpdate)  # type: ignore[policy-conflict]
 
 
 def test_input_map_must_match_the_ports() -> None:

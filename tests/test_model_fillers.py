@@ -202,13 +202,13 @@ def test_var_scale_policy_errors() -> None:
     with pytest.raises(tn.ParamError, match="VarScaleFiller takes VarScaleFillerPolicy objects"):
         VarScaleFiller(1.0, PUpdate)  # type: ignore[arg-type]
     with pytest.raises(tn.ParamError, match="VarScaleFiller takes VarScaleFillerPolicy objects"):
-        VarScaleFiller(1.0, VarScaleFillerPolicy(), PNormVarScale)
+        VarScaleFiller(1.0, VarScaleFillerPolicy(), PNormVarScale)  # type: ignore[policy-conflict]
     with pytest.raises(
         PolicyConflictError, match=r"two policies set VarScaleFillerPolicy\.distribute"
     ):
-        VarScaleFiller(1.0, PNormVarScale, PUniformVarScale)
+        VarScaleFiller(1.0, PNormVarScale, PUniformVarScale)  # type: ignore[policy-conflict]
     with pytest.raises(tn.ParamError, match="XavierFiller fixes the fan mode"):
-        XavierFiller(PVarScaleFanIn)
+        XavierFiller(PVarScaleFanIn)  # type: ignore[policy-conflict]
 
 
 def test_fill_errors() -> None:

@@ -110,7 +110,7 @@ def test_conflict_across_sub_containers_of_one_name() -> None:
     with pytest.raises(
         PolicyConflictError, match=r"sublayer 'w' of PolicyContainer: two policies set GradPolicy"
     ):
-        PolicyContainer(SubPolicyContainer("w", PUpdate), SubPolicyContainer("w", PNoUpdate))
+        PolicyContainer(SubPolicyContainer("w", PUpdate), SubPolicyContainer("w", PNoUpdate))  # type: ignore[policy-conflict]
 
 
 def test_parent_and_sublayer_may_set_the_same_minor() -> None:

@@ -104,7 +104,7 @@ def test_unknown_minor_in_a_template() -> None:
             lambda: PModifyDimNumIs("x"),  # type: ignore[arg-type]
             r"PModifyDimNumIs\('x'\): DimPolicy\.modify_dim_num takes int",
         ),
-        (lambda: PModifyDimNumIs(True), r"received : True \(bool\)"),
+        (lambda: PModifyDimNumIs(True), r"received : True \(bool\)"),  # type: ignore[policy-minor]
         (lambda: PUpdateIs(1), r"GradPolicy\.is_update takes bool"),  # type: ignore[arg-type]
         (lambda: PDimArrayIs(1, "a"), r"DimPolicy\.dim_array takes tuple\[int, \.\.\.\]"),  # type: ignore[arg-type]
         (lambda: PActFuncIs(3), r"LayerStructurePolicy\.act_func takes type \| None"),  # type: ignore[arg-type]

@@ -9,21 +9,41 @@ it in ``mypy.ini``::
 What it checks, all from static types (a policy object's type is
 ``PolicyObject[Major, Literal["minor"], Value]``):
 
-* ``PolicyContainer(...)`` / ``SubPolicyContainer(name, ...)`` with two objects of one
-  (major, minor) - error code ``policy-conflict`` (the run-time check raises
-  ``PolicyConflictError`` for the same call);
+* two policies of one (major, minor) given to one call - error code ``policy-conflict`` (the
+  run-time check raises ``PolicyConflictError``, or ``ParamError`` for the fillers, for the same
+  call). The calls checked: ``PolicyContainer(...)``, ``SubPolicyContainer(name, ...)``,
+  ``make_train_layer`` / ``make_infer_layer`` (which also flatten ``PolicyContainer``
+  arguments), ``MLP.build`` and the ``VarScaleFiller`` / ``XavierFiller`` constructors. It
+  compares plain objects with each other and, per sublayer name, the contents of every
+  ``SubPolicyContainer`` of that name; a sublayer setting what its parent sets is no conflict.
+  Policies the callee sets itself count too: ``XavierFiller`` fixes the fan mode, and
+  ``MLP.build`` puts ``PActFuncIs(activation)`` (and the initializers) into each ``fc{i}``;
 * ``PolicyObject(Major, "minor", value)``, ``PolicyTemplate(Major, "minor")`` and
   ``VariadicPolicyTemplate(Major, "minor")`` naming a minor the major lacks, or a value that
-  does not fit the minor's declared type - error code ``policy-minor``.
+  does not fit the minor's declared type - error code ``policy-minor``. This includes a
+  ``bool`` where an ``int`` or ``float`` is declared (``PModifyDimNumIs(True)``): mypy counts
+  bool as int, the run-time check does not.
 
 It also makes those three constructors infer ``Literal["minor"]`` (and, for templates, the
 value type from the major's field), so ``PNesterov = PolicyObject(OptimPolicy, "nesterov",
 True)`` needs no annotation for its conflicts to be found.
+
+How a container's contents are known: the static type of ``PolicyContainer(...)`` and
+``SubPolicyContainer(...)`` carries what was given to it (the item types, their source text and
+the sublayer name) as extra attributes of the instance type - attributes whose names contain a
+space, so no source can read them. A variable keeps them (``c = PolicyContainer(PUpdate)``, then
+``make_train_layer(L, m, c, PNoUpdate)`` is reported); a join of containers with different
+contents, a parameter annotated ``PolicyContainer`` or anything built at run time carries
+none, and is left to the run-time check. (Read in another scope - a function reading a module
+global - a variable has the type of its first value: re-bound to other contents, it may report
+a conflict its current value lacks; annotating it ``: PolicyContainer`` opts it out.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeAlias
 
 # `import mypy.plugin` goes first (isort puts plain imports before from-imports): it loads
 # mypy's modules in the order they expect; importing mypy.maptype first hits an import cycle.
@@ -31,17 +51,40 @@ import mypy.plugin
 from mypy.errorcodes import ErrorCode
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
-from mypy.nodes import ARG_POS, TypeInfo, Var
+from mypy.nodes import (
+    ARG_POS,
+    ARG_STAR,
+    ArgKind,
+    CallExpr,
+    Context,
+    Expression,
+    FloatExpr,
+    IntExpr,
+    ListExpr,
+    MemberExpr,
+    NameExpr,
+    RefExpr,
+    StrExpr,
+    TupleExpr,
+    TypeInfo,
+    UnaryExpr,
+    Var,
+)
 from mypy.subtypes import is_subtype
 from mypy.types import (
+    AnyType,
+    ExtraAttrs,
     FunctionLike,
     Instance,
     LiteralType,
+    NoneType,
     ProperType,
     TupleType,
     Type,
+    TypeOfAny,
     TypeType,
     UninhabitedType,
+    UnionType,
     get_proper_type,
 )
 
@@ -62,10 +105,25 @@ _TEMPLATES = (
     "typed_nn.policies.objects.PolicyTemplate",
     "typed_nn.policies.objects.VariadicPolicyTemplate",
 )
-_CONTAINERS = (
-    "typed_nn.policies.container.PolicyContainer",
-    "typed_nn.policies.container.SubPolicyContainer",
+_CONTAINER = "typed_nn.policies.container.PolicyContainer"
+_SUB = "typed_nn.policies.container.SubPolicyContainer"
+_MAKERS = (
+    "typed_nn.layers.protocol.make_train_layer",
+    "typed_nn.layers.protocol.make_infer_layer",
 )
+_MLP_BUILD = "typed_nn.layers.mlp.MLP.build"
+_VAR_SCALE = "typed_nn.model.fillers.VarScaleFiller"
+_XAVIER = "typed_nn.model.fillers.XavierFiller"
+_PARAMS = ("items", "policies")  # the formal parameters that take policies
+_NUMBERS = ("builtins.int", "builtins.float", "builtins.complex")  # bool is no number here
+
+# Extra attributes of a container's static type; a space keeps them out of reach of source.
+_CONTENT = "typed_nn policies"  # tuple[tuple[item type, Literal[source text]], ...]
+_SUB_NAME = "typed_nn sublayer"  # Literal[name] of a SubPolicyContainer
+
+_Key: TypeAlias = tuple[str, str]
+_Ctx: TypeAlias = mypy.plugin.FunctionContext | mypy.plugin.MethodContext
+_Hook: TypeAlias = Callable[[_Ctx], Type]
 
 
 def _literal_str(typ: Type) -> str | None:
@@ -78,7 +136,7 @@ def _literal_str(typ: Type) -> str | None:
     return None
 
 
-def _policy_key(typ: Type) -> tuple[str, str] | None:
+def _policy_key(typ: Type) -> _Key | None:
     """(major, minor) of a policy object's static type; None if not one or minor unknown."""
     proper = get_proper_type(typ)
     if not isinstance(proper, Instance):
@@ -96,27 +154,300 @@ def _policy_key(typ: Type) -> tuple[str, str] | None:
     return (major_type.type.fullname, name)
 
 
-def _check_container(ctx: mypy.plugin.FunctionContext) -> Type:
-    """Report every argument whose (major, minor) an earlier argument already set."""
-    seen: dict[tuple[str, str], int] = {}
-    position = 0
-    for types, kinds, exprs in zip(ctx.arg_types, ctx.arg_kinds, ctx.args, strict=True):
+def _minor_names(info: TypeInfo) -> list[str]:
+    """The minors (dataclass fields) of a policy major, in declaration order."""
+    return [str(field["name"]) for field in info.metadata["dataclass"].get("attributes", [])]
+
+
+def _text(expr: Expression, limit: int = 60) -> str:
+    """How an argument reads in the source, for messages: ``PModifyDimNumIs(2)``, ``c``."""
+    if isinstance(expr, NameExpr):
+        return expr.name
+    if isinstance(expr, MemberExpr):
+        return f"{_text(expr.expr)}.{expr.name}"
+    if isinstance(expr, StrExpr):
+        return f'"{expr.value}"'
+    if isinstance(expr, IntExpr | FloatExpr):
+        return str(expr.value)
+    if isinstance(expr, UnaryExpr):
+        return f"{expr.op}{_text(expr.expr)}"
+    if isinstance(expr, ListExpr | TupleExpr):
+        inner = ", ".join(_text(item) for item in expr.items)
+        return f"[{inner}]" if isinstance(expr, ListExpr) else f"({inner})"
+    if isinstance(expr, CallExpr):
+        callee = _text(expr.callee)
+        stars = {ARG_STAR: "*", ARG_POS: ""}
+        args = [
+            f"{stars.get(kind, '**')}{_text(arg)}" if name is None else f"{name}={_text(arg)}"
+            for arg, kind, name in zip(expr.args, expr.arg_kinds, expr.arg_names, strict=True)
+        ]
+        full = f"{callee}({', '.join(args)})"
+        return full if len(full) <= limit else f"{callee}(...)"
+    return "..."
+
+
+# --- what a call gives: policy items with where they came from -------------------------------
+
+
+@dataclass(frozen=True)
+class _Item:
+    """One policy item: an object's (major, minor), or a sub-container's name and items."""
+
+    text: str
+    key: _Key | None = None
+    sub: str | None = None
+    children: tuple[_Item, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """An item of one call and its origin: argument ``source`` (0: the callee itself)."""
+
+    item: _Item
+    source: int
+    origin: str  # the argument's text, or for source 0 the callee's name
+    context: Context
+
+
+def _stored(typ: ProperType) -> list[tuple[Type, str]]:
+    """The (type, text) pairs a container's static type carries; [] if it carries none."""
+    if not (isinstance(typ, Instance) and typ.extra_attrs):
+        return []
+    content = get_proper_type(typ.extra_attrs.attrs.get(_CONTENT))
+    if not isinstance(content, TupleType):
+        return []
+    pairs = []
+    for pair in map(get_proper_type, content.items):
+        if isinstance(pair, TupleType) and len(pair.items) == 2:
+            text = _literal_str(pair.items[1])
+            if text is not None:
+                pairs.append((pair.items[0], text))
+    return pairs
+
+
+def _is(typ: ProperType, fullname: str) -> bool:
+    return isinstance(typ, Instance) and typ.type.has_base(fullname)
+
+
+def _items(typ: Type, text: str) -> list[_Item]:
+    """The policy items a value of static type ``typ`` (written ``text``) stands for."""
+    proper = get_proper_type(typ)
+    key = _policy_key(proper)
+    if key is not None:
+        return [_Item(text, key=key)]
+    if not isinstance(proper, Instance):
+        return []
+    if proper.type.has_base(_SUB):
+        name = proper.extra_attrs and proper.extra_attrs.attrs.get(_SUB_NAME)
+        sub = _literal_str(name) if name else None
+        if sub is None:
+            return []
+        children = tuple(item for t, s in _stored(proper) for item in _items(t, s))
+        return [_Item(text, sub=sub, children=children)]
+    if proper.type.has_base(_MAJOR_BASE) and "dataclass" in proper.type.metadata:
+        # A whole major instance (VarScaleFiller accepts one) sets every minor of it.
+        major = proper.type.fullname
+        return [_Item(text, key=(major, minor)) for minor in _minor_names(proper.type)]
+    return []
+
+
+def _values(typ: Type, kind: ArgKind, expr: Expression, flatten: bool) -> list[tuple[Type, str]]:
+    """(type, text) of each value one actual argument passes: itself, each item of a ``*``
+    tuple or container, or (``flatten``) each item of a container argument."""
+    proper = get_proper_type(typ)
+    if kind == ARG_POS:
+        return _stored(proper) if flatten and _is(proper, _CONTAINER) else [(typ, _text(expr))]
+    if kind == ARG_STAR and isinstance(proper, TupleType):
+        parts = expr.items if isinstance(expr, TupleExpr | ListExpr) else []
+        if len(parts) != len(proper.items):
+            return [(t, f"{_text(expr)}[{i}]") for i, t in enumerate(proper.items)]
+        return [(t, _text(part)) for t, part in zip(proper.items, parts, strict=True)]
+    if kind == ARG_STAR and _is(proper, _CONTAINER):  # iterating a container gives its items
+        return _stored(proper)
+    return []
+
+
+def _position(ctx: _Ctx, expr: Expression, fallback: int) -> int:
+    """The 1-based position of ``expr`` among the call's arguments."""
+    call = ctx.context
+    if isinstance(call, CallExpr):
+        for number, arg in enumerate(call.args, 1):
+            if arg is expr:
+                return number
+    return fallback
+
+
+def _entries(ctx: _Ctx, flatten: bool) -> list[_Entry]:
+    """Every policy item given to the call through its policy parameters, in call order."""
+    found: list[_Entry] = []
+    fallback = 0
+    for formal, types, kinds, exprs in zip(
+        ctx.callee_arg_names, ctx.arg_types, ctx.arg_kinds, ctx.args, strict=True
+    ):
         for typ, kind, expr in zip(types, kinds, exprs, strict=True):
-            position += 1
-            key = _policy_key(typ) if kind == ARG_POS else None
-            if key is None:
+            fallback += 1
+            if formal not in _PARAMS:
                 continue
-            if key in seen:
-                major = key[0].rsplit(".", 1)[-1]
-                ctx.api.fail(
-                    f"Policy conflict: {major}.{key[1]} is set by argument {seen[key]} "
-                    f"and argument {position}; keep one of them",
-                    expr,
-                    code=POLICY_CONFLICT,
-                )
-            else:
-                seen[key] = position
+            source = _position(ctx, expr, fallback)
+            origin = ("*" if kind == ARG_STAR else "") + _text(expr)
+            for value, text in _values(typ, kind, expr, flatten):
+                found.extend(_Entry(item, source, origin, expr) for item in _items(value, text))
+    return found
+
+
+# --- conflicts --------------------------------------------------------------------------------
+
+
+def _conflicts(entries: Sequence[_Entry], path: str = "") -> Iterator[tuple[_Entry, _Entry, str]]:
+    """(earlier, later, sublayer path) for each entry whose (major, minor) another argument set.
+
+    Two items from one argument were compared when that argument (a container) was built, so
+    only items of different arguments are compared here - at the top level, and per sublayer
+    name among the concatenated contents of all sub-containers of that name (as at run time).
+    """
+    seen: dict[_Key, list[_Entry]] = {}
+    scoped: dict[str, list[_Entry]] = {}
+    for entry in entries:
+        item = entry.item
+        if item.key is not None:
+            earlier = seen.setdefault(item.key, [])
+            first = next((e for e in earlier if e.source != entry.source), None)
+            if first is not None:
+                yield first, entry, path
+            earlier.append(entry)
+        elif item.sub is not None:
+            scoped.setdefault(item.sub, []).extend(replace(entry, item=c) for c in item.children)
+    for name, inner in scoped.items():
+        yield from _conflicts(inner, f"{path}/{name}" if path else name)
+
+
+def _site(entry: _Entry) -> str:
+    if entry.source == 0:
+        return f"{entry.item.text} (which {entry.origin} adds itself)"
+    if entry.item.text == entry.origin:
+        return f"argument {entry.source} ({entry.origin})"
+    return f"{entry.item.text} in argument {entry.source} ({entry.origin})"
+
+
+def _report(ctx: _Ctx, entries: list[_Entry], advice: str = "") -> None:
+    """Report every conflict among ``entries`` at the later argument."""
+    for first, later, path in _conflicts(entries):
+        assert first.item.key is not None
+        major, minor = first.item.key
+        where = f' in sublayer "{path}"' if path else ""
+        fix = advice if first.source == 0 else "keep one of them"
+        ctx.api.fail(
+            f"Policy conflict{where}: {major.rsplit('.', 1)[-1]}.{minor} is set by "
+            f"{_site(first)} and {_site(later)}; {fix}",
+            later.context,
+            code=POLICY_CONFLICT,
+        )
+
+
+def _check_container(ctx: _Ctx) -> Type:
+    """Report conflicts among a container's arguments; record its contents in its type."""
+    _report(ctx, _entries(ctx, flatten=False))
+    result = get_proper_type(ctx.default_return_type)
+    if not isinstance(result, Instance):
+        return ctx.default_return_type
+    str_type = ctx.api.named_generic_type("builtins.str", [])
+    tuple_type = ctx.api.named_generic_type("builtins.tuple", [AnyType(TypeOfAny.special_form)])
+    pairs: list[Type] = []
+    attrs: dict[str, Type] = {}
+    for formal, types, kinds, exprs in zip(
+        ctx.callee_arg_names, ctx.arg_types, ctx.arg_kinds, ctx.args, strict=True
+    ):
+        name = _literal_str(types[0]) if formal == "name" and len(types) == 1 else None
+        if name is not None:
+            attrs[_SUB_NAME] = LiteralType(name, str_type)
+        if formal not in _PARAMS:
+            continue
+        for typ, kind, expr in zip(types, kinds, exprs, strict=True):
+            for item_type, text in _values(typ, kind, expr, flatten=False):
+                if _items(item_type, text):
+                    literal = LiteralType(text, str_type)
+                    pairs.append(TupleType([item_type, literal], tuple_type))
+    attrs[_CONTENT] = TupleType(pairs, tuple_type)
+    recorded = result.copy_modified()
+    recorded.extra_attrs = ExtraAttrs(attrs, set(attrs))
+    return recorded
+
+
+def _check_policies(ctx: _Ctx) -> Type:
+    """``make_train_layer`` / ``make_infer_layer``: containers given are flattened, as at run
+    time, so their contents meet the other arguments."""
+    _report(ctx, _entries(ctx, flatten=True))
     return ctx.default_return_type
+
+
+def _xavier_hook(ctx: _Ctx) -> Type:
+    """``XavierFiller(...)``: it adds ``PVarScaleFanAvg`` itself."""
+    key = ("typed_nn.policies.var_scale.VarScaleFillerPolicy", "scale_mode")
+    fixed = _Entry(_Item("PVarScaleFanAvg", key=key), 0, "XavierFiller", ctx.context)
+    advice = "use VarScaleFiller(1.0, ...) to choose the fan mode"
+    _report(ctx, [fixed, *_entries(ctx, flatten=False)], advice)
+    return ctx.default_return_type
+
+
+def _keyword(ctx: _Ctx, formal: str) -> tuple[bool | None, str]:
+    """Whether keyword ``formal`` was given a non-None value (None: cannot tell), and its text."""
+    index = ctx.callee_arg_names.index(formal) if formal in ctx.callee_arg_names else -1
+    if index < 0 or not ctx.args[index]:
+        return False, ""
+    proper = get_proper_type(ctx.arg_types[index][0])
+    text = _text(ctx.args[index][0])
+    if isinstance(proper, NoneType):
+        return False, text
+    if isinstance(proper, UnionType | AnyType):
+        return None, text
+    return True, text
+
+
+def _mlp_items(ctx: _Ctx) -> list[_Item]:
+    """The sub-containers ``MLP.build`` makes itself, when ``activations`` is a literal list."""
+    if "activations" not in ctx.callee_arg_names:
+        return []
+    exprs = ctx.args[ctx.callee_arg_names.index("activations")]
+    if len(exprs) != 1 or not isinstance(exprs[0], ListExpr | TupleExpr):
+        return []
+    params: list[_Item] = []
+    for formal, sub in (("weight_init", "weight"), ("bias_init", "bias")):
+        given, text = _keyword(ctx, formal)
+        if given:
+            init = _Item(
+                f"PInitializerIs({text})",
+                key=("typed_nn.policies.param.ParamPolicy", "initializer"),
+            )
+            params.append(_Item(f'SubPolicyContainer("{sub}", ...)', sub=sub, children=(init,)))
+    made = []
+    for i, act in enumerate(exprs[0].items, 1):
+        if isinstance(act, NameExpr) and act.fullname == "builtins.None":
+            made.append(
+                _Item(f'SubPolicyContainer("fc{i}", ...)', sub=f"fc{i}", children=tuple(params))
+            )
+        elif isinstance(act, RefExpr) and isinstance(act.node, TypeInfo):
+            key = ("typed_nn.policies.layer_structure.LayerStructurePolicy", "act_func")
+            act_func = _Item(f"PActFuncIs({_text(act)})", key=key)
+            linear = _Item(
+                'SubPolicyContainer("linear", ...)', sub="linear", children=tuple(params)
+            )
+            made.append(
+                _Item(
+                    f'SubPolicyContainer("fc{i}", ...)', sub=f"fc{i}", children=(act_func, linear)
+                )
+            )
+    return made
+
+
+def _mlp_hook(ctx: _Ctx) -> Type:
+    """``MLP.build``: its own ``fc{i}`` sub-containers meet the policies given."""
+    own = [_Entry(item, 0, "MLP.build", ctx.context) for item in _mlp_items(ctx)]
+    advice = "change activations, weight_init or bias_init instead"
+    _report(ctx, [*own, *_entries(ctx, flatten=False)], advice)
+    return ctx.default_return_type
+
+
+# --- policy objects and templates: minors and values ------------------------------------------
 
 
 def _major_info(typ: Type) -> TypeInfo | None:
@@ -132,9 +463,9 @@ def _major_info(typ: Type) -> TypeInfo | None:
     return info
 
 
-def _minor_type(ctx: mypy.plugin.FunctionContext, major: TypeInfo, minor: str) -> ProperType | None:
+def _minor_type(ctx: _Ctx, major: TypeInfo, minor: str) -> ProperType | None:
     """The declared type of ``major.minor``; reports ``policy-minor`` if there is no such field."""
-    names = [str(field["name"]) for field in major.metadata["dataclass"].get("attributes", [])]
+    names = _minor_names(major)
     node = major.get(minor)
     if minor in names and node is not None and isinstance(node.node, Var) and node.node.type:
         return get_proper_type(node.node.type)
@@ -147,7 +478,50 @@ def _minor_type(ctx: mypy.plugin.FunctionContext, major: TypeInfo, minor: str) -
     return None
 
 
-def _refine_maker(ctx: mypy.plugin.FunctionContext) -> Type:
+def _is_bool(typ: Type) -> bool:
+    proper = get_proper_type(typ)
+    if isinstance(proper, Instance) and proper.last_known_value is not None:
+        proper = proper.last_known_value
+    if isinstance(proper, LiteralType):
+        return isinstance(proper.value, bool)
+    return isinstance(proper, Instance) and proper.type.fullname == "builtins.bool"
+
+
+def _takes_bool(declared: Type) -> bool:
+    """Whether the run-time check lets a bool through where ``declared`` is declared."""
+    proper = get_proper_type(declared)
+    if isinstance(proper, UnionType):
+        return any(_takes_bool(item) for item in proper.items)
+    return not (isinstance(proper, Instance) and proper.type.fullname in _NUMBERS)
+
+
+def _bool_for_number(value: Type, declared: Type) -> bool:
+    """A bool (or a tuple holding one) where a number is declared: mypy allows it (bool is an
+    int), the run-time check does not (``PModifyDimNumIs(True)`` is a mistake, not 1)."""
+    given, wanted = get_proper_type(value), get_proper_type(declared)
+    if isinstance(given, TupleType):
+        if isinstance(wanted, TupleType) and len(wanted.items) == len(given.items):
+            return any(map(_bool_for_number, given.items, wanted.items))
+        if isinstance(wanted, Instance) and wanted.type.fullname == "builtins.tuple":
+            return any(_bool_for_number(item, wanted.args[0]) for item in given.items)
+        return False
+    return _is_bool(given) and not _takes_bool(wanted)
+
+
+def _value_misfit(ctx: _Ctx, value: Type, declared: Type, where: str, context: Context) -> None:
+    """Report a value that does not fit the minor ``where`` (declared ``declared``)."""
+    note = ""
+    if is_subtype(value, declared):  # it fits for mypy: a bool where a number is declared
+        note = "; a bool is not accepted where an int or float is declared"
+    ctx.api.fail(
+        f"Policy value of type {format_type(value, ctx.api.options)} does not fit "
+        f"{where} (declared {format_type(declared, ctx.api.options)}){note}",
+        context,
+        code=POLICY_MINOR,
+    )
+
+
+def _refine_maker(ctx: _Ctx) -> Type:
     """Check a policy object/template constructor and infer ``Literal`` minor (and value)."""
     result = get_proper_type(ctx.default_return_type)
     args = [arg[0] if len(arg) == 1 else None for arg in ctx.arg_types[:3]]
@@ -165,13 +539,8 @@ def _refine_maker(ctx: mypy.plugin.FunctionContext) -> Type:
     value = result.args[2]
     if result.type.fullname == _OBJECT and len(args) > 2 and args[2] is not None:
         value = args[2]
-        if not is_subtype(value, declared):
-            ctx.api.fail(
-                f"Policy value of type {format_type(value, ctx.api.options)} does not fit "
-                f"{info.name}.{minor} (declared {format_type(declared, ctx.api.options)})",
-                ctx.args[2][0],
-                code=POLICY_MINOR,
-            )
+        if not is_subtype(value, declared) or _bool_for_number(value, declared):
+            _value_misfit(ctx, value, declared, f"{info.name}.{minor}", ctx.args[2][0])
         value = declared
     elif isinstance(get_proper_type(value), UninhabitedType):
         value = _template_value(result.type.fullname, declared)
@@ -188,16 +557,58 @@ def _template_value(template: str, declared: ProperType) -> Type:
     return declared
 
 
-class PolicyPlugin(mypy.plugin.Plugin):
-    """Hooks the policy constructors; everything else is left to mypy."""
+def _check_template_call(ctx: _Ctx) -> Type:
+    """``PModifyDimNumIs(True)``: a bool given to a template whose minor is a number."""
+    template = ctx.type if isinstance(ctx, mypy.plugin.MethodContext) else None
+    if not (isinstance(template, Instance) and len(template.args) == 3):
+        return ctx.default_return_type
+    major, minor, declared = template.args
+    major_type, name = get_proper_type(major), _literal_str(minor)
+    where = format_type(template, ctx.api.options).strip('"')
+    if isinstance(major_type, Instance) and name is not None:
+        where = f"{major_type.type.name}.{name}"
+    if template.type.fullname == _TEMPLATES[1]:  # variadic: each argument is one item
+        where = f"an item of {where}"
+    for types, exprs in zip(ctx.arg_types, ctx.args, strict=True):
+        for typ, expr in zip(types, exprs, strict=True):
+            if _bool_for_number(typ, declared):
+                _value_misfit(ctx, typ, declared, where, expr)
+    return ctx.default_return_type
 
-    def get_function_hook(
-        self, fullname: str
-    ) -> Callable[[mypy.plugin.FunctionContext], Type] | None:
-        if fullname in _CONTAINERS:
+
+class PolicyPlugin(mypy.plugin.Plugin):
+    """Hooks the policy constructors and the calls that take policies (none is overloaded:
+    errors reported while mypy picks an overload are discarded); everything else is left to
+    mypy."""
+
+    def _owner(self, fullname: str, member: str) -> str | None:
+        """``Owner.member`` for the class that defines ``member`` of class ``fullname``."""
+        sym = self.lookup_fully_qualified(fullname)
+        info = sym.node if sym is not None else None
+        owner = info.get_containing_type_info(member) if isinstance(info, TypeInfo) else None
+        return f"{owner.fullname}.{member}" if owner is not None else None
+
+    def get_function_hook(self, fullname: str) -> _Hook | None:
+        if fullname in (_CONTAINER, _SUB):
             return _check_container
         if fullname == _OBJECT or fullname in _TEMPLATES:
             return _refine_maker
+        if fullname in _MAKERS:
+            return _check_policies
+        init = self._owner(fullname, "__init__")  # a filler's (or a subclass's) constructor
+        if init == f"{_XAVIER}.__init__":
+            return _xavier_hook
+        if init == f"{_VAR_SCALE}.__init__":
+            return _check_policies
+        return None
+
+    def get_method_hook(self, fullname: str) -> _Hook | None:
+        if fullname in (f"{t}.__call__" for t in _TEMPLATES):
+            return _check_template_call
+        if fullname.endswith(".build"):
+            cls, _, member = fullname.rpartition(".")
+            if self._owner(cls, member) == _MLP_BUILD:
+                return _mlp_hook
         return None
 
 

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 from typed_nn.policies import (
     DimPolicy,
     GradPolicy,
+    PDimArrayIs,
+    PDimCountIs,
     PKeepDim,
     PModifyDimNumIs,
     PNoKeepDim,
@@ -20,7 +22,7 @@ from typed_nn.policies import (
 
 PolicyContainer(PUpdate, PNoUpdate)  # E: Policy conflict: GradPolicy.is_update is set by
 PolicyContainer(PUpdate, PUpdate)  # E: Policy conflict: GradPolicy.is_update
-PolicyContainer(PNoUpdate, PKeepDim, PUpdateIs(True))  # E: by argument 1 and argument 3
+PolicyContainer(PNoUpdate, PKeepDim, PUpdateIs(True))  # E: by argument 1 (PNoUpdate) and argument 3 (PUpdateIs(True))
 PolicyContainer(PModifyDimNumIs(1), PModifyDimNumIs(2))  # E: DimPolicy.modify_dim_num
 SubPolicyContainer("w", PKeepDim, PNoKeepDim)  # E: Policy conflict: DimPolicy.is_keep_dim
 PolicyContainer(PKeepDim, SubPolicyContainer("w", PUpdate, PUpdate))  # E: Policy conflict
@@ -41,3 +43,12 @@ PMomentumIs("fast")  # E: incompatible type "str"; expected "float"
 PolicyObject(OptimPolicy, "nesterov", 3.5)  # E: does not fit OptimPolicy.nesterov
 PolicyObject(GradPolicy, "is_updat", True)  # E: Policy major "GradPolicy" has no minor
 PolicyTemplate(DimPolicy, "modify_dim_nums")  # E: has no minor "modify_dim_nums"
+
+# A bool where an int or float is declared: mypy counts bool as an int, the run-time check does not.
+PModifyDimNumIs(True)  # E: Policy value of type "bool" does not fit DimPolicy.modify_dim_num (declared "int")
+PDimCountIs(False)  # E: a bool is not accepted where an int or float is declared
+PDimArrayIs(1, True)  # E: does not fit an item of DimPolicy.dim_array (declared "int")
+PolicyObject(DimPolicy, "modify_dim_num", True)  # E: does not fit DimPolicy.modify_dim_num (declared "int"); a bool
+PolicyObject(DimPolicy, "dim_array", (0, True))  # E: "tuple[int, bool]" does not fit DimPolicy.dim_array
+PMomentumIs(True)  # E: does not fit OptimPolicy.momentum (declared "float")
+PolicyObject(OptimPolicy, "momentum", False)  # E: does not fit OptimPolicy.momentum (declared "float")
