@@ -31,7 +31,7 @@ from typed_nn import ops
 from typed_nn.evaluate import clear_plan_cache
 from typed_nn.model import SGD
 from typed_nn.train.classifier import build_mlp
-from typed_nn.train.step import StepGraph
+from typed_nn.train.step import TrainStep
 
 Untyped = Any
 
@@ -154,7 +154,7 @@ def host_overhead(cupy: Any, loops: int) -> None:
 
 def mlp_step(cupy: Any, torch: Any, batch: int) -> None:
     """One SGD step of a 784-512-256-10 ReLU MLP with biases, softmax + NLL: typed_nn's
-    training step (``fit``'s, built once, one evaluation per step) beside torch eager."""
+    training step (``fit``'s, compiled once, one Step per batch) beside torch eager."""
     sync = cupy.cuda.Device().synchronize
     rng = np.random.default_rng(0)
     widths = [784, 512, 256, 10]
@@ -162,13 +162,13 @@ def mlp_step(cupy: Any, torch: Any, batch: int) -> None:
     labels = rng.integers(0, widths[-1], batch)
     onehot = np.eye(widths[-1], dtype=np.float32)[labels]
     net, params = build_mlp(widths, seed=0, device=tn.GPU)
-    graph = StepGraph(net, batch, widths[0], widths[-1], tn.GPU)
+    sgd = SGD(0.01)
+    graph = TrainStep(net, sgd, widths[0], widths[-1], tn.GPU)
     features, targets = cupy.asarray(xs), cupy.asarray(onehot)
     rows = cupy.arange(batch)
-    sgd = SGD(0.01)
 
     def step() -> None:
-        graph.run_rows(features, targets, rows, sgd)
+        graph.run_rows(features, targets, rows)
 
     t_tn = best(step, sync)
     print(f"  typed_nn MLP step (batch {batch}): {t_tn * 1e3:8.3f} ms")

@@ -14,8 +14,7 @@ import pytest
 
 import typed_nn as tn
 from typed_nn.evaluate import hooks
-from typed_nn.model import SGD, Adam, GradCollector, Momentum, Optimizer, ParamGrads
-from typed_nn.model.optim import OnePass
+from typed_nn.model import SGD, Adam, GradCollector, Momentum, Optimizer
 from typed_nn.train import Dataset, EarlyStopping, History, accuracy, fit, predict
 from typed_nn.train.classifier import build_mlp, cosine_schedule, make_optimizer
 
@@ -90,38 +89,30 @@ def test_history_loss_and_accuracy_match_numpy(n: int, batch: int) -> None:
         assert history.train_acc[epoch] == hits / len(data)
 
 
-class StepwiseSGD(SGD):
-    """SGD through ``optimizer.step`` (no one-pass rule)."""
+def eager_fit(net: Any, data: Dataset, opt: Optimizer, epochs: int, batch: int) -> None:
+    """fit's batches and shuffling, each step eager: tn.grad evaluated, then ``opt.step``."""
+    from typed_nn import ops
+    from typed_nn.layers import LayerInput, LayerOutput
 
-    def one_pass(self, grads: ParamGrads) -> OnePass | None:
-        return None
-
-
-def test_one_pass_sgd_equals_the_optimizer_step() -> None:
-    """Weight decay and a schedule give the same weights through both paths."""
-    finals = []
-    for cls in (SGD, StepwiseSGD):
-        net, params = build_mlp([4, 6, 3], seed=3)
-        opt = cls(lambda t: 0.3 / (1 + t), weight_decay=0.01)
-        fit(net, blobs(23), opt, epochs=2, batch_size=5, progress=False)
-        assert opt.step_count == 10
-        finals.append({name: t.numpy().copy() for name, t in params.items()})
-    for name, value in finals[0].items():
-        assert np.allclose(value, finals[1][name], rtol=1e-5, atol=1e-6), name
-
-
-class StepwiseMomentum(Momentum):
-    """Momentum through ``optimizer.step`` (no one-pass rule)."""
-
-    def one_pass(self, grads: ParamGrads) -> OnePass | None:
-        return None
-
-
-class StepwiseAdam(Adam):
-    """Adam through ``optimizer.step`` (no one-pass rule)."""
-
-    def one_pass(self, grads: ParamGrads) -> OnePass | None:
-        return None
+    rng = np.random.default_rng(0)
+    collected: GradCollector[tn.Float32, tn.CPU] = GradCollector(tn.Float32, tn.CPU)
+    for _ in range(epochs):
+        order = rng.permutation(len(data))
+        for start in range(0, len(data), batch):
+            idx = order[start : start + batch]
+            x = tn.tensor(data.features[idx], tn.Float32, tn.CPU, tn.Dim2)
+            y = tn.tensor(
+                np.eye(3, dtype=np.float32)[data.labels[idx]], tn.Float32, tn.CPU, tn.Dim2
+            )
+            probs = ops.softmax(
+                net.feed_forward(net.input_cont().set(LayerInput, x)).get(LayerOutput)
+            )
+            net.feed_backward(net.output_cont().set(LayerOutput, probs))
+            collected = GradCollector(tn.Float32, tn.CPU)
+            net.grad_collect(collected)
+            weights = [w for _, w, _ in collected]
+            grads = tn.grad(ops.nll_loss(y, probs), weights)
+            opt.step(list(zip(weights, grads, strict=True)))
 
 
 def lr_schedule(t: int) -> float:
@@ -129,24 +120,29 @@ def lr_schedule(t: int) -> float:
 
 
 @pytest.mark.parametrize(
-    ("fused", "stepwise", "kwargs"),
+    ("cls", "kwargs"),
     [
-        (Momentum, StepwiseMomentum, {"momentum": 0.9, "weight_decay": 0.01}),
-        (Momentum, StepwiseMomentum, {"momentum": 0.8, "nesterov": True}),
-        (Adam, StepwiseAdam, {"weight_decay": 0.1}),
-        (Adam, StepwiseAdam, {"weight_decay": 0.01, "decoupled_weight_decay": False}),
+        (SGD, {"weight_decay": 0.01}),
+        (Momentum, {"momentum": 0.9, "weight_decay": 0.01}),
+        (Momentum, {"momentum": 0.8, "nesterov": True}),
+        (Adam, {"weight_decay": 0.1}),
+        (Adam, {"weight_decay": 0.01, "decoupled_weight_decay": False}),
     ],
 )
-def test_one_pass_momentum_and_adam_equal_the_optimizer_step(
-    fused: type[Optimizer], stepwise: type[Optimizer], kwargs: dict[str, Any]
+def test_the_compiled_step_equals_the_eager_optimizer_step(
+    cls: type[Optimizer], kwargs: dict[str, Any]
 ) -> None:
-    """Every update of a step in one evaluation gives the weights and state of ``step``."""
+    """Each optimizer states its rule once: fit's compiled step (every update in one Step,
+    written after every read) gives the weights and state of eager ``step`` calls, with a
+    schedule (a run-time number of the compiled step)."""
     finals = []
-    for cls in (fused, stepwise):
+    for compiled in (True, False):
         net, params = build_mlp([4, 6, 3], seed=3)
         opt = cls(lr_schedule, **kwargs)
-        assert (opt.one_pass([]) is not None) == (cls is fused)
-        fit(net, blobs(23), opt, epochs=3, batch_size=5, progress=False)
+        if compiled:
+            fit(net, blobs(23), opt, epochs=3, batch_size=5, progress=False)
+        else:
+            eager_fit(net, blobs(23), opt, 3, 5)
         assert opt.step_count == 15
         state = {
             f"{n}/{k}": v.numpy().copy() for n, t in params.items() for k, v in opt.state(t).items()
@@ -514,21 +510,15 @@ def test_a_diverging_fit_with_a_progress_bar_closes_it() -> None:
 
 
 class PoisonLastStep(SGD):
-    """SGD whose ``poison_at``-th step writes NaN into the weights (through ``step``)."""
+    """SGD whose ``poison_at``-th step (1-based) runs with a NaN learning rate: that update
+    writes NaN into the weights."""
 
     def __init__(self, lr: float, poison_at: int) -> None:
         super().__init__(lr)
         self.poison_at = poison_at
 
-    def one_pass(self, grads: ParamGrads) -> OnePass | None:
-        return None
-
-    def step(self, grads: ParamGrads) -> None:
-        super().step(grads)
-        if self.step_count == self.poison_at:
-            assert isinstance(grads, GradCollector)  # what fit passes
-            for _, weight, _ in grads:
-                weight.array[...] = np.nan
+    def numbers(self) -> tuple[float, ...]:
+        return (math.nan,) if self.step_count + 1 == self.poison_at else super().numbers()
 
 
 def test_nan_weights_after_an_epochs_last_update_stop_training() -> None:

@@ -5,10 +5,13 @@ MetaNN has no optimizer (METANN.md §6); these follow PyTorch's update rules. A 
 1. evaluates every parameter's gradient in **one** plan, before any weight changes (a
    gradient of one layer reads the weights of the layers after it, so updating a weight
    first would corrupt the others' gradients);
-2. writes each update as one lazy expression evaluated in place into its tensor
-   (``tn.evaluate(expr, out=weight)``: MShadow's ``w = w - lr * (g + wd * w)``, one fused
-   pass with no full-size temporaries). Optimizer state (velocity, moments) is a tensor per
-   parameter, updated in place the same way, before the weight that reads it.
+2. runs the optimizer's rule (:meth:`Optimizer.update`, stated once): each update one lazy
+   expression assigned in place into its tensor (MShadow's ``w = w - lr * (g + wd * w)``,
+   one fused pass with no full-size temporaries). Optimizer state (velocity, moments) is a
+   tensor per parameter, assigned the same way, before the weight that reads it.
+
+Inside a compiled training step the same rule runs on lazy gradients (:meth:`apply`) and
+every update is written after every read (docs/programs.md).
 
 ``lr`` is a float or a schedule: any callable ``lr(step) -> float`` of the 0-based step
 number, e.g. ``lambda t: 0.1 * 0.95 ** (t // 100)``.
@@ -23,7 +26,7 @@ import copy
 import math
 import reprlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from .. import backends
@@ -31,12 +34,12 @@ from ..data.factories import scalar as tn_scalar
 from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
 from ..errors import ElemTypeError, OperandError, ParamError, message
-from ..evaluate import EvalPlan, evaluate
+from ..evaluate import EvalPlan
 from ..ops import sqrt, square
 from ..tags import Dim0, FloatTag, dim_of_rank
 from .grad_collector import GradCollector
 
-__all__ = ["SGD", "Adam", "LearningRate", "Momentum", "OnePass", "Optimizer", "ParamGrads"]
+__all__ = ["SGD", "Adam", "LearningRate", "Momentum", "Number", "Optimizer", "ParamGrads"]
 
 AnyWeight: TypeAlias = Tensor[Any, Any, Any]
 AnyGrad: TypeAlias = TensorLike[Any, Any, Any]
@@ -44,8 +47,8 @@ LearningRate: TypeAlias = float | Callable[[int], float]
 """A constant learning rate, or a schedule ``lr(step) -> float`` of the 0-based step."""
 ParamGrads: TypeAlias = GradCollector[Any, Any] | Iterable[tuple[AnyWeight, AnyGrad]]
 """What ``step`` takes: a GradCollector, or (weight, grad) pairs (parameters of any rank)."""
-Update: TypeAlias = tuple[AnyWeight, AnyGrad]
-Scalar: TypeAlias = float | Tensor[Any, Any, Dim0]
+Number: TypeAlias = float | TensorLike[Any, Any, Dim0]
+"""A per-step number of a rule: a float, or a rank-0 tensor of the weight's element type."""
 
 
 def _require(ok: bool, owner: str, what: str, value: object, hint: str) -> None:
@@ -66,23 +69,15 @@ def _positive(value: object) -> bool:
     return isinstance(value, int | float) and math.isfinite(value) and value > 0
 
 
-class OnePass:
-    """A whole step's updates as one multi-target evaluation, built once and run every step.
-
-    Each ``(target, expression)`` of ``updates`` reads only the values from before the step
-    (a weight's rule refers to its state's *update expressions*, not to the state tensors),
-    so all of them can be evaluated in one pass and written after every read.
-    ``prepare()`` writes this step's numbers (learning rate, bias corrections) into the
-    rank-0 placeholders the expressions read; the caller then evaluates and counts the step.
-    """
-
-    def __init__(self, updates: list[Update], prepare: Callable[[], None]) -> None:
-        self.updates = updates
-        self.prepare = prepare
-
-
 class Optimizer(ABC):
-    """Base of the optimizers: learning rate (or schedule), step count, per-weight state."""
+    """Base of the optimizers: learning rate (or schedule), step count, per-weight state.
+
+    Each optimizer states its rule once, in :meth:`update`, as assigns: its state first,
+    then the weight, each reading what the assigns before it wrote. ``step`` runs it eagerly
+    (gradients evaluated first); inside a function ``tn.compile`` traces, :meth:`apply` runs
+    it on lazy gradients with the step's :meth:`numbers` as run-time arguments, and the
+    compiled step writes every update after every read.
+    """
 
     def __init__(self, lr: LearningRate, weight_decay: float) -> None:
         if not callable(lr):
@@ -105,27 +100,38 @@ class Optimizer(ABC):
         entry = self._state.get(id(weight))
         return dict(entry[1]) if entry is not None else {}
 
+    def numbers(self) -> tuple[float, ...]:
+        """The next step's numbers (learning rate, bias corrections), from ``step_count``."""
+        return (self.current_lr(),)
+
     def step(self, grads: ParamGrads) -> None:
-        """Update every parameter of ``grads`` once, in place."""
+        """Update every parameter of ``grads`` once, in place (gradients evaluated first, in
+        one plan, so no update changes a gradient still to be read)."""
         pairs = _pairs(grads, type(self).__name__)
         if not pairs:
             return
-        lr = self.current_lr()
+        numbers = self.numbers()
         values = _evaluate_grads(pairs)
         self.step_count += 1
-        updates: list[Update] = []
+        scalars: dict[tuple[type, type], tuple[Tensor[Any, Any, Dim0], ...]] = {}
         for (weight, _), grad in zip(pairs, values, strict=True):
-            updates.extend(self._updates(weight, grad, lr))
-        _assign_all(updates)
+            kind = (weight.elem, weight.device)
+            per_kind = scalars.get(kind)
+            if per_kind is None:  # rank-0 tensors: a new value is no new program to compile
+                per_kind = tuple(tn_scalar(x, weight.elem, weight.device) for x in numbers)
+                scalars[kind] = per_kind
+            self.update(weight, grad, per_kind)
 
-    def one_pass(self, grads: ParamGrads) -> OnePass | None:
-        """This optimizer's rule over the lazy ``grads`` as one evaluation per step (see
-        ``OnePass``), or None when it has none (``step`` is then the way)."""
-        return None
+    def apply(self, grads: ParamGrads, numbers: Sequence[Number]) -> None:
+        """The rule for every (weight, grad) of ``grads`` with this step's ``numbers``: the
+        form for a compiled training step, where the gradients are lazy and the updates are
+        written after every read. The caller counts the step (``step_count += 1``)."""
+        for weight, grad in _pairs(grads, type(self).__name__):
+            self.update(weight, grad, numbers)
 
-    def _placeholder(self, weight: AnyWeight) -> Tensor[Any, Any, Dim0]:
-        """A rank-0 tensor of the weight's element type, written by a ``OnePass.prepare``."""
-        return tn_scalar(0.0, weight.elem, weight.device)
+    @abstractmethod
+    def update(self, weight: AnyWeight, grad: AnyGrad, numbers: Sequence[Number]) -> None:
+        """Assign ``weight``'s new state, then its new value (``numbers``: see ``numbers``)."""
 
     def _slot(self, weight: AnyWeight, names: tuple[str, ...]) -> dict[str, AnyWeight]:
         """This weight's state tensors (zeros at first)."""
@@ -141,22 +147,9 @@ class Optimizer(ABC):
             entry = self._state[id(weight)] = (weight, slots)
         return entry[1]
 
-    def _per_step(self, weight: AnyWeight, value: float, varies: bool = True) -> Scalar:
-        """``value`` as a number, or as a rank-0 tensor when it changes from step to step:
-        the evaluator keys compiled schedules on structure, and numbers are structure,
-        so a per-step number would make it analyse and compile every step anew."""
-        return tn_scalar(value, weight.elem, weight.device) if varies else value
-
-    def _lr(self, weight: AnyWeight, lr: float) -> Scalar:
-        return self._per_step(weight, lr, varies=callable(self.lr))
-
     def _decayed(self, weight: AnyWeight, grad: AnyGrad) -> AnyGrad:
         """``grad + weight_decay * weight`` (L2 regularisation folded into the gradient)."""
         return grad + self.weight_decay * weight if self.weight_decay else grad
-
-    @abstractmethod
-    def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
-        """(target, expression) pairs for one weight, state before the weight."""
 
 
 class SGD(Optimizer):
@@ -165,30 +158,9 @@ class SGD(Optimizer):
     def __init__(self, lr: LearningRate, *, weight_decay: float = 0.0) -> None:
         super().__init__(lr, weight_decay)
 
-    def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
-        return [(weight, weight - self._lr(weight, lr) * self._decayed(weight, grad))]
-
-    def one_pass(self, grads: ParamGrads) -> OnePass | None:
-        """``w - lr g'`` for every weight in one evaluation; lr is one placeholder per element
-        type and device, written only when the (scheduled) value changes."""
-        updates: list[Update] = []
-        rates: dict[tuple[type, type], Tensor[Any, Any, Dim0]] = {}
-        for weight, grad in _pairs(grads, "SGD"):
-            kind = (weight.elem, weight.device)
-            lr = rates.get(kind)
-            if lr is None:
-                lr = rates[kind] = self._placeholder(weight)
-            updates.append((weight, weight - lr * self._decayed(weight, grad)))
-        written: list[float] = []
-
-        def prepare() -> None:
-            value = self.current_lr()
-            if written != [value]:
-                for rate in rates.values():
-                    rate.array[...] = value
-                written[:] = [value]
-
-        return OnePass(updates, prepare)
+    def update(self, weight: AnyWeight, grad: AnyGrad, numbers: Sequence[Number]) -> None:
+        (lr,) = numbers
+        weight.assign(weight - lr * self._decayed(weight, grad))
 
 
 class Momentum(Optimizer):
@@ -211,34 +183,13 @@ class Momentum(Optimizer):
         self.momentum = momentum
         self.nesterov = nesterov
 
-    def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
+    def update(self, weight: AnyWeight, grad: AnyGrad, numbers: Sequence[Number]) -> None:
+        (lr,) = numbers
         v = self._slot(weight, ("velocity",))["velocity"]
         mu = self.momentum
         g = self._decayed(weight, grad)
-        # v is updated first; the weight's expression then reads the new v.
-        step = g + mu * v if self.nesterov else v
-        return [(v, mu * v + g), (weight, weight - self._lr(weight, lr) * step)]
-
-    def one_pass(self, grads: ParamGrads) -> OnePass | None:
-        """``v' = mu v + g'`` and ``w - lr v'`` (Nesterov: ``w - lr (g' + mu v')``) for every
-        weight, in one evaluation; lr is a placeholder set per step."""
-        updates: list[Update] = []
-        rates: list[Tensor[Any, Any, Dim0]] = []
-        mu = self.momentum
-        for weight, grad in _pairs(grads, "Momentum"):
-            v = self._slot(weight, ("velocity",))["velocity"]
-            rates.append(lr := self._placeholder(weight))
-            g = self._decayed(weight, grad)
-            new_v = mu * v + g
-            step = g + mu * new_v if self.nesterov else new_v
-            updates += [(v, new_v), (weight, weight - lr * step)]
-
-        def prepare() -> None:
-            value = self.current_lr()
-            for rate in rates:
-                rate.array[...] = value
-
-        return OnePass(updates, prepare)
+        v.assign(mu * v + g)  # the weight's update reads the new v
+        weight.assign(weight - lr * (g + mu * v if self.nesterov else v))
 
 
 class Adam(Optimizer):
@@ -273,46 +224,23 @@ class Adam(Optimizer):
         self.eps = eps
         self.decoupled_weight_decay = decoupled_weight_decay
 
-    def _updates(self, weight: AnyWeight, grad: AnyWeight, lr: float) -> list[Update]:
+    def numbers(self) -> tuple[float, ...]:
+        """(step size lr / (1 - b1^t), 1 / sqrt(1 - b2^t), decoupled decay factor) for the
+        next step ``t``."""
+        lr, t = self.current_lr(), self.step_count + 1
+        b1, b2 = self.betas
+        return (lr / (1 - b1**t), 1 / math.sqrt(1 - b2**t), 1 - lr * self.weight_decay)
+
+    def update(self, weight: AnyWeight, grad: AnyGrad, numbers: Sequence[Number]) -> None:
+        size, inv_bc2, keep = numbers
         slots = self._slot(weight, ("m", "v"))
         m, v = slots["m"], slots["v"]
         b1, b2 = self.betas
-        t = self.step_count
         g = grad if self.decoupled_weight_decay else self._decayed(weight, grad)
-        step_size = self._per_step(weight, lr / (1 - b1**t))
-        inv_bc2 = self._per_step(weight, 1 / math.sqrt(1 - b2**t))
-        decay = lr * self.weight_decay if self.decoupled_weight_decay else 0.0
-        kept = weight * self._per_step(weight, 1 - decay) if decay else weight
-        new_w = kept - step_size * m / (sqrt(v) * inv_bc2 + self.eps)
-        return [(m, b1 * m + (1 - b1) * g), (v, b2 * v + (1 - b2) * square(g)), (weight, new_w)]
-
-    def one_pass(self, grads: ParamGrads) -> OnePass | None:
-        """The moments' updates and each weight's step over the *updated* moments, in one
-        evaluation; the step size, the second bias correction and the decoupled decay
-        factor are placeholders set per step."""
-        updates: list[Update] = []
-        numbers: list[tuple[Tensor[Any, Any, Dim0], ...]] = []
-        b1, b2 = self.betas
-        decoupled = self.decoupled_weight_decay and self.weight_decay > 0
-        for weight, grad in _pairs(grads, "Adam"):
-            slots = self._slot(weight, ("m", "v"))
-            m, v = slots["m"], slots["v"]
-            size, inv_bc2, keep = (self._placeholder(weight) for _ in range(3))
-            numbers.append((size, inv_bc2, keep))
-            g = grad if self.decoupled_weight_decay else self._decayed(weight, grad)
-            new_m, new_v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * square(g)
-            kept = weight * keep if decoupled else weight
-            new_w = kept - size * new_m / (sqrt(new_v) * inv_bc2 + self.eps)
-            updates += [(m, new_m), (v, new_v), (weight, new_w)]
-
-        def prepare() -> None:
-            lr, t = self.current_lr(), self.step_count + 1  # ``step`` counts before updating
-            values = (lr / (1 - b1**t), 1 / math.sqrt(1 - b2**t), 1 - lr * self.weight_decay)
-            for placeholders in numbers:
-                for placeholder, value in zip(placeholders, values, strict=True):
-                    placeholder.array[...] = value
-
-        return OnePass(updates, prepare)
+        m.assign(b1 * m + (1 - b1) * g)
+        v.assign(b2 * v + (1 - b2) * square(g))
+        kept = weight * keep if self.decoupled_weight_decay and self.weight_decay else weight
+        weight.assign(kept - size * m / (sqrt(v) * inv_bc2 + self.eps))
 
 
 def _pairs(grads: ParamGrads, owner: str) -> list[tuple[AnyWeight, AnyGrad]]:
@@ -389,14 +317,3 @@ def _evaluate_grads(pairs: list[tuple[AnyWeight, AnyGrad]]) -> list[AnyWeight]:
     values = [h.data() for h in handles]
     weights = [w for w, _ in pairs]
     return [copy.deepcopy(v) if any(v == w for w in weights) else v for v in values]
-
-
-def _assign_all(updates: list[Update]) -> None:
-    """Evaluate each expression into its target, in order, each as one in-place pass.
-
-    The order matters: a weight's expression reads its state tensors after their update, so
-    these must be separate evaluations (one multi-target pass would need the expressions to
-    reference the state *updates* instead).
-    """
-    for target, expr in updates:
-        evaluate(expr, out=target)

@@ -3,14 +3,15 @@ the error that stops ``fit`` when a batch's loss is not finite (a diverging run)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import backends
+from ..data.tensor import Tensor
 from ..errors import TrainingError, message
-from ..model.grad_collector import GradCollector
 from ..model.optim import Optimizer
 
 __all__ = ["EpochMetrics", "Where", "diverged", "weights_diverged"]
@@ -154,11 +155,12 @@ def diverged(metrics: EpochMetrics, optimizer: Optimizer, where: Where) -> Train
 
 
 def weights_diverged(
-    grads: GradCollector[Any, Any], optimizer: Optimizer, where: Where
+    weights: Iterable[tuple[str, Tensor[Any, Any, Any]]], optimizer: Optimizer, where: Where
 ) -> TrainingError | None:
-    """The divergence error when a weight of ``grads`` holds NaN or Inf after the batch at
-    ``where`` (an epoch's last update, which no later loss would show); else None."""
-    for name, weight, _ in grads:
+    """The divergence error when one of the (name, weight) ``weights`` holds NaN or Inf
+    after the batch at ``where`` (an epoch's last update, which no later loss would show);
+    else None."""
+    for name, weight in weights:
         xp = backends.array_module(weight.device)
         if not bool(xp.all(xp.isfinite(weight.array))):
             items = [("declared", "finite weights"), ("received", f"{name} holds NaN or Inf")]

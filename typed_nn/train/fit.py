@@ -7,11 +7,10 @@
                   early_stopping=EarlyStopping("test_acc", patience=5))
     accuracy(mlp, split.test)
 
-Each mini-batch runs one step: the model's forward, softmax, the backward of the NLL loss
-and every gradient are one lazy graph (built once per batch size, see ``step.py``); SGD,
-Momentum and Adam evaluate it with every parameter update in one pass (other optimizers
-evaluate the gradients, then update). The batch's loss for the history is computed from the
-probabilities the step returns and the batch's labels.
+Each mini-batch runs one compiled step (``step.py``): the model's forward, softmax and NLL
+loss, ``tn.grad`` and the optimizer's rule, traced once per batch size by ``tn.compile`` and
+replayed for every batch, every update written in place after every read. The batch's loss
+for the history is computed from the probabilities the step returns and the batch's labels.
 
 ``device=tn.GPU`` trains a model built on the GPU (``build_mlp(..., device=tn.GPU)``): the
 data are copied to the GPU once, each batch is gathered there, and the probabilities come
@@ -36,7 +35,7 @@ from .fit_checks import NonFinite, check_fit
 from .history import History
 from .model import TrainableModel
 from .progress import Progress
-from .step import PredictGraph, StepGraph
+from .step import PredictGraph, TrainStep
 from .stopping import EarlyStopping
 
 __all__ = ["accuracy", "fit", "predict"]
@@ -58,8 +57,8 @@ def accuracy(model: TrainableModel, data: Dataset, *, device: type[DeviceTag] = 
     return float(np.mean(predict(model, data, device=device).argmax(axis=1) == data.labels))
 
 
-def _snapshot(step: StepGraph) -> Snapshot:
-    return [(w, w.array.copy()) for _, w, _ in step.grads]
+def _snapshot(step: TrainStep) -> Snapshot:
+    return [(w, w.array.copy()) for _, w in step.weights]
 
 
 def _restore(snapshot: Snapshot) -> None:
@@ -115,7 +114,7 @@ def fit(
         on_nonfinite=on_nonfinite,
     )
     rng = np.random.default_rng(seed)
-    steps: dict[int, StepGraph] = {}
+    step = TrainStep(model, optimizer, train.n_features, train.n_classes, device)
     tester = None
     if test is not None:
         tester = PredictGraph(model, len(test), test.n_features, test.n_classes, device)
@@ -135,11 +134,7 @@ def fit(
         metrics.begin(order)
         for start in range(0, n, batch_size):
             stop = min(start + batch_size, n)
-            step = steps.get(stop - start)
-            if step is None:
-                step = StepGraph(model, stop - start, train.n_features, train.n_classes, device)
-                steps[stop - start] = step
-            probs = step.run_rows(features, targets, rows[start:stop], optimizer)
+            probs = step.run_rows(features, targets, rows[start:stop])
             metrics.add(probs)
             if metrics.first_bad is not None:
                 report.abort()
@@ -150,7 +145,7 @@ def fit(
         loss, acc = metrics.end()
         if metrics.check:  # the epoch's losses, then its last update, which no loss shows
             where = Where(epoch, epochs, per_epoch - 1, per_epoch, batch_size)
-            weights = next(iter(steps.values())).grads
+            weights = step.weights
             error = (
                 diverged(metrics, optimizer, where)
                 if metrics.first_bad is not None
@@ -174,7 +169,7 @@ def fit(
             continue
         value = history.metric(early_stopping.monitor)[-1]
         if early_stopping.improved(value, best[0] if best else None):
-            params = _snapshot(next(iter(steps.values())))
+            params = _snapshot(step)
             best, waited, history.best_epoch = (value, params), 0, epoch
             continue
         waited += 1

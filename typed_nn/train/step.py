@@ -1,36 +1,32 @@
-"""The lazy graphs of a training step and of a prediction, built once per batch size.
+"""A training step compiled once per batch size, and a prediction graph.
 
-Layers only build expressions (MetaNN's central idea), so a step's whole graph — forward
-through the model, softmax + NLL loss, backward, every parameter's gradient — can be built
-once over *placeholder* tensors and evaluated again for every mini-batch: the batch is
-written into the placeholders in place (and cached results are invalidated), and the
-probabilities, gradients and updates are evaluated (the optimizer's ``one_pass`` rule:
-in one pass with the updates as targets, nothing cached on the nodes). ``fit`` computes the
-loss from the probabilities a step returns.
-Rebuilding the graph per batch gives the same values and costs a node build per op per
-batch; the evaluator's plan cache then only saves the analysis.
+Layers only build expressions (MetaNN's central idea), so a step — forward through the
+model, softmax + NLL loss, ``tn.grad``, the optimizer's rule — is written once as a
+function and compiled by ``tn.compile``: its first call per batch size traces it and
+analyses the whole graph into one Step; every later batch only binds its arrays and runs
+that Step (no node built, no graph walked). ``fit`` computes the loss from the probabilities
+a step returns.
 
-Both graphs live on one device (CPU or GPU): their placeholders are made there, so the
-model's parameters must be there too (a model on another device is a ``TrainingError``
-naming both).
+Both live on one device (CPU or GPU): their tensors are made there, so the model's
+parameters must be there too (a model on another device is a ``TrainingError`` naming
+both).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import ops
+from ..autodiff import grad
 from ..backends.xp import module_of
 from ..data.factories import zeros
 from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
 from ..errors import DeviceError, TrainingError, message
-from ..evaluate import EvalHandle, EvalPlan
-from ..evaluate.executor import Evaluation, invalidate_caches
+from ..evaluate import EvalPlan, compile
 from ..evaluate.plan import evaluate
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
@@ -38,7 +34,7 @@ from ..model.optim import Optimizer
 from ..tags import CPU, DeviceTag, Dim2, Float32, tag_name
 from .model import TrainableModel
 
-__all__ = ["PredictGraph", "StepGraph", "gather_rows"]
+__all__ = ["PredictGraph", "TrainStep", "gather_rows"]
 
 # A step's data live on the step's device, CPU or GPU.
 Matrix32 = Tensor[Float32, Any, Dim2]
@@ -88,90 +84,64 @@ def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
     return result
 
 
-class _Pass(NamedTuple):
-    """A step's one evaluation for one optimizer: probabilities, then every update."""
+class TrainStep:
+    """One training step as a user would write it, compiled once per batch size: the
+    model's forward, softmax and NLL loss, ``tn.grad`` of the loss with respect to the
+    trainable weights, the optimizer's rule (``Optimizer.apply``) — traced by
+    ``tn.compile`` into one Step that writes every update after every read.
 
-    optimizer: Optimizer
-    prepare: Callable[[], None]
-    """Writes this step's numbers (learning rate, bias corrections) into placeholders."""
-    evaluation: Evaluation
-    targets: list[tuple[int, Weight, Any]]
-    """(root index, the weight its update is written into, the weight's array)."""
-
-
-class StepGraph:
-    """Forward, loss gradient and backward of one batch size, over placeholders ``x`` and
-    ``y`` (one-hot rows)."""
+    The batch is gathered straight into a pair of tensors per batch size (no batch arrays in
+    between); the optimizer's per-step numbers (learning rate, bias corrections) are the
+    step's run-time arguments.
+    """
 
     def __init__(
         self,
         model: TrainableModel,
-        batch: int,
+        optimizer: Optimizer,
         features: int,
         classes: int,
         device: type[DeviceTag] = CPU,
     ) -> None:
-        self.x: Matrix32 = zeros((batch, features), Float32, device)
-        self.y: Matrix32 = zeros((batch, classes), Float32, device)
-        self.probs = ops.softmax(_forward(model, self.x, classes))
-        # The gradient of the mean NLL through the softmax. For any targets it is
-        # softmax_grad(nll_loss_grad(1, y, p), p), which the evaluator rewrites into one
-        # kernel (g / S * (p * T - y), with T each row's and S all targets' sum); fit's
-        # targets are one-hot rows (T = 1, S = batch), where that is exactly (p - y) / batch:
-        # two element-wise passes, as a hand-written step has (tests/test_train_fit.py).
-        grad = (self.probs - self.y) * (1.0 / batch)
-        model.feed_backward(model.output_cont().set(LayerOutput, grad))
-        self.grads: GradCollector[Float32, Any] = GradCollector(Float32, device)
-        model.grad_collect(self.grads)
-        self._pass: _Pass | None = None
+        self.model, self.optimizer = model, optimizer
+        self.features, self.classes, self.device = features, classes, device
+        self.weights: list[tuple[str, Weight]] = []
+        self._batches: dict[int, tuple[Matrix32, Matrix32]] = {}
+        self._step = compile(self._traced)
 
-    def _one_pass(self, optimizer: Optimizer) -> _Pass | None:
-        """This step's single evaluation for ``optimizer`` (its ``one_pass`` rule, the
-        probabilities first), built once per optimizer; None when it has no one-pass rule."""
-        found = self._pass
-        if found is None or found.optimizer is not optimizer:
-            plan = optimizer.one_pass(self.grads)
-            found = None
-            if plan is not None:
-                roots: list[Roots] = [self.probs]
-                roots.extend(expr for _, expr in plan.updates)
-                targets: Targets = {i: w for i, (w, _) in enumerate(plan.updates, 1)}
-                written = [(i, w, w.array) for i, w in targets.items()]
-                found = _Pass(optimizer, plan.prepare, Evaluation(roots, targets), written)
-            self._pass = found
-        return found
+    def _traced(self, x: Matrix32, y: Matrix32, numbers: tuple[float, ...]) -> Lazy32:
+        probs = ops.softmax(_forward(self.model, x, self.classes))
+        loss = ops.nll_loss(y, probs)
+        # The weights the model updates (PUpdate), as its grad_collect names them; their
+        # gradients are tn.grad's (the evaluator fuses softmax_grad(nll_loss_grad(...))).
+        self.model.feed_backward(self.model.output_cont().set(LayerOutput, probs))
+        collected: GradCollector[Float32, Any] = GradCollector(Float32, self.device)
+        self.model.grad_collect(collected)
+        self.weights = [(name, w) for name, w, _ in collected]
+        grads = grad(loss, [w for _, w in self.weights])
+        self.optimizer.apply(
+            [(w, g) for (_, w), g in zip(self.weights, grads, strict=True)], numbers
+        )
+        return probs
 
-    def _run_pass(self, one: _Pass) -> Array:
-        """Probabilities and every update in one evaluation."""
-        one.prepare()
-        arrays = one.evaluation()
-        for i, weight, memory in one.targets:
-            if arrays[i] is not memory:  # not written in place: copy (after every read)
-                weight.array[...] = arrays[i]
-        invalidate_caches()  # the weights changed in place
-        one.optimizer.step_count += 1
-        return arrays[0]
-
-    def run_rows(self, features: Array, targets: Array, rows: Array, optimizer: Optimizer) -> Array:
-        """``step`` on the batch ``features[rows]``, ``targets[rows]``, gathered straight
-        into the placeholders (no batch arrays in between). All three arrays live on the
-        step's device; ``rows`` must be in range."""
-        gather_rows(features, rows, self.x.array)
-        gather_rows(targets, rows, self.y.array)
-        return self.step(optimizer)
-
-    def step(self, optimizer: Optimizer) -> Array:
-        """One step over the batch now in the placeholders; returns its probabilities on the
-        step's device (a fresh array: the buffer pool never hands out memory that is still
-        referenced)."""
-        invalidate_caches()  # the placeholders changed in place
-        if EvalPlan.current().pending() == 0:
-            one = self._one_pass(optimizer)
-            if one is not None:
-                return self._run_pass(one)
-        handle: EvalHandle[Float32, Any, Dim2] = self.probs.eval_register()
-        optimizer.step(self.grads)  # its EvalPlan.eval() computes probs too
-        return handle.data().array
+    def run_rows(self, features: Array, targets: Array, rows: Array) -> Array:
+        """One step on the batch ``features[rows]``, ``targets[rows]``; returns its
+        probabilities on the step's device (a fresh array: the buffer pool never hands out
+        memory that is still referenced). All three arrays live on the step's device;
+        ``rows`` must be in range."""
+        batch = self._batches.get(len(rows))
+        if batch is None:
+            batch = self._batches[len(rows)] = (
+                zeros((len(rows), self.features), Float32, self.device),
+                zeros((len(rows), self.classes), Float32, self.device),
+            )
+        x, y = batch
+        gather_rows(features, rows, x.array)
+        gather_rows(targets, rows, y.array)
+        probs = self._step(x, y, self.optimizer.numbers())
+        self.optimizer.step_count += 1
+        assert isinstance(probs, Tensor)  # a compiled function returns evaluated tensors
+        return probs.array
 
 
 class PredictGraph:
