@@ -370,3 +370,136 @@ def test_a_kernel_failing_mid_step_changes_no_target(
     assert not armed[0], "the injected failure did not happen"
     for a, b in zip(got, clean, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+# --- what a trace would freeze is an error; what it must not freeze is not frozen ---
+
+
+@pytest.mark.parametrize(
+    ("fn", "what"),
+    [
+        (lambda x, lr: x * (-lr), "__neg__"),
+        (lambda x, lr: lr * 2.0 * x, "__mul__"),
+        (lambda x, lr: x * (2.0 * lr), "__rmul__"),
+        (lambda x, lr: x / (lr + 1.0), "__add__"),
+        (lambda x, lr: x * float(lr), "__float__"),
+        (lambda x, lr: x if lr > 0.5 else -x, "__gt__"),
+        (lambda x, lr: x * (1.0 if lr else 0.0), "__bool__"),
+    ],
+)
+def test_python_arithmetic_on_a_float_argument_is_an_error(fn: Any, what: str) -> None:
+    with pytest.raises(
+        tn.CompileError, match=rf"(?s)float argument in Python.*\({what}\).*-\(lr \* g\)"
+    ):
+        tn.compile(fn)(t64([1.0]), 3.0)
+
+
+def test_float_arguments_combined_with_tensors_stay_run_time_numbers() -> None:
+    f = tn.compile(lambda x, lr: -(lr * x) + x * lr * 2.0 + lr / (x + 1.0))
+    x = t64([1.0, 3.0])
+    for lr in (1.0, 3.0, 0.5):
+        np.testing.assert_allclose(f(x, lr).numpy(), lr * x.numpy() + lr / (x.numpy() + 1.0))
+    assert f.traces == 1
+
+
+def test_numpy_floats_are_run_time_numbers_too() -> None:
+    f = tn.compile(lambda x, lr: x * lr)
+    x = t32([1.0, 2.0])
+    np.testing.assert_array_equal(f(x, np.float64(2.0)).numpy(), [2.0, 4.0])
+    np.testing.assert_array_equal(f(x, np.float32(3.0)).numpy(), [3.0, 6.0])
+    np.testing.assert_array_equal(f(x, 0.5).numpy(), [0.5, 1.0])
+    assert f.traces == 1
+
+
+def test_reading_a_tensors_values_inside_a_trace_is_an_error() -> None:
+    f = tn.compile(lambda x: x * float(x.numpy().sum()))
+    with pytest.raises(tn.CompileError, match="cannot read a tensor's values inside a function"):
+        f(t64([1.0, 1.0]))
+    g = tn.compile(lambda x: x * x[0].value())
+    with pytest.raises(tn.CompileError, match="frozen into the compiled step"):
+        g(t64([1.0, 1.0]))
+
+
+def test_an_argument_that_is_the_assigned_tensor_gets_a_program_of_its_own() -> None:
+    @tn.compile
+    def sym(t: Any, u: Any) -> None:
+        t.assign(0.5 * (ops.transpose(u) + t))
+
+    rng = np.random.default_rng(3)
+    b = rng.normal(size=(300, 300))
+    sym(t64(np.zeros((300, 300))), t64(b))  # traced with two tensors apart
+    a = t64(b.copy())
+    sym(a, a)  # the same tensor for both: its transpose is read while it is written
+    np.testing.assert_allclose(a.numpy(), 0.5 * (b.T + b))
+    assert sym.traces == 2
+
+
+def test_a_closed_over_target_passed_as_an_argument_is_traced_again() -> None:
+    rng = np.random.default_rng(4)
+    w = t64(rng.normal(size=(300, 300)))
+
+    @tn.compile
+    def update(u: Any) -> None:
+        w.assign(0.5 * (ops.transpose(u) + w))
+
+    update(t64(np.zeros((300, 300))))
+    before = w.numpy().copy()
+    update(w)  # u is w itself now
+    np.testing.assert_allclose(w.numpy(), 0.5 * (before.T + before))
+    assert update.traces == 2
+
+
+def test_concurrent_calls_of_one_compiled_function_give_each_its_own_numbers() -> None:
+    import threading
+
+    f = tn.compile(lambda x, k: ops.exp(x * k) + k * x)
+    x = t64(RNG.normal(size=(64, 64)) * 0.1)
+    bad: list[float] = []
+
+    def worker(seed: int) -> None:
+        for i in range(100):
+            k = float(seed * 1000 + i) / 1000.0
+            got = f(x, k).numpy()
+            if not np.allclose(got, np.exp(x.numpy() * k) + k * x.numpy()):
+                bad.append(k)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not bad
+
+
+def test_a_trace_in_one_thread_changes_no_node_built_in_another() -> None:
+    import threading
+
+    w = t64([0.0, 1.0])
+    started, release = threading.Event(), threading.Event()
+    built: list[Any] = []
+
+    def slow(x: Any) -> None:
+        w.assign(w - x)  # while this trace runs, w reads as w - x in this thread only
+        started.set()
+        release.wait(5)
+
+    thread = threading.Thread(target=lambda: tn.compile(slow)(t64([1.0, 1.0])))
+    thread.start()
+    started.wait(5)
+    built.append(w * 10.0)
+    release.set()
+    thread.join()
+    np.testing.assert_array_equal(built[0].numpy(), [-10.0, 0.0])  # w was updated once
+
+
+def test_the_retrace_warning_names_the_callers_line_and_a_trace_counts_as_an_analysis() -> None:
+    from typed_nn.evaluate import stats
+
+    f = tn.compile(lambda x, n: x * float(n), max_traces=1)
+    x = t64([1.0])
+    before = stats.analyses
+    f(x, 1)
+    assert stats.analyses == before + 1
+    with pytest.warns(tn.RetraceWarning) as record:
+        f(x, 2)
+    assert record[0].filename == __file__

@@ -10,8 +10,9 @@ node is built, no graph is walked, nothing is analysed.
 * Tensors ``fn`` closes over (parameters, optimizer state) are inputs too, read live.
 * ``t.assign(expr)`` inside ``fn`` reads like eager code (later expressions see the new
   value) and writes ``t`` in place after every read of it.
-* Float arguments are run-time scalars (a learning rate may change every call); int, bool
-  and other arguments, and those named in ``static=``, are part of the signature.
+* Float arguments, and tuples of floats, are run-time scalars (a learning rate may change
+  every call); int, bool and other arguments, and those named in ``static=``, are part of
+  the signature.
 * Python control flow runs once, at trace time (as in ``jax.jit``).
 """
 
@@ -29,14 +30,14 @@ import numpy as np
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import CompileError, OperandError, RetraceWarning, message
-from ..ops import node as _node
 from ..ops.node import format_site, user_site
+from ..tracing import active, state
 from . import hooks, reference
 from .cache import invalidate_caches
 from .codegen import Program
 from .collect import collect
 from .executor import _alias, _analyse, _run  # the one analysis every evaluation uses
-from .options import options
+from .options import options, stats
 
 __all__ = ["Compiled", "compile", "tracing"]
 
@@ -46,12 +47,12 @@ R = TypeVar("R")
 MAX_TRACES = 8
 """Signatures a compiled function keeps by default (the oldest is dropped past it)."""
 
-_local = threading.local()
-
 
 class _Number(float):
     """A float argument while tracing: equal only to itself, so the analysis neither merges
-    two of them nor folds one (``x * 1``); its program constant is rebound at every call."""
+    two of them nor folds one (``x * 1``); its program constant is rebound at every call.
+    Python arithmetic on it would run once, at trace time, and freeze its result: every
+    operator but those with typed_nn data is an error (see :func:`_frozen`)."""
 
     __slots__ = ("index",)
 
@@ -67,6 +68,53 @@ class _Number(float):
         return id(self)
 
 
+def _frozen(name: str) -> Callable[..., Any]:
+    def method(self: _Number, *args: Any) -> Any:
+        if args and isinstance(args[0], TensorLike):
+            return NotImplemented  # lr * g: the tensor's operator builds the node
+        raise CompileError(
+            message(
+                "cannot compute with a float argument in Python inside a function tn.compile "
+                f"traces ({name}): it would run once, at trace time, and freeze the result.",
+                [("argument value when traced", repr(float.__float__(self)))],
+                built_at=format_site(user_site()),
+                hint="combine it with tensors only (-(lr * g), not -lr * g; g * lr * 2.0, not "
+                "lr * 2.0 * g), or compute the number outside and pass it as the argument.",
+            )
+        )
+
+    method.__name__ = name
+    return method
+
+
+for _op in (
+    *[
+        "__add__",
+        "__radd__",
+        "__sub__",
+        "__rsub__",
+        "__mul__",
+        "__rmul__",
+        "__truediv__",
+        "__rtruediv__",
+    ],
+    *["__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__divmod__"],
+    *[
+        "__rdivmod__",
+        "__neg__",
+        "__pos__",
+        "__abs__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__bool__",
+    ],
+    *["__float__", "__int__", "__round__", "__trunc__", "__floor__", "__ceil__"],
+):
+    setattr(_Number, _op, _frozen(_op))
+
+
 class _Trace:
     """What one trace records: the assigns, in order."""
 
@@ -75,12 +123,12 @@ class _Trace:
 
     def assign(self, target: Tensor[Any, Any, Any], expr: AnyTensor) -> None:
         self.assigns[id(target)] = (target, expr)  # the last assign of a target wins
-        _node.SUBSTITUTE[id(target)] = expr  # later reads of the target see the new value
+        state.substitute[id(target)] = expr  # later reads of the target see the new value
 
 
 def tracing() -> _Trace | None:
     """The trace running in this thread, if any (``evaluate`` and ``assign`` ask)."""
-    trace: _Trace | None = getattr(_local, "trace", None)
+    trace: _Trace | None = state.trace
     return trace
 
 
@@ -121,14 +169,24 @@ class _Step:
         self.names = names
         self.source = source
         """(fn, parameter names, static names): to trace again (debug mode, a failure)."""
+        self.held = [(t, t._array) for _, t, _ in live]
+        self.held += [(k, k._array) for _, k in targets if type(k) is not int]
+        """Closed-over tensors (read or assigned) with their memory when traced."""
+        self.held_bases = frozenset(_base(array) for _, array in self.held)
+        self.shared: frozenset[int] = frozenset()
+        """Argument indices that shared memory with a closed-over tensor when traced."""
 
-    def stale(self) -> bool:
-        """Whether a name ``fn`` read a tensor from now holds another object, or a
-        closed-over tensor's memory changed shape (the trace would give stale numbers)."""
+    def stale(self, arrays: list[Any]) -> bool:
+        """Whether the trace no longer fits: a name ``fn`` read a tensor from now holds
+        another object, a closed-over tensor's memory was replaced, or an argument shares
+        memory with a closed-over tensor where it did not (or the reverse)."""
         for scope, name, obj in self.names:
             if scope.get(name, _MISSING) is not obj:
                 return True
-        return any(t._array.shape != shape for _, t, shape in self.live)
+        for t, array in self.held:
+            if t._array is not array:
+                return True
+        return bool(self.held) and _shared(arrays, self.held_bases) != self.shared
 
     def run(self, arrays: list[Any], numbers: list[float], args: list[Any]) -> Any:
         """Bind this call's arrays and numbers, run the program, return the outputs."""
@@ -152,7 +210,7 @@ class _Step:
                 values.append(Tensor._wrap(env[r], obj.elem, obj.device))
             else:  # a tensor fn returned as it is: the argument or the closed-over tensor
                 values.append(args[out] if type(out) is int else out)
-        return _unflatten(self.structure, values)
+        return values[0] if self.structure is None else _unflatten(self.structure, values)
 
     def _run_by_node(self, args: list[Any]) -> list[Any]:
         """Debug mode, or the compiled program failed before it wrote any target: trace
@@ -194,6 +252,8 @@ class Compiled(Generic[P, R]):
         self._max = max_traces
         self._steps: dict[Any, _Step] = {}
         self._warned = False
+        self._lock = threading.RLock()
+        self._last: tuple[Any, _Step] | None = None
         self.traces = 0
         """How many times ``fn`` was traced."""
         functools.update_wrapper(self, fn)
@@ -203,15 +263,25 @@ class Compiled(Generic[P, R]):
             return self.fn(*args, **kwargs)  # inside another trace: part of its graph
         values = self._bind(args, kwargs)
         key, arrays, numbers = self._key(values)
-        step = self._steps.get(key)
-        if step is None or step.stale():
-            step = self._trace(key, values)
-        result: R = step.run(arrays, numbers, values)
+        with self._lock:  # a Step's numbers and kept buffers serve one call at a time
+            last = self._last
+            if last is not None and last[0] == key:  # the same signature as the last call
+                step: _Step | None = last[1]
+            else:
+                step = self._steps.pop(key, None)
+                if step is not None:
+                    self._steps[key] = step  # the most recently used last
+            if step is None or step.stale(arrays):
+                step = self._trace(key, values)
+            self._last = (key, step)
+            result: R = step.run(arrays, numbers, values)
         return result
 
     def clear(self) -> None:
-        """Forget every traced signature (the next call traces again)."""
+        """Forget every traced signature (the next call traces again; ``traces`` goes on
+        counting)."""
         self._steps.clear()
+        self._warned, self._last = False, None
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         if not kwargs and len(args) == len(self._names):
@@ -231,13 +301,22 @@ class Compiled(Generic[P, R]):
                 arr = v._array
                 key.append((v._elem, v._device, arr.shape))
                 arrays.append(arr)
-            elif t is float and name not in self._static:
+            elif _is_float(v) and name not in self._static:
                 key.append(float)
-                numbers.append(v)
+                numbers.append(float(v))
+                arrays.append(None)
+            elif t is tuple and name not in self._static and _floats(v):
+                key.append((float, len(v)))
+                numbers.extend(float(x) for x in v)
                 arrays.append(None)
             else:
                 key.append(self._value_key(name, v))
                 arrays.append(None)
+        # Which tensor arguments share memory (one tensor passed twice, views of one array):
+        # the trace's in-place writes were planned for that sharing.
+        bases = [_base(a) for a in arrays if a is not None]
+        if len(bases) > 1:
+            key.append(tuple(bases.index(b) for b in bases))
         return tuple(key), arrays, numbers
 
     def _value_key(self, name: str, v: Any) -> Any:
@@ -267,7 +346,8 @@ class Compiled(Generic[P, R]):
         return ("value", type(v), v)
 
     def _trace(self, key: Any, values: list[Any]) -> _Step:
-        if key not in self._steps and len(self._steps) >= self._max:
+        self._steps.pop(key, None)  # a stale Step of this signature
+        if len(self._steps) >= self._max:
             self._warn_retrace(key)
             del self._steps[next(iter(self._steps))]
         self.traces += 1
@@ -293,8 +373,30 @@ class Compiled(Generic[P, R]):
                 "call in static=() only if it really selects another program.",
             ),
             RetraceWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
+
+
+def _base(array: Any) -> int:
+    """The identity of the memory an array views (numpy and cupy keep one owner as base)."""
+    base = array.base if type(array) is np.ndarray else getattr(array, "base", None)
+    return id(array if base is None else base)
+
+
+def _shared(arrays: list[Any], held: frozenset[int]) -> frozenset[int]:
+    """The argument indices whose arrays share memory with one of the ``held`` bases."""
+    return frozenset(k for k, a in enumerate(arrays) if a is not None and _base(a) in held)
+
+
+def _is_float(v: Any) -> bool:
+    """A float (numpy's too): a run-time number of a compiled function."""
+    t = type(v)
+    return t is float or (t is not _Number and isinstance(v, float | np.floating))
+
+
+def _floats(v: tuple[Any, ...]) -> bool:
+    """A non-empty tuple of floats: run-time numbers, like a float argument."""
+    return bool(v) and all(_is_float(x) for x in v)
 
 
 def _name(fn: Callable[..., Any]) -> str:
@@ -321,21 +423,24 @@ def _run_fn(
         elif type(v) is Tensor:
             stand_ins[k] = Tensor._wrap(v._array, v._elem, v._device)
             inputs.append(stand_ins[k])
-        elif type(v) is float:
-            number = _Number(v)
-            number.index = count
-            count += 1
-            inputs.append(number)
+        elif _is_float(v) or (type(v) is tuple and _floats(v)):
+            numbers = []
+            for x in v if type(v) is tuple else (v,):
+                number = _Number(float(x))
+                number.index = count
+                count += 1
+                numbers.append(number)
+            inputs.append(tuple(numbers) if type(v) is tuple else numbers[0])
         else:
             inputs.append(v)
     trace = _Trace()
-    _local.trace = trace
-    _node.SUBSTITUTE.clear()
+    state.trace, state.substitute = trace, {}
+    active[0] += 1
     try:
         result = fn(*inputs)
     finally:
-        _local.trace = None
-        _node.SUBSTITUTE.clear()
+        active[0] -= 1
+        state.trace, state.substitute = None, {}
     outputs, structure = _flatten(fn, result)
     for out in outputs:
         if isinstance(out, Tensor) and id(out) in trace.assigns:
@@ -386,7 +491,8 @@ def _compile(
     for out in outputs:
         k = arg_of.get(id(out))
         returned.append(k if k is not None else (out if type(out) is Tensor else None))
-    return _Step(
+    stats.analyses += 1
+    step = _Step(
         program,
         col.env + [None] * len(targets),
         arg_slots,
@@ -400,6 +506,11 @@ def _compile(
         _names_read(owner.fn, {id(o) for o, _ in col.leaves}),
         (owner.fn, owner._names, owner._static),
     )
+    traced = [
+        placeholders[k]._array if k in placeholders else None for k in range(len(owner._names))
+    ]
+    step.shared = _shared(traced, step.held_bases)
+    return step
 
 
 def _names_read(fn: Callable[..., Any], leaves: set[int]) -> list[tuple[dict[str, Any], str, Any]]:

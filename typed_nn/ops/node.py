@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import tracing
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..tags import D, Dv, E, IntTag
 from .declare import OpDecl, Operand, Params
@@ -24,7 +25,6 @@ __all__ = [
     "Cotangents",
     "NumpyNumber",
     "Operation",
-    "SUBSTITUTE",
     "build",
     "format_site",
     "user_site",
@@ -190,19 +190,16 @@ def _python_number(x: Operand) -> Operand:
     return x
 
 
-SUBSTITUTE: dict[int, AnyTensor] = {}
-"""While ``tn.compile`` traces: id of each tensor assigned so far -> its new value, which the
-nodes built afterwards read instead (so traced code reads like eager code)."""
-
-
 def build(decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()) -> AnyTensor:
     """Check ``operands`` against ``decl`` and return the new lazy node.
 
     Numpy scalars stand for Python numbers where the op takes numbers (``x * np.float32(2)``
     is ``x * 2.0``), with the same element rules.
     """
-    if SUBSTITUTE:
-        operands = tuple(SUBSTITUTE.get(id(x), x) for x in operands)
+    if tracing.active[0]:  # tn.compile: a tensor assigned earlier in the trace reads as its
+        substitute = tracing.state.substitute  # new value, as in eager code
+        if substitute:
+            operands = tuple(substitute.get(id(x), x) for x in operands)
     try:
         shape, elem, device = decl.infer(decl, operands, params)
     except NumpyNumber:

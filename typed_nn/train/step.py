@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import ops
-from ..autodiff import grad
+from ..autodiff import vjp
 from ..backends.xp import module_of
 from ..data.factories import zeros
 from ..data.tensor import Tensor
@@ -86,8 +86,8 @@ def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
 
 class TrainStep:
     """One training step as a user would write it, compiled once per batch size: the
-    model's forward, softmax and NLL loss, ``tn.grad`` of the loss with respect to the
-    trainable weights, the optimizer's rule (``Optimizer.apply``) — traced by
+    model's forward and softmax, the mean NLL loss's gradient pulled back to the trainable
+    weights (``tn.vjp``), the optimizer's rule (``Optimizer.apply``) — traced by
     ``tn.compile`` into one Step that writes every update after every read.
 
     The batch is gathered straight into a pair of tensors per batch size (no batch arrays in
@@ -110,15 +110,21 @@ class TrainStep:
         self._step = compile(self._traced)
 
     def _traced(self, x: Matrix32, y: Matrix32, numbers: tuple[float, ...]) -> Lazy32:
-        probs = ops.softmax(_forward(self.model, x, self.classes))
-        loss = ops.nll_loss(y, probs)
-        # The weights the model updates (PUpdate), as its grad_collect names them; their
-        # gradients are tn.grad's (the evaluator fuses softmax_grad(nll_loss_grad(...))).
+        logits = _forward(self.model, x, self.classes)
+        probs = ops.softmax(logits)
+        # The weights the model updates (PUpdate), as its grad_collect names them.
         self.model.feed_backward(self.model.output_cont().set(LayerOutput, probs))
         collected: GradCollector[Float32, Any] = GradCollector(Float32, self.device)
         self.model.grad_collect(collected)
         self.weights = [(name, w) for name, w, _ in collected]
-        grads = grad(loss, [w for _, w in self.weights])
+        # The mean NLL's gradient with respect to the logits. tn.grad of
+        # ops.nll_loss(y, probs) gives softmax_grad(nll_loss_grad(1, y, p), p), which the
+        # evaluator rewrites into one kernel for any targets (g / S * (p * T - y), with row
+        # sums T and total S); fit's targets are one-hot rows (T = 1, S = batch), where it is
+        # exactly (p - y) / batch: two element-wise passes, no reductions. tn.vjp pulls it
+        # back through the model.
+        d_logits = (probs - y) * (1.0 / x.shape[0])
+        grads = vjp(logits, [w for _, w in self.weights], d_logits)
         self.optimizer.apply(
             [(w, g) for (_, w), g in zip(self.weights, grads, strict=True)], numbers
         )

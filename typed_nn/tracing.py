@@ -1,0 +1,25 @@
+"""Whether this thread is tracing a function for ``tn.compile``: state the lower layers read
+(``Tensor.numpy`` refuses to read values, ``build`` substitutes assigned tensors) and that
+``typed_nn.evaluate.compiled`` sets. Per thread: a trace in one thread changes nothing for
+nodes built in another."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+__all__ = ["active", "state"]
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.trace: Any = None
+        """The running trace (``typed_nn.evaluate.compiled._Trace``), or None."""
+        self.substitute: dict[int, Any] = {}
+        """id of each tensor assigned so far in the trace -> its new value."""
+
+
+state = _State()
+
+active = [0]
+"""How many traces run in any thread (``build`` checks this before the thread's state)."""
