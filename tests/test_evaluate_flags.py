@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import itertools
 
-import numpy as np
 from graphs import Graph, check_graph, random_graphs
 from hypothesis import HealthCheck, given, settings
 
 import typed_nn as tn
-from typed_nn.evaluate import clear_plan_cache, executor, fuse, options, stats
+from typed_nn.evaluate import clear_plan_cache, fuse, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
 
 FLAGS = ("cse", "rewrite", "fuse", "pool", "batch", "plan_cache", "specialise")
@@ -82,11 +81,11 @@ def test_tiny_blocks_match_numpy(g: Graph) -> None:
 @SETTINGS
 @given(random_graphs())
 def test_lean_programs_match_numpy(g: Graph) -> None:
-    """``execute_arrays`` (lean programs: interior values in kept buffers, nothing cached),
-    run three times so the memo and the kept buffers are reused."""
+    """Compiled Steps (lean programs: interior values in kept buffers, nothing cached), run
+    three times so the kept buffers are reused."""
     roots = [root.expr for root in g.roots]
     for flags in COMBOS[::9]:
         with options.using(**flags):
+            f = tn.compile(lambda: roots)
             for _ in range(3):
-                invalidate_caches()
-                check_graph(g, [np.asarray(a) for a in executor.execute_arrays(roots)])
+                check_graph(g, [t.numpy() for t in f()])

@@ -16,10 +16,8 @@ from ..ops.node import Operation
 
 __all__ = [
     "cached",
-    "count_stores",
     "epoch",
     "invalidate_caches",
-    "nothing_cached",
     "result_tensor",
     "store",
 ]
@@ -27,26 +25,11 @@ __all__ = [
 
 class _State:
     epoch = 0
-    store_epoch = -1
-    """The epoch in which the last result was cached."""
 
 
 def epoch() -> int:
     """The current cache epoch."""
     return _State.epoch
-
-
-def nothing_cached() -> bool:
-    """Whether no node holds a valid cached result: none was cached in this epoch (a
-    memoised program then computes every node, as a fresh collection would)."""
-    return _State.store_epoch != _State.epoch
-
-
-def count_stores(n: int) -> None:
-    """Record that ``n`` results were cached without :func:`store` (the executor's inlined
-    loop)."""
-    if n:
-        _State.store_epoch = _State.epoch
 
 
 def invalidate_caches() -> None:
@@ -83,4 +66,4 @@ def store(node: Operation[Any, Any, Any], result: Any) -> None:
     """Cache ``result`` (a tensor, or a backend array wrapped when first read) on ``node``
     for this epoch."""
     node._result = result
-    node._epoch = _State.store_epoch = _State.epoch
+    node._epoch = _State.epoch

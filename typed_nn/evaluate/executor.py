@@ -22,15 +22,13 @@ from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
 from ..errors import EvaluationError, TypedNNError, message
 from ..ops.declare import registry_version
-from ..ops.node import Operation
 from . import hooks, reference
 from .batch import batch
-from .cache import count_stores, epoch, invalidate_caches, result_tensor
+from .cache import epoch, invalidate_caches, result_tensor
 from .codegen import Program, generate
 from .collect import Collected, collect
 from .fuse import find_regions
 from .graph import build_graph
-from .memo import SEEN, Memo, make_memo
 from .options import options, stats
 from .pool import buffer_pool
 from .rewrite import rewrite
@@ -38,9 +36,7 @@ from .rewrite import rewrite
 __all__ = [
     "clear_plan_cache",
     "copy_into",
-    "Evaluation",
     "execute",
-    "execute_arrays",
     "invalidate_caches",
     "last_program",
 ]
@@ -216,38 +212,11 @@ def _has_out_form(n: Any) -> bool:
     return n.device.name == "CPU" and out_implementation(n.op, n.device) is not None
 
 
-class _Prepared:
-    """A compiled program with this evaluation's env, and what ``_results`` needs after."""
-
-    __slots__ = ("env", "memo", "merged", "objs", "program", "root_slots")
-
-    def __init__(
-        self,
-        program: Program,
-        env: list[Any],
-        objs: list[Any],
-        merged: list[tuple[int, Any]],
-        root_slots: list[int],
-        memo: Memo | None,
-    ) -> None:
-        self.program = program
-        self.env = env
-        self.objs = objs
-        self.merged = merged
-        self.root_slots = root_slots
-        self.memo = memo
-
-
-def _prepare(roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None) -> _Prepared:
-    """The program and env for ``roots``: a memo's when it applies, else collected, looked
-    up in the plan cache (analysed on a miss) and, on a second evaluation, memoised."""
-    first = roots[0] if roots else None
-    mark = getattr(first, "_plan", None)
-    if type(mark) is Memo and options.plan_cache:
-        env = mark.env_for(roots, targets, (options.key(), registry_version()))
-        if env is not None:
-            stats.plan_hits += 1
-            return _Prepared(mark.program, env, mark.objs, mark.merged, mark.root_slots, mark)
+def _prepare(
+    roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None
+) -> tuple[Program, Collected]:
+    """The program for ``roots`` and this evaluation's collected graph: collected, looked up
+    in the plan cache by structure, analysed on a miss."""
     col = collect(roots, options.cse, epoch())
     env = col.env
     tlist: list[Target] = []
@@ -268,14 +237,7 @@ def _prepare(roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None) -
     if tlist:
         assert targets is not None
         env.extend(targets[j].array for j, *_ in tlist)
-    memo: Memo | None = None
-    if isinstance(first, Operation) and options.plan_cache:
-        if first._plan is None:
-            first._plan = SEEN
-        else:  # evaluated before: remember this evaluation for the next one
-            memo = make_memo(col, roots, targets, env, program, (options.key(), registry_version()))
-            first._plan = memo if memo is not None else SEEN
-    return _Prepared(program, env, col.objs, col.merged, col.roots, memo)
+    return program, col
 
 
 def _run(program: Program, env: list[Any]) -> bool:
@@ -324,98 +286,10 @@ def execute(
     """
     if hooks.node_checks:
         return reference.execute(roots, targets)
-    p = _prepare(roots, targets)
-    if not _run(p.program, p.env):
+    program, col = _prepare(roots, targets)
+    if not _run(program, col.env):
         return reference.execute(roots, targets)
-    if p.memo is not None:
-        return _memo_results(p.env, p.memo, targets)
-    return _results(p.env, p.objs, p.merged, p.root_slots, p.program, targets)
-
-
-def execute_arrays(
-    roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None = None
-) -> list[Any]:
-    """``execute`` for a caller that writes leaves in place right after (a training step):
-    the roots' bare arrays, and nothing cached on any node (so nothing to wrap or to keep
-    alive). A target's entry is its own array when it was written there directly."""
-    if hooks.node_checks:
-        return [t.array for t in reference.execute(roots, targets)]
-    p = _prepare(roots, targets)
-    return _run_lean(p.program, p.env, p.root_slots, roots, targets)
-
-
-def _run_lean(
-    program: Program,
-    env: list[Any],
-    root_slots: list[int],
-    roots: Sequence[AnyTensor],
-    targets: dict[int, AnyResult] | None,
-) -> list[Any]:
-    """Run ``program``'s lean form; the roots' arrays (node by node if it failed)."""
-    if not _run(program.lean(), env):
-        return [t.array for t in reference.execute(roots, targets)]
-    return [env[r] for r in root_slots]
-
-
-class Evaluation:
-    """The same roots (and ``out`` targets) evaluated again and again as ``execute_arrays``
-    does: a training step. Bound to its roots, a repeated run skips matching them against
-    the memo; every other check of the memo still runs each time."""
-
-    __slots__ = ("_memo", "_roots", "_targets")
-
-    def __init__(
-        self, roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None = None
-    ) -> None:
-        self._roots = list(roots)
-        self._targets = dict(targets) if targets else None
-        self._memo: Memo | None = None
-
-    def __call__(self) -> list[Any]:
-        """The roots' arrays (targets written in place where possible), nothing cached."""
-        memo = self._memo
-        if (
-            memo is not None
-            and not hooks.node_checks
-            and options.plan_cache
-            and memo.fresh((options.key(), registry_version()))
-        ):
-            stats.plan_hits += 1
-            env = memo.env.copy()
-            return _run_lean(memo.program, env, memo.root_slots, self._roots, self._targets)
-        arrays = execute_arrays(self._roots, self._targets)
-        mark = getattr(self._roots[0], "_plan", None) if self._roots else None
-        bound = type(mark) is Memo and mark.matches(self._roots, self._targets)
-        self._memo = mark if bound else None
-        return arrays
-
-
-def _memo_results(
-    env: list[Any], memo: Memo, targets: dict[int, AnyResult] | None
-) -> list[AnyResult]:
-    """``_results`` over a memo's precomputed node lists (same values cached, same roots)."""
-    now = epoch()
-    by_slot: dict[int, AnyResult] = {}
-    for obj, s in memo.root_nodes:
-        by_slot[s] = obj._result = result_tensor(env[s], obj._elem, obj._device)
-        obj._epoch = now
-    for obj, s in memo.interior:
-        obj._result = env[s]
-        obj._epoch = now
-    for x, s in memo.merged_hits:
-        x._result = by_slot.get(s, env[s])
-        x._epoch = now
-    count_stores(len(memo.program.results) + len(memo.merged))
-    objs = memo.objs
-    out: list[AnyResult] = []
-    for j, r in enumerate(memo.root_slots):
-        target = targets.get(j) if targets else None
-        if target is not None and env[r] is target.array:
-            out.append(target)
-        else:
-            res = by_slot.get(r)
-            out.append(res if res is not None else objs[r])
-    return out
+    return _results(col.env, col.objs, col.merged, col.roots, program, targets)
 
 
 def _results(
@@ -444,7 +318,6 @@ def _results(
         if s in stored:
             x._result = stored[s]
             x._epoch = now
-    count_stores(len(program.results) + len(merged))
     out: list[AnyResult] = []
     for j, r in enumerate(root_slots):
         target = targets.get(j) if targets else None

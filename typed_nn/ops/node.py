@@ -77,7 +77,6 @@ class Operation(TensorLike[E, Dv, D]):
         "_hash",
         "_operands",
         "_params",
-        "_plan",
         "_result",
         "_shape",
         "_site",
@@ -103,7 +102,6 @@ class Operation(TensorLike[E, Dv, D]):
         self._hash: int | None = None
         self._result: Any = None  # Tensor cached by the evaluator
         self._epoch = -1
-        self._plan: Any = None  # the evaluator's memo when this node is evaluated repeatedly
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -1,5 +1,6 @@
-"""The same registered objects evaluated again reuse their collected graph and program
-(``evaluate/memo.py``), and give exactly what a fresh evaluation gives."""
+"""The same graph evaluated again finds its analysed program in the plan cache and gives
+exactly what a fresh evaluation gives; the lean programs compiled Steps run (nothing cached
+on the nodes, small interior values in buffers the program keeps) give the same values."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ import typed_nn as tn
 from typed_nn import ops
 from typed_nn.evaluate import executor, hooks, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
-from typed_nn.evaluate.memo import Memo
 from typed_nn.ops.node import Operation
 
 rng = np.random.default_rng(11)
@@ -57,8 +57,9 @@ def expected(x: Any, w: Any, lr: float) -> list[Any]:
     return [np.sum(h * h), h, w - lr * (x.T @ h)]
 
 
-def test_repeated_steps_skip_collection_and_match_numpy(collects: list[int]) -> None:
+def test_repeated_steps_reuse_the_analysed_program_and_match_numpy() -> None:
     x, w, lr, roots = step_graph()
+    analyses = stats.analyses
     for step in range(5):
         x.array[...] = rng.standard_normal((4, 3))
         lr.array[...] = 0.5 / (step + 1)
@@ -71,8 +72,7 @@ def test_repeated_steps_skip_collection_and_match_numpy(collects: list[int]) -> 
         np.testing.assert_allclose(got[0].numpy(), want[0], rtol=1e-5)
         np.testing.assert_allclose(got[1].numpy(), want[1], rtol=1e-5)
         np.testing.assert_allclose(w.numpy(), want[2], rtol=1e-5, atol=1e-6)
-    assert collects[0] == 2  # the first two runs collect; later ones reuse the memo
-    assert type(roots[0]._plan) is Memo
+    assert stats.analyses == analyses + 1  # one analysis; later runs find it by structure
 
 
 def test_without_the_plan_cache_every_run_collects(collects: list[int]) -> None:
@@ -107,20 +107,18 @@ def test_scalars_merged_by_value_split_when_one_changes() -> None:
     np.testing.assert_allclose(tn.evaluate(y).numpy(), 4 * x.numpy(), rtol=1e-6)
 
 
-def test_a_replaced_leaf_array_is_read_again(collects: list[int]) -> None:
+def test_a_replaced_leaf_array_is_read_again() -> None:
     x = t32(rng.standard_normal((2, 2)))
     y = ops.exp(x)
     for _ in range(3):
         tn.evaluate(y)
         invalidate_caches()
-    before = collects[0]
     fresh = rng.standard_normal((2, 2)).astype(np.float32)
-    x._array = fresh  # not through the public API, but the memo must notice
+    x._array = fresh  # not through the public API, but every evaluation reads the leaves
     np.testing.assert_allclose(tn.evaluate(y).numpy(), np.exp(fresh), rtol=1e-6)
-    assert collects[0] == before + 1
 
 
-def test_a_subexpression_cached_in_between_is_respected(collects: list[int]) -> None:
+def test_a_subexpression_cached_in_between_is_respected() -> None:
     x = t32(rng.standard_normal((2, 2)))
     inner = ops.exp(x)
     y = inner * 2.0
@@ -132,7 +130,7 @@ def test_a_subexpression_cached_in_between_is_respected(collects: list[int]) -> 
     try:
         tn.evaluate(inner)  # cached on its node for this epoch
         np.testing.assert_allclose(tn.evaluate(y).numpy(), 2 * np.exp(x.numpy()), rtol=1e-6)
-        assert stats.kernel_calls["exp"] == 1  # not recomputed by a stale memo
+        assert stats.kernel_calls["exp"] == 1  # not recomputed: taken from its node
     finally:
         stats.counting = False
 
@@ -162,21 +160,20 @@ def test_relu_grad_is_zero_for_non_finite_gradients_where_x_is_not_positive() ->
     )
 
 
-def test_another_thread_does_not_reuse_the_memo(collects: list[int]) -> None:
+def test_another_thread_has_plans_of_its_own(collects: list[int]) -> None:
     import threading
 
     x = t32(rng.standard_normal((2, 2)))
     y = ops.tanh(x) * 2.0
-    for _ in range(3):
-        tn.evaluate(y)
-        invalidate_caches()
-    before = collects[0]
+    tn.evaluate(y)
+    invalidate_caches()
+    analyses = stats.analyses
     results: list[Any] = []
     worker = threading.Thread(target=lambda: results.append(tn.evaluate(y).numpy()))
     worker.start()
     worker.join()
     np.testing.assert_allclose(results[0], np.tanh(x.numpy()) * 2.0, rtol=1e-6)
-    assert collects[0] == before + 1  # collected afresh in the other thread
+    assert stats.analyses == analyses + 1  # analysed afresh in the other thread
 
 
 @settings(
@@ -188,58 +185,63 @@ def test_another_thread_does_not_reuse_the_memo(collects: list[int]) -> None:
 )
 @given(random_graphs(max_ops=8))
 def test_random_graphs_evaluated_again_match_numpy(g: Graph) -> None:
-    """The differential graphs, evaluated three times (the third through the memo)."""
+    """The differential graphs, evaluated three times (the later ones from the plan cache)."""
     exprs = [root.expr for root in g.roots]
     for _ in range(3):
         invalidate_caches()
         check_graph(g, [value.numpy() for value in executor.execute(exprs)])
-    first = exprs[0]
-    if isinstance(first, Operation):
-        assert type(first._plan) is Memo or first._plan == 1  # remembered, or not memoisable
 
 
-# execute_arrays: the lean programs a training step runs (nothing cached on the nodes)
+# The lean programs compiled Steps run (tn.compile): nothing cached on the nodes
 
 
-def _lean_source() -> str:
-    program = executor.last_program()
-    assert program is not None
-    return program.source
+def _lean_source(f: Any) -> str:
+    (step,) = f._steps.values()
+    source: str = step.program.source
+    return source
 
 
-def test_execute_arrays_matches_and_caches_nothing(collects: list[int]) -> None:
+def test_compiled_steps_match_and_cache_nothing() -> None:
     x, w, _, roots = step_graph()
+    f = tn.compile(lambda: roots)
     for i in range(3):
-        invalidate_caches()
-        got = executor.execute_arrays(roots)
+        got = f()
         for value, want in zip(got, expected(x.numpy(), w.numpy(), 0.5), strict=True):
-            np.testing.assert_allclose(value, want, rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(value.numpy(), want, rtol=1e-5, atol=1e-6)
         assert all(r._result is None for r in roots if isinstance(r, Operation)), i
-    assert collects[0] == 2  # the third run is memoised
-    assert "out=B" in _lean_source()  # interior values in buffers the program keeps
+    assert f.traces == 1
+    assert "out=B" in _lean_source(f)  # interior values in buffers the program keeps
 
 
 def test_a_returned_view_of_an_interior_value_is_not_overwritten_by_the_next_run() -> None:
     x = t32(rng.standard_normal((3, 4)))
-    roots: list[Any] = [ops.transpose(ops.exp(x) * 2.0), ops.reshape(ops.exp(x) + 1.0, (12,))]
-    firsts = executor.execute_arrays(roots)
+    f = tn.compile(lambda: [ops.transpose(ops.exp(x) * 2.0), ops.reshape(ops.exp(x) + 1.0, (12,))])
+    firsts = [t.numpy() for t in f()]
     kept = [a.copy() for a in firsts]
-    for _ in range(2):  # the second run is memoised, the third reuses the memo
+    for _ in range(2):
         x.array[...] = rng.standard_normal((3, 4))
-        invalidate_caches()
-        again = executor.execute_arrays(roots)
-        np.testing.assert_allclose(again[0], (np.exp(x.numpy()) * 2).T, rtol=1e-6)
-        np.testing.assert_allclose(again[1], np.exp(x.numpy()).ravel() + 1, rtol=1e-6)
+        again = f()
+        np.testing.assert_allclose(again[0].numpy(), (np.exp(x.numpy()) * 2).T, rtol=1e-6)
+        np.testing.assert_allclose(again[1].numpy(), np.exp(x.numpy()).ravel() + 1, rtol=1e-6)
     for first, copy in zip(firsts, kept, strict=True):
         np.testing.assert_array_equal(first, copy)
 
 
-def test_execute_arrays_writes_targets_in_place() -> None:
+def test_compiled_assigns_write_targets_in_place() -> None:
     x, w, _, roots = step_graph()
     want = expected(x.numpy(), w.numpy(), 0.5)[2]
-    got = executor.execute_arrays(roots, {2: w})
-    assert got[2] is w.array
+    memory = w.array
+
+    def update() -> None:
+        w.assign(roots[2])
+
+    f = tn.compile(update)
+    f()
+    assert w.array is memory
     np.testing.assert_allclose(w.numpy(), want, rtol=1e-5, atol=1e-6)
+    source = _lean_source(f)
+    assert "WRITING[0] = True" in source  # a step writes the target in place...
+    assert "copyto" not in source  # ... rather than computing it aside and copying
 
 
 def test_lean_programs_write_an_element_wise_step_into_a_dying_operand() -> None:
@@ -249,11 +251,10 @@ def test_lean_programs_write_an_element_wise_step_into_a_dying_operand() -> None
     w = t32(rng.standard_normal((300, 200)))
     b = t32(rng.standard_normal(200))
     h = x @ w + b  # read twice: the add is a step of its own
-    roots: list[Any] = [ops.relu(h), h * 3.0]
+    f = tn.compile(lambda: [ops.relu(h), h * 3.0])
     for _ in range(3):
-        invalidate_caches()
-        got = executor.execute_arrays(roots)
+        got = f()
         want = x.numpy() @ w.numpy() + b.numpy()
-        np.testing.assert_allclose(got[0], np.maximum(want, 0), rtol=1e-5, atol=1e-5)
-        np.testing.assert_allclose(got[1], want * 3, rtol=1e-5, atol=1e-5)
-    assert re.search(r"v\d+ = K\d+\(v(\d+), v\d+, out=v\1\)", _lean_source())
+        np.testing.assert_allclose(got[0].numpy(), np.maximum(want, 0), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[1].numpy(), want * 3, rtol=1e-5, atol=1e-5)
+    assert re.search(r"v\d+ = K\d+\(v(\d+), v\d+, out=v\1\)", _lean_source(f))
