@@ -503,3 +503,24 @@ def test_the_retrace_warning_names_the_callers_line_and_a_trace_counts_as_an_ana
     with pytest.warns(tn.RetraceWarning) as record:
         f(x, 2)
     assert record[0].filename == __file__
+
+
+def test_rows_of_an_argument_are_read_from_each_calls_array() -> None:
+    f = tn.compile(lambda x: x[0] * 2.0 + x[-1][1])
+    for _ in range(3):
+        a = RNG.normal(size=(3, 2))
+        np.testing.assert_allclose(f(t64(a)).numpy(), a[0] * 2.0 + a[-1][1])
+    assert f.traces == 1
+
+
+def test_gradients_of_many_losses_share_one_seed_and_batch() -> None:
+    w = t64(RNG.normal(size=(4, 3)))
+    xs = [t64(RNG.normal(size=(4,))) for _ in range(8)]
+    seeds = {id(tn.grad(ops.reduce_sum(x @ w), w).operands[0]) for x in xs[:2]}
+    grads = [tn.grad(ops.reduce_sum(ops.tanh(x @ w)), w) for x in xs]
+    total = grads[0]
+    for g in grads[1:]:
+        total = total + g
+    want = sum(np.outer(x.numpy(), 1 - np.tanh(x.numpy() @ w.numpy()) ** 2) for x in xs)
+    np.testing.assert_allclose(total.numpy(), want, rtol=1e-10)
+    assert len(seeds) <= 2  # built from one shared seed tensor

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar, overload
 
+import numpy as np
+
 from ..data.factories import scalar
 from ..data.special import zeros_like
 from ..data.tensor_like import AnyTensor, TensorLike
@@ -333,7 +335,7 @@ def _grad(y: object, wrt: object) -> object:
                 "cotangent of its shape back with tn.vjp(y, wrt, cotangent).",
             )
         )
-    return _pull("grad", [out], [scalar(1.0, out.elem, out.device)], wrt)
+    return _pull("grad", [out], [_one(out.elem, out.device)], wrt)
 
 
 def _vjp(ys: object, wrt: object, cotangents: object) -> object:
@@ -355,6 +357,21 @@ def _vjp(ys: object, wrt: object, cotangents: object) -> object:
     checked = [_output("vjp", y, f"output {i + 1}" if many else "ys") for i, y in enumerate(outs)]
     seeds = [_cotangent(y, c, i, many) for i, (y, c) in enumerate(zip(checked, cots, strict=True))]
     return _pull("vjp", checked, seeds, wrt)
+
+
+_ONES: dict[tuple[type, type], AnyTensor] = {}
+
+
+def _one(elem: type, device: type) -> AnyTensor:
+    """The seed of ``grad``: one read-only rank-0 tensor of 1 per element type and device, so
+    the gradients of many losses (a per-sample loop) share it and batch together."""
+    one = _ONES.get((elem, device))
+    if one is None:
+        one = scalar(1.0, elem, device)
+        if isinstance(one.array, np.ndarray):
+            one.array.flags.writeable = False
+        one = _ONES[(elem, device)] = one
+    return one
 
 
 def _pull(fn: str, outs: list[AnyTensor], seeds: list[AnyTensor], wrt: object) -> object:

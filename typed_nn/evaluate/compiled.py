@@ -173,6 +173,8 @@ class _Step:
         self.held += [(k, k._array) for _, k in targets if type(k) is not int]
         """Closed-over tensors (read or assigned) with their memory when traced."""
         self.held_bases = frozenset(_base(array) for _, array in self.held)
+        self.arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
+        """(env slot, argument index, index) of each row ``x[i]`` of a tensor argument."""
         self.shared: frozenset[int] = frozenset()
         """Argument indices that shared memory with a closed-over tensor when traced."""
 
@@ -195,6 +197,8 @@ class _Step:
             env[slot] = arrays[k]
         for slot, t, _ in self.live:
             env[slot] = t._array
+        for slot, k, index in self.arg_views:
+            env[slot] = arrays[k][index]
         for slot, k in self.targets:
             env[slot] = arrays[k] if type(k) is int else k._array
         ns = self.program.fn.__globals__
@@ -475,11 +479,16 @@ def _compile(
         binding.append((e, k if k is not None else target))
     program = _analyse(col, targets).lean()
     arg_slots: list[tuple[int, int]] = []
+    arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
     live: list[tuple[int, Tensor[Any, Any, Any], Any]] = []
     for obj, s in col.leaves:
         k = arg_of.get(id(obj))
         if k is not None:
             arg_slots.append((s, k))
+            continue
+        view = _view_of_argument(obj, arg_of)
+        if view is not None:  # x[i] of an argument: that row of each call's array
+            arg_views.append((s, *view))
         else:
             live.append((s, obj, obj._array.shape))
     numbers = {
@@ -506,11 +515,25 @@ def _compile(
         _names_read(owner.fn, {id(o) for o, _ in col.leaves}),
         (owner.fn, owner._names, owner._static),
     )
+    step.arg_views = arg_views
     traced = [
         placeholders[k]._array if k in placeholders else None for k in range(len(owner._names))
     ]
     step.shared = _shared(traced, step.held_bases)
     return step
+
+
+def _view_of_argument(obj: Any, arg_of: dict[int, int]) -> tuple[int, tuple[Any, ...]] | None:
+    """(argument index, numpy index) when ``obj`` is a row view ``x[i][j]...`` of a tensor
+    argument's placeholder; else None."""
+    indices: list[int] = []
+    while isinstance(obj, Tensor) and obj._view_of is not None:
+        obj, i = obj._view_of
+        indices.append(i)
+    k = arg_of.get(id(obj))
+    if k is None or not indices:
+        return None
+    return k, (*reversed(indices), Ellipsis)
 
 
 def _names_read(fn: Callable[..., Any], leaves: set[int]) -> list[tuple[dict[str, Any], str, Any]]:
