@@ -1,13 +1,15 @@
 """The element-wise chain ``tanh(a*x + b) * sigmoid(c*x) + 0.5*x`` on 1e7 float32 values.
 
-Anchors: numpy eager, numpy with preallocated buffers, torch eager and torch.compile (when
-installed; the first compiled call is excluded). typed_nn builds the expression and
-evaluates it each iteration (one fused, blocked pass into a pooled result).
+Anchors: numpy eager, numpy with preallocated buffers, numpy hand-blocked (in place over
+64K-element blocks), torch eager and torch.compile (when installed; the first compiled call is
+excluded). typed_nn builds the expression and evaluates it each iteration (one fused,
+blocked pass into a pooled result).
 Targets: <= 0.75x torch.compile's time, >= 2.5x faster than numpy eager.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from _common import header, race, ratio, setup_threads
@@ -22,11 +24,13 @@ from typed_nn import ops  # noqa: E402
 
 A, B, C = 0.5, 0.1, 2.0
 N = 10**7
+BLOCK = 1 << 16
 
 
-def main() -> None:
-    header(f"chain tanh(a*x + b) * sigmoid(c*x) + 0.5*x, float32, n = {N:.0e}")
-    x = np.random.default_rng(0).normal(size=N).astype(np.float32)
+def numpy_variants(x: Any) -> dict[str, Callable[[], Any]]:
+    """The numpy anchors, each returning the chain of ``x``: eager (temporaries), with two
+    preallocated full-size buffers, and hand-blocked (two 64K-element scratch blocks, the
+    result written into one preallocated array)."""
 
     def eager() -> Any:
         return np.tanh(A * x + B) * (1 / (1 + np.exp(-C * x))) + 0.5 * x
@@ -44,7 +48,32 @@ def main() -> None:
         np.multiply(x, 0.5, out=t2)
         return np.add(t1, t2, out=t1)
 
-    fns: dict[str, Any] = {"numpy eager": eager, "numpy preallocated": prealloc}
+    out = np.empty_like(x)
+    b1, b2 = np.empty(BLOCK, x.dtype), np.empty(BLOCK, x.dtype)
+
+    def blocked() -> Any:
+        for lo in range(0, x.size, BLOCK):
+            hi = min(lo + BLOCK, x.size)
+            xb, s1, s2 = x[lo:hi], b1[: hi - lo], b2[: hi - lo]
+            np.multiply(xb, A, out=s1)
+            s1 += B
+            np.tanh(s1, out=s1)
+            np.multiply(xb, -C, out=s2)
+            np.exp(s2, out=s2)
+            s2 += 1
+            s1 /= s2
+            np.multiply(xb, 0.5, out=s2)
+            np.add(s1, s2, out=out[lo:hi])
+        return out
+
+    return {"numpy eager": eager, "numpy preallocated": prealloc, "numpy hand-blocked": blocked}
+
+
+def main() -> None:
+    header(f"chain tanh(a*x + b) * sigmoid(c*x) + 0.5*x, float32, n = {N:.0e}")
+    x = np.random.default_rng(0).normal(size=N).astype(np.float32)
+    fns: dict[str, Any] = dict(numpy_variants(x))
+    eager = fns["numpy eager"]
     torch = optional("torch")
     if torch is not None:
         torch.set_num_threads(1)
