@@ -18,7 +18,7 @@ from ..data.tensor_like import TensorLike
 from ..errors import NumericError, message
 from ..ops.node import Operation
 
-__all__ = ["check_finite", "value_range"]
+__all__ = ["check_finite", "operand_ranges", "value_range"]
 
 _HINTS = {
     "log": "log is NaN below 0 and -inf at 0: clip its input, e.g. ops.log(ops.maximum(x, 1e-12)).",
@@ -50,10 +50,7 @@ def check_finite(node: Operation[Any, Any, Any], result: Tensor[Any, Any, Any]) 
         return
     found = " and ".join(f"{n} {what}" for n, what in ((nans, "NaN"), (infs, "Inf")) if n)
     items = [("node", node.describe()), ("produced", f"{found} of {array.size} elements")]
-    items += [
-        (f"operand {i + 1}", f"{_describe(x)}   range {value_range(x)}")
-        for i, x in enumerate(node.operands)
-    ]
+    items += operand_ranges(node)
     raise NumericError(
         message(
             f"{node.op.name} produced {found} (debug mode checks every node).",
@@ -71,6 +68,14 @@ def _count(array: Any) -> tuple[int, int]:
     if getattr(array, "dtype", None) is None or array.dtype.kind != "f":
         return 0, 0
     return int((array != array).sum()), int((abs(array) == float("inf")).sum())
+
+
+def operand_ranges(node: Operation[Any, Any, Any]) -> list[tuple[str, str]]:
+    """Each operand of ``node`` with the range of its values, for a debug-mode message."""
+    return [
+        (f"operand {i + 1}", f"{_describe(x)}   range {value_range(x)}")
+        for i, x in enumerate(node.operands)
+    ]
 
 
 def _describe(x: object) -> str:

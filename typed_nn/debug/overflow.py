@@ -23,7 +23,7 @@ from ..evaluate.cache import cached
 from ..ops.declare import implementation
 from ..ops.node import Operation
 from ..tags import CPU, Int32
-from .numeric import value_range
+from .numeric import operand_ranges
 
 __all__ = ["CHECKED_OPS", "check_int_overflow"]
 
@@ -49,10 +49,7 @@ def check_int_overflow(node: Operation[Any, Any, Any], result: Tensor[Any, Any, 
         ("wrapped", f"{int(wrapped.sum())} of {wrapped.size} elements"),
         ("first", f"{int(computed[index])} instead of {int(exact[index])}{_at(index)}"),
     ]
-    items += [
-        (f"operand {i + 1}", f"{_describe(x)}   range {value_range(x)}")
-        for i, x in enumerate(node.operands)
-    ]
+    items += operand_ranges(node)
     raise NumericError(
         message(
             f"{node.op.name} overflowed Int32 (debug mode checks integer arithmetic).",
@@ -82,10 +79,6 @@ def _wide(x: object) -> Any:
     if not hasattr(array, "dtype"):
         return None
     return np.asarray(backends.to_host(array)).astype(np.int64)
-
-
-def _describe(x: object) -> str:
-    return x.describe() if isinstance(x, TensorLike) else f"{type(x).__name__} {x!r}"
 
 
 def _at(index: tuple[int, ...]) -> str:
