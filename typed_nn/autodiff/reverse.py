@@ -34,14 +34,11 @@ class _Lowering:
         self._done: dict[int, tuple[AnyTensor, AnyTensor]] = {}
 
     def __call__(self, x: AnyTensor) -> AnyTensor:
-        if (type(x) is Tensor or isinstance(x, Tensor)) and x._view_of is None:
-            return x
-        if isinstance(x, Operation):
+        if isinstance(x, Operation) or (isinstance(x, Tensor) and x._view_of is None):
             return x
         entry = self._done.get(id(x))
         if entry is None:
-            if isinstance(x, Tensor):
-                assert x._view_of is not None
+            if isinstance(x, Tensor) and x._view_of is not None:
                 parent, index = x._view_of
                 entry = self._done[id(x)] = (x, slice_node(self(parent), index))
             else:
