@@ -216,11 +216,12 @@ def test_compiled_steps_match_and_cache_nothing() -> None:
 def test_a_returned_view_of_an_interior_value_is_not_overwritten_by_the_next_run() -> None:
     x = t32(rng.standard_normal((3, 4)))
     f = tn.compile(lambda: [ops.transpose(ops.exp(x) * 2.0), ops.reshape(ops.exp(x) + 1.0, (12,))])
-    firsts = [t.numpy() for t in f()]
+    first_run: list[Any] = f()
+    firsts = [t.numpy() for t in first_run]
     kept = [a.copy() for a in firsts]
     for _ in range(2):
         x.array[...] = rng.standard_normal((3, 4))
-        again = f()
+        again: list[Any] = f()
         np.testing.assert_allclose(again[0].numpy(), (np.exp(x.numpy()) * 2).T, rtol=1e-6)
         np.testing.assert_allclose(again[1].numpy(), np.exp(x.numpy()).ravel() + 1, rtol=1e-6)
     for first, copy in zip(firsts, kept, strict=True):
