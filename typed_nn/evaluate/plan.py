@@ -30,7 +30,7 @@ from ..errors import (
 from ..ops.node import format_site, user_site
 from ..tags import D, Dv, E
 from . import executor
-from .compiled import tracing
+from .trace import tracing
 
 __all__ = ["EvalHandle", "EvalPlan", "evaluate", "register"]
 

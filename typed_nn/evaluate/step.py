@@ -1,0 +1,244 @@
+"""A compiled Step: one signature's program and how a call's values are bound into it.
+
+``build_step`` runs the evaluator's one analysis over what a trace built (its outputs and its
+assigns, with the assigned tensors as ``out=`` targets) and records where each leaf of the
+graph comes from at every call: an argument's array (or a row of it), a closed-over tensor's
+memory (read live), a float argument (a program constant rebound per call). ``Step.stale``
+says when a trace no longer fits the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..data.tensor import Tensor
+from ..data.tensor_like import AnyTensor
+from . import hooks, reference
+from .cache import invalidate_caches
+from .codegen import Program
+from .collect import collect
+from .executor import _alias, _analyse, _run  # the one analysis every evaluation uses
+from .options import options, stats
+from .trace import Number, trace_function, unflatten
+
+__all__ = ["MISSING", "Step", "build_step", "memory_base", "shared_with"]
+
+
+class Step:
+    """One signature's compiled program and how a call's values are bound into it."""
+
+    def __init__(
+        self,
+        program: Program,
+        env: list[Any],
+        arg_slots: list[tuple[int, int]],
+        live: list[tuple[int, Tensor[Any, Any, Any], Any]],
+        numbers: dict[str, int],
+        roots: list[int],
+        returned: list[Any],
+        structure: Any,
+        targets: list[tuple[int, Any]],
+        objs: list[Any],
+        names: list[tuple[Any, str, Any]],
+        source: tuple[Callable[..., Any], list[str], frozenset[str]],
+    ) -> None:
+        self.program = program
+        self.env = env
+        """The env template: leaf slots are rebound at every call."""
+        self.arg_slots = arg_slots
+        """(env slot, argument index) of each tensor argument."""
+        self.live = live
+        """(env slot, tensor, its shape when traced) of each closed-over tensor."""
+        self.numbers = numbers
+        """Program constant name -> index among the call's float arguments."""
+        self.roots = roots
+        self.returned = returned
+        """Per output: None (computed), an argument index, or the closed-over tensor."""
+        self.structure = structure
+        self.targets = targets
+        """(env index, argument index or closed-over tensor) of each assign target."""
+        self.objs = objs
+        self.names = names
+        self.source = source
+        """(fn, parameter names, static names): to trace again (debug mode, a failure)."""
+        self.held = [(t, t._array) for _, t, _ in live]
+        self.held += [(k, k._array) for _, k in targets if type(k) is not int]
+        """Closed-over tensors (read or assigned) with their memory when traced."""
+        self.held_bases = frozenset(memory_base(array) for _, array in self.held)
+        self.arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
+        """(env slot, argument index, index) of each row ``x[i]`` of a tensor argument."""
+        self.shared: frozenset[int] = frozenset()
+        """Argument indices that shared memory with a closed-over tensor when traced."""
+
+    def stale(self, arrays: list[Any]) -> bool:
+        """Whether the trace no longer fits: a name ``fn`` read a tensor from now holds
+        another object, a closed-over tensor's memory was replaced, or an argument shares
+        memory with a closed-over tensor where it did not (or the reverse)."""
+        for scope, name, obj in self.names:
+            if scope.get(name, MISSING) is not obj:
+                return True
+        for t, array in self.held:
+            if t._array is not array:
+                return True
+        return bool(self.held) and shared_with(arrays, self.held_bases) != self.shared
+
+    def run(self, arrays: list[Any], numbers: list[float], args: list[Any]) -> Any:
+        """Bind this call's arrays and numbers, run the program, return the outputs."""
+        env = self.env.copy()
+        for slot, k in self.arg_slots:
+            env[slot] = arrays[k]
+        for slot, t, _ in self.live:
+            env[slot] = t._array
+        for slot, k, index in self.arg_views:
+            env[slot] = arrays[k][index]
+        for slot, k in self.targets:
+            env[slot] = arrays[k] if type(k) is int else k._array
+        ns = self.program.fn.__globals__
+        for name, k in self.numbers.items():
+            ns[name] = numbers[k]
+        if hooks.node_checks or not _run(self.program, env):
+            for r, value in zip(self.roots, self._run_by_node(args), strict=True):
+                env[r] = value
+        values = []
+        for r, out in zip(self.roots, self.returned, strict=True):
+            if out is None:
+                obj = self.objs[r]
+                values.append(Tensor._wrap(env[r], obj.elem, obj.device))
+            else:  # a tensor fn returned as it is: the argument or the closed-over tensor
+                values.append(args[out] if type(out) is int else out)
+        return values[0] if self.structure is None else unflatten(self.structure, values)
+
+    def _run_by_node(self, args: list[Any]) -> list[Any]:
+        """Debug mode, or the compiled program failed before it wrote any target: trace
+        ``fn`` again with this call's values and run that graph node by node (each node
+        checked in debug mode; an error names the node and the line that built it).
+        Returns the outputs' arrays."""
+        outputs, assigns = trace_function(*self.source, args, placeholders=False)[:2]
+        invalidate_caches()
+        results = reference.execute([*outputs, *(expr for _, expr in assigns)])
+        invalidate_caches()
+        for (target, _), result in zip(assigns, results[len(outputs) :], strict=True):
+            np.copyto(target.array, result.array)
+        return [r.array for r in results[: len(outputs)]]
+
+
+MISSING = object()
+
+
+def memory_base(array: Any) -> int:
+    """The identity of the memory an array views (numpy and cupy keep one owner as base)."""
+    base = array.base if type(array) is np.ndarray else getattr(array, "base", None)
+    return id(array if base is None else base)
+
+
+def shared_with(arrays: list[Any], held: frozenset[int]) -> frozenset[int]:
+    """The argument indices whose arrays share memory with one of the ``held`` bases."""
+    return frozenset(k for k, a in enumerate(arrays) if a is not None and memory_base(a) in held)
+
+
+def build_step(
+    fn: Callable[..., Any],
+    names: list[str],
+    static: frozenset[str],
+    placeholders: dict[int, Any],
+    outputs: list[AnyTensor],
+    structure: Any,
+    assigns: list[tuple[Tensor[Any, Any, Any], AnyTensor]],
+) -> Step:
+    """The Step of one trace: the evaluator's analysis of everything ``fn`` built."""
+    roots = [*outputs, *(expr for _, expr in assigns)]
+    invalidate_caches()  # every node computed by the Step, none taken from a cache
+    col = collect(roots, options.cse, -1, by_object=True)
+    arg_of = {id(p): k for k, p in placeholders.items()}
+    targets: list[tuple[int, int, int, int]] = []
+    binding: list[tuple[int, Any]] = []
+    for j, (target, _) in enumerate(assigns, start=len(outputs)):
+        e = len(col.env) + len(targets)
+        targets.append((j, col.roots[j], e, _alias(col, target)))
+        k = arg_of.get(id(target))
+        binding.append((e, k if k is not None else target))
+    program = _analyse(col, targets).lean()
+    arg_slots: list[tuple[int, int]] = []
+    arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
+    live: list[tuple[int, Tensor[Any, Any, Any], Any]] = []
+    for obj, s in col.leaves:
+        k = arg_of.get(id(obj))
+        if k is not None:
+            arg_slots.append((s, k))
+            continue
+        view = _view_of_argument(obj, arg_of)
+        if view is not None:  # x[i] of an argument: that row of each call's array
+            arg_views.append((s, *view))
+        else:
+            live.append((s, obj, obj._array.shape))
+    numbers = {
+        name: value.index for name, value in program.fn.__globals__.items() if type(value) is Number
+    }
+    returned: list[Any] = []
+    for out in outputs:
+        k = arg_of.get(id(out))
+        returned.append(k if k is not None else (out if type(out) is Tensor else None))
+    stats.analyses += 1
+    step = Step(
+        program,
+        col.env + [None] * len(targets),
+        arg_slots,
+        live,
+        numbers,
+        col.roots[: len(outputs)],
+        returned,
+        structure,
+        binding,
+        col.objs,
+        _names_read(fn, {id(o) for o, _ in col.leaves}),
+        (fn, names, static),
+    )
+    step.arg_views = arg_views
+    traced = [placeholders[k]._array if k in placeholders else None for k in range(len(names))]
+    step.shared = shared_with(traced, step.held_bases)
+    return step
+
+
+def _view_of_argument(obj: Any, arg_of: dict[int, int]) -> tuple[int, tuple[Any, ...]] | None:
+    """(argument index, numpy index) when ``obj`` is a row view ``x[i][j]...`` of a tensor
+    argument's placeholder; else None."""
+    indices: list[int] = []
+    while isinstance(obj, Tensor) and obj._view_of is not None:
+        obj, i = obj._view_of
+        indices.append(i)
+    k = arg_of.get(id(obj))
+    if k is None or not indices:
+        return None
+    return k, (*reversed(indices), Ellipsis)
+
+
+def _names_read(fn: Callable[..., Any], leaves: set[int]) -> list[tuple[dict[str, Any], str, Any]]:
+    """The global names and closure cells of ``fn`` that held a leaf tensor when traced."""
+    code = getattr(fn, "__code__", None)
+    found: list[tuple[dict[str, Any], str, Any]] = []
+    if code is None:
+        return found
+    scope = fn.__globals__
+    for name in code.co_names:
+        obj = scope.get(name)
+        if isinstance(obj, Tensor) and id(obj) in leaves:
+            found.append((scope, name, obj))
+    for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
+        obj = cell.cell_contents
+        if isinstance(obj, Tensor) and id(obj) in leaves:
+            found.append((_CellScope(cell), name, obj))
+    return found
+
+
+class _CellScope(dict[str, Any]):
+    """A closure cell read like a scope (``get`` returns its current contents)."""
+
+    def __init__(self, cell: Any) -> None:
+        super().__init__()
+        self._cell = cell
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._cell.cell_contents
