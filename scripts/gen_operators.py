@@ -1,27 +1,42 @@
-"""Generate the typed operator overloads of TensorLike and Tensor.
+"""Generate the typed operator overloads of TensorLike and Tensor, and those of ``ops.dot``.
 
 Python's operators must say, for mypy and pyright, the rank of their result from the ranks of
 their operands (MetaNN broadcasting: the lower rank must equal the trailing dims of the higher,
-result rank = max; ``@`` contracts one dim, result rank = a + b - 2). Writing ~20 overloads per
-operator by hand invites mistakes, so this script writes them between marker comments in
-``typed_nn/data/tensor_like.py`` and ``typed_nn/data/tensor.py``.
+result rank = max; ``@`` contracts one dim, result rank = a + b - 2; ``dot(a, b, k)`` contracts
+k dims). The overloads go up to ``typed_nn.tags.MAX_RANK`` (30-odd per operator at rank 6):
+this script writes them between marker comments in ``typed_nn/data/tensor_like.py``,
+``typed_nn/data/tensor.py`` and ``typed_nn/ops/structure.py``.
 
-Run ``python scripts/gen_operators.py`` after changing it; ``--check`` exits 1 when the
-committed files are stale (tests/test_generated.py runs that).
+Run ``python scripts/gen_operators.py`` after changing it (or the rank tags); ``--check`` exits 1
+when the committed files are stale (tests/test_ops_reduce.py runs that for both generators).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _max_rank() -> int:
+    """``typed_nn.tags.MAX_RANK`` (the rank tags decide how far the overloads go), read from
+    tags.py alone: importing typed_nn runs the generated code this script may be fixing."""
+    spec = importlib.util.spec_from_file_location("_tags", ROOT / "typed_nn" / "tags.py")
+    assert spec is not None
+    assert spec.loader is not None
+    tags = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tags)
+    return int(tags.MAX_RANK)
+
+
+MAX_RANK = _max_rank()
 TENSOR_LIKE = ROOT / "typed_nn" / "data" / "tensor_like.py"
 TENSOR = ROOT / "typed_nn" / "data" / "tensor.py"
 STRUCTURE = ROOT / "typed_nn" / "ops" / "structure.py"
 BEGIN = "    # --- BEGIN GENERATED {name} (scripts/gen_operators.py) ---\n"
 END = "    # --- END GENERATED {name} ---\n"
-MAX_RANK = 4
 IND = "    "
 
 # (dunder, the op's declaration in typed_nn.ops.arithmetic, float elements only). Operators
@@ -49,28 +64,31 @@ def overload(name: str, self_t: str | None, other: str, result: str) -> str:
     return f"{IND}@overload\n{IND}def {name}({self_part}, other: {other}) -> {result}: ...\n"
 
 
-FLOAT_TAGS = ("Float32", "Float64")
+def self_type(dim: str, float_only: bool) -> str | None:
+    """The annotation of ``self`` for an overload whose left operand has rank ``dim``.
+
+    Float-only overloads ask for ``Tagged[FloatTag, rank]``, a protocol with covariant tag
+    arguments: concrete float data and data generic over a float TypeVar both match, Int32
+    data does not. (A self-type ``TensorLike[FE, Dv, D]`` would do for pyright, but mypy does
+    not check FE's bound when it binds ``self`` to a subclass: ``Tensor[Int32, ...] / x``
+    would pass.) Element, device and rank of the result come from the class's own E, Dv, D.
+    """
+    if float_only:
+        return f"Tagged[FloatTag, {'DimTag' if dim == 'D' else dim}]"
+    return None if dim == "D" else tl("E", dim)
 
 
 def binary_block(name: str, builder: str, float_only: bool) -> str:
-    # mypy does not check a TypeVar's bound when it binds a self-type, so float-only
-    # operators spell out each float tag instead of using FE.
-    elems = FLOAT_TAGS if float_only else ("E",)
     out: list[str] = []
-    for elem in elems:
-        self_d = tl(elem, "D") if float_only else None
-        # Same rank, a scalar on either side, then each strictly-lower-rank pair.
-        out.append(overload(name, self_d, tl(elem, "D"), tl(elem, "D")))
-        out.append(overload(name, self_d, tl(elem, "Dim0"), tl(elem, "D")))
-        out.append(overload(name, tl(elem, "Dim0"), tl(elem, "D2"), tl(elem, "D2")))
-        for hi in range(2, MAX_RANK + 1):
-            for lo in range(1, hi):
-                out.append(
-                    overload(name, tl(elem, f"Dim{hi}"), tl(elem, f"Dim{lo}"), tl(elem, f"Dim{hi}"))
-                )
-                out.append(
-                    overload(name, tl(elem, f"Dim{lo}"), tl(elem, f"Dim{hi}"), tl(elem, f"Dim{hi}"))
-                )
+    # Same rank, a scalar on either side, then each strictly-lower-rank pair.
+    out.append(overload(name, self_type("D", float_only), tl("E", "D"), tl("E", "D")))
+    out.append(overload(name, self_type("D", float_only), tl("E", "Dim0"), tl("E", "D")))
+    out.append(overload(name, self_type("Dim0", float_only), tl("E", "D2"), tl("E", "D2")))
+    for hi in range(2, MAX_RANK + 1):
+        for lo in range(1, hi):
+            high, low = f"Dim{hi}", f"Dim{lo}"
+            out.append(overload(name, self_type(high, float_only), tl("E", low), tl("E", high)))
+            out.append(overload(name, self_type(low, float_only), tl("E", high), tl("E", high)))
     out.extend(number_overloads(name, float_only))
     out.append(
         f"{IND}def {name}(self, other: object) -> AnyTensor:\n"
@@ -84,11 +102,16 @@ def number_overloads(name: str, float_only: bool) -> list[str]:
     if not float_only:
         # int goes first: an Int32 tensor accepts ints; only float tensors accept floats.
         out.append(overload(name, None, "int", tl("E", "D")))
-    out.extend(overload(name, tl(f, "D"), "float", tl(f, "D")) for f in FLOAT_TAGS)
+    out.append(overload(name, self_type("D", True), "float", tl("E", "D")))
     return out
 
 
 def reflected_block(name: str, builder: str, float_only: bool) -> str:
+    if float_only:  # one signature: a float on the left of a float tensor
+        return (
+            f"{IND}def {name}(self: {self_type('D', True)}, other: float) -> {tl('E', 'D')}:\n"
+            f"{IND}{IND}return _build(_arithmetic.{builder}, (other, self))\n"
+        )
     out = number_overloads(name, float_only)
     out.append(
         f"{IND}def {name}(self, other: object) -> AnyTensor:\n"
@@ -99,6 +122,14 @@ def reflected_block(name: str, builder: str, float_only: bool) -> str:
 
 def matmul_block() -> str:
     out: list[str] = []
+    # First, for each left rank that some right rank overflows (a result of more than MAX_RANK
+    # dims raises RankError), an overload no argument matches (``Never`` rank). When no overload
+    # matches, mypy reports the operator and types the expression by the first overload whose
+    # self-type fits: this one, of unknown rank, so that a failed ``a @ b`` nested as an
+    # argument (``ops.permute(a @ b, order)``) is not reported again as that call's error.
+    for a in range(1, MAX_RANK + 1):
+        if a + MAX_RANK - 2 > MAX_RANK:
+            out.append(overload("__matmul__", tl("E", f"Dim{a}"), tl("E", "Never"), tl("E", "Any")))
     for a in range(1, MAX_RANK + 1):
         for b in range(1, MAX_RANK + 1):
             r = a + b - 2
@@ -147,7 +178,7 @@ def tensor_body() -> str:
 
 def dot_body() -> str:
     out: list[str] = []
-    for k in (1, 2):
+    for k in range(1, MAX_RANK + 1):
         default = " = 1" if k == 1 else ""
         for a in range(k, MAX_RANK + 1):
             for b in range(k, MAX_RANK + 1):

@@ -25,7 +25,7 @@ AnyT = Any
 # (name, the view of w as an expression, the same view in numpy)
 VIEWS: list[tuple[str, Callable[[AnyT], AnyT], Callable[[Array], Array]]] = [
     ("transpose", ops.transpose, lambda a: a.T),
-    ("permute", lambda w: ops.permute(w, (1, 0)), lambda a: a.T),
+    ("permute", lambda w: ops.permute(w, (1, 0)), lambda a: a.T),  # pyright: ignore[reportDeprecated]
     ("reshape", lambda w: ops.reshape(ops.reshape(w, (-1,)), w.shape), lambda a: a),
     ("reshape_t", lambda w: ops.reshape(ops.transpose(w), w.shape), lambda a: a.T),
     ("row", lambda w: w[1], lambda a: a[1]),

@@ -208,7 +208,7 @@ def test_var_scale_policy_errors() -> None:
     ):
         VarScaleFiller(1.0, PNormVarScale, PUniformVarScale)  # type: ignore[policy-conflict]
     with pytest.raises(tn.ParamError, match="XavierFiller fixes the fan mode"):
-        XavierFiller(PVarScaleFanIn)  # type: ignore[policy-conflict]
+        XavierFiller(PVarScaleFanIn)  # type: ignore[arg-type, policy-conflict]
 
 
 def test_fill_errors() -> None:

@@ -225,8 +225,8 @@ def test_duplicate_names_in_the_header(saved: Path) -> None:
         ),
         ({"dtype": "F32", "shape": [2], "data_offsets": [-1, 7]}, "is not a range"),
         (
-            {"dtype": "F32", "shape": [1] * 5, "data_offsets": [0, 4]},
-            "has rank 5; typed_nn supports",
+            {"dtype": "F32", "shape": [1] * 7, "data_offsets": [0, 4]},
+            "has rank 7; typed_nn supports",
         ),
         ({"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}, "is not a range"),
         ({"dtype": "F32", "shape": [2], "data_offsets": [0, 12]}, "does not match the shape"),

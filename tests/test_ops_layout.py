@@ -82,7 +82,7 @@ def test_permute_rejects_an_axis_out_of_range() -> None:
 
 def test_permute_rejects_a_non_tuple_order() -> None:
     with pytest.raises(tn.ShapeError, match=r"order must be a tuple of ints"):
-        ops.permute(t32(arange(2, 3)), "10")  # type: ignore[arg-type]
+        ops.permute(t32(arange(2, 3)), "10")  # type: ignore[call-overload]
 
 
 def test_transpose_rejects_rank_3() -> None:
@@ -167,6 +167,23 @@ def test_tile_with_explicit_new_dims() -> None:
     assert ops.tile(x, (4, 5, 6), new_dims=(-2,)) == ops.tile(x, (4, 5, 6), new_dims=(1,))
 
 
+def test_tile_rank_3_to_rank_5() -> None:
+    # MetaNN's test_tile_case3: a (2, 5, 3) tensor to (7, 4, 15, 4, 3), new dims 0 and 3.
+    m = np.arange(30, dtype=np.int32).reshape(2, 5, 3)
+    x = tn.tensor(m, tn.Int32, tn.CPU, tn.Dim3)
+    op = ops.tile(x, (7, 4, 15, 4, 3), new_dims=(0, 3))
+    five: tn.Tensor5[tn.Int32, tn.CPU] = op  # the static rank follows the target shape
+    assert five.rank == 5
+    assert op.shape == (7, 4, 15, 4, 3)
+    res = op.numpy()
+    for a1, a2, a3, a4, a5 in np.ndindex(res.shape):
+        assert res[a1, a2, a3, a4, a5] == m[a2 % 2, a3 % 5, a5 % 3]
+    # tile's gradient (tile_grad) sums the 7 * 2 * 3 * 4 repeats back at rank 5
+    y = tn.tensor(m.astype(np.float64), tn.Float64, tn.CPU, tn.Dim3)
+    g = tn.grad(ops.reduce_sum(ops.tile(y, (7, 4, 15, 4, 3), new_dims=(0, 3))), y)
+    np.testing.assert_array_equal(g.numpy(), np.full((2, 5, 3), 7 * 2 * 3 * 4 * 1.0))
+
+
 def test_tile_of_a_scalar_fills() -> None:
     out = ops.tile(tn.scalar(2.5, tn.Float32, tn.CPU), (2, 3)).numpy()
     np.testing.assert_array_equal(out, np.full((2, 3), 2.5, np.float32))
@@ -194,8 +211,8 @@ def test_tile_rejects_a_dim_that_is_not_a_multiple() -> None:
 
 def test_layout_ops_reject_non_data() -> None:
     cases: list[Callable[[], object]] = [
-        lambda: ops.permute("ab", (0,)),  # type: ignore[arg-type]
-        lambda: ops.permute_inv([1.0], (0,)),  # type: ignore[arg-type]
+        lambda: ops.permute("ab", (0,)),  # type: ignore[call-overload]
+        lambda: ops.permute_inv([1.0], (0,)),  # type: ignore[call-overload]
         lambda: ops.transpose(np.ones((2, 2))),  # type: ignore[arg-type]
         lambda: ops.reshape(3.0, (1,)),  # type: ignore[call-overload]
         lambda: ops.tile("ab", (2,)),  # type: ignore[call-overload]

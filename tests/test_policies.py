@@ -4,6 +4,7 @@ import itertools
 
 import pytest
 
+from typed_nn import CPU, Float64
 from typed_nn.errors import TypedNNError
 from typed_nn.policies import (
     DimPolicy,
@@ -12,6 +13,7 @@ from typed_nn.policies import (
     LayerStructurePolicy,
     ParamPolicy,
     PBiasNotInvolved,
+    PDeviceIs,
     PDimArrayIs,
     PDisableBptt,
     PElemIs,
@@ -159,10 +161,19 @@ def test_selected_major_is_frozen() -> None:
 
 
 def test_has_policy_tells_explicit_from_default() -> None:
-    c = PolicyContainer(PElemIs(float), SubPolicyContainer("w", PUpdate))
+    c = PolicyContainer(PElemIs(Float64), SubPolicyContainer("w", PUpdate))
     assert has_policy(c, ParamPolicy, "elem")
     assert not has_policy(c, ParamPolicy, "param_type")
     assert not has_policy(c, GradPolicy, "is_update")
+
+
+def test_elem_and_device_policies_take_tags() -> None:
+    assert policy_select(ParamPolicy, PolicyContainer(PElemIs(Float64))).elem is Float64
+    with pytest.raises(PolicyError, match=r"ParamPolicy.elem takes type\[ElemTag\] \| None"):
+        PElemIs(float)  # type: ignore[arg-type]
+    with pytest.raises(PolicyError, match=r"ParamPolicy.device takes type\[DeviceTag\]"):
+        PDeviceIs(Float64)  # type: ignore[arg-type]
+    assert policy_select(ParamPolicy, PolicyContainer(PDeviceIs(CPU))).device is CPU
 
 
 def test_has_policy_rejects_an_unknown_minor() -> None:
@@ -192,7 +203,7 @@ def test_reprs_read_like_declarations() -> None:
     )
     assert repr(PolicyContainer()) == "PolicyContainer()"
     assert repr(PDimArrayIs(1, 0)) == "PDimArrayIs(1, 0)"
-    assert repr(PElemIs(float)) == "PElemIs(float)"
+    assert repr(PElemIs(Float64)) == "PElemIs(Float64)"
     assert repr(PVarScaleFanIn) == "PVarScaleFanIn"
 
 

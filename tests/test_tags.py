@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -60,23 +62,33 @@ def test_dim_tags_know_their_rank(rank: int) -> None:
 
 
 def test_rank_aliases_are_the_dim_tags() -> None:
-    assert [tn.Dim0, tn.Dim1, tn.Dim2, tn.Dim3, tn.Dim4] == list(DIM_TAGS)
-    assert MAX_RANK == 4
+    assert [tn.Dim0, tn.Dim1, tn.Dim2, tn.Dim3, tn.Dim4, tn.Dim5, tn.Dim6] == list(DIM_TAGS)
+    assert MAX_RANK == 6  # MetaNN has no limit; rank 5 is common (video, grouped attention)
 
 
-@pytest.mark.parametrize("rank", [-1, 5, 17])
+def test_generators_follow_the_rank_tags() -> None:
+    # Both overload generators read MAX_RANK from tags.py (their --check runs in
+    # tests/test_ops_reduce.py): the highest rank tag has its overloads.
+    from typed_nn.data import tensor_like
+
+    source = inspect.getsource(tensor_like)
+    assert f"Dim{MAX_RANK}]" in source
+    assert f"Dim{MAX_RANK + 1}" not in source
+
+
+@pytest.mark.parametrize("rank", [-1, 7, 17])
 def test_dim_of_rank_out_of_range(rank: int) -> None:
-    with pytest.raises(tn.RankError, match=rf"typed_nn supports ranks 0 to 4, got rank {rank}\."):
+    with pytest.raises(tn.RankError, match=rf"typed_nn supports ranks 0 to 6, got rank {rank}\."):
         dim_of_rank(rank)
 
 
 def test_rank_error_is_a_value_error_with_a_hint() -> None:
-    with pytest.raises(ValueError, match=r"hint: reshape the data to at most 4 dims\."):
-        dim_of_rank(5)
+    with pytest.raises(ValueError, match=r"hint: reshape the data to at most 6 dims\."):
+        dim_of_rank(7)
 
 
 @pytest.mark.parametrize(
-    "tag", [tn.Float32, tn.Int64, tn.CPU, tn.GPU, tn.Dim0, tn.Dim4, tn.ElemTag, tn.DimTag]
+    "tag", [tn.Float32, tn.Int64, tn.CPU, tn.GPU, tn.Dim0, tn.Dim6, tn.ElemTag, tn.DimTag]
 )
 def test_tags_are_not_instantiable(tag: type[object]) -> None:
     with pytest.raises(TypeError, match=rf"{tag.__name__} is a type tag; use the class itself"):

@@ -97,7 +97,16 @@ def test_copy_false_still_converts_a_different_dtype() -> None:
 
 
 @pytest.mark.parametrize(
-    ("shape", "rank"), [((), 0), ((3,), 1), ((2, 3), 2), ((2, 3, 4), 3), ((1, 2, 3, 4), 4)]
+    ("shape", "rank"),
+    [
+        ((), 0),
+        ((3,), 1),
+        ((2, 3), 2),
+        ((2, 3, 4), 3),
+        ((1, 2, 3, 4), 4),
+        ((1, 2, 3, 4, 2), 5),
+        ((1, 2, 1, 2, 1, 2), 6),
+    ],
 )
 def test_zeros_and_ones_take_rank_from_shape(shape: tuple[int, ...], rank: int) -> None:
     z = untyped.zeros(shape, Float64, CPU)
@@ -116,8 +125,8 @@ def test_zeros_rejects_bad_shapes() -> None:
         untyped.zeros([2, 3], Float32, CPU)
     with pytest.raises(tn.ShapeError, match=r"ones needs a shape tuple"):
         tn.ones((True,), Float32, CPU)
-    with pytest.raises(tn.RankError, match=r"got rank 5"):
-        untyped.zeros((1, 2, 3, 4, 5), Float32, CPU)
+    with pytest.raises(tn.RankError, match=r"got rank 7"):
+        untyped.zeros((1, 2, 3, 4, 5, 6, 7), Float32, CPU)
 
 
 def test_scalar_value() -> None:
@@ -156,6 +165,24 @@ def test_slices_share_memory() -> None:
     element = m[2][1]
     assert element.rank == 0
     assert element.value() == 7.0
+
+
+def test_ranks_5_and_6_are_typed_too() -> None:
+    video = tn.zeros((2, 3, 4, 5, 6), Float32, CPU)  # N, C, T, H, W
+    t5: tn.Tensor5[Float32, CPU] = video
+    t6: tn.Tensor6[Float32, CPU] = tn.ones((1, 2, 1, 2, 1, 2), Float32, CPU)
+    assert (t5.rank, t6.rank) == (5, 6)
+    assert (t5.dim, t6.dim) == (tn.Dim5, tn.Dim6)
+    assert tn.is_tensor5(t5)
+    assert tn.is_tensor6(t6)
+    assert not tn.is_tensor5(t6)
+    assert not tn.is_tensor6(t5)
+    assert tn.data_category(t6 * 2.0) == 6
+    frame: tn.Tensor4[Float32, CPU] = video[1]
+    np.testing.assert_array_equal(frame.numpy(), np.zeros((3, 4, 5, 6)))
+    # x.dim is x's rank tag: it rebuilds x's type
+    copy: tn.Tensor[Float32, CPU, tn.Dim5] = tn.tensor(video.numpy(), Float32, CPU, video.dim)
+    assert copy.shape == video.shape
 
 
 def test_slices_of_rank_3_and_4() -> None:

@@ -16,6 +16,8 @@ from .data import Scalar as Scalar
 from .data import Tensor as Tensor
 from .data import Tensor3 as Tensor3
 from .data import Tensor4 as Tensor4
+from .data import Tensor5 as Tensor5
+from .data import Tensor6 as Tensor6
 from .data import TensorLike as TensorLike
 from .data import Vector as Vector
 from .data import ZeroTensor as ZeroTensor
@@ -24,6 +26,8 @@ from .data import is_matrix as is_matrix
 from .data import is_scalar as is_scalar
 from .data import is_tensor3 as is_tensor3
 from .data import is_tensor4 as is_tensor4
+from .data import is_tensor5 as is_tensor5
+from .data import is_tensor6 as is_tensor6
 from .data import is_vector as is_vector
 from .data import make_dynamic as make_dynamic
 from .data import ones as ones
@@ -66,6 +70,8 @@ from .tags import Dim1 as Dim1
 from .tags import Dim2 as Dim2
 from .tags import Dim3 as Dim3
 from .tags import Dim4 as Dim4
+from .tags import Dim5 as Dim5
+from .tags import Dim6 as Dim6
 from .tags import DimTag as DimTag
 from .tags import ElemTag as ElemTag
 from .tags import Float32 as Float32

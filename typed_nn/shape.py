@@ -5,11 +5,37 @@ A shape is a plain ``tuple[int, ...]``; rank-0 data has shape ``()`` and count 1
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 from .errors import ShapeError, message
 
-__all__ = ["Shape", "canonical_axis", "count", "format_shape", "index_of", "offset", "shift_index"]
+__all__ = [
+    "Shape",
+    "canonical_axis",
+    "count",
+    "deprecated",
+    "format_shape",
+    "index_of",
+    "offset",
+    "shift_index",
+]
+
+_F = TypeVar("_F")
+
+if TYPE_CHECKING:
+    # PEP 702's marker, for the checkers only: typed_nn puts it on the overloads of calls that
+    # always raise (a shape of more than MAX_RANK dims, more reduced dims than the operand
+    # has), so that mypy (enable_error_code = deprecated) and pyright (reportDeprecated) report
+    # the call, which a catch-all overload for shapes of unknown length would otherwise accept.
+    # The overloads never run, so at run time the marker does nothing (and typing_extensions
+    # is not a dependency).
+    from typing_extensions import deprecated
+else:
+
+    def deprecated(message: str) -> Callable[[_F], _F]:
+        return lambda f: f
+
 
 Shape = tuple[int, ...]
 

@@ -23,6 +23,8 @@ __all__ = [
     "Dim2",
     "Dim3",
     "Dim4",
+    "Dim5",
+    "Dim6",
     "DimTag",
     "Dv",
     "E",
@@ -139,9 +141,21 @@ class Dim3(DimTag):
 
 
 class Dim4(DimTag):
-    """Rank 4 (the highest rank typed_nn types statically, e.g. NCHW images)."""
+    """Rank 4 (e.g. NCHW images)."""
 
     rank = 4
+
+
+class Dim5(DimTag):
+    """Rank 5 (e.g. video: NCTHW, or grouped attention)."""
+
+    rank = 5
+
+
+class Dim6(DimTag):
+    """Rank 6 (the highest rank typed_nn types statically)."""
+
+    rank = 6
 
 
 # Bounded and invariant: a covariant rank would let a Matrix pass where a Tensor3 is declared.
@@ -153,7 +167,7 @@ D2 = TypeVar("D2", bound=DimTag)
 
 ELEM_TAGS: tuple[type[ElemTag], ...] = (Float32, Float64, Int32, Int64)
 DEVICE_TAGS: tuple[type[DeviceTag], ...] = (CPU, GPU)
-DIM_TAGS: tuple[type[DimTag], ...] = (Dim0, Dim1, Dim2, Dim3, Dim4)
+DIM_TAGS: tuple[type[DimTag], ...] = (Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6)
 MAX_RANK = len(DIM_TAGS) - 1
 
 
@@ -166,14 +180,14 @@ def elem_of_dtype(dtype: np.dtype[np.generic]) -> type[ElemTag] | None:
 
 
 def dim_of_rank(rank: int) -> type[DimTag]:
-    """The rank tag for ``rank`` (0 to 4)."""
+    """The rank tag for ``rank`` (0 to ``MAX_RANK``, which is 6)."""
     if not 0 <= rank <= MAX_RANK:
         from .errors import RankError, message
 
         raise RankError(
             message(
                 f"typed_nn supports ranks 0 to {MAX_RANK}, got rank {rank}.",
-                hint="reshape the data to at most 4 dims.",
+                hint=f"reshape the data to at most {MAX_RANK} dims.",
             )
         )
     return DIM_TAGS[rank]

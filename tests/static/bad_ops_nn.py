@@ -24,7 +24,7 @@ max_elems = ops.maximum(m32, m64)  # E: Cannot infer value of type parameter "E"
 max_int_float = ops.maximum(i32, 1.5)  # E: Value of type variable "FE" of "maximum" cannot be
 reduce_both = ops.reduce_sum(m32, 0, first=1)  # E: No overload variant of "reduce_sum" matches
 reduce_many = ops.reduce_sum(v32, (0, 1))  # E: Argument 2 to "reduce_sum" has incompatible type
-reduce_first = ops.reduce_sum(v32, first=2)  # E: No overload variant of "reduce_sum" matches
+reduce_first = ops.reduce_sum(v32, first=2.0)  # E: No overload variant of "reduce_sum" matches
 mean_int = ops.reduce_mean(i32, 0)  # E: Value of type variable "FE" of "reduce_mean" cannot be
 where_elems = ops.where(m32, m32, m64)  # E: Cannot infer value of type parameter "E" of "where"
 interp_int = ops.interpolate(i32, i32, i32)  # E: Value of type variable "FE" of "interpolate"

@@ -44,7 +44,7 @@ step = gru.feed_forward(gru.input_cont().set(LayerInput, x).set(Previous(LayerOu
 assert_type(step.get(LayerOutput), TensorLike[Float32, CPU, Dim2])
 
 net = MLP.build("net", [3, 8, 2], [ReLULayer, None])
-assert_type(net, MLP)
+assert_type(net, MLP[Float32, CPU])
 assert_type(net.feed_forward(net.input_cont().set(LayerInput, x)).get(LayerOutput), TensorLike[Float32, CPU, Dim2])
 
 topology = ComposeTopology(

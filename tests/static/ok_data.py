@@ -1,6 +1,6 @@
 """Data kinds as mypy and pyright see them: factories, lazy kinds, handles, aliases."""
 
-from typing import Any, assert_type
+from typing import assert_type
 
 import typed_nn as tn
 from typed_nn import CPU, Dim0, Dim1, Dim2, Dim3, Dim4, Float32, Float64, Int64, TensorLike
@@ -35,7 +35,7 @@ empty.push_back(v)
 d = tn.make_dynamic(m + m)
 assert_type(d, tn.DynamicData[Float32, CPU, Dim2])
 assert_type(tn.make_dynamic(d), tn.DynamicData[Float32, CPU, Dim2])
-assert_type(d.try_cast(tn.ZeroTensor), tn.ZeroTensor[Any, Any, Any] | None)
+assert_type(d.try_cast(tn.ZeroTensor), tn.ZeroTensor[Float32, CPU, Dim2] | None)
 nothing: tn.DynamicData[Float64, CPU, Dim1] = tn.DynamicData()
 assert_type(nothing.is_empty(), bool)
 

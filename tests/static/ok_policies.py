@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from typing import Literal, assert_type
 
+import typed_nn as tn
 from typed_nn.policies import (
     DimPolicy,
     GradPolicy,
@@ -27,19 +28,20 @@ from typed_nn.policies import (
     policy_select,
     sub_policies,
 )
+from typed_nn.tags import ElemTag
 
 c = PolicyContainer(PUpdate, PKeepDim, PModifyDimNumIs(2), SubPolicyContainer("w", PNoUpdate))
 assert_type(policy_select(GradPolicy, c), GradPolicy)
 assert_type(policy_select(GradPolicy, c).is_update, bool)
 assert_type(policy_select(DimPolicy, c).modify_dim_num, int)
 assert_type(policy_select(DimPolicy, c).dim_array, tuple[int, ...])
-assert_type(policy_select(ParamPolicy, c).elem, type | None)
+assert_type(policy_select(ParamPolicy, c).elem, type[ElemTag] | None)
 assert_type(policy_select(RnnPolicy, c).seq_ids, tuple[SeqID, ...])
 assert_type(policy_select(VarScaleFillerPolicy, c).distribute, VarScaleDistribution)
 assert_type(PUpdate, PolicyObject[GradPolicy, Literal["is_update"], bool])
 assert_type(PUpdateIs(True), PolicyObject[GradPolicy, Literal["is_update"], bool])
 assert_type(PDimArrayIs(1, 0), PolicyObject[DimPolicy, Literal["dim_array"], tuple[int, ...]])
-assert_type(PElemIs(float), PolicyObject[ParamPolicy, Literal["elem"], type])
+assert_type(PElemIs(tn.Float64), PolicyObject[ParamPolicy, Literal["elem"], type[ElemTag]])
 assert_type(sub_policies(c, "w"), PolicyContainer)
 assert_type(change_policy(PNoUpdate, c), PolicyContainer)
 

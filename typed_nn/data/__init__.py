@@ -5,6 +5,8 @@ from .category import is_matrix as is_matrix
 from .category import is_scalar as is_scalar
 from .category import is_tensor3 as is_tensor3
 from .category import is_tensor4 as is_tensor4
+from .category import is_tensor5 as is_tensor5
+from .category import is_tensor6 as is_tensor6
 from .category import is_vector as is_vector
 from .dynamic import DynamicData as DynamicData
 from .dynamic import make_dynamic as make_dynamic
@@ -17,6 +19,8 @@ from .tensor import Scalar as Scalar
 from .tensor import Tensor as Tensor
 from .tensor import Tensor3 as Tensor3
 from .tensor import Tensor4 as Tensor4
+from .tensor import Tensor5 as Tensor5
+from .tensor import Tensor6 as Tensor6
 from .tensor import Vector as Vector
 from .tensor_like import TensorLike as TensorLike
 

@@ -5,7 +5,16 @@ from __future__ import annotations
 from ..errors import OperandError, message
 from .tensor_like import TensorLike
 
-__all__ = ["data_category", "is_matrix", "is_scalar", "is_tensor3", "is_tensor4", "is_vector"]
+__all__ = [
+    "data_category",
+    "is_matrix",
+    "is_scalar",
+    "is_tensor3",
+    "is_tensor4",
+    "is_tensor5",
+    "is_tensor6",
+    "is_vector",
+]
 
 
 def data_category(x: object) -> int:
@@ -47,3 +56,13 @@ def is_tensor3(x: object) -> bool:
 def is_tensor4(x: object) -> bool:
     """Whether ``x`` is rank-4 data."""
     return _is_rank(x, 4)
+
+
+def is_tensor5(x: object) -> bool:
+    """Whether ``x`` is rank-5 data."""
+    return _is_rank(x, 5)
+
+
+def is_tensor6(x: object) -> bool:
+    """Whether ``x`` is rank-6 data."""
+    return _is_rank(x, 6)

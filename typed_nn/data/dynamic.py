@@ -6,11 +6,16 @@ Layers use it to store values of different concrete kinds in one stack. An empty
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from ..errors import LayerError, message
 from ..tags import D, Dv, E
 from .tensor_like import TensorLike
+
+if TYPE_CHECKING:  # annotations only: special.py imports the ops package
+    from .scalable import ScalableTensor
+    from .special import ConstantTensor, ZeroTensor
+    from .tensor import Tensor
 
 __all__ = ["DynamicData", "make_dynamic"]
 
@@ -29,8 +34,26 @@ class DynamicData(TensorLike[E, Dv, D]):
         """Whether the holder wraps nothing."""
         return self._wrapped is None
 
-    def try_cast(self, cls: type[T]) -> T | None:
-        """The wrapped object if it is a ``cls``, else None (also None when empty)."""
+    # The data kinds keep the holder's tags: try_cast(tn.Tensor) is a Tensor[E, Dv, D] | None.
+    @overload
+    def try_cast(self, cls: type[Tensor[E, Dv, D]]) -> Tensor[E, Dv, D] | None: ...
+    @overload
+    def try_cast(self, cls: type[ZeroTensor[E, Dv, D]]) -> ZeroTensor[E, Dv, D] | None: ...
+    @overload
+    def try_cast(self, cls: type[ConstantTensor[E, Dv, D]]) -> ConstantTensor[E, Dv, D] | None: ...
+    @overload
+    def try_cast(self, cls: type[ScalableTensor[E, Dv, D]]) -> ScalableTensor[E, Dv, D] | None: ...
+    @overload
+    def try_cast(self, cls: type[DynamicData[E, Dv, D]]) -> DynamicData[E, Dv, D] | None: ...
+    @overload
+    def try_cast(self, cls: type[T]) -> T | None: ...
+    def try_cast(self, cls: type[Any]) -> Any:
+        """The wrapped object if it is a ``cls``, else None (also None when empty).
+
+        For the data kinds (``tn.Tensor``, ``ZeroTensor``, ``ConstantTensor``,
+        ``ScalableTensor``, ``DynamicData``) the result has this holder's element, device and
+        rank; for another class ``C`` it is a ``C | None``.
+        """
         return self._wrapped if isinstance(self._wrapped, cls) else None
 
     def _get(self) -> TensorLike[E, Dv, D]:

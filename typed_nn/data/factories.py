@@ -13,11 +13,14 @@ import numpy.typing as npt
 
 from .. import backends
 from ..errors import ElemRangeError, ElemTypeError, RankError, ShapeError, TagError, message
+from ..shape import deprecated
 from ..tags import (
     CPU,
     DEVICE_TAGS,
     DIM_TAGS,
     ELEM_TAGS,
+    FE,
+    MAX_RANK,
     D,
     DeviceTag,
     Dim0,
@@ -25,6 +28,8 @@ from ..tags import (
     Dim2,
     Dim3,
     Dim4,
+    Dim5,
+    Dim6,
     DimTag,
     Dv,
     E,
@@ -40,7 +45,7 @@ __all__ = ["ones", "scalar", "tensor", "zeros"]
 _TAG_KINDS = {
     "elem": (ElemTag, "dtype", "an element tag", "Float32, Float64, Int32 or Int64"),
     "device": (DeviceTag, "name", "a device tag", "CPU or GPU"),
-    "dim": (DimTag, "rank", "a rank tag", "Dim0 to Dim4"),
+    "dim": (DimTag, "rank", "a rank tag", f"Dim0 to Dim{MAX_RANK}"),
 }
 
 
@@ -224,22 +229,37 @@ def _check_int_range(array: npt.NDArray[Any], elem: type[ElemTag]) -> None:
         )
 
 
+# fmt: off
+# --- BEGIN GENERATED ZEROS (scripts/gen_op_overloads.py) ---
+@overload
+def zeros(shape: tuple[int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim2]: ...
 @overload
 def zeros(shape: tuple[()], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim0]: ...
 @overload
 def zeros(shape: tuple[int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim1]: ...
 @overload
-def zeros(shape: tuple[int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim2]: ...
-@overload
 def zeros(shape: tuple[int, int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim3]: ...
 @overload
-def zeros(
-    shape: tuple[int, int, int, int], elem: type[E], device: type[Dv]
-) -> Tensor[E, Dv, Dim4]: ...
+def zeros(shape: tuple[int, int, int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim4]: ...
+@overload
+def zeros(shape: tuple[int, int, int, int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim5]: ...
+@overload
+def zeros(shape: tuple[int, int, int, int, int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim6]: ...
+@overload
+@deprecated("typed_nn data has at most 6 dims; this call raises RankError")
+def zeros(shape: tuple[int, int, int, int, int, int, int, *tuple[int, ...]], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Any]: ...
+@overload
+def zeros(shape: tuple[int, ...], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Any]: ...
+# --- END GENERATED ZEROS ---
+# fmt: on
 def zeros(
     shape: tuple[int, ...], elem: type[ElemTag], device: type[DeviceTag]
 ) -> Tensor[Any, Any, Any]:
-    """A tensor of zeros; its rank is the length of ``shape`` (at most 4)."""
+    """A tensor of zeros; its rank is the length of ``shape`` (at most ``MAX_RANK``, 6).
+
+    A shape of unknown length (``x.shape`` is a ``tuple[int, ...]``) gives a tensor of
+    unknown static rank: ``Tensor[E, Dv, Any]``.
+    """
     if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
         _check_tags("zeros", "tn.zeros((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
     shape = check_shape(shape, "zeros")
@@ -247,18 +267,29 @@ def zeros(
     return Tensor(array, elem, device, dim_of_rank(len(shape)))
 
 
+# fmt: off
+# --- BEGIN GENERATED ONES (scripts/gen_op_overloads.py) ---
+@overload
+def ones(shape: tuple[int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim2]: ...
 @overload
 def ones(shape: tuple[()], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim0]: ...
 @overload
 def ones(shape: tuple[int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim1]: ...
 @overload
-def ones(shape: tuple[int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim2]: ...
-@overload
 def ones(shape: tuple[int, int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim3]: ...
 @overload
-def ones(
-    shape: tuple[int, int, int, int], elem: type[E], device: type[Dv]
-) -> Tensor[E, Dv, Dim4]: ...
+def ones(shape: tuple[int, int, int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim4]: ...
+@overload
+def ones(shape: tuple[int, int, int, int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim5]: ...
+@overload
+def ones(shape: tuple[int, int, int, int, int, int], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim6]: ...
+@overload
+@deprecated("typed_nn data has at most 6 dims; this call raises RankError")
+def ones(shape: tuple[int, int, int, int, int, int, int, *tuple[int, ...]], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Any]: ...
+@overload
+def ones(shape: tuple[int, ...], elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Any]: ...
+# --- END GENERATED ONES ---
+# fmt: on
 def ones(
     shape: tuple[int, ...], elem: type[ElemTag], device: type[DeviceTag]
 ) -> Tensor[Any, Any, Any]:
@@ -270,6 +301,14 @@ def ones(
     return Tensor(array, elem, device, dim_of_rank(len(shape)))
 
 
+@overload
+def scalar(value: int, elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim0]: ...
+@overload
+def scalar(value: float, elem: type[FE], device: type[Dv]) -> Tensor[FE, Dv, Dim0]: ...
 def scalar(value: float | int, elem: type[E], device: type[Dv]) -> Tensor[E, Dv, Dim0]:
-    """A rank-0 tensor; equal to another scalar of the same value (MetaNN)."""
+    """A rank-0 tensor; equal to another scalar of the same value (MetaNN).
+
+    An integer element (``Int32``, ``Int64``) takes an ``int``: a ``float`` needs a float
+    element, statically and at run time (ElemTypeError, even for ``2.0``).
+    """
     return tensor(value, elem, device, Dim0)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import overload
 
 from ..errors import LayerError, OperandError, ShapeError, message
-from ..tags import D, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E
+from ..tags import MAX_RANK, D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E
 from .tensor_like import AnyTensor, TensorLike
 
 __all__ = ["ScalableTensor"]
@@ -21,31 +21,47 @@ class ScalableTensor(TensorLike[E, Dv, D]):
 
     __slots__ = ("_items",)
 
+    # fmt: off
+    # --- BEGIN GENERATED SCALABLE TENSOR (scripts/gen_op_overloads.py) ---
     @overload
-    def __init__(
-        self: ScalableTensor[E, Dv, Dim1], items: Iterable[TensorLike[E, Dv, Dim0]]
-    ) -> None: ...
+    def __init__(self: ScalableTensor[E, Dv, Dim1], items: Iterable[TensorLike[E, Dv, Dim0]]) -> None: ...
     @overload
-    def __init__(
-        self: ScalableTensor[E, Dv, Dim2], items: Iterable[TensorLike[E, Dv, Dim1]]
-    ) -> None: ...
+    def __init__(self: ScalableTensor[E, Dv, Dim2], items: Iterable[TensorLike[E, Dv, Dim1]]) -> None: ...
     @overload
-    def __init__(
-        self: ScalableTensor[E, Dv, Dim3], items: Iterable[TensorLike[E, Dv, Dim2]]
-    ) -> None: ...
+    def __init__(self: ScalableTensor[E, Dv, Dim3], items: Iterable[TensorLike[E, Dv, Dim2]]) -> None: ...
     @overload
-    def __init__(
-        self: ScalableTensor[E, Dv, Dim4], items: Iterable[TensorLike[E, Dv, Dim3]]
-    ) -> None: ...
+    def __init__(self: ScalableTensor[E, Dv, Dim4], items: Iterable[TensorLike[E, Dv, Dim3]]) -> None: ...
+    @overload
+    def __init__(self: ScalableTensor[E, Dv, Dim5], items: Iterable[TensorLike[E, Dv, Dim4]]) -> None: ...
+    @overload
+    def __init__(self: ScalableTensor[E, Dv, Dim6], items: Iterable[TensorLike[E, Dv, Dim5]]) -> None: ...
+    # --- END GENERATED SCALABLE TENSOR ---
+    # fmt: on
     @overload
     def __init__(self, items: None = None) -> None: ...
     def __init__(self, items: Iterable[AnyTensor] | None = None) -> None:
         self._items: list[AnyTensor] = []
         for item in items or ():
-            self.push_back(item)
+            self._push(item)
 
+    # An item has the whole's element and device and one rank less (statically too).
+    @overload
+    def push_back(self: ScalableTensor[E, Dv, Dim1], item: TensorLike[E, Dv, Dim0]) -> None: ...
+    @overload
+    def push_back(self: ScalableTensor[E, Dv, Dim2], item: TensorLike[E, Dv, Dim1]) -> None: ...
+    @overload
+    def push_back(self: ScalableTensor[E, Dv, Dim3], item: TensorLike[E, Dv, Dim2]) -> None: ...
+    @overload
+    def push_back(self: ScalableTensor[E, Dv, Dim4], item: TensorLike[E, Dv, Dim3]) -> None: ...
+    @overload
+    def push_back(self: ScalableTensor[E, Dv, Dim5], item: TensorLike[E, Dv, Dim4]) -> None: ...
+    @overload
+    def push_back(self: ScalableTensor[E, Dv, Dim6], item: TensorLike[E, Dv, Dim5]) -> None: ...
     def push_back(self, item: AnyTensor) -> None:
         """Append an item; it must match the first item's shape, element and device."""
+        self._push(item)
+
+    def _push(self, item: AnyTensor) -> None:
         if not isinstance(item, TensorLike):
             raise OperandError(
                 message(
@@ -65,9 +81,12 @@ class ScalableTensor(TensorLike[E, Dv, D]):
                         hint="every item of a ScalableTensor has the same shape, element and device.",
                     )
                 )
-        elif item.rank >= 4:
+        elif item.rank >= MAX_RANK:
             raise ShapeError(
-                message("ScalableTensor items have at most 3 dims.", [("pushed", item.describe())])
+                message(
+                    f"ScalableTensor items have at most {MAX_RANK - 1} dims.",
+                    [("pushed", item.describe())],
+                )
             )
         self._items.append(item)
 

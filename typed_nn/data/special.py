@@ -12,7 +12,22 @@ from typing import Any, overload
 from ..errors import OperandError, ShapeError, message
 from ..ops.declare import OpDecl, Operand, Params
 from ..ops.node import AnyOp, Cotangents, Operation, build, user_site
-from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag, dim_of_rank
+from ..shape import deprecated
+from ..tags import (
+    D,
+    DeviceTag,
+    Dim0,
+    Dim1,
+    Dim2,
+    Dim3,
+    Dim4,
+    Dim5,
+    Dim6,
+    Dv,
+    E,
+    ElemTag,
+    dim_of_rank,
+)
 from .tensor_like import AnyTensor, TensorLike
 
 __all__ = ["BiasVector", "ConstantTensor", "ZeroTensor", "zeros_like"]
@@ -21,7 +36,7 @@ Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
 
 def check_shape(shape: object, what: str) -> tuple[int, ...]:
-    """A shape tuple of non-negative ints with at most 4 dims."""
+    """A shape tuple of non-negative ints with at most ``MAX_RANK`` (6) dims."""
     if not isinstance(shape, tuple) or not all(
         isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
     ):
@@ -102,29 +117,29 @@ class ZeroTensor(Operation[E, Dv, D]):
 
     __slots__ = ()
 
+    # fmt: off
+    # --- BEGIN GENERATED ZERO TENSOR (scripts/gen_op_overloads.py) ---
     @overload
-    def __init__(
-        self: ZeroTensor[E, Dv, Dim0], shape: tuple[()], elem: type[E], device: type[Dv]
-    ) -> None: ...
+    def __init__(self: ZeroTensor[E, Dv, Dim2], shape: tuple[int, int], elem: type[E], device: type[Dv]) -> None: ...
     @overload
-    def __init__(
-        self: ZeroTensor[E, Dv, Dim1], shape: tuple[int], elem: type[E], device: type[Dv]
-    ) -> None: ...
+    def __init__(self: ZeroTensor[E, Dv, Dim0], shape: tuple[()], elem: type[E], device: type[Dv]) -> None: ...
     @overload
-    def __init__(
-        self: ZeroTensor[E, Dv, Dim2], shape: tuple[int, int], elem: type[E], device: type[Dv]
-    ) -> None: ...
+    def __init__(self: ZeroTensor[E, Dv, Dim1], shape: tuple[int], elem: type[E], device: type[Dv]) -> None: ...
     @overload
-    def __init__(
-        self: ZeroTensor[E, Dv, Dim3], shape: tuple[int, int, int], elem: type[E], device: type[Dv]
-    ) -> None: ...
+    def __init__(self: ZeroTensor[E, Dv, Dim3], shape: tuple[int, int, int], elem: type[E], device: type[Dv]) -> None: ...
     @overload
-    def __init__(
-        self: ZeroTensor[E, Dv, Dim4],
-        shape: tuple[int, int, int, int],
-        elem: type[E],
-        device: type[Dv],
-    ) -> None: ...
+    def __init__(self: ZeroTensor[E, Dv, Dim4], shape: tuple[int, int, int, int], elem: type[E], device: type[Dv]) -> None: ...
+    @overload
+    def __init__(self: ZeroTensor[E, Dv, Dim5], shape: tuple[int, int, int, int, int], elem: type[E], device: type[Dv]) -> None: ...
+    @overload
+    def __init__(self: ZeroTensor[E, Dv, Dim6], shape: tuple[int, int, int, int, int, int], elem: type[E], device: type[Dv]) -> None: ...
+    @overload
+    @deprecated("typed_nn data has at most 6 dims; this call raises RankError")
+    def __init__(self: ZeroTensor[E, Dv, Any], shape: tuple[int, int, int, int, int, int, int, *tuple[int, ...]], elem: type[E], device: type[Dv]) -> None: ...
+    @overload
+    def __init__(self: ZeroTensor[E, Dv, Any], shape: tuple[int, ...], elem: type[E], device: type[Dv]) -> None: ...
+    # --- END GENERATED ZERO TENSOR ---
+    # fmt: on
     def __init__(self, shape: tuple[int, ...], elem: type[E], device: type[Dv]) -> None:
         shape = check_shape(shape, "ZeroTensor")
         super().__init__(ZEROS, (), (shape, elem, device), shape, elem, device, user_site())
@@ -138,30 +153,29 @@ class ConstantTensor(Operation[E, Dv, D]):
 
     __slots__ = ()
 
+    # fmt: off
+    # --- BEGIN GENERATED CONSTANT TENSOR (scripts/gen_op_overloads.py) ---
     @overload
-    def __init__(
-        self: ConstantTensor[E, Dv, Dim0], scalar: TensorLike[E, Dv, Dim0], shape: tuple[()]
-    ) -> None: ...
+    def __init__(self: ConstantTensor[E, Dv, Dim2], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, int]) -> None: ...
     @overload
-    def __init__(
-        self: ConstantTensor[E, Dv, Dim1], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int]
-    ) -> None: ...
+    def __init__(self: ConstantTensor[E, Dv, Dim0], scalar: TensorLike[E, Dv, Dim0], shape: tuple[()]) -> None: ...
     @overload
-    def __init__(
-        self: ConstantTensor[E, Dv, Dim2], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, int]
-    ) -> None: ...
+    def __init__(self: ConstantTensor[E, Dv, Dim1], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int]) -> None: ...
     @overload
-    def __init__(
-        self: ConstantTensor[E, Dv, Dim3],
-        scalar: TensorLike[E, Dv, Dim0],
-        shape: tuple[int, int, int],
-    ) -> None: ...
+    def __init__(self: ConstantTensor[E, Dv, Dim3], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, int, int]) -> None: ...
     @overload
-    def __init__(
-        self: ConstantTensor[E, Dv, Dim4],
-        scalar: TensorLike[E, Dv, Dim0],
-        shape: tuple[int, int, int, int],
-    ) -> None: ...
+    def __init__(self: ConstantTensor[E, Dv, Dim4], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, int, int, int]) -> None: ...
+    @overload
+    def __init__(self: ConstantTensor[E, Dv, Dim5], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, int, int, int, int]) -> None: ...
+    @overload
+    def __init__(self: ConstantTensor[E, Dv, Dim6], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, int, int, int, int, int]) -> None: ...
+    @overload
+    @deprecated("typed_nn data has at most 6 dims; this call raises RankError")
+    def __init__(self: ConstantTensor[E, Dv, Any], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, int, int, int, int, int, int, *tuple[int, ...]]) -> None: ...
+    @overload
+    def __init__(self: ConstantTensor[E, Dv, Any], scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, ...]) -> None: ...
+    # --- END GENERATED CONSTANT TENSOR ---
+    # fmt: on
     def __init__(self, scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, ...]) -> None:
         value = _scalar_operand("ConstantTensor", scalar)
         shape = check_shape(shape, "ConstantTensor")
@@ -215,4 +229,4 @@ class BiasVector(Operation[E, Dv, Dim1]):
 
 def zeros_like(x: TensorLike[E, Dv, D]) -> TensorLike[E, Dv, D]:
     """A :class:`ZeroTensor` with ``x``'s shape, element and device (no storage)."""
-    return ZeroTensor(x.shape, x.elem, x.device)  # type: ignore[arg-type, return-value]  # any rank
+    return ZeroTensor(x.shape, x.elem, x.device)  # a shape of unknown length: any rank

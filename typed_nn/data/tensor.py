@@ -14,10 +14,20 @@ import numpy.typing as npt
 
 from .. import backends, tracing
 from ..errors import CompileError, ElemTypeError, RankError, ReadOnlyError, ShapeError, message
-from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, DimTag, Dv, E, ElemTag
+from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, DimTag, Dv, E, ElemTag
 from .tensor_like import TensorLike
 
-__all__ = ["Matrix", "Scalar", "Tensor", "Tensor3", "Tensor4", "Vector", "check_writable"]
+__all__ = [
+    "Matrix",
+    "Scalar",
+    "Tensor",
+    "Tensor3",
+    "Tensor4",
+    "Tensor5",
+    "Tensor6",
+    "Vector",
+    "check_writable",
+]
 
 
 class Tensor(TensorLike[E, Dv, D]):
@@ -200,6 +210,10 @@ class Tensor(TensorLike[E, Dv, D]):
     def __getitem__(self: Tensor[E, Dv, Dim3], index: int) -> Tensor[E, Dv, Dim2]: ...
     @overload
     def __getitem__(self: Tensor[E, Dv, Dim4], index: int) -> Tensor[E, Dv, Dim3]: ...
+    @overload
+    def __getitem__(self: Tensor[E, Dv, Dim5], index: int) -> Tensor[E, Dv, Dim4]: ...
+    @overload
+    def __getitem__(self: Tensor[E, Dv, Dim6], index: int) -> Tensor[E, Dv, Dim5]: ...
     def __getitem__(self, index: int) -> Tensor[Any, Any, Any]:
         return self._slice(index)
     # --- END GENERATED GETITEM ---
@@ -244,5 +258,9 @@ Tensor3 = TensorLike[E, Dv, Dim3]
 """Rank-3 data."""
 Tensor4 = TensorLike[E, Dv, Dim4]
 """Rank-4 data."""
+Tensor5 = TensorLike[E, Dv, Dim5]
+"""Rank-5 data."""
+Tensor6 = TensorLike[E, Dv, Dim6]
+"""Rank-6 data."""
 
 _ = (DimTag, np, overload)

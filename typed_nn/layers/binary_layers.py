@@ -37,17 +37,19 @@ class BinaryLayer(Layer[Ports, LayerOutput]):
     ) -> VarValues[LayerOutput, TensorLike[E, Dv, D]]: ...
     @overload
     def feed_forward(
-        self, inputs: VarValues[Ports, object]
-    ) -> VarValues[LayerOutput, AnyTensor]: ...
+        self, inputs: VarValues[Ports, TensorLike[E, Dv, Any] | float]
+    ) -> VarValues[LayerOutput, TensorLike[E, Dv, Any]]: ...
     def feed_forward(self, inputs: VarValues[Ports, object]) -> VarValues[LayerOutput, Any]:
         """``LayerOutput`` = the op on both operands (lazy). Operands of one tagged type give
-        that type statically; mixed ranks or numbers give ``TensorLike[Any, Any, Any]``."""
+        that type statically; mixed ranks or a number operand give ``TensorLike[E, Dv, Any]``
+        (the rank is checked at run time; the element and device must still agree)."""
         return self._feed_forward(inputs)
 
     def feed_backward(
         self, grads: VarValues[LayerOutput, TensorLike[E, Dv, D]]
-    ) -> VarValues[Ports, AnyTensor]:
-        """Gradients of both operands (summed to their declared ranks; none for numbers)."""
+    ) -> VarValues[Ports, TensorLike[E, Dv, Any]]:
+        """Gradients of both operands (summed to their declared ranks; none for numbers):
+        the output gradient's element and device, each operand's rank."""
         return self._feed_backward(grads)
 
 

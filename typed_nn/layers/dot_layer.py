@@ -44,8 +44,8 @@ def contract(a: AnyTensor, b: AnyTensor, k: int) -> AnyTensor:
         return ops.dot(a, b, k)  # type: ignore[call-overload, no-any-return]  # runtime ranks
     if a.rank == 0 or b.rank == 0:
         return a * b
-    column: AnyTensor = ops.reshape(a, (*a.shape, 1))  # type: ignore[arg-type]  # runtime rank
-    row: AnyTensor = ops.reshape(b, (1, *b.shape))  # type: ignore[arg-type]  # runtime rank
+    column: AnyTensor = ops.reshape(a, (*a.shape, 1))
+    row: AnyTensor = ops.reshape(b, (1, *b.shape))
     return ops.dot(column, row, 1)
 
 
@@ -87,13 +87,13 @@ class DotLayer(Layer[Ports, LayerOutput]):
 
     def feed_forward(
         self, inputs: VarValues[Ports, TensorLike[E, Dv, Any]]
-    ) -> VarValues[LayerOutput, AnyTensor]:
+    ) -> VarValues[LayerOutput, TensorLike[E, Dv, Any]]:
         """``LayerOutput`` = ``dot(a, b, k)``; its rank depends on ``k`` (a policy), so it is
-        typed ``TensorLike[Any, Any, Any]`` statically and checked at run time."""
+        typed ``TensorLike[E, Dv, Any]`` statically and checked at run time."""
         return self._feed_forward(inputs)
 
     def feed_backward(
         self, grads: VarValues[LayerOutput, TensorLike[E, Dv, Any]]
-    ) -> VarValues[Ports, AnyTensor]:
-        """Gradients of both operands."""
+    ) -> VarValues[Ports, TensorLike[E, Dv, Any]]:
+        """Gradients of both operands (the output gradient's element and device)."""
         return self._feed_backward(grads)

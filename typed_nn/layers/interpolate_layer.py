@@ -60,14 +60,15 @@ class InterpolateLayer(Layer[Ports, LayerOutput]):
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]: ...
     @overload
     def feed_forward(
-        self, inputs: VarValues[Ports, object]
-    ) -> VarValues[LayerOutput, AnyTensor]: ...
+        self, inputs: VarValues[Ports, TensorLike[FE, Dv, Any] | float]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Any]]: ...
     def feed_forward(self, inputs: VarValues[Ports, object]) -> VarValues[LayerOutput, Any]:
-        """``LayerOutput`` = the interpolation (lazy); one tagged input type gives that type."""
+        """``LayerOutput`` = the interpolation (lazy); one tagged input type gives that type,
+        mixed ranks or a number ``TensorLike[FE, Dv, Any]`` (element and device still agree)."""
         return self._feed_forward(inputs)
 
     def feed_backward(
         self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[Ports, AnyTensor]:
+    ) -> VarValues[Ports, TensorLike[FE, Dv, Any]]:
         """Gradients of the three inputs (summed to their declared ranks)."""
         return self._feed_backward(grads)

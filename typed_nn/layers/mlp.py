@@ -14,7 +14,7 @@ Parameter names: ``net/fc1/weight``, ``net/fc1/bias``, ``net/fc2/weight``, ... �
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
 from ..data.tensor_like import TensorLike
 from ..errors import LayerError, message
@@ -30,7 +30,7 @@ from ..policies import (
     PUpdate,
     SubPolicyContainer,
 )
-from ..tags import CPU, FE, DeviceTag, Dim2, Dv, ElemTag, Float32
+from ..tags import CPU, FE, DeviceTag, Dim2, Dv, Float32, FloatTag
 from .compose import ComposeKernel
 from .in_map import LayerInMap, tensor_type
 from .keys import LayerInput, LayerOutput
@@ -42,15 +42,38 @@ from .var_type_dict import VarValues
 
 __all__ = ["MLP"]
 
+if TYPE_CHECKING:
+    # PEP 696 defaults, for the checkers only (typing_extensions is not a dependency; at run
+    # time the type variables need none). A bare ``MLP`` annotation is ``MLP[Any, Any]`` (it
+    # accepts any MLP, as before MLP was generic); ``MLP.build`` without ``elem`` / ``device``
+    # gives ``MLP[Float32, CPU]``, as it builds at run time.
+    from typing_extensions import TypeVar
+
+    NetElem = TypeVar("NetElem", bound=FloatTag, default=Any)
+    NetDevice = TypeVar("NetDevice", bound=DeviceTag, default=Any)
+    BuildElem = TypeVar("BuildElem", bound=FloatTag, default=Float32)
+    BuildDevice = TypeVar("BuildDevice", bound=DeviceTag, default=CPU)
+else:
+    from typing import TypeVar
+
+    NetElem = TypeVar("NetElem", bound=FloatTag)
+    NetDevice = TypeVar("NetDevice", bound=DeviceTag)
+    BuildElem = TypeVar("BuildElem", bound=FloatTag)
+    BuildDevice = TypeVar("BuildDevice", bound=DeviceTag)
+
 Activations = tuple[type | None, ...]
 _TEMPLATES: dict[Activations, type[MLP]] = {}
 
 
-class MLP(ComposeKernel[LayerInput, LayerOutput]):
+class MLP(ComposeKernel[LayerInput, LayerOutput], Generic[NetElem, NetDevice]):
     """``LayerInput`` (batch, widths[0]) → ``LayerOutput`` (batch, widths[-1]).
 
     Sublayers ``fc1`` … ``fcN`` in a chain; ``fc{i}`` is a SingleLayerPerceptron with
     ``PActFuncIs(activations[i-1])``, or a LinearLayer where that activation is None.
+
+    Statically an MLP is ``MLP[elem, device]`` (``MLP.build`` infers both from its
+    ``elem`` / ``device`` arguments): its input and output are ``Matrix[elem, device]``,
+    so data of another element or device is rejected by mypy and pyright too.
     """
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -92,10 +115,10 @@ class MLP(ComposeKernel[LayerInput, LayerOutput]):
         *policies: PolicyItem,
         weight_init: Hashable | None = None,
         bias_init: Hashable | None = None,
-        elem: type[ElemTag] = Float32,
-        device: type[DeviceTag] = CPU,
+        elem: type[BuildElem] = Float32,  # type: ignore[assignment]  # BuildElem defaults to it
+        device: type[BuildDevice] = CPU,  # type: ignore[assignment]  # BuildDevice defaults to it
         train: bool = True,
-    ) -> MLP:
+    ) -> MLP[BuildElem, BuildDevice]:
         """A configured MLP layer named ``name``.
 
         Args:
@@ -137,7 +160,7 @@ class MLP(ComposeKernel[LayerInput, LayerOutput]):
             layer = make_train_layer(template, in_map, *sub, *policies)
         else:
             layer = make_infer_layer(template, *sub, *policies)
-        built: MLP = layer(name, widths)
+        built: MLP[BuildElem, BuildDevice] = layer(name, widths)
         return built
 
     def __init__(self, name: str, widths: Sequence[int]) -> None:
@@ -147,13 +170,13 @@ class MLP(ComposeKernel[LayerInput, LayerOutput]):
         super().__init__(name, args)
 
     def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
+        self: MLP[FE, Dv], inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
         """``LayerOutput`` (batch, widths[-1]) from ``LayerInput`` (batch, widths[0]), lazy."""
         return self._feed_forward(inputs)
 
     def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
+        self: MLP[FE, Dv], grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
     ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]:
         """The input gradient (only with ``PFeedbackOutput``; ``build`` does not ask for it);
         every parameter keeps its gradient for ``grad_collect``."""

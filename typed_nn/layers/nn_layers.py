@@ -82,6 +82,8 @@ class NLLLossLayer(Layer[LayerInput | LossLayerWeight, LayerOutput]):
 
     def feed_backward(
         self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim0]]
-    ) -> VarValues[LayerInput | LossLayerWeight, AnyTensor]:
-        """``LayerInput`` = the prediction's gradient; nothing for ``LossLayerWeight``."""
+    ) -> VarValues[LayerInput | LossLayerWeight, TensorLike[FE, Dv, Any]]:
+        """``LayerInput`` = the prediction's gradient (the loss gradient's element and device;
+        the prediction's rank, which the Scalar loss gradient does not carry); nothing for
+        ``LossLayerWeight``."""
         return self._feed_backward(grads)

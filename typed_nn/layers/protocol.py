@@ -283,7 +283,7 @@ def _probe(t: PortType) -> object:
     assert t.elem is not None
     assert t.device is not None
     assert t.rank is not None
-    return ZeroTensor((1,) * t.rank, t.elem, t.device)  # type: ignore[arg-type]  # any rank
+    return ZeroTensor((1,) * t.rank, t.elem, t.device)
 
 
 def _names(keys: tuple[type, ...]) -> str:

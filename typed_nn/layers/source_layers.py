@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Never
 
 from ..data.dynamic import make_dynamic
-from ..data.factories import scalar, zeros
+from ..data.factories import tensor, zeros
 from ..data.special import ZeroTensor
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor, TensorLike
@@ -21,7 +21,7 @@ from ..policies import (
     has_policy,
     policy_select,
 )
-from ..tags import CPU, DeviceTag, DimTag, ElemTag, Float32
+from ..tags import CPU, DeviceTag, Dim0, DimTag, ElemTag, Float32
 from .in_map import tagged_parts
 from .keys import LayerOutput
 from .model_protocols import GradCollectorLike, InitializerLike, LoadBufferLike, SaverLike
@@ -98,7 +98,7 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
         self.param_name = name
         self.data: AnyTensor | None = None
         if not cls.principal:
-            self.data = ZeroTensor(shape, cls.elem, cls.device)  # type: ignore[arg-type]
+            self.data = ZeroTensor(shape, cls.elem, cls.device)
 
     def _param(self) -> AnyTensor:
         if self.data is None:
@@ -129,7 +129,7 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
                 )
             self.data = found
             return
-        data: AnyTensor = zeros(self.shape, type(self).elem, type(self).device)  # type: ignore[arg-type]
+        data: AnyTensor = zeros(self.shape, type(self).elem, type(self).device)
         if initializer.is_param_exist(name):
             initializer.get_param(name, data)
         elif type(self).initializer_key is None:
@@ -224,7 +224,10 @@ class ValueSourceLayer(Layer[Never, LayerOutput]):
     def __init__(self, name: str, value: float) -> None:
         super().__init__(name)
         kind: Any = type(self).value_type  # a number type or an element tag, read from policy
-        self.value: object = scalar(value, kind, CPU) if issubclass(kind, ElemTag) else kind(value)
+        # tensor(), not scalar(): a float value for an integer tag is a run-time check here
+        self.value: object = (
+            tensor(value, kind, CPU, Dim0) if issubclass(kind, ElemTag) else kind(value)
+        )
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, Any]:
         return {LayerOutput: self.value}

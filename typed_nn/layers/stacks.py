@@ -84,5 +84,5 @@ def collapse(grad: AnyTensor, declared: PortType) -> AnyTensor | None:
     extra = grad.rank - declared.rank
     if extra <= 0:
         return grad
-    summed: AnyTensor = reduce_sum(grad, first=extra)  # type: ignore[call-overload]  # runtime rank
+    summed: AnyTensor = reduce_sum(grad, first=extra)
     return summed

@@ -14,7 +14,12 @@ mypy and pyright reject ``get`` / ``set`` of a key that was not declared. The co
 second type argument is the union of the types of the values set so far, so ``get`` returns
 that union: ``create().set(A, 1.0).get(A)`` is a ``float``. Python has no per-key value types
 (MetaNN's ``Values<T...>``), so a container holding a float and a str reads ``float | str``
-for every key; a key that is declared but unset is a run-time error only.
+for every key; a key that is declared but unset is a run-time error only. (Recording the keys
+set so far in a third, contravariant type argument does track chained ``set`` calls in both
+checkers, but ``set`` would then need a method type variable for the key that is bounded by the
+class's declared keys, which typing cannot express: both checkers solve such a variable from
+the receiver before the argument, so either every key reads as set or undeclared keys are no
+longer rejected at ``set``.)
 """
 
 from __future__ import annotations

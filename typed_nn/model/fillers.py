@@ -22,7 +22,7 @@ tensor's element type; GPU tensors are filled from host draws.
 from __future__ import annotations
 
 import math
-from typing import Any, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,7 @@ from ..tags import D, Dv, E, FloatTag, IntTag
 
 __all__ = [
     "ConstantFiller",
+    "DistributePolicy",
     "Filler",
     "GaussianFiller",
     "MSRAFiller",
@@ -61,6 +62,11 @@ Seed: TypeAlias = int | np.random.Generator | None
 
 VarScalePolicy: TypeAlias = PolicyObject[VarScaleFillerPolicy, str, object] | VarScaleFillerPolicy
 """What VarScaleFiller accepts: policy objects such as ``PNormVarScale``, or one policy instance."""
+
+DistributePolicy: TypeAlias = PolicyObject[
+    VarScaleFillerPolicy, Literal["distribute"], VarScaleDistribution
+]
+"""What XavierFiller accepts: ``PNormVarScale`` or ``PUniformVarScale`` (the fan mode is fixed)."""
 
 
 class Filler(Protocol):
@@ -291,9 +297,13 @@ class VarScaleFiller(_RandomFiller):
 
 
 class XavierFiller(VarScaleFiller):
-    """Xavier/Glorot: variance scaling, factor 1, fan average; uniform unless ``PNormVarScale``."""
+    """Xavier/Glorot: variance scaling, factor 1, fan average; uniform unless ``PNormVarScale``.
 
-    def __init__(self, *policies: VarScalePolicy, seed: Seed = None) -> None:
+    Only the distribution may be chosen (``PNormVarScale`` / ``PUniformVarScale``), statically
+    too: the fan mode is fixed to the fan average.
+    """
+
+    def __init__(self, *policies: DistributePolicy, seed: Seed = None) -> None:
         if any(getattr(p, "minor", "distribute") != "distribute" for p in policies):
             raise ParamError(
                 message(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..tags import D2, FE, D, Dv
-from .elementwise import grad, unary
+from .elementwise import elementwise_grad, grad, unary
 from .node import AnyOp, Cotangents, build
 
 __all__ = [
@@ -85,16 +85,19 @@ def relu(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     return build(RELU, (x,))
 
 
+@elementwise_grad
 def sigmoid_grad(g: TensorLike[FE, Dv, D2], y: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of sigmoid from its OUTPUT ``y = sigmoid(x)``: g * y * (1 - y)."""
     return build(SIGMOID_GRAD, (g, y))
 
 
+@elementwise_grad
 def tanh_grad(g: TensorLike[FE, Dv, D2], y: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of tanh from its OUTPUT ``y = tanh(x)``: g * (1 - y^2)."""
     return build(TANH_GRAD, (g, y))
 
 
+@elementwise_grad
 def relu_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of relu from its INPUT ``x``: g where x > 0, else 0."""
     return build(RELU_GRAD, (g, x))

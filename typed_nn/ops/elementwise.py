@@ -12,13 +12,29 @@ shapes of declaration cover the catalogue:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, Protocol, overload
 
 from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor
+from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import ShapeError, message
-from ..tags import DeviceTag, ElemTag, FloatTag, IntTag
+from ..tags import (
+    FE,
+    D,
+    DeviceTag,
+    Dim0,
+    Dim1,
+    Dim2,
+    Dim3,
+    Dim4,
+    Dim5,
+    Dim6,
+    Dv,
+    ElemTag,
+    FloatTag,
+    IntTag,
+)
 from .declare import NotDifferentiable, OpDecl, Operand, Params, Vjp
 from .node import Operation
 from .rules import (
@@ -31,7 +47,7 @@ from .rules import (
     tensor_operands,
 )
 
-__all__ = ["binary", "grad", "ternary", "unary"]
+__all__ = ["ElementwiseGrad", "binary", "elementwise_grad", "grad", "ternary", "unary"]
 
 _Tensor = Tensor
 _Operation = Operation
@@ -134,3 +150,64 @@ def ternary(name: str, *, vjp: Vjp, float_only: bool = True, numbers: bool = Fal
 def grad(name: str, *, vjp: Vjp) -> OpDecl:
     """Declare the backward op ``name(g, x)``, shaped like ``x``."""
     return OpDecl(name, 2, _infer_grad, kind="elementwise", vjp=vjp)
+
+
+class ElementwiseGrad(Protocol):
+    """The static type of the element-wise gradient ops ``<op>_grad(g, x)``.
+
+    ``g`` has ``x``'s element and device and at most its rank (it is broadcast over ``x``'s
+    leading dims); the result has ``x``'s type. A ``g`` of higher rank than ``x`` matches no
+    overload (at run time it is a ShapeError). Same-rank and Scalar gradients are generic over
+    the rank, so code generic over ``D`` type-checks.
+    """
+
+    @overload
+    def __call__(
+        self, g: TensorLike[FE, Dv, D], x: TensorLike[FE, Dv, D], /
+    ) -> TensorLike[FE, Dv, D]: ...
+    @overload
+    def __call__(
+        self, g: TensorLike[FE, Dv, Dim0], x: TensorLike[FE, Dv, D], /
+    ) -> TensorLike[FE, Dv, D]: ...
+    @overload
+    def __call__(
+        self, g: TensorLike[FE, Dv, Dim1], x: TensorLike[FE, Dv, Dim2], /
+    ) -> TensorLike[FE, Dv, Dim2]: ...
+    @overload
+    def __call__(
+        self, g: TensorLike[FE, Dv, Dim1] | TensorLike[FE, Dv, Dim2], x: TensorLike[FE, Dv, Dim3], /
+    ) -> TensorLike[FE, Dv, Dim3]: ...
+    @overload
+    def __call__(
+        self,
+        g: TensorLike[FE, Dv, Dim1] | TensorLike[FE, Dv, Dim2] | TensorLike[FE, Dv, Dim3],
+        x: TensorLike[FE, Dv, Dim4],
+        /,
+    ) -> TensorLike[FE, Dv, Dim4]: ...
+    @overload
+    def __call__(
+        self,
+        g: TensorLike[FE, Dv, Dim1]
+        | TensorLike[FE, Dv, Dim2]
+        | TensorLike[FE, Dv, Dim3]
+        | TensorLike[FE, Dv, Dim4],
+        x: TensorLike[FE, Dv, Dim5],
+        /,
+    ) -> TensorLike[FE, Dv, Dim5]: ...
+    @overload
+    def __call__(
+        self,
+        g: TensorLike[FE, Dv, Dim1]
+        | TensorLike[FE, Dv, Dim2]
+        | TensorLike[FE, Dv, Dim3]
+        | TensorLike[FE, Dv, Dim4]
+        | TensorLike[FE, Dv, Dim5],
+        x: TensorLike[FE, Dv, Dim6],
+        /,
+    ) -> TensorLike[FE, Dv, Dim6]: ...
+
+
+def elementwise_grad(fn: Callable[[AnyTensor, AnyTensor], AnyTensor]) -> ElementwiseGrad:
+    """Give a gradient-op builder ``fn(g, x)`` the static type :class:`ElementwiseGrad`
+    (the function itself is returned unchanged)."""
+    return fn

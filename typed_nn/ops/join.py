@@ -15,7 +15,7 @@ from typing import overload
 from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
-from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag
+from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
 from .rules import common_device, common_elem, site, tensor_operands
@@ -122,7 +122,7 @@ def _narrow_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
 def zero_block(like: AnyTensor, axis: int, size: int) -> AnyTensor:
     """A ZeroTensor shaped like ``like`` except ``size`` along ``axis``."""
     shape = (*like.shape[:axis], size, *like.shape[axis + 1 :])
-    return ZeroTensor(shape, like.elem, like.device)  # type: ignore[arg-type]  # any rank
+    return ZeroTensor(shape, like.elem, like.device)  # a shape of unknown length: any rank
 
 
 NARROW = OpDecl(
@@ -169,6 +169,8 @@ def concat(items: Sequence[TensorLike[E, Dv, D]], axis: int = 0) -> TensorLike[E
     return build(CONCAT, tuple(listed), (axis,))
 
 
+# fmt: off
+# --- BEGIN GENERATED STACK (scripts/gen_op_overloads.py) ---
 @overload
 def stack(items: Sequence[TensorLike[E, Dv, Dim0]], axis: int = 0) -> TensorLike[E, Dv, Dim1]: ...
 @overload
@@ -177,6 +179,12 @@ def stack(items: Sequence[TensorLike[E, Dv, Dim1]], axis: int = 0) -> TensorLike
 def stack(items: Sequence[TensorLike[E, Dv, Dim2]], axis: int = 0) -> TensorLike[E, Dv, Dim3]: ...
 @overload
 def stack(items: Sequence[TensorLike[E, Dv, Dim3]], axis: int = 0) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def stack(items: Sequence[TensorLike[E, Dv, Dim4]], axis: int = 0) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def stack(items: Sequence[TensorLike[E, Dv, Dim5]], axis: int = 0) -> TensorLike[E, Dv, Dim6]: ...
+# --- END GENERATED STACK ---
+# fmt: on
 def stack(items: Sequence[AnyTensor], axis: int = 0) -> AnyTensor:
     """Stack same-shaped items along a new dim ``axis`` (0 .. rank; negative from the end).
 

@@ -12,12 +12,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import overload
+from typing import Any, overload
 
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
-from ..shape import format_shape
-from ..tags import MAX_RANK, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dv, E, ElemTag
+from ..shape import deprecated, format_shape
+from ..tags import MAX_RANK, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
 from .rules import site, tensor_operands
@@ -103,14 +103,61 @@ def _infer_permute(decl: OpDecl, operands: tuple[Operand, ...], params: Params) 
 
 
 def _permute_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
-    return (permute_inv(g, n.params[0]),)
+    order: tuple[int, ...] = n.params[0]
+    return (permute_inv(g, order),)
 
 
 PERMUTE = OpDecl("permute", 1, _infer_permute, params=("order",), kind="view", vjp=_permute_vjp)
 
 
+# ``order`` names every dim once, so its length is the rank: one overload per rank, then for each
+# rank an overload for orders of any other known length (PEP 702: the checkers report the call,
+# which raises ShapeError), then orders whose length is known only at run time, which are
+# checked when the node is built (as are operands of a rank generic in ``D``).
+# fmt: off
+@overload
+def permute(x: TensorLike[E, Dv, Dim0], order: tuple[()]) -> TensorLike[E, Dv, Dim0]: ...
+@overload
+def permute(x: TensorLike[E, Dv, Dim1], order: tuple[int]) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def permute(x: TensorLike[E, Dv, Dim2], order: tuple[int, int]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def permute(x: TensorLike[E, Dv, Dim3], order: tuple[int, int, int]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def permute(x: TensorLike[E, Dv, Dim4], order: tuple[int, int, int, int]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def permute(x: TensorLike[E, Dv, Dim5], order: tuple[int, int, int, int, int]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def permute(x: TensorLike[E, Dv, Dim6], order: tuple[int, int, int, int, int, int]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+@deprecated("permute takes 0 axes for a rank-0 operand; this call raises ShapeError")
+def permute(x: TensorLike[E, Dv, Dim0], order: tuple[int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim0]: ...
+@overload
+@deprecated("permute takes 1 axes for a rank-1 operand; this call raises ShapeError")
+def permute(x: TensorLike[E, Dv, Dim1], order: tuple[()] | tuple[int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+@deprecated("permute takes 2 axes for a rank-2 operand; this call raises ShapeError")
+def permute(x: TensorLike[E, Dv, Dim2], order: tuple[()] | tuple[int] | tuple[int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+@deprecated("permute takes 3 axes for a rank-3 operand; this call raises ShapeError")
+def permute(x: TensorLike[E, Dv, Dim3], order: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+@deprecated("permute takes 4 axes for a rank-4 operand; this call raises ShapeError")
+def permute(x: TensorLike[E, Dv, Dim4], order: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int] | tuple[int, int, int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+@deprecated("permute takes 5 axes for a rank-5 operand; this call raises ShapeError")
+def permute(x: TensorLike[E, Dv, Dim5], order: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int] | tuple[int, int, int, int] | tuple[int, int, int, int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+@deprecated("permute takes 6 axes for a rank-6 operand; this call raises ShapeError")
+def permute(x: TensorLike[E, Dv, Dim6], order: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int] | tuple[int, int, int, int] | tuple[int, int, int, int, int] | tuple[int, int, int, int, int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def permute(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv, D]: ...
+# fmt: on
 def permute(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv, D]:
     """Reorder the dims of ``x``: ``out.shape[i] == x.shape[order[i]]`` (numpy.transpose).
+
+    ``order`` has one entry per dim of ``x``; an order of another length is a ShapeError,
+    and statically (a tuple literal) a deprecation error in mypy and pyright.
 
     >>> permute(zeros((2, 3, 4), Float32, CPU), (2, 0, 1)).shape
     (4, 2, 3)
@@ -122,6 +169,45 @@ def permute(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv
     return build(PERMUTE, (x,), (canon,))
 
 
+# fmt: off
+@overload
+def permute_inv(x: TensorLike[E, Dv, Dim0], order: tuple[()]) -> TensorLike[E, Dv, Dim0]: ...
+@overload
+def permute_inv(x: TensorLike[E, Dv, Dim1], order: tuple[int]) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def permute_inv(x: TensorLike[E, Dv, Dim2], order: tuple[int, int]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def permute_inv(x: TensorLike[E, Dv, Dim3], order: tuple[int, int, int]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def permute_inv(x: TensorLike[E, Dv, Dim4], order: tuple[int, int, int, int]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def permute_inv(x: TensorLike[E, Dv, Dim5], order: tuple[int, int, int, int, int]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def permute_inv(x: TensorLike[E, Dv, Dim6], order: tuple[int, int, int, int, int, int]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+@deprecated("permute_inv takes 0 axes for a rank-0 operand; this call raises ShapeError")
+def permute_inv(x: TensorLike[E, Dv, Dim0], order: tuple[int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim0]: ...
+@overload
+@deprecated("permute_inv takes 1 axes for a rank-1 operand; this call raises ShapeError")
+def permute_inv(x: TensorLike[E, Dv, Dim1], order: tuple[()] | tuple[int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+@deprecated("permute_inv takes 2 axes for a rank-2 operand; this call raises ShapeError")
+def permute_inv(x: TensorLike[E, Dv, Dim2], order: tuple[()] | tuple[int] | tuple[int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+@deprecated("permute_inv takes 3 axes for a rank-3 operand; this call raises ShapeError")
+def permute_inv(x: TensorLike[E, Dv, Dim3], order: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+@deprecated("permute_inv takes 4 axes for a rank-4 operand; this call raises ShapeError")
+def permute_inv(x: TensorLike[E, Dv, Dim4], order: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int] | tuple[int, int, int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+@deprecated("permute_inv takes 5 axes for a rank-5 operand; this call raises ShapeError")
+def permute_inv(x: TensorLike[E, Dv, Dim5], order: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int] | tuple[int, int, int, int] | tuple[int, int, int, int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+@deprecated("permute_inv takes 6 axes for a rank-6 operand; this call raises ShapeError")
+def permute_inv(x: TensorLike[E, Dv, Dim6], order: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int] | tuple[int, int, int, int] | tuple[int, int, int, int, int] | tuple[int, int, int, int, int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def permute_inv(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv, D]: ...
+# fmt: on
 def permute_inv(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv, D]:
     """Undo ``permute(., order)``: ``permute_inv(permute(y, order), order)`` has y's layout."""
     (t,) = tensor_operands(PERMUTE, (x,))
@@ -224,18 +310,29 @@ def reshape_to(x: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
     return x if x.shape == shape else build(RESHAPE, (x,), (shape,))
 
 
+# fmt: off
+# --- BEGIN GENERATED RESHAPE (scripts/gen_op_overloads.py) ---
+@overload
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, int]) -> TensorLike[E, Dv, Dim2]: ...
 @overload
 def reshape(x: TensorLike[E, Dv, D], shape: tuple[()]) -> TensorLike[E, Dv, Dim0]: ...
 @overload
 def reshape(x: TensorLike[E, Dv, D], shape: tuple[int]) -> TensorLike[E, Dv, Dim1]: ...
 @overload
-def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, int]) -> TensorLike[E, Dv, Dim2]: ...
-@overload
 def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, int, int]) -> TensorLike[E, Dv, Dim3]: ...
 @overload
-def reshape(
-    x: TensorLike[E, Dv, D], shape: tuple[int, int, int, int]
-) -> TensorLike[E, Dv, Dim4]: ...
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, int, int, int]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, int, int, int, int]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, int, int, int, int, int]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+@deprecated("typed_nn data has at most 6 dims; this call raises RankError")
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, int, int, int, int, int, int, *tuple[int, ...]]) -> TensorLike[E, Dv, Any]: ...
+@overload
+def reshape(x: TensorLike[E, Dv, D], shape: tuple[int, ...]) -> TensorLike[E, Dv, Any]: ...
+# --- END GENERATED RESHAPE ---
+# fmt: on
 def reshape(x: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
     """The elements of ``x`` in row-major order, arranged as ``shape`` (one dim may be -1).
 
@@ -341,28 +438,47 @@ def expand(x: AnyTensor, shape: tuple[int, ...], new_dims: tuple[int, ...]) -> A
     return build(TILE, (x,), (shape, new_dims)) if new_dims else x
 
 
+# fmt: off
+# --- BEGIN GENERATED TILE (scripts/gen_op_overloads.py) ---
 @overload
-def tile(
-    x: TensorLike[E, Dv, D], shape: tuple[()], new_dims: tuple[int, ...] | None = None
-) -> TensorLike[E, Dv, Dim0]: ...
+def tile(x: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2], shape: tuple[int, int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Dim2]: ...
 @overload
-def tile(
-    x: TensorLike[E, Dv, D], shape: tuple[int], new_dims: tuple[int, ...] | None = None
-) -> TensorLike[E, Dv, Dim1]: ...
+def tile(x: TensorLike[E, Dv, Dim0], shape: tuple[()], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Dim0]: ...
 @overload
-def tile(
-    x: TensorLike[E, Dv, D], shape: tuple[int, int], new_dims: tuple[int, ...] | None = None
-) -> TensorLike[E, Dv, Dim2]: ...
+def tile(x: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1], shape: tuple[int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Dim1]: ...
 @overload
-def tile(
-    x: TensorLike[E, Dv, D], shape: tuple[int, int, int], new_dims: tuple[int, ...] | None = None
-) -> TensorLike[E, Dv, Dim3]: ...
+def tile(x: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3], shape: tuple[int, int, int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Dim3]: ...
 @overload
-def tile(
-    x: TensorLike[E, Dv, D],
-    shape: tuple[int, int, int, int],
-    new_dims: tuple[int, ...] | None = None,
-) -> TensorLike[E, Dv, Dim4]: ...
+def tile(x: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4], shape: tuple[int, int, int, int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def tile(x: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4] | TensorLike[E, Dv, Dim5], shape: tuple[int, int, int, int, int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def tile(x: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4] | TensorLike[E, Dv, Dim5] | TensorLike[E, Dv, Dim6], shape: tuple[int, int, int, int, int, int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+@deprecated("tile cannot lower the rank of a rank-1 operand; this call raises")
+def tile(x: TensorLike[E, Dv, Dim1], shape: tuple[()], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Any]: ...
+@overload
+@deprecated("tile cannot lower the rank of a rank-2 operand; this call raises")
+def tile(x: TensorLike[E, Dv, Dim2], shape: tuple[()] | tuple[int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Any]: ...
+@overload
+@deprecated("tile cannot lower the rank of a rank-3 operand; this call raises")
+def tile(x: TensorLike[E, Dv, Dim3], shape: tuple[()] | tuple[int] | tuple[int, int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Any]: ...
+@overload
+@deprecated("tile cannot lower the rank of a rank-4 operand; this call raises")
+def tile(x: TensorLike[E, Dv, Dim4], shape: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Any]: ...
+@overload
+@deprecated("tile cannot lower the rank of a rank-5 operand; this call raises")
+def tile(x: TensorLike[E, Dv, Dim5], shape: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int] | tuple[int, int, int, int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Any]: ...
+@overload
+@deprecated("tile cannot lower the rank of a rank-6 operand; this call raises")
+def tile(x: TensorLike[E, Dv, Dim6], shape: tuple[()] | tuple[int] | tuple[int, int] | tuple[int, int, int] | tuple[int, int, int, int] | tuple[int, int, int, int, int], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Any]: ...
+@overload
+@deprecated("typed_nn data has at most 6 dims; this call raises RankError")
+def tile(x: TensorLike[E, Dv, D], shape: tuple[int, int, int, int, int, int, int, *tuple[int, ...]], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Any]: ...
+@overload
+def tile(x: TensorLike[E, Dv, D], shape: tuple[int, ...], new_dims: tuple[int, ...] | None = None) -> TensorLike[E, Dv, Any]: ...
+# --- END GENERATED TILE ---
+# fmt: on
 def tile(x: AnyTensor, shape: tuple[int, ...], new_dims: object = None) -> AnyTensor:
     """Repeat ``x`` to ``shape`` (MetaNN Tile): ``out[pos] = x[pos mod mute]``.
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..tags import D2, FE, D, Dv
 from .declare import Vjp
-from .elementwise import grad, unary
+from .elementwise import elementwise_grad, grad, unary
 from .node import AnyOp, Cotangents, build
 
 __all__ = [
@@ -79,61 +79,73 @@ def acosh(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     return build(ACOSH, (x,))
 
 
+@elementwise_grad
 def abs_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of abs: g * sign(x)."""
     return build(ABS_GRAD, (g, x))
 
 
+@elementwise_grad
 def exp_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of exp: g * exp(x)."""
     return build(EXP_GRAD, (g, x))
 
 
+@elementwise_grad
 def log_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of log: g / x."""
     return build(LOG_GRAD, (g, x))
 
 
+@elementwise_grad
 def sqrt_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of sqrt: g / (2 sqrt(x))."""
     return build(SQRT_GRAD, (g, x))
 
 
+@elementwise_grad
 def square_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of square: 2 g x."""
     return build(SQUARE_GRAD, (g, x))
 
 
+@elementwise_grad
 def sin_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of sin: g cos(x)."""
     return build(SIN_GRAD, (g, x))
 
 
+@elementwise_grad
 def cos_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of cos: -g sin(x)."""
     return build(COS_GRAD, (g, x))
 
 
+@elementwise_grad
 def tan_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of tan: g / cos(x)^2."""
     return build(TAN_GRAD, (g, x))
 
 
+@elementwise_grad
 def asin_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of asin: g / sqrt(1 - x^2)."""
     return build(ASIN_GRAD, (g, x))
 
 
+@elementwise_grad
 def acos_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of acos: -g / sqrt(1 - x^2)."""
     return build(ACOS_GRAD, (g, x))
 
 
+@elementwise_grad
 def asinh_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of asinh: g / sqrt(x^2 + 1)."""
     return build(ASINH_GRAD, (g, x))
 
 
+@elementwise_grad
 def acosh_grad(g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Backward of acosh: g / sqrt(x^2 - 1)."""
     return build(ACOSH_GRAD, (g, x))

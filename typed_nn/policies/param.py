@@ -1,14 +1,17 @@
 """ParamPolicy: the type, initializer, element and device of a layer's parameter.
 
 MetaNN ``layers/facilities/policies.h``. Type-valued minors hold typed_nn types (a ``Matrix``
-alias, an element tag, a device tag); they are typed ``object`` / ``type`` here so that the
-policies package depends on nothing else in typed_nn.
+alias, an element tag, a device tag). The parameter type is typed ``object`` (an alias is not
+a class); the element and device are typed ``type[ElemTag]`` / ``type[DeviceTag]``, so
+``PElemIs(np.float64)`` is rejected statically and when the policy is declared.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Literal
+
+from typed_nn.tags import DeviceTag, ElemTag
 
 from .major import PolicyMajor
 from .objects import PolicyTemplate
@@ -31,8 +34,8 @@ class ParamPolicy(PolicyMajor):
 
     param_type: object = None
     initializer: object = None
-    elem: type | None = None
-    device: type | None = None
+    elem: type[ElemTag] | None = None
+    device: type[DeviceTag] | None = None
 
 
 PParamTypeIs: PolicyTemplate[ParamPolicy, Literal["param_type"], object] = PolicyTemplate(
@@ -41,9 +44,9 @@ PParamTypeIs: PolicyTemplate[ParamPolicy, Literal["param_type"], object] = Polic
 PInitializerIs: PolicyTemplate[ParamPolicy, Literal["initializer"], object] = PolicyTemplate(
     ParamPolicy, "initializer", name="PInitializerIs"
 )
-PElemIs: PolicyTemplate[ParamPolicy, Literal["elem"], type] = PolicyTemplate(
+PElemIs: PolicyTemplate[ParamPolicy, Literal["elem"], type[ElemTag]] = PolicyTemplate(
     ParamPolicy, "elem", name="PElemIs"
 )
-PDeviceIs: PolicyTemplate[ParamPolicy, Literal["device"], type] = PolicyTemplate(
+PDeviceIs: PolicyTemplate[ParamPolicy, Literal["device"], type[DeviceTag]] = PolicyTemplate(
     ParamPolicy, "device", name="PDeviceIs"
 )
