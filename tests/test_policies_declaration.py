@@ -14,6 +14,8 @@ from typed_nn.policies import (
     PDimArrayIs,
     PInitializerIs,
     PModifyDimNumIs,
+    PNoUpdate,
+    PolicyConflictError,
     PolicyContainer,
     PolicyError,
     PolicyMajor,
@@ -206,3 +208,17 @@ class Unresolvable(PolicyMajor):
 def test_bad_majors_are_refused_on_first_use(major: type[PolicyMajor], pattern: str) -> None:
     with pytest.raises(PolicyError, match=pattern):
         PolicyTemplate(major, "flag")
+
+
+def test_a_conflict_in_make_train_layer_names_the_users_line() -> None:
+    import sys
+
+    import typed_nn as tn
+    from typed_nn.layers import AddLayer, LayerInMap, LeftOperand, RightOperand, make_train_layer
+
+    m = tn.Matrix[tn.Float32, tn.CPU]
+    in_map = LayerInMap({LeftOperand: m, RightOperand: m})
+    line = sys._getframe().f_lineno + 3
+    match = rf"(?s)GradPolicy\.is_update.*built at : test_policies_declaration\.py:{line}\n"
+    with pytest.raises(PolicyConflictError, match=match):
+        make_train_layer(AddLayer, in_map, PUpdate, PNoUpdate)  # type: ignore[policy-conflict]
