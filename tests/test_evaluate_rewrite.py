@@ -119,3 +119,29 @@ def test_softmax_grad_of_another_prediction_is_not_rewritten() -> None:
     g = tn.scalar(1.0, tn.Float32, tn.CPU)
     tn.evaluate(ops.softmax_grad(ops.nll_loss_grad(g, t, other), y))
     assert last_program().fired == []  # type: ignore[union-attr]
+
+
+def test_node_by_node_evaluation_runs_the_rewritten_schedule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """MetaNN's conformance case: softmax_grad(nll_loss_grad(g, t, p), p) where a probability
+    is exactly 0. Computed op by op it is 0 * inf (NaN); the rewritten kernel gives the exact
+    (p * T - y) * g / S. The node-by-node evaluator (debug mode, with its NaN check) runs the
+    same rewritten schedule, so it gives normal mode's numbers, not a NaN error."""
+    from typed_nn.debug.numeric import check_finite
+    from typed_nn.evaluate import hooks
+
+    logits = np.array([[0.0, -1000.0, 1.0], [2.0, 0.0, -1.0]], np.float32)
+    truth = np.array([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]], np.float32)
+    t, z = t32(truth), t32(logits)
+    p = ops.softmax(z)
+    assert tn.evaluate(p).numpy()[0, 1] == 0.0  # underflowed: exactly 0
+    g = ops.softmax_grad(ops.nll_loss_grad(tn.scalar(1.0, tn.Float32, tn.CPU), t, p), p)
+    monkeypatch.setattr(hooks, "node_checks", [])
+    normal = tn.evaluate(g).numpy().copy()
+    probs = tn.evaluate(p).numpy()
+    want = (probs * truth.sum(axis=1, keepdims=True) - truth) / truth.sum()
+    np.testing.assert_allclose(normal, want, rtol=1e-6, atol=1e-7)
+    monkeypatch.setattr(hooks, "node_checks", [check_finite])
+    invalidate_caches()
+    np.testing.assert_array_equal(tn.evaluate(g).numpy(), normal)

@@ -1,8 +1,13 @@
-"""The reference evaluator: every node computed on its own by its plain implementation.
+"""The reference evaluator: the analysed schedule computed node by node.
 
 Debug mode uses it (a check runs after every node, so nothing may be fused away), and the
-optimised executor falls back to it when a compiled step fails, so errors name the exact
-node and the user line that built it. Results are cached on every computed node.
+optimised executor falls back to it when a compiled step fails before writing any target,
+so errors name the exact node and the line that built it. It runs the *same* schedule as
+the optimised evaluator — the graph collected the same way (shared sub-expressions once,
+valid cached results as leaves) and rewritten by the same rules (``softmax_grad(
+nll_loss_grad(...))`` is one kernel, ``x * 1`` is ``x``) — each node with its plain
+implementation, so it gives normal mode's numbers; only fusion and batching, which change
+how values are computed but not what, are left out. Results are cached on every node.
 """
 
 from __future__ import annotations
@@ -17,104 +22,17 @@ from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
 from ..errors import EvaluationError, TypedNNError, message
 from ..ops.declare import implementation
-from ..ops.node import Operation
 from ..ops.rules import describe
 from . import hooks
-from .cache import cached, result_tensor, store
+from .cache import epoch, result_tensor, store
+from .collect import collect
+from .graph import INode, build_graph, is_number
+from .options import options
+from .rewrite import rewrite
 
-__all__ = ["Run", "execute", "run_node"]
+__all__ = ["execute"]
 
-AnyOp = Operation[Any, Any, Any]
 AnyResult = Tensor[Any, Any, Any]
-
-
-class Run:
-    """One evaluation: lowers data kinds once, then orders the nodes to compute."""
-
-    def __init__(self) -> None:
-        self._lowered: dict[int, tuple[AnyTensor, AnyTensor]] = {}
-
-    def lower(self, x: AnyTensor) -> AnyTensor:
-        """``x`` itself for tensors and nodes; otherwise its ``lower()``, computed once."""
-        if isinstance(x, Tensor | Operation):
-            return x
-        entry = self._lowered.get(id(x))
-        if entry is None:
-            entry = (x, self.lower(x.lower()))  # keep x alive so its id stays unique
-            self._lowered[id(x)] = entry
-        return entry[1]
-
-    def schedule(self, roots: Sequence[AnyTensor]) -> list[AnyOp]:
-        """The nodes to compute, operands before users, each once (iterative DFS)."""
-        order: list[AnyOp] = []
-        visited: set[int] = set()
-        for root in roots:
-            stack: list[tuple[Any, bool]] = [(self.lower(root), False)]
-            while stack:
-                x, expanded = stack.pop()
-                if expanded:
-                    order.append(x)
-                    continue
-                if type(x) is Tensor or id(x) in visited:
-                    continue
-                visited.add(id(x))
-                if cached(x) is not None:
-                    continue
-                stack.append((x, True))
-                for operand in reversed(x.operands):
-                    if not isinstance(operand, int | float):
-                        stack.append((self.lower(operand), False))
-        return order
-
-    def value(self, x: Any) -> Any:
-        """The backend array of an evaluated operand (numbers pass through)."""
-        if isinstance(x, int | float):
-            return x
-        x = self.lower(x)
-        if type(x) is Tensor:
-            return x.array
-        result = cached(x)
-        assert result is not None, f"operand {x!r} was not computed"
-        return result.array
-
-    def result(self, x: AnyTensor) -> AnyResult:
-        """The principal tensor of an evaluated root."""
-        x = self.lower(x)
-        result = x if type(x) is Tensor else cached(x)  # type: ignore[arg-type]
-        assert isinstance(result, Tensor)
-        return result
-
-
-def run_node(run: Run, node: AnyOp) -> AnyResult:
-    """Compute one node with its device's implementation."""
-    decl = node.op
-    impl = implementation(decl.name, node.device)
-    try:
-        array = impl(*[run.value(o) for o in node.operands], *node.params)
-    except TypedNNError:
-        raise
-    except Exception as exc:
-        raise EvaluationError(
-            message(
-                f"evaluating {decl.name} failed: {type(exc).__name__}: {exc}",
-                [("node", node.describe())]
-                + [(f"operand {i + 1}", describe(o)) for i, o in enumerate(node.operands)],
-                built_at=node.built_at,
-                hint="check the operands' values; the line above built the failing node.",
-            )
-        ) from exc
-    where = backends.device_of_result(array)
-    if array.shape != node.shape or array.dtype != node.elem.dtype or where is not node.device:
-        received = f"{array.dtype}{tuple(array.shape)} on {where.name if where else type(array)}"
-        raise EvaluationError(
-            message(
-                f"the {node.device.name} implementation of {decl.name} returned the wrong result.",
-                [("declared", node.describe()), ("received", received)],
-                built_at=node.built_at,
-                hint="this is a typed_nn bug; please report it with the expression.",
-            )
-        )
-    return result_tensor(array, node.elem, node.device)
 
 
 def execute(
@@ -122,12 +40,87 @@ def execute(
 ) -> list[AnyResult]:
     """Evaluate ``roots`` node by node; returns their principal tensors in order (the caller
     copies into ``targets``)."""
-    run = Run()
+    col = collect(roots, options.cse, epoch())
+    g = build_graph(col)
+    if options.rewrite:
+        rewrite(g)
+    alive = g.live()
+    values: list[Any] = list(col.env)
+    results: dict[int, AnyResult] = {}
     checks = hooks.node_checks
     with np.errstate(all="ignore"):
-        for node in run.schedule(roots):
-            result = run_node(run, node)
-            for check in checks:
-                check(node, result)
-            store(node, result)
-    return [run.result(root) for root in roots]
+        for s in g.order:
+            n = g.nodes[s]
+            if not alive[s] or n.op == "leaf":
+                continue
+            if n.op == "alias":  # a rewrite found the value elsewhere: x * 1 is x
+                values[s] = values[n.args[0]]
+                continue
+            result = _compute(n, [a[1] if is_number(a) else values[a] for a in n.args])
+            if n.obj is not None:
+                for check in checks:
+                    check(n.obj, result)
+                store(n.obj, result)
+            values[s] = result.array
+            results[s] = result
+    for s, obj in col.merged:
+        if s in results:
+            store(obj, results[s])
+    return [_root(g.nodes[s], values[s], results.get(s), col.objs[s]) for s in col.roots]
+
+
+def _compute(n: INode, args: list[Any]) -> AnyResult:
+    """One node with its device's plain implementation, its result checked."""
+    node = n.obj
+    shown = node.describe() if node is not None else n.op
+    built_at = node.built_at if node is not None else None
+    try:
+        array = implementation(n.op, n.device)(*args, *n.params)
+    except TypedNNError:
+        raise
+    except Exception as exc:
+        raise EvaluationError(
+            message(
+                f"evaluating {n.op} failed: {type(exc).__name__}: {exc}",
+                [("node", shown)]
+                + [(f"operand {i + 1}", text) for i, text in enumerate(_operands(n, args))],
+                built_at=built_at,
+                hint="check the operands' values; the line above built the failing node.",
+            )
+        ) from exc
+    where = backends.device_of_result(array)
+    if array.shape != n.shape or array.dtype != n.dtype or where is not n.device:
+        received = f"{array.dtype}{tuple(array.shape)} on {where.name if where else type(array)}"
+        raise EvaluationError(
+            message(
+                f"the {n.device.name} implementation of {n.op} returned the wrong result.",
+                [("declared", shown), ("received", received)],
+                built_at=built_at,
+                hint="this is a typed_nn bug; please report it with the expression.",
+            )
+        )
+    return result_tensor(array, node.elem if node is not None else None, n.device)
+
+
+def _operands(n: INode, args: list[Any]) -> list[str]:
+    """The operands as messages show them: the node's own data where the schedule computes
+    the op as built, else (a rewritten node) the arrays it was given."""
+    node = n.obj
+    if node is not None and node.op.name == n.op and len(node.operands) == len(args):
+        return [describe(o) for o in node.operands]
+    return [
+        f"{type(a).__name__} {a!r}" if isinstance(a, int | float) else f"{a.dtype}{a.shape}"
+        for a in args
+    ]
+
+
+def _root(n: INode, value: Any, result: AnyResult | None, obj: Any) -> AnyResult:
+    """A root's principal tensor: a computed one, a leaf as it is (a principal tensor, or a
+    node's valid cached result), or a copy of the value a rewrite aliased (never the memory
+    of another leaf)."""
+    if result is not None:
+        return result
+    if n.op == "leaf":
+        leaf: AnyResult = obj
+        return leaf
+    return result_tensor(value.copy(), n.obj.elem, n.device)
