@@ -22,6 +22,7 @@ from .data import TensorLike as TensorLike
 from .data import Vector as Vector
 from .data import ZeroTensor as ZeroTensor
 from .data import data_category as data_category
+from .data import from_dlpack as from_dlpack
 from .data import is_matrix as is_matrix
 from .data import is_scalar as is_scalar
 from .data import is_tensor3 as is_tensor3

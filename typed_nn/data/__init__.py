@@ -8,6 +8,7 @@ from .category import is_tensor4 as is_tensor4
 from .category import is_tensor5 as is_tensor5
 from .category import is_tensor6 as is_tensor6
 from .category import is_vector as is_vector
+from .dlpack import from_dlpack as from_dlpack
 from .dynamic import DynamicData as DynamicData
 from .dynamic import make_dynamic as make_dynamic
 from .scalable import ScalableTensor as ScalableTensor

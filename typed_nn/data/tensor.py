@@ -108,6 +108,24 @@ class Tensor(TensorLike[E, Dv, D]):
         """The backing array (numpy on CPU, cupy on GPU); writes go to this tensor."""
         return self._array
 
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """The DLPack capsule of this tensor's memory (no copy): ``np.from_dlpack(t)``,
+        ``torch.from_dlpack(t)``, ``cupy.from_dlpack(t)`` share it."""
+        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        return self._array.__dlpack__(**{k: v for k, v in given.items() if v is not None})
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(DLPack device type, device id) of this tensor's memory: (1, 0) on the CPU."""
+        device: tuple[int, int] = self._array.__dlpack_device__()
+        return device
+
     def numpy(self) -> npt.NDArray[Any]:
         """The values as a host numpy array (no copy on CPU: writes show in the tensor)."""
         if tracing.state.trace is not None:

@@ -1,0 +1,72 @@
+"""DLPack: typed_nn tensors exported to numpy (and PyTorch where installed) and other libraries'
+arrays wrapped as tensors, both without copying; tags checked on the way in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import typed_nn as tn
+from typed_nn import ops
+
+
+def test_numpy_reads_a_tensor_without_copying() -> None:
+    t = tn.tensor(np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), tn.Float32, tn.CPU, tn.Dim2)
+    a = np.from_dlpack(t)
+    assert a.dtype == np.float32
+    assert a.shape == (2, 2)
+    a[0, 0] = 10.0  # the same memory: the tensor sees the write
+    assert t.numpy()[0, 0] == 10.0
+    assert t.__dlpack_device__() == (1, 0)
+
+
+def test_an_evaluated_result_is_exported_read_only() -> None:
+    x = tn.tensor(np.array([1.0, 2.0]), tn.Float64, tn.CPU, tn.Dim1)
+    a = np.from_dlpack(tn.evaluate(x * 2.0))
+    np.testing.assert_array_equal(a, [2.0, 4.0])
+    assert not a.flags.writeable  # a result's memory is its node's cached value
+
+
+def test_from_dlpack_wraps_a_numpy_array_without_copying() -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    t = tn.from_dlpack(a, tn.Float64, tn.CPU, tn.Dim2)
+    assert isinstance(t, tn.Tensor)
+    assert t.shape == (2, 3)
+    t.assign(t * 2.0 + 1.0)  # written in place: the numpy array sees it
+    np.testing.assert_array_equal(a, np.arange(6.0).reshape(2, 3) * 2.0 + 1.0)
+    np.testing.assert_array_equal(ops.reduce_sum(t).numpy(), a.sum())
+
+
+def test_from_dlpack_checks_element_rank_and_device() -> None:
+    a = np.zeros((2, 3), np.float64)
+    with pytest.raises(tn.ElemTypeError, match=r"(?s)Float32.*float64"):
+        tn.from_dlpack(a, tn.Float32, tn.CPU, tn.Dim2)
+    with pytest.raises(tn.RankError, match=r"(?s)rank 2.*declared : rank 1"):
+        tn.from_dlpack(a, tn.Float64, tn.CPU, tn.Dim1)
+    on_gpu: Any = _OnCuda()
+    with pytest.raises(tn.DeviceError, match=r"(?s)on GPU as a CPU tensor.*never moves it"):
+        tn.from_dlpack(on_gpu, tn.Float32, tn.CPU, tn.Dim1)
+    with pytest.raises(tn.OperandError, match=r"(?s)needs a DLPack producer, got list.*tn\.tensor"):
+        tn.from_dlpack([1.0, 2.0], tn.Float64, tn.CPU, tn.Dim1)
+
+
+class _OnCuda:
+    """A DLPack producer whose memory is on a CUDA device (nothing to export)."""
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        raise AssertionError("not reached: the device is checked first")
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (2, 0)
+
+
+def test_pytorch_shares_memory_both_ways() -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (an optional anchor)")
+    t = tn.tensor(np.array([1.0, 2.0, 3.0], np.float32), tn.Float32, tn.CPU, tn.Dim1)
+    pt = torch.from_dlpack(t)
+    pt[1] = 20.0
+    assert t.numpy()[1] == 20.0
+    back = tn.from_dlpack(torch.arange(4, dtype=torch.float64), tn.Float64, tn.CPU, tn.Dim1)
+    np.testing.assert_array_equal(back.numpy(), [0.0, 1.0, 2.0, 3.0])
