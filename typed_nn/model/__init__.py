@@ -1,6 +1,8 @@
 """Model facilities: parameter fillers, initializer, load buffer, gradient collector,
 optimizers and safetensors weight files (METANN.md §6, DESIGN.md §8)."""
 
+from .clip import clip_by_global_norm as clip_by_global_norm
+from .clip import global_norm as global_norm
 from .fillers import ConstantFiller as ConstantFiller
 from .fillers import Filler as Filler
 from .fillers import GaussianFiller as GaussianFiller

@@ -14,5 +14,11 @@ from .fit_checks import NonFinite as NonFinite
 from .history import History as History
 from .history import plot_history as plot_history
 from .model import TrainableModel as TrainableModel
+from .schedules import Schedule as Schedule
+from .schedules import constant as constant
+from .schedules import cosine as cosine
+from .schedules import exponential as exponential
+from .schedules import step_decay as step_decay
+from .schedules import warmup as warmup
 from .stopping import EarlyStopping as EarlyStopping
 from .stopping import Metric as Metric

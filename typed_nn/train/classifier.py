@@ -9,7 +9,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar, get_args, overload
 
@@ -29,6 +28,7 @@ from ..model import (
 from ..model.fillers import Filler
 from ..tags import CPU, DeviceTag, Float32
 from .checks import check_int
+from .schedules import cosine
 
 __all__ = [
     "ActivationName",
@@ -105,8 +105,7 @@ def default_lr(optimizer: OptimizerName) -> float:
 
 def cosine_schedule(lr: float, total_steps: int) -> Callable[[int], float]:
     """``lr`` decayed along half a cosine to 0 at ``total_steps`` (constant 0 after)."""
-    span = max(total_steps, 1)
-    return lambda step: lr * 0.5 * (1.0 + math.cos(math.pi * min(step, span) / span))
+    return cosine(lr, total_steps)
 
 
 def make_optimizer(

@@ -1,0 +1,99 @@
+"""Learning-rate schedules (values, composition, bad arguments) and gradient clipping by
+global norm (eager and compiled)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import t64
+
+import typed_nn as tn
+from typed_nn import ops
+from typed_nn.model import SGD, clip_by_global_norm, global_norm
+from typed_nn.train import constant, cosine, exponential, step_decay, warmup
+
+
+def test_schedule_values() -> None:
+    assert [constant(0.1)(s) for s in (0, 5)] == [0.1, 0.1]
+    assert [step_decay(1.0, every=3, factor=0.5)(s) for s in (0, 2, 3, 6, 7)] == [
+        1.0,
+        1.0,
+        0.5,
+        0.25,
+        0.25,
+    ]
+    assert exponential(2.0, 0.5)(3) == 0.25
+    c = cosine(1.0, total_steps=4, final=0.2)
+    assert [round(c(s), 12) for s in (0, 2, 4, 9)] == [1.0, 0.6, 0.2, 0.2]
+    assert c(1) == pytest.approx(0.2 + 0.8 * 0.5 * (1 + math.cos(math.pi / 4)))
+
+
+def test_warmup_then_cosine() -> None:
+    schedule = warmup(cosine(0.1, total_steps=10), steps=4)
+    assert [schedule(s) for s in range(4)] == pytest.approx([0.0, 0.025, 0.05, 0.075])
+    assert schedule(4) == pytest.approx(0.1)  # the cosine starts after the warm-up
+    assert schedule(9) == pytest.approx(cosine(0.1, 10)(5))
+    assert schedule(100) == pytest.approx(0.0)
+
+
+def test_an_optimizer_takes_a_schedule() -> None:
+    opt = SGD(step_decay(0.5, every=2))
+    lrs = []
+    for _ in range(5):
+        lrs.append(opt.current_lr())
+        opt.step_count += 1
+    assert lrs == [0.5, 0.5, 0.05, 0.05, pytest.approx(0.005)]
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: constant(-1.0), r"constant: lr must be a finite number >= 0\.0"),
+        (lambda: step_decay(0.1, every=0), r"step_decay: every must be an int >= 1"),
+        (lambda: step_decay(0.1, every=2.5), r"step_decay: every must be an int"),  # type: ignore[arg-type]
+        (lambda: exponential(0.1, rate=1.5), r"exponential: rate must be a finite number in"),
+        (lambda: cosine(0.1, total_steps=0), r"cosine: total_steps must be an int >= 1"),
+        (lambda: cosine(math.inf, total_steps=3), r"cosine: lr must be a finite number"),
+        (lambda: warmup(0.1, steps=3), r"warmup needs the schedule to follow it"),  # type: ignore[arg-type]
+    ],
+)
+def test_bad_schedule_arguments(make: Any, match: str) -> None:
+    with pytest.raises(tn.ParamError, match=match):
+        make()
+
+
+def test_clipping_scales_every_gradient_to_the_global_norm() -> None:
+    a, b = t64([3.0, 0.0]), t64([[0.0, 4.0]])  # global norm 5
+    np.testing.assert_allclose(global_norm([a, b]).numpy(), 5.0)
+    ca, cb = clip_by_global_norm([a, b], max_norm=1.0)
+    np.testing.assert_allclose(ca.numpy(), [0.6, 0.0])
+    np.testing.assert_allclose(cb.numpy(), [[0.0, 0.8]])
+    same = clip_by_global_norm([a, b], max_norm=10.0)  # below the bound: unchanged
+    np.testing.assert_allclose(same[0].numpy(), a.numpy())
+
+
+def test_clipping_inside_a_compiled_step_takes_max_norm_at_run_time() -> None:
+    w = t64([3.0, 4.0])
+
+    @tn.compile
+    def clipped(max_norm: float) -> Any:
+        (g,) = clip_by_global_norm([tn.grad(ops.reduce_sum(ops.square(w)) * 0.5, w)], max_norm)
+        return g
+
+    np.testing.assert_allclose(clipped(1.0).numpy(), [0.6, 0.8])
+    np.testing.assert_allclose(clipped(2.5).numpy(), [1.5, 2.0])
+    assert clipped.traces == 1
+
+
+def test_clipping_errors() -> None:
+    a = t64([1.0])
+    with pytest.raises(tn.ParamError, match=r"max_norm must be a number > 0"):
+        clip_by_global_norm([a], max_norm=0.0)
+    with pytest.raises(tn.ParamError, match=r"non-empty sequence of gradients"):
+        clip_by_global_norm([], max_norm=1.0)
+    f32: Any = tn.tensor(np.array([1.0], np.float32), tn.Float32, tn.CPU, tn.Dim1)
+    with pytest.raises(tn.ElemTypeError, match=r"(?s)one element type.*Float32"):
+        clip_by_global_norm([a, f32], max_norm=1.0)
