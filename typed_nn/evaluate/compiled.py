@@ -127,7 +127,7 @@ class Compiled(Generic[P, R]):
         # Which tensor arguments share memory (one tensor passed twice, views of one array):
         # the trace's in-place writes were planned for that sharing.
         bases = [memory_base(a) for a in arrays if a is not None]
-        if len(bases) > 1:
+        if len(bases) > 1 and len(set(bases)) < len(bases):
             key.append(tuple(bases.index(b) for b in bases))
         return tuple(key), arrays, numbers
 
