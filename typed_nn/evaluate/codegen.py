@@ -333,12 +333,6 @@ def _donors(
     return found
 
 
-def _writers_of_targets(g: Graph, alive: list[bool], direct: dict[int, int]) -> set[int]:
-    """The steps from the first one that writes a target in place on (all after it)."""
-    first = next((i for i, s in enumerate(g.order) if s in direct), None)
-    return set() if first is None else set(g.order[first : first + 1])
-
-
 def generate(
     g: Graph,
     alive: list[bool],
@@ -368,14 +362,15 @@ def generate(
         kept = _kept(g, alive, interior, writers)
         donors = _donors(g, alive, regions, interior, writers, kept, direct)
     results: list[int] = []
-    writes = _writers_of_targets(g, alive, direct)
+    # The steps that write targets in place come last (executor._writes_last): the first of
+    # them marks the point after which a failure leaves targets half-written.
+    first_write = next((s for s in g.order if s in direct), None)
     for s in g.order:
         n = g.nodes[s]
         if not alive[s] or s in interior:
             continue
-        if s in writes:  # the steps that write targets come last (executor._writes_last)
+        if s == first_write:
             gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
-            writes = set()
         if n.op == "leaf":
             gen.emit(f"v{s} = env[{s}]")
             continue

@@ -83,11 +83,13 @@ def _check(
     maximum: float = math.inf,
     integer: bool = False,
 ) -> None:
-    kinds = (int,) if integer else (int, float)
-    ok = isinstance(value, kinds) and not isinstance(value, bool)
-    if ok and not (minimum <= value <= maximum):  # type: ignore[operator]  # a number here
-        ok = False
-    if not ok or (not integer and not math.isfinite(value)):  # type: ignore[arg-type]
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    ok = (
+        number is not None
+        and (isinstance(number, int) or (not integer and math.isfinite(number)))
+        and minimum <= number <= maximum
+    )
+    if not ok:
         what = "an int" if integer else "a finite number"
         bounds = f">= {minimum}" if maximum == math.inf else f"in [{minimum}, {maximum}]"
         raise ParamError(
