@@ -74,8 +74,26 @@ class _Gen:
 
     def arg(self, ref: Ref, s: int, i: int) -> str:
         if is_number(ref):
-            return self.const(f"C{s}_{i}", ref[1])
+            return self.number(s, i, ref[1])
         return f"v{ref}"
+
+    def number(self, s: int, i: int, value: Any) -> str:
+        """Operand ``i`` of node ``s``, a constant number. On the CPU a Python number operand of
+        a float node whose array operands have its dtype is passed as a 0-d array of that
+        dtype: the same numbers (NEP 50 casts the number to the array's dtype first), but a
+        ufunc call takes half the time (numpy converts a Python number on every call)."""
+        n = self.g.nodes[s]
+        arrays = [self.g.nodes[a].dtype for a in n.args if not is_number(a)]
+        if (
+            type(value) in (float, int)
+            and n.device.name == "CPU"
+            and n.dtype.kind == "f"
+            and arrays
+            and all(dt == n.dtype for dt in arrays)
+        ):
+            with np.errstate(all="ignore"):  # an overflow is the same inf numpy gives
+                value = np.asarray(value, n.dtype)
+        return self.const(f"C{s}_{i}", value)
 
     def emit(self, line: str, indent: int = 1) -> None:
         self.lines.append("    " * indent + line)
@@ -247,7 +265,7 @@ def _call_args(gen: _Gen, m: int, parts: list[str]) -> str:
 
 def _operand(gen: _Gen, m: int, i: int, kind: str, v: Any, regs: list[str], blocked: Any) -> str:
     if kind == "num":
-        return gen.const(f"C{m}_{i}", v[1])
+        return gen.number(m, i, v[1])
     if kind == "reg":
         reg: str = regs[v]
         return reg

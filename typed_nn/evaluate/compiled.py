@@ -29,6 +29,7 @@ from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
 from ..errors import CompileError, OperandError, RetraceWarning, message
 from ..ops.node import format_site, user_site
+from .guard import Guard, signature_guard
 from .step import Step, build_step, memory_base
 from .trace import floats, is_float, qualname, trace_function, tracing
 
@@ -65,7 +66,8 @@ class Compiled(Generic[P, R]):
         self._steps: dict[Any, Step] = {}
         self._warned = False
         self._lock = threading.RLock()
-        self._last: tuple[Any, Step] | None = None
+        self._last: tuple[Any, Step, Guard] | None = None
+        """The last call's signature, Step, and the code that checks a call has it."""
         self.traces = 0
         """How many times ``fn`` was traced."""
         functools.update_wrapper(self, fn)
@@ -73,20 +75,28 @@ class Compiled(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if tracing() is not None:
             return self.fn(*args, **kwargs)  # inside another trace: part of its graph
+        result: R
+        last = self._last
+        if last is not None and not kwargs:
+            # The same signature as the last call, checked by code written for it.
+            bound = last[2](args)
+            if bound is not None:
+                with self._lock:  # a Step's numbers and buffers serve one call at a time
+                    step = last[1]
+                    if self._last is last and not step.stale(bound[0]):
+                        result = step.run(bound[0], bound[1], list(args))
+                        return result
         values = self._bind(args, kwargs)
         key, arrays, numbers = self._key(values)
-        with self._lock:  # a Step's numbers and kept buffers serve one call at a time
-            last = self._last
-            if last is not None and last[0] == key:  # the same signature as the last call
-                step: Step | None = last[1]
-            else:
-                step = self._steps.pop(key, None)
-                if step is not None:
-                    self._steps[key] = step  # the most recently used last
-            if step is None or step.stale(arrays):
-                step = self._trace(key, values)
-            self._last = (key, step)
-            result: R = step.run(arrays, numbers, values)
+        with self._lock:
+            found = self._steps.pop(key, None)
+            if found is not None:
+                self._steps[key] = found  # the most recently used last
+            if found is None or found.stale(arrays):
+                found = self._trace(key, values)
+            if last is None or last[1] is not found:
+                self._last = (key, found, signature_guard(key, self._names, self._static))
+            result = found.run(arrays, numbers, values)
         return result
 
     def clear(self) -> None:

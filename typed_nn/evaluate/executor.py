@@ -21,6 +21,7 @@ import numpy as np
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
 from ..errors import EvaluationError, TypedNNError, message
+from ..fp_errors import ignore_fp_errors, restore_fp_errors
 from ..ops.declare import registry_version
 from . import hooks, reference
 from .batch import batch
@@ -247,9 +248,9 @@ def _run(program: Program, env: list[Any]) -> bool:
     alloc = buffer_pool().empty if options.pool else np.empty
     writing = program.writing
     writing[0] = False
+    token = ignore_fp_errors()
     try:
-        with np.errstate(all="ignore"):
-            program.fn(env, alloc)
+        program.fn(env, alloc)
     except TypedNNError:
         raise
     except Exception as exc:
@@ -257,6 +258,8 @@ def _run(program: Program, env: list[Any]) -> bool:
             raise _failed_while_writing(program, exc) from exc
         stats.fallbacks += 1
         return False
+    finally:
+        restore_fp_errors(token)
     if stats.counting:
         stats.kernel_calls.update(program.calls)
     return True

@@ -22,7 +22,7 @@ from .codegen import Program
 from .collect import collect
 from .executor import _alias, _analyse, _run  # the one analysis every evaluation uses
 from .options import options, stats
-from .trace import Number, trace_function, unflatten
+from .trace import Number, qualname, trace_function, unflatten
 
 __all__ = ["MISSING", "Step", "build_step", "memory_base", "shared_with"]
 
@@ -72,6 +72,7 @@ class Step:
         """(env slot, argument index, index) of each row ``x[i]`` of a tensor argument."""
         self.shared: frozenset[int] = frozenset()
         """Argument indices that shared memory with a closed-over tensor when traced."""
+        self._runner: Callable[[list[Any], list[float], list[Any]], Any] | None = None
 
     def stale(self, arrays: list[Any]) -> bool:
         """Whether the trace no longer fits: a name ``fn`` read a tensor from now holds
@@ -86,30 +87,17 @@ class Step:
         return bool(self.held) and shared_with(arrays, self.held_bases) != self.shared
 
     def run(self, arrays: list[Any], numbers: list[float], args: list[Any]) -> Any:
-        """Bind this call's arrays and numbers, run the program, return the outputs."""
-        env = self.env.copy()
-        for slot, k in self.arg_slots:
-            env[slot] = arrays[k]
-        for slot, t, _ in self.live:
-            env[slot] = t._array
-        for slot, k, index in self.arg_views:
-            env[slot] = arrays[k][index]
-        for slot, k in self.targets:
-            env[slot] = arrays[k] if type(k) is int else k._array
-        ns = self.program.fn.__globals__
-        for name, k in self.numbers.items():
-            ns[name] = numbers[k]
-        if hooks.node_checks or not _run(self.program, env):
-            for r, value in zip(self.roots, self._run_by_node(args), strict=True):
-                env[r] = value
-        values = []
-        for r, out in zip(self.roots, self.returned, strict=True):
-            if out is None:
-                obj = self.objs[r]
-                values.append(Tensor._wrap(env[r], obj.elem, obj.device))
-            else:  # a tensor fn returned as it is: the argument or the closed-over tensor
-                values.append(args[out] if type(out) is int else out)
-        return values[0] if self.structure is None else unflatten(self.structure, values)
+        """Bind this call's arrays and numbers, run the program, return the outputs (by the
+        code ``_generate_runner`` writes for this Step at its first call)."""
+        runner = self._runner
+        if runner is None:
+            runner = self._runner = _generate_runner(self)
+        return runner(arrays, numbers, args)
+
+    def run_by_node(self, env: list[Any], args: list[Any]) -> None:
+        """Debug mode, or the program failed before writing: the outputs by ``_run_by_node``."""
+        for r, value in zip(self.roots, self._run_by_node(args), strict=True):
+            env[r] = value
 
     def _run_by_node(self, args: list[Any]) -> list[Any]:
         """Debug mode, or the compiled program failed before it wrote any target: trace
@@ -126,6 +114,59 @@ class Step:
 
 
 MISSING = object()
+
+
+def _generate_runner(step: Step) -> Callable[[list[Any], list[float], list[Any]], Any]:
+    """``step.run`` as straight-line code: each of this call's arrays, closed-over tensors'
+    arrays and numbers bound into its env slot, the program run, each output wrapped. A
+    small program runs in a few microseconds; binding by loops over the Step's tables cost
+    as much again."""
+    ns: dict[str, Any] = {
+        "ENV": step.env,
+        "NS": step.program.fn.__globals__,
+        "HOOKS": hooks,
+        "RUN": _run,
+        "PROGRAM": step.program,
+        "BY_NODE": step.run_by_node,
+        "WRAP": Tensor._wrap,
+        "UNFLATTEN": unflatten,
+        "STRUCTURE": step.structure,
+    }
+    lines = ["def run(arrays, numbers, args):", "    env = ENV.copy()"]
+    lines += [f"    env[{slot}] = arrays[{k}]" for slot, k in step.arg_slots]
+    for i, (slot, t, _) in enumerate(step.live):
+        ns[f"L{i}"] = t
+        lines.append(f"    env[{slot}] = L{i}._array")
+    for i, (slot, k, index) in enumerate(step.arg_views):
+        ns[f"IX{i}"] = index
+        lines.append(f"    env[{slot}] = arrays[{k}][IX{i}]")
+    for i, (slot, k) in enumerate(step.targets):
+        if type(k) is int:
+            lines.append(f"    env[{slot}] = arrays[{k}]")
+        else:
+            ns[f"T{i}"] = k
+            lines.append(f"    env[{slot}] = T{i}._array")
+    lines += [f"    NS[{name!r}] = numbers[{k}]" for name, k in step.numbers.items()]
+    lines.append("    if HOOKS.node_checks or not RUN(PROGRAM, env):")
+    lines.append("        BY_NODE(env, args)")
+    values: list[str] = []
+    for i, (r, out) in enumerate(zip(step.roots, step.returned, strict=True)):
+        if out is None:  # computed: wrapped with the node's element and device
+            obj = step.objs[r]
+            ns[f"E{i}"], ns[f"D{i}"] = obj.elem, obj.device
+            values.append(f"WRAP(env[{r}], E{i}, D{i})")
+        elif type(out) is int:  # an argument fn returned as it is
+            values.append(f"args[{out}]")
+        else:  # a closed-over tensor fn returned as it is
+            ns[f"O{i}"] = out
+            values.append(f"O{i}")
+    if step.structure is None:
+        lines.append(f"    return {values[0]}")
+    else:
+        lines.append(f"    return UNFLATTEN(STRUCTURE, [{', '.join(values)}])")
+    exec(compile("\n".join(lines), f"<compiled step of {qualname(step.source[0])}>", "exec"), ns)
+    runner: Callable[[list[Any], list[float], list[Any]], Any] = ns["run"]
+    return runner
 
 
 def memory_base(array: Any) -> int:

@@ -33,6 +33,7 @@ for _name, _ufunc in {
     "abs": np.absolute,
     "sign": np.sign,
     "exp": np.exp,
+    "tanh": np.tanh,
     "log": np.log,
     "sqrt": np.sqrt,
     "square": np.square,

@@ -1,0 +1,89 @@
+"""The generated signature guard agrees with ``Compiled._key``: for any call, the guard of a
+signature accepts the call exactly when the call's key is that signature, and gives the same
+arrays and numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import typed_nn as tn
+from typed_nn.evaluate.compiled import Compiled
+from typed_nn.evaluate.guard import signature_guard
+
+_base = np.arange(12, dtype=np.float32).reshape(3, 4)
+_other = np.zeros((3, 4), np.float32)
+TENSORS = [
+    tn.tensor(_base, tn.Float32, tn.CPU, tn.Dim2),
+    tn.Tensor(_base, tn.Float32, tn.CPU, tn.Dim2),  # the same memory, another tensor
+    tn.tensor(_other, tn.Float32, tn.CPU, tn.Dim2),
+    tn.tensor(_other, tn.Float64, tn.CPU, tn.Dim2),
+    tn.tensor(np.zeros((4, 3), np.float32), tn.Float32, tn.CPU, tn.Dim2),
+    tn.tensor(np.zeros(4, np.float32), tn.Float32, tn.CPU, tn.Dim1),
+]
+VALUES: list[Any] = [
+    *TENSORS,
+    0.5,
+    2.0,
+    np.float32(0.5),
+    np.float64(2.0),
+    1,
+    2,
+    True,
+    "mode",
+    (0.9, 0.999),
+    (1, 2),
+    None,
+]
+
+
+def fn(a: Any, b: Any, c: Any) -> Any:
+    return a
+
+
+def _compiled(static: tuple[str, ...]) -> Compiled[Any, Any]:
+    return Compiled(fn, static, 8)
+
+
+calls = st.tuples(*(st.sampled_from(VALUES) for _ in range(3)))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    first=calls,
+    second=calls,
+    static=st.sampled_from([(), ("c",), ("a", "b")]),
+)
+def test_guard_accepts_exactly_the_calls_of_its_signature(
+    first: tuple[Any, ...], second: tuple[Any, ...], static: tuple[str, ...]
+) -> None:
+    compiled = _compiled(static)
+    key, _, _ = compiled._key(list(first))
+    guard = signature_guard(key, compiled._names, frozenset(static))
+    key2, arrays2, numbers2 = compiled._key(list(second))
+    bound = guard(second)
+    if bound is None:
+        # Only a tuple of floats makes the guard decline a call of its own signature.
+        assert key2 != key or any(isinstance(v, tuple) for v in second)
+        return
+    assert key2 == key
+    arrays, numbers = bound
+    assert len(arrays) == len(arrays2)
+    assert all(x is y for x, y in zip(arrays, arrays2, strict=True))
+    assert numbers == numbers2
+    assert all(type(x) is float for x in numbers)
+
+
+def test_fp_errors_are_ignored_inside_and_restored_after() -> None:
+    from typed_nn.fp_errors import ignore_fp_errors, restore_fp_errors
+
+    before = np.geterr()
+    token = ignore_fp_errors()
+    try:
+        assert set(np.geterr().values()) == {"ignore"}
+    finally:
+        restore_fp_errors(token)
+    assert np.geterr() == before
