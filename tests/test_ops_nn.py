@@ -218,3 +218,11 @@ def test_elementwise_grads_broadcast_a_lower_rank_gradient(op: Any) -> None:
     row = tagged(np.array([1.0, 2.0, 3.0]), tn.Float64)
     rows = tagged(np.tile([1.0, 2.0, 3.0], (2, 1)), tn.Float64)
     np.testing.assert_allclose(op(row, y).numpy(), op(rows, y).numpy())
+
+
+@pytest.mark.skipif(tn.debug.is_enabled(), reason="debug mode raises on the Inf (test_debug_checks)")
+def test_nll_loss_is_infinite_where_the_truth_has_a_zero_prediction() -> None:
+    # The unmasked fast form gives NaN here (0 * ln 0 beside 1 * ln 0); the masked form, inf.
+    truth = tagged(np.array([[0.0, 1.0], [1.0, 0.0]]), tn.Float64)
+    pred = tagged(np.array([[0.0, 0.0], [0.5, 0.5]]), tn.Float64)
+    assert float(tn.evaluate(ops.nll_loss(truth, pred)).numpy()) == np.inf

@@ -6,6 +6,7 @@ with ``keepdims`` so they broadcast back over the group.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,16 @@ def _t_log_p(truth: Array, pred: Array) -> Array:
 
 @implement("nll_loss", CPU)
 def nll_loss(truth: Array, pred: Array) -> Array:
-    total = _t_log_p(truth, pred).sum()
+    # truth * ln(pred) unmasked first (3 passes instead of 5): where it is finite every term
+    # with truth 0 is a zero, as the masked product has, so the sums are equal. A NaN or inf
+    # (a zero probability, perhaps where truth is 0) takes the masked form.
+    total = None
+    if truth.shape == pred.shape:
+        terms = np.log(pred)
+        terms *= truth
+        total = terms.sum()
+    if total is None or not math.isfinite(total):
+        total = _t_log_p(truth, pred).sum()
     return asarray_like(-total / truth.sum(), pred, pred.dtype)
 
 
