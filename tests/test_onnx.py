@@ -112,7 +112,11 @@ def test_cnn_exports_and_runs_in_onnxruntime(tmp_path: Path) -> None:
         return ops.log_softmax(flat @ dense)
 
     images = rand32(3, 1, 8, 8, seed=14)
-    assert_exported_equal(cnn, (images,), {"images": images}, tmp_path / "cnn.onnx")
+    path = tmp_path / "cnn.onnx"
+    names = {"conv1/weight": conv1, "conv1/bias": bias1, "conv2/weight": conv2}
+    assert_exported_equal(cnn, (images,), {"images": images}, path, params=names)
+    stored = {i.name for i in onnx.load(str(path)).graph.initializer}
+    assert {"conv1/weight", "conv1/bias", "conv2/weight", "dense"} <= stored
 
 
 def test_strided_unpadded_conv_and_overlapping_pool(tmp_path: Path) -> None:
@@ -376,6 +380,19 @@ def test_returning_an_input_or_a_weight_and_one_value_twice(tmp_path: Path) -> N
     assert_exported_equal(f, (x,), {"x": x}, tmp_path / "ident.onnx")
 
 
+def test_a_compiled_function_exports_as_its_function(tmp_path: Path) -> None:
+    w = rand32(3, 2, seed=55)
+
+    @tn.compile
+    def predict(x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.TensorLike[tn.Float32, tn.CPU, tn.Dim2]:
+        return ops.sigmoid(x @ w)
+
+    x = rand32(4, 3, seed=56)
+    predict(x)  # traced and run once already: export traces again, on its own
+    assert_exported_equal(predict, (x,), {"x": x}, tmp_path / "compiled.onnx")
+    assert predict.traces == 1
+
+
 def test_deep_graph_is_written_without_recursion(tmp_path: Path) -> None:
     def f(x: Any) -> Any:
         for _ in range(3000):
@@ -443,6 +460,15 @@ def test_output_names_must_name_each_output_once(tmp_path: Path) -> None:
         export(lambda x: (x * 2.0, x * 3.0), (x,), tmp_path / "n.onnx", output_names=["a"])
     with pytest.raises(tn.ExportError, match="output_names does not name each output once"):
         export(lambda x: (x * 2.0, x * 3.0), (x,), tmp_path / "n.onnx", output_names=["a", "a"])
+    with pytest.raises(tn.ExportError, match=r"names of inputs : 'x'"):
+        export(lambda x: x * 2.0, (x,), tmp_path / "n.onnx", output_names=["x"])
+
+
+def test_default_output_names_avoid_the_inputs(tmp_path: Path) -> None:
+    output = rand32(3, seed=70)
+    path = tmp_path / "names.onnx"
+    assert_exported_equal(lambda output: output * 2.0, (output,), {"output": output}, path)
+    assert [o.name for o in onnx.load(str(path)).graph.output] == ["output_1"]
 
 
 def test_bad_arguments(tmp_path: Path) -> None:

@@ -128,11 +128,11 @@ def export(
                 hint="return the tensors the model should output.",
             )
         )
-    outs = _output_names(fn, output_names, len(outputs))
     g = GraphBuilder(opset)
-    for name in [*names, *outs]:
+    for name in names:
         g.reserve(name)
     writer = _Writer(fn, g, names, values, static_names, placeholders, params)
+    outs = _output_names(fn, output_names, len(outputs), g)
     results = [writer.value(out) for out in outputs]
     order = {name: i for i, name in enumerate(writer.input_order)}
     inputs = sorted(writer.inputs, key=lambda info: order[info.name])
@@ -330,18 +330,27 @@ def _input_names(
     return inputs, numbers
 
 
-def _output_names(fn: Callable[..., Any], given: Sequence[str] | None, count: int) -> list[str]:
+def _output_names(
+    fn: Callable[..., Any], given: Sequence[str] | None, count: int, g: GraphBuilder
+) -> list[str]:
+    """The outputs' names: ``given``, or ``output`` / ``output_0``, ``output_1``... (each
+    made unique against the inputs)."""
     if given is None:
-        return ["output"] if count == 1 else [f"output_{i}" for i in range(count)]
+        return [g.fresh("output" if count == 1 else f"output_{i}") for i in range(count)]
     names = list(given)
-    if len(names) != count or len(set(names)) != count:
+    taken = [name for name in names if not g.is_free(name)]
+    if len(names) != count or len(set(names)) != count or taken:
         raise ExportError(
             message(
                 f"cannot export {qualname(fn)}: output_names does not name each output once.",
-                [("outputs", str(count)), ("output_names", ", ".join(map(repr, names)))],
-                hint=f"give {count} distinct name(s), one per returned tensor, in order.",
+                [("outputs", str(count)), ("output_names", ", ".join(map(repr, names)))]
+                + ([("names of inputs", ", ".join(map(repr, taken)))] if taken else []),
+                hint=f"give {count} distinct name(s), one per returned tensor, in order, "
+                "other than the inputs' names.",
             )
         )
+    for name in names:
+        g.reserve(name)
     return names
 
 

@@ -34,6 +34,10 @@ class GraphBuilder:
         """Keep ``name`` (an input or output the user named) from being generated."""
         self._used.add(name)
 
+    def is_free(self, name: str) -> bool:
+        """Whether ``name`` is neither reserved nor generated yet."""
+        return name not in self._used
+
     def fresh(self, hint: str) -> str:
         """A value name not used yet: ``hint`` itself, else ``hint_1``, ``hint_2``..."""
         name, n = hint, 0
