@@ -8,8 +8,9 @@ import sys
 
 def test_import_does_not_pull_optional_dependencies() -> None:
     code = (
-        "import sys, typed_nn, typed_nn.policies\n"
-        "heavy = [m for m in ('cupy', 'beartype', 'jaxtyping') if m in sys.modules]\n"
+        "import sys, typed_nn, typed_nn.policies, typed_nn.onnx\n"
+        "heavy = [m for m in ('cupy', 'beartype', 'jaxtyping', 'onnx', 'onnxruntime')"
+        " if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     env_free = {"PATH": "/usr/bin:/bin"}

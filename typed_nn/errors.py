@@ -211,3 +211,11 @@ class RetraceWarning(UserWarning):
 
 
 __all__ += ["CompileError", "RetraceWarning"]
+
+
+class ExportError(TypedNNError, ValueError):
+    """A function ``typed_nn.onnx.export`` cannot write as ONNX: an op with no ONNX
+    counterpart, a function that assigns (an ONNX graph has no state), an opset out of range."""
+
+
+__all__ += ["ExportError"]
