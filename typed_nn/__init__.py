@@ -49,6 +49,7 @@ from .errors import NumericError as NumericError
 from .errors import OperandError as OperandError
 from .errors import OptionError as OptionError
 from .errors import ParamError as ParamError
+from .errors import ParamNotFoundError as ParamNotFoundError
 from .errors import RankError as RankError
 from .errors import ReadOnlyError as ReadOnlyError
 from .errors import RetraceWarning as RetraceWarning
