@@ -64,6 +64,7 @@ from .evaluate import EvalHandle as EvalHandle
 from .evaluate import EvalPlan as EvalPlan
 from .evaluate import compile as compile
 from .evaluate import evaluate as evaluate
+from .inference_mode import inference as inference
 from .tags import CPU as CPU
 from .tags import GPU as GPU
 from .tags import DeviceTag as DeviceTag

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Generic, Never, TypeVar
 from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor
 from ..errors import LayerError, message
+from ..inference_mode import state as inference_state
 from ..ops.node import format_site, user_site
 from ..policies import GradPolicy, PolicyContainer, PolicyItem, policy_select
 from . import derived
@@ -200,6 +201,17 @@ class Layer(Generic[KIn, KOut]):
     def _feed_backward(self, grads: Values) -> Values:
         """The derived backward of a recorded forward, else the hand-written one."""
         self._check_container(grads, self.output_ports, "feed_backward")
+        if inference_state.depth:
+            raise LayerError(
+                message(
+                    f"cannot feed layer '{self.name}' backward inside tn.inference(): "
+                    "forwards there keep nothing for a backward.",
+                    [("layer", self.name)],
+                    built_at=format_site(user_site()),
+                    hint="run training forwards and backwards outside the with tn.inference() "
+                    "block.",
+                )
+            )
         record = self._record
         if record is not None and record.active:
             kept = record.pop()
