@@ -11,7 +11,9 @@ Blocks nest.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from types import TracebackType
+from typing import Any
 
 __all__ = ["InferenceBlock", "inference", "inference_enabled"]
 
@@ -20,6 +22,9 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.depth = 0
         """How many ``inference()`` blocks this thread is in."""
+        self.observer: Callable[[Any, Any], None] | None = None
+        """Called with (layer, outputs) after every layer's forward in this thread
+        (``typed_nn.layers.summary`` records the output shapes with it)."""
 
 
 state = _State()
