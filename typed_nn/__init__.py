@@ -50,6 +50,7 @@ from .errors import NumericError as NumericError
 from .errors import OperandError as OperandError
 from .errors import OptionError as OptionError
 from .errors import ParamError as ParamError
+from .errors import ParamNotFoundError as ParamNotFoundError
 from .errors import RankError as RankError
 from .errors import ReadOnlyError as ReadOnlyError
 from .errors import RetraceWarning as RetraceWarning
@@ -64,6 +65,7 @@ from .evaluate import EvalHandle as EvalHandle
 from .evaluate import EvalPlan as EvalPlan
 from .evaluate import compile as compile
 from .evaluate import evaluate as evaluate
+from .inference_mode import inference as inference
 from .tags import CPU as CPU
 from .tags import GPU as GPU
 from .tags import DeviceTag as DeviceTag

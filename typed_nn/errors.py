@@ -149,6 +149,14 @@ class ParamError(TypedNNError, ValueError):
     setting, an empty gradient (ParamInitializer, LoadBuffer, GradCollector, fillers, optim)."""
 
 
+class ParamNotFoundError(ParamError, KeyError):
+    """A parameter name a mapping of parameters (``LoadBuffer``) does not hold; also a
+    ``KeyError``, so ``Mapping`` code (``get``, ``in``) treats it as a missing key."""
+
+    # KeyError's str() is the repr of its argument; the message reads better as written.
+    __str__ = BaseException.__str__
+
+
 class WeightFileError(TypedNNError, ValueError):
     """A weight file that cannot be loaded or saved: corrupt, truncated, not matching the
     model, a folder or an unreadable path, or names the format cannot hold. The ``OSError``

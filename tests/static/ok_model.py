@@ -1,6 +1,7 @@
 """Model facilities as mypy and pyright see them: typed lookups, and the classes satisfy the
 protocols the layers are written against."""
 
+from collections.abc import ItemsView, KeysView, Mapping, ValuesView
 from typing import Any, assert_type
 
 import typed_nn as tn
@@ -28,6 +29,19 @@ assert_type(buf, LoadBuffer[Float32, CPU])
 buf.set("w", w)
 assert_type(buf.try_get("w", Dim2), tn.Tensor[Float32, CPU, Dim2] | None)
 assert_type(buf.try_get("w"), tn.Tensor[Float32, CPU, Any] | None)
+# A LoadBuffer is a Mapping[str, Tensor[E, Dv, Any]] with precise value types.
+assert_type(buf["w"], tn.Tensor[Float32, CPU, Any])
+assert_type(buf.get("w"), tn.Tensor[Float32, CPU, Any] | None)
+assert_type(len(buf), int)
+assert_type("w" in buf, bool)
+assert_type(buf.keys(), KeysView[str])
+assert_type(buf.values(), ValuesView[tn.Tensor[Float32, CPU, Any]])
+assert_type(buf.items(), ItemsView[str, tn.Tensor[Float32, CPU, Any]])
+for _key, _tensor in buf.items():
+    assert_type(_key, str)
+    assert_type(_tensor, tn.Tensor[Float32, CPU, Any])
+as_mapping: Mapping[str, tn.Tensor[Float32, CPU, Any]] = buf
+any_params: Mapping[str, tn.Tensor[Any, Any, Any]] = buf
 
 col = GradCollector(Float32, CPU)
 col.collect("w", w, w * 2.0)

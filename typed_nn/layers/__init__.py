@@ -70,6 +70,9 @@ from .source_layers import ParamSourceLayer as ParamSourceLayer
 from .source_layers import ValueSourceLayer as ValueSourceLayer
 from .stacks import LayerStack as LayerStack
 from .stacks import collapse as collapse
+from .summary import ModelSummary as ModelSummary
+from .summary import SummaryRow as SummaryRow
+from .summary import summary as summary
 from .topology import ComposeTopology as ComposeTopology
 from .topology import InConnect as InConnect
 from .topology import InternalConnect as InternalConnect

@@ -389,6 +389,9 @@ class ComposeKernel(Layer[KIn, KOut]):
         for layer in self.sublayers.values():
             layer_grad_collect(layer, collector)
 
+    def repr_details(self) -> list[str]:
+        return [f"sublayers {', '.join(self.sublayers)}"]
+
     def neutral_invariant(self) -> None:
         """LayerError while any sublayer (named first), or this layer, still holds values
         from a forward."""

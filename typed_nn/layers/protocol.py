@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Generic, Never, TypeVar
 from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor
 from ..errors import LayerError, message
+from ..inference_mode import state as inference_state
 from ..ops.node import format_site, user_site
 from ..policies import GradPolicy, PolicyContainer, PolicyItem, policy_select
 from . import derived
@@ -195,11 +196,25 @@ class Layer(Generic[KIn, KOut]):
         out: Values = self.output_cont()
         for port, value in outputs.items():
             out = out.set(port, value)
+        observer = inference_state.observer
+        if observer is not None:
+            observer(self, out)
         return out
 
     def _feed_backward(self, grads: Values) -> Values:
         """The derived backward of a recorded forward, else the hand-written one."""
         self._check_container(grads, self.output_ports, "feed_backward")
+        if inference_state.depth:
+            raise LayerError(
+                message(
+                    f"cannot feed layer '{self.name}' backward inside tn.inference(): "
+                    "forwards there keep nothing for a backward.",
+                    [("layer", self.name)],
+                    built_at=format_site(user_site()),
+                    hint="run training forwards and backwards outside the with tn.inference() "
+                    "block.",
+                )
+            )
         record = self._record
         if record is not None and record.active:
             kept = record.pop()
@@ -271,7 +286,27 @@ class Layer(Generic[KIn, KOut]):
         return {p: tensor_type(v.elem, v.device, v.rank) for p, v in layer.forward(probes).items()}
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.name!r})"
+        """``<Template 'name': train (update), LayerInput: TensorLike[Float32, CPU, Dim2] ->
+        LayerOutput, ...>``: the template, the name, the mode and the ports' declared types."""
+        cls = type(self)
+        template = getattr(cls, "template", cls).__name__
+        if cls.input_map is not None:
+            flags = [
+                f
+                for f, on in (("update", cls.is_update), ("feedback", cls.is_feedback_output))
+                if on
+            ]
+            mode = "train" + (f" ({', '.join(flags)})" if flags else "")
+            ins = ", ".join(f"{key_name(p)}: {cls.input_map[p].show()}" for p in self.input_ports)
+        else:
+            mode, ins = "inference", ", ".join(key_name(p) for p in self.input_ports)
+        outs = ", ".join(key_name(p) for p in self.output_ports)
+        parts = [mode, f"{ins or '(no inputs)'} -> {outs}", *self.repr_details()]
+        return f"<{template} {self.name!r}: {'; '.join(parts)}>"
+
+    def repr_details(self) -> list[str]:
+        """Further facts ``repr`` shows (a parameter's shape, a composite's sublayers)."""
+        return []
 
 
 LayerT = TypeVar("LayerT", bound=Layer[Any, Any])

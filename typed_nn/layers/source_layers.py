@@ -21,7 +21,8 @@ from ..policies import (
     has_policy,
     policy_select,
 )
-from ..tags import CPU, DeviceTag, Dim0, DimTag, ElemTag, Float32
+from ..shape import format_shape
+from ..tags import CPU, DeviceTag, Dim0, DimTag, ElemTag, Float32, tag_name
 from .in_map import tagged_parts
 from .keys import LayerOutput
 from .model_protocols import GradCollectorLike, InitializerLike, LoadBufferLike, SaverLike
@@ -99,6 +100,12 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
         self.data: AnyTensor | None = None
         if not cls.principal:
             self.data = ZeroTensor(shape, cls.elem, cls.device)
+
+    def repr_details(self) -> list[str]:
+        cls = type(self)
+        return [
+            f"{cls.kind.__name__}[{tag_name(cls.elem)}, {tag_name(cls.device)}, Dim{len(self.shape)}]{format_shape(self.shape)}"
+        ]
 
     def _param(self) -> AnyTensor:
         if self.data is None:

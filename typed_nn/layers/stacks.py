@@ -2,7 +2,8 @@
 
 * :class:`LayerStack`: a LIFO of values stored by ``feed_forward`` and popped by
   ``feed_backward``, so nine forwards followed by nine backwards pair up in reverse order.
-  A stack of an inference layer stores nothing (MetaNN's ``NullParameter`` buffer).
+  A stack of an inference layer stores nothing (MetaNN's ``NullParameter`` buffer), nor does
+  any stack within ``tn.inference()`` (:mod:`typed_nn.inference_mode`, per thread).
 * :func:`collapse`: a gradient summed back to the declared rank of the input it belongs to
   (the leading dims broadcasting added), MetaNN's ``Collapse``.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from ..data.tensor_like import AnyTensor
 from ..errors import LayerError, message
+from ..inference_mode import state as inference_state
 from ..ops.reduce import reduce_sum
 from .in_map import PortType
 
@@ -30,12 +32,12 @@ class LayerStack:
 
     @property
     def active(self) -> bool:
-        """Whether values are stored (the layer can feed back)."""
-        return self._active
+        """Whether a forward stores values now (a training layer, outside ``tn.inference()``)."""
+        return self._active and not inference_state.depth
 
     def push(self, value: object) -> None:
-        """Store ``value`` (nothing happens in an inference layer)."""
-        if self._active:
+        """Store ``value`` (nothing happens in an inference layer or within ``tn.inference()``)."""
+        if self._active and not inference_state.depth:
             self._items.append(value)
 
     def pop(self) -> object:

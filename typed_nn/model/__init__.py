@@ -1,6 +1,7 @@
 """Model facilities: parameter fillers, initializer, load buffer, gradient collector,
-optimizers and safetensors weight files (METANN.md §6, DESIGN.md §8)."""
+optimizers, safetensors weight files and PyTorch state dicts (METANN.md §6, DESIGN.md §8)."""
 
+from . import torch_mapping as torch_mapping
 from .clip import clip_by_global_norm as clip_by_global_norm
 from .clip import global_norm as global_norm
 from .fillers import ConstantFiller as ConstantFiller
@@ -21,5 +22,9 @@ from .optim import LearningRate as LearningRate
 from .optim import Momentum as Momentum
 from .optim import Optimizer as Optimizer
 from .optim import ParamGrads as ParamGrads
+from .torch_mapping import TorchMapping as TorchMapping
+from .torch_state import TorchLoadReport as TorchLoadReport
+from .torch_state import from_torch_state_dict as from_torch_state_dict
+from .torch_state import to_torch_state_dict as to_torch_state_dict
 from .weights import load_weights as load_weights
 from .weights import save_weights as save_weights

@@ -11,27 +11,43 @@ initialising a network makes the network start from the file.
 >>> buf.set("fc1/weight", tn.zeros((64, 128), tn.Float32, tn.CPU))
 >>> buf.try_get("fc1/weight", tn.Dim2)
 Tensor[Float32, CPU, Dim2](64, 128)
+>>> buf["fc1/weight"].shape, len(buf), "fc1/weight" in buf
+((64, 128), 1, True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import difflib
+from collections.abc import Iterator, Mapping
 from typing import Any, Generic, overload
 
 from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
-from ..errors import DeviceError, ElemTypeError, OperandError, ParamError, RankError, message
+from ..errors import (
+    DeviceError,
+    ElemTypeError,
+    OperandError,
+    ParamError,
+    ParamNotFoundError,
+    RankError,
+    listed,
+    message,
+)
 from ..tags import D, DimTag, Dv, E
 
 __all__ = ["LoadBuffer"]
 
 
-class LoadBuffer(Generic[E, Dv]):
+class LoadBuffer(Mapping[str, Tensor[E, Dv, Any]], Generic[E, Dv]):
     """Principal tensors of element ``E`` on device ``Dv``, one per parameter name.
 
-    Iterating yields the names in insertion order; ``items()`` yields (name, tensor).
+    A read-only ``Mapping[str, Tensor[E, Dv, Any]]`` (``buf[name]``, ``len``, ``in``,
+    ``keys()`` / ``values()`` / ``items()``, ``get``), in insertion order; ``set`` adds.
     A tensor's rank is known at run time only, so lookups without ``dim`` are typed
-    ``Tensor[E, Dv, Any]``; pass ``dim`` for a rank-checked, precisely typed result.
+    ``Tensor[E, Dv, Any]``; ``try_get(name, dim)`` gives a rank-checked, precisely typed result.
+    An unknown name is a ``ParamNotFoundError`` (a ``KeyError``) listing the closest names.
+    Two buffers are equal only when they are the same object (comparing tensors by value
+    would build lazy expressions).
     """
 
     def __init__(self, elem: type[E], device: type[Dv]) -> None:
@@ -124,11 +140,27 @@ class LoadBuffer(Generic[E, Dv]):
         """Forget every stored tensor (the tensors themselves are untouched)."""
         self._tensors.clear()
 
-    def items(self) -> Iterator[tuple[str, Tensor[E, Dv, Any]]]:
-        """(name, tensor) pairs in insertion order."""
-        return iter(list(self._tensors.items()))
+    def __getitem__(self, name: str) -> Tensor[E, Dv, Any]:
+        tensor = self._tensors.get(name)
+        if tensor is None:
+            raise ParamNotFoundError(self._not_found(name))
+        return tensor
+
+    def _not_found(self, name: object) -> str:
+        known = list(self._tensors)
+        close = difflib.get_close_matches(str(name), known, n=3, cutoff=0.5)
+        items = [("closest", listed(close))] if close else []
+        items.append(("stored", f"{len(known)} name(s)" + (f": {listed(known)}" if known else "")))
+        return message(
+            f"no parameter {name!r} in the LoadBuffer.",
+            items,
+            hint="check the name (layer names join with '/': 'net/fc1/weight'); "
+            "buf.get(name) gives None for a missing name, and the layers add their "
+            "parameters when layer_init runs.",
+        )
 
     def __iter__(self) -> Iterator[str]:
+        # A snapshot: a layer may add parameters while the names are iterated.
         return iter(list(self._tensors))
 
     def __len__(self) -> int:
@@ -136,6 +168,11 @@ class LoadBuffer(Generic[E, Dv]):
 
     def __contains__(self, name: object) -> bool:
         return name in self._tensors
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    __hash__ = object.__hash__
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{n!r}: {t.describe()}" for n, t in self._tensors.items())

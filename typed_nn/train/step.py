@@ -28,6 +28,7 @@ from ..data.tensor_like import TensorLike
 from ..errors import DeviceError, TrainingError, message
 from ..evaluate import EvalPlan, compile
 from ..evaluate.plan import evaluate
+from ..inference_mode import inference
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
 from ..model.optim import Optimizer
@@ -163,8 +164,8 @@ class PredictGraph:
     ) -> None:
         self.device = device
         self.x: Matrix32 = zeros((rows, features), Float32, device)
-        self.probs = ops.softmax(_forward(model, self.x, classes))
-        model.feed_backward(model.output_cont())  # no gradient: only pops the layers' stacks
+        with inference():  # a forward only: the layers keep nothing for a backward
+            self.probs = ops.softmax(_forward(model, self.x, classes))
 
     def run(self, x: Matrix32) -> npt.NDArray[np.float32]:
         """Probabilities (rows, classes), on the host, for ``x`` (on any device) with the
