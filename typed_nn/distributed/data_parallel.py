@@ -50,16 +50,16 @@ def check_batch(world: World, batch_size: int) -> int:
                     ("ranks", str(world.size)),
                     ("rule", "the global batch size is a multiple of the number of ranks"),
                 ],
-                hint=f"use a batch size of {fit} or {fit + world.size}, or start "
-                f"{_divisor(batch_size, world.size)} ranks.",
+                hint=f"use a batch size of {fit} or {fit + world.size}, or {_fewer(batch_size, world.size)}.",
             )
         )
     return batch_size // world.size
 
 
-def _divisor(batch_size: int, size: int) -> int:
-    """The largest rank count up to ``size`` that divides ``batch_size``."""
-    return max(d for d in range(1, min(size, batch_size) + 1) if batch_size % d == 0)
+def _fewer(batch_size: int, size: int) -> str:
+    """Start the largest number of ranks below ``size`` that divides ``batch_size``."""
+    ranks = max(d for d in range(1, min(size, batch_size) + 1) if batch_size % d == 0)
+    return f"start {ranks} ranks" if ranks > 1 else "train in one process"
 
 
 def check_device(world: World, device: type[DeviceTag]) -> None:

@@ -254,14 +254,18 @@ def world() -> World:
 
 
 @contextmanager
-def abort_on_error(w: World) -> Iterator[None]:
+def abort_on_error(
+    w: World, collective: tuple[type[BaseException], ...] = (DistributedError,)
+) -> Iterator[None]:
     """Run a block in which any rank may fail alone: an exception on one rank prints that
     rank's error and ends the whole world (``MPI_Abort``), so no other rank waits forever
-    in a collective. In a one-process world the exception propagates unchanged."""
+    in a collective. In a one-process world the exception propagates unchanged, as do the
+    ``collective`` errors, which every rank raises alike (e.g. ranks that disagree on the
+    model)."""
     try:
         yield
     except BaseException as exc:
-        if w.size <= 1 or isinstance(exc, SystemExit | KeyboardInterrupt):
+        if w.size <= 1 or isinstance(exc, SystemExit | KeyboardInterrupt | collective):
             raise
         first = str(exc).splitlines()[0] if str(exc) else ""
         print(
