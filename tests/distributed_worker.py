@@ -1,11 +1,11 @@
 """A data-parallel training run for tests/test_distributed.py, started by ``mpiexec -n N``
 (or alone, as the one-process reference): ``python tests/distributed_worker.py MODE OUT``.
 
-Modes: ``train-<optimizer>`` (fit a small MLP on synthetic data, then rank 0 saves the
-weights and history as .npz to OUT), ``mismatch`` (rank 1 builds a wider model),
+Modes: ``train-<optimizer>`` (fit a small MLP on synthetic data, then every rank saves its
+weights and history to OUT.rank<r>.npz), ``collectives`` (prints each collective's result), ``mismatch`` (rank 1 builds a wider model),
 ``batch`` (a global batch the ranks cannot share), ``kill`` (rank 1 kills itself with
-SIGKILL in the third epoch while rank 0 saves weights after every epoch), ``raise``
-(rank 1 raises in the second epoch inside ``abort_on_error``).
+SIGKILL in the middle of the second epoch while rank 0 saves weights after every epoch),
+``raise`` (rank 1 raises there instead, inside ``abort_on_error``).
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import time
 from typing import Any
 
 import numpy as np
@@ -51,9 +50,15 @@ def main(mode: str, out: str) -> None:
     net, params = build_mlp(widths, "relu", seed=w.rank)
     if mode.startswith("train-"):
         history = fit(net, data(), optimizer(mode.removeprefix("train-")), epochs=3, batch_size=16, progress=False)
-        if w.is_root:
-            arrays = {name: t.numpy() for name, t in params.items()}
-            np.savez(out, loss=np.array(history.train_loss), acc=np.array(history.train_acc), **arrays)
+        arrays = {name: t.numpy() for name, t in params.items()}  # every rank: compared
+        np.savez(f"{out}.rank{w.rank}.npz", loss=history.train_loss, acc=history.train_acc, **arrays)
+    elif mode == "collectives":
+        t = tn.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * w.rank, tn.Float32, tn.CPU, tn.Dim2)
+        total = w.all_reduce(t).numpy().tolist()
+        mean = w.all_reduce(t, "mean").numpy().tolist()
+        gathered = w.all_gather(t).numpy().tolist()
+        w.broadcast(t)
+        print(f"rank {w.rank}: {total} {mean} {gathered} {t.numpy().tolist()}", flush=True)
     elif mode == "mismatch" or mode == "batch":
         try:
             fit(net, data(), SGD(0.1), epochs=1, batch_size=16 if mode == "mismatch" else 15, progress=False)
@@ -62,17 +67,20 @@ def main(mode: str, out: str) -> None:
             sys.exit(3)
     elif mode in ("kill", "raise"):
 
+        class FailingSGD(SGD):
+            def numbers(self) -> tuple[float, ...]:
+                if w.rank == 1 and self.step_count == 20:  # step 7 of epoch 2 (13 per epoch)
+                    if mode == "kill":
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    raise RuntimeError("a failure on rank 1 only")
+                return super().numbers()
+
         def on_epoch(epoch: int, history: History) -> None:
             if w.is_root:
                 save_weights(out, params, metadata={"epoch": str(epoch)})
-            if w.rank == 1 and epoch == 1:
-                if mode == "kill":
-                    os.kill(os.getpid(), signal.SIGKILL)
-                raise RuntimeError("a failure on rank 1 only")
 
         with abort_on_error(w):
-            fit(net, data(), SGD(0.1), epochs=50, batch_size=16, progress=False, on_epoch=on_epoch)
-        time.sleep(0.1)
+            fit(net, data(), FailingSGD(0.1), epochs=50, batch_size=16, progress=False, on_epoch=on_epoch)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ import sys
 
 def test_import_does_not_pull_optional_dependencies() -> None:
     code = (
-        "import sys, typed_nn, typed_nn.policies\n"
-        "heavy = [m for m in ('cupy', 'beartype', 'jaxtyping') if m in sys.modules]\n"
+        "import sys, typed_nn, typed_nn.policies, typed_nn.distributed\n"
+        "heavy = [m for m in ('cupy', 'beartype', 'jaxtyping', 'mpi4py') if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )
     env_free = {"PATH": "/usr/bin:/bin"}

@@ -265,7 +265,7 @@ def abort_on_error(
     try:
         yield
     except BaseException as exc:
-        if w.size <= 1 or isinstance(exc, SystemExit | KeyboardInterrupt | collective):
+        if w.size <= 1 or isinstance(exc, (SystemExit, KeyboardInterrupt, *collective)):
             raise
         first = str(exc).splitlines()[0] if str(exc) else ""
         print(
