@@ -13,13 +13,12 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from typing import Any
 
 import numpy as np
 
 import typed_nn as tn
 from typed_nn.distributed import abort_on_error, world
-from typed_nn.model import Adam, Momentum, Optimizer, SGD, save_weights
+from typed_nn.model import SGD, Adam, Momentum, Optimizer, save_weights
 from typed_nn.train import Dataset, History, fit
 from typed_nn.train.classifier import build_mlp
 
@@ -49,11 +48,21 @@ def main(mode: str, out: str) -> None:
     widths = [N_FEATURES, 16 if mode != "mismatch" or w.rank == 0 else 17, N_CLASSES]
     net, params = build_mlp(widths, "relu", seed=w.rank)
     if mode.startswith("train-"):
-        history = fit(net, data(), optimizer(mode.removeprefix("train-")), epochs=3, batch_size=16, progress=False)
+        history = fit(
+            net,
+            data(),
+            optimizer(mode.removeprefix("train-")),
+            epochs=3,
+            batch_size=16,
+            progress=False,
+        )
         arrays = {name: t.numpy() for name, t in params.items()}  # every rank: compared
-        np.savez(f"{out}.rank{w.rank}.npz", loss=history.train_loss, acc=history.train_acc, **arrays)
+        arrays["loss"], arrays["acc"] = np.array(history.train_loss), np.array(history.train_acc)
+        np.savez(f"{out}.rank{w.rank}.npz", allow_pickle=False, **arrays)
     elif mode == "collectives":
-        t = tn.tensor(np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * w.rank, tn.Float32, tn.CPU, tn.Dim2)
+        t = tn.tensor(
+            np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * w.rank, tn.Float32, tn.CPU, tn.Dim2
+        )
         total = w.all_reduce(t).numpy().tolist()
         mean = w.all_reduce(t, "mean").numpy().tolist()
         gathered = w.all_gather(t).numpy().tolist()
@@ -61,7 +70,14 @@ def main(mode: str, out: str) -> None:
         print(f"rank {w.rank}: {total} {mean} {gathered} {t.numpy().tolist()}", flush=True)
     elif mode == "mismatch" or mode == "batch":
         try:
-            fit(net, data(), SGD(0.1), epochs=1, batch_size=16 if mode == "mismatch" else 15, progress=False)
+            fit(
+                net,
+                data(),
+                SGD(0.1),
+                epochs=1,
+                batch_size=16 if mode == "mismatch" else 15,
+                progress=False,
+            )
         except tn.TypedNNError as err:
             print(f"rank {w.rank}: {type(err).__name__}: {err}", flush=True)
             sys.exit(3)
@@ -80,7 +96,15 @@ def main(mode: str, out: str) -> None:
                 save_weights(out, params, metadata={"epoch": str(epoch)})
 
         with abort_on_error(w):
-            fit(net, data(), FailingSGD(0.1), epochs=50, batch_size=16, progress=False, on_epoch=on_epoch)
+            fit(
+                net,
+                data(),
+                FailingSGD(0.1),
+                epochs=50,
+                batch_size=16,
+                progress=False,
+                on_epoch=on_epoch,
+            )
 
 
 if __name__ == "__main__":

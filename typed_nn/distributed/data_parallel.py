@@ -143,7 +143,10 @@ def sync_parameters(world: World, weights: Weights, optimizer: Optimizer) -> Non
             (i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b),
             min(len(ours), len(theirs)),
         )
-        shown = (lambda ls: ls[at] if at < len(ls) else "(nothing: fewer entries)")
+
+        def shown(entries: list[str]) -> str:
+            return entries[at] if at < len(entries) else "(nothing: fewer entries)"
+
         raise DistributedError(
             message(
                 f"the ranks do not train the same model: rank {rank} differs from rank 0.",

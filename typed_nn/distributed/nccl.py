@@ -22,7 +22,11 @@ if TYPE_CHECKING:
 
 __all__ = ["NcclWorld", "nccl_module"]
 
-_LOCAL_RANK_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "MV2_COMM_WORLD_LOCAL_RANK")
+_LOCAL_RANK_VARIABLES = (
+    "MPI_LOCALRANKID",
+    "OMPI_COMM_WORLD_LOCAL_RANK",
+    "MV2_COMM_WORLD_LOCAL_RANK",
+)
 
 NO_NCCL_HINT = (
     "install a cupy built with NCCL (the cupy-cuda12x wheels include it, with the nvidia-nccl "

@@ -152,9 +152,7 @@ class World:
             return
         if isinstance(array, np.ndarray):
             if not array.flags.c_contiguous:
-                raise OperandError(
-                    message("broadcast: the tensor's memory is not contiguous.", [])
-                )
+                raise OperandError(message("broadcast: the tensor's memory is not contiguous.", []))
             self.comm.Bcast(array, root=root)
         else:
             self.nccl().broadcast(array, root)
@@ -275,4 +273,3 @@ def abort_on_error(
         )
         w.abort(1)
         raise  # pragma: no cover - abort does not return
-
