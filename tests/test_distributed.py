@@ -216,7 +216,7 @@ def test_gpu_training_under_mpi_needs_nccl(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(sys.modules, "cupy.cuda.nccl", None)  # import fails
     match = (
         r"^GPU training \(rank 0\) of 2 processes needs NCCL, which this cupy does not have\.\n"
-        r"(.*\n){3}hint: install a cupy built with NCCL .*or train on the CPU with --device cpu$"
+        r"(.*\n){3}hint: install NCCL for cupy .*or train on the CPU with --device cpu$"
     )
     with pytest.raises(tn.DistributedError, match=match):
         check_device(World(FakeComm(1, 2)), tn.GPU)
@@ -406,3 +406,26 @@ def test_the_nccl_calls_follow_cupys_api(monkeypatch: pytest.MonkeyPatch) -> Non
     ]
     with pytest.raises(tn.DistributedError, match=r"^NCCL cannot reduce this element type"):
         gpu.all_reduce(_GpuArray(1, 1, "float16"), _GpuArray(2, 1, "float16"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cupy_module", ["emulated"], indirect=True)
+def test_the_command_on_the_gpu_under_mpi_without_nccl_says_so_once(
+    cupy_module: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """``mpiexec -n 2 typed-nn train digits --device gpu`` with a cupy that has no NCCL (the
+    emulator's): exit 2 before a step, rank 0 alone printing the reason and the fix."""
+    import typed_nn.cli as cli
+
+    monkeypatch.setattr(cli, "world", lambda: World(FakeComm(0, 2)))
+    status = cli.main(["train", "digits", "--device", "gpu", "--out", str(tmp_path / "out")])
+    assert status == 2
+    assert capsys.readouterr().err == (
+        "typed-nn: error: GPU training (rank 0) of 2 processes needs NCCL, which this cupy "
+        "does not have. (install NCCL for cupy (pip install nvidia-nccl-cu12 beside "
+        "cupy-cuda12x; see cupy's installation guide), or train on the CPU with --device cpu)\n"
+    )
+    assert not (tmp_path / "out").exists()

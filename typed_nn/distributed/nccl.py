@@ -29,8 +29,8 @@ _LOCAL_RANK_VARIABLES = (
 )
 
 NO_NCCL_HINT = (
-    "install a cupy built with NCCL (the cupy-cuda12x wheels include it, with the nvidia-nccl "
-    "package), or train on the CPU with --device cpu"
+    "install NCCL for cupy (pip install nvidia-nccl-cu12 beside cupy-cuda12x; see cupy's "
+    "installation guide), or train on the CPU with --device cpu"
 )
 
 
