@@ -159,18 +159,19 @@ def fit(
         rows = on_device(order)
         metrics.begin(local_order(world, order, batch_size))
         for start in range(0, n, batch_size):
-            # This rank's part of the batch (all of it on one rank).
-            part = shard(world, start, min(start + batch_size, n))
-            step.all_reduce.set_weight(part.weight)
-            probs = step.run_rows(features, targets, rows[part.lo : part.hi])
-            if part.counted:
+            lo, hi, counted = start, min(start + batch_size, n), True
+            if world.size > 1:  # this rank's part of the global batch
+                lo, hi, weight, counted = shard(world, lo, hi)
+                step.all_reduce.set_weight(weight)
+            probs = step.run_rows(features, targets, rows[lo:hi])
+            if counted:
                 metrics.add(probs)
             if metrics.first_bad is not None:
                 report.abort()
                 where = Where(epoch, epochs, start // batch_size, per_epoch, batch_size)
                 raise diverged(metrics, optimizer, where)
             if report.shows_batches:
-                report.batch(metrics.batch_loss(probs, order[part.lo : part.hi]))
+                report.batch(metrics.batch_loss(probs, order[lo:hi]))
         loss, acc = epoch_totals(world, *metrics.totals())
         if metrics.check:  # the epoch's losses, then its last update, which no loss shows
             where = Where(epoch, epochs, per_epoch - 1, per_epoch, batch_size)
