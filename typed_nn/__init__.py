@@ -38,6 +38,7 @@ from .data import zeros as zeros
 from .errors import BackendUnavailableError as BackendUnavailableError
 from .errors import CompileError as CompileError
 from .errors import DeviceError as DeviceError
+from .errors import DistributedError as DistributedError
 from .errors import ElemRangeError as ElemRangeError
 from .errors import ElemTypeError as ElemTypeError
 from .errors import EvaluationError as EvaluationError

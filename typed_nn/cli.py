@@ -6,6 +6,10 @@ digits, prints progress and, last, ``test accuracy: 0.9xx``; saves the weights
 success, 2 for a usage error or a missing optional package (every argument, ``--out``
 included, is checked before training), 1 for a run that fails, e.g. a loss that becomes
 NaN or Inf (nothing is saved then); always a one-line message, no traceback.
+
+Started by ``mpiexec -n N``, it trains data-parallel (typed_nn.distributed): ``--batch-size``
+is the global batch, a multiple of N; rank 0 alone prints and saves; a rank that fails ends
+every rank (MPI_Abort).
 """
 
 from __future__ import annotations
@@ -18,7 +22,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn, get_args
 
-from .errors import BackendUnavailableError, MissingDependencyError, TrainingError, TypedNNError
+from .distributed.world import World, abort_on_error, launched, world
+from .errors import (
+    BackendUnavailableError,
+    DistributedError,
+    MissingDependencyError,
+    TrainingError,
+    TypedNNError,
+)
 from .model import save_weights
 from .tags import CPU, GPU, DeviceTag
 from .train import accuracy, fit, load_digits, plot_history
@@ -154,7 +165,16 @@ def _check_out(out: Path) -> None:
         raise UsageError(f"--out {out} cannot be made: {parent} is not writable")
 
 
-def _train(args: argparse.Namespace) -> int:
+def _check_world(args: argparse.Namespace, w: World) -> None:
+    """Under ``mpiexec -n N``: the global batch splits into N equal shares."""
+    if w.size > 1 and args.batch_size % w.size:
+        raise UsageError(
+            f"--batch-size {args.batch_size} is the global batch of {w.size} ranks: it must "
+            f"be a multiple of {w.size} (e.g. {max(w.size, args.batch_size - args.batch_size % w.size)})"
+        )
+
+
+def _train(args: argparse.Namespace, w: World) -> int:
     split = load_digits(seed=0)  # a fixed split, so accuracies compare across runs
     widths = [split.train.n_features, *args.widths, split.train.n_classes]
     device = DEVICES[args.device]
@@ -162,13 +182,14 @@ def _train(args: argparse.Namespace) -> int:
     steps = args.epochs * -(-len(split.train) // args.batch_size)
     total = steps if args.schedule == "cosine" else None
     optimizer = make_optimizer(args.optimizer, args.lr, total_steps=total)
-    quiet = args.no_progress
+    quiet = args.no_progress or not w.is_root  # rank 0 alone prints and saves
+    ranks = f" x {w.size} ranks" if w.size > 1 else ""
     if not quiet:
         print(
             f"training MLP {'-'.join(map(str, widths))} ({args.activation}) on digits: "
             f"{len(split.train)} train / {len(split.test)} test samples, {args.optimizer} "
             f"(lr {optimizer.current_lr():g}, {args.schedule}), "
-            f"{args.epochs} epochs of batch {args.batch_size} on {args.device}",
+            f"{args.epochs} epochs of batch {args.batch_size} on {args.device}{ranks}",
             flush=True,
         )
     try:
@@ -182,9 +203,12 @@ def _train(args: argparse.Namespace) -> int:
             seed=args.seed,
             progress=False if quiet else None,
             device=device,
+            world=w,
         )
     except TrainingError as err:  # the arguments are checked: the run diverged
         raise RunError(f"{str(err).splitlines()[0]} Nothing saved (try a smaller --lr).") from err
+    if not w.is_root:
+        return 0
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     weights = out / "digits_mlp.safetensors"
@@ -202,25 +226,34 @@ def _train(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit status."""
     parser = _parser()
+    root = launched()[0] == 0  # under mpiexec, rank 0 alone reports errors every rank has
+
+    def report(text: str) -> None:
+        if root:
+            print(f"typed-nn: error: {text}", file=sys.stderr)
+
     try:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
             return 2
         _validate(args)
-        return _train(args)
+        w = world()
+        _check_world(args, w)
+        with abort_on_error(w, (DistributedError, UsageError)):
+            return _train(args, w)
     except SystemExit as done:  # --help
         return done.code if isinstance(done.code, int) else 0
     except UsageError as err:
-        print(f"typed-nn: error: {err}", file=sys.stderr)
+        report(str(err))
         return 2
     except RunError as err:
-        print(f"typed-nn: error: {err}", file=sys.stderr)
+        report(str(err))
         return 1
-    except (MissingDependencyError, BackendUnavailableError) as err:
+    except (MissingDependencyError, BackendUnavailableError, DistributedError) as err:
         lines = str(err).splitlines()
-        print(f"typed-nn: error: {lines[0]} ({lines[-1].removeprefix('hint: ')})", file=sys.stderr)
+        report(f"{lines[0]} ({lines[-1].removeprefix('hint: ')})")
         return 2
     except (TypedNNError, OSError) as err:
-        print(f"typed-nn: error: {str(err).splitlines()[0]}", file=sys.stderr)
+        report(str(err).splitlines()[0])
         return 1

@@ -227,3 +227,12 @@ class ExportError(TypedNNError, ValueError):
 
 
 __all__ += ["ExportError"]
+
+
+class DistributedError(TypedNNError, RuntimeError):
+    """Data-parallel training that cannot run as asked: ranks that disagree on the model, a
+    global batch the ranks cannot share, a launcher whose MPI is not mpi4py's, GPU training
+    under MPI without NCCL (typed_nn.distributed)."""
+
+
+__all__ += ["DistributedError"]

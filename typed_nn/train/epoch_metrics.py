@@ -53,9 +53,10 @@ class EpochMetrics:
         self.label_at = self.offset
 
     def begin(self, order: npt.NDArray[np.int64]) -> None:
-        """Start an epoch that visits the samples in ``order``."""
+        """Start an epoch that visits the samples in ``order`` (in a data-parallel run,
+        this rank's samples only: fewer than ``labels``)."""
         self.order = order
-        self.label_at = self.labels[order] + self.offset
+        self.label_at = self.labels[order] + self.offset[: len(order)]
         self.pending.clear()
         self.done = 0
         self.first_bad = None
@@ -95,12 +96,17 @@ class EpochMetrics:
 
     def end(self) -> tuple[float, float]:
         """The epoch's (loss, accuracy)."""
+        nll, hits, n = self.totals()
+        return nll / n, hits / n
+
+    def totals(self) -> tuple[float, int, int]:
+        """The epoch's summed NLL, hits and sample count (to sum over data-parallel ranks)."""
         self._reduce()
-        n = len(self.labels)
+        n = len(self.order)
         with np.errstate(divide="ignore", invalid="ignore"):  # on_nonfinite="continue"
-            loss = -float(_sum(np.log(self.picked), axis=None)) / n
-        hits = int(np.count_nonzero(self.predicted == self.labels[self.order]))
-        return loss, hits / n
+            nll = -float(_sum(np.log(self.picked[:n]), axis=None))
+        hits = int(np.count_nonzero(self.predicted[:n] == self.labels[self.order]))
+        return nll, hits, n
 
 
 class Where(NamedTuple):

@@ -27,6 +27,16 @@ import numpy.typing as npt
 
 from .. import backends
 from ..data.tensor import Tensor
+from ..distributed.data_parallel import (
+    check_batch,
+    check_device,
+    epoch_totals,
+    local_order,
+    shard,
+    sync_parameters,
+)
+from ..distributed.world import World
+from ..distributed.world import world as current_world
 from ..model.optim import Optimizer
 from ..tags import CPU, DeviceTag, Float32, dim_of_rank
 from .data import Dataset, n_batches
@@ -35,7 +45,7 @@ from .fit_checks import NonFinite, check_fit
 from .history import History
 from .model import TrainableModel
 from .progress import Progress
-from .step import PredictGraph, TrainStep
+from .step import PredictGraph, TrainStep, trainable_weights
 from .stopping import EarlyStopping
 
 __all__ = ["accuracy", "fit", "predict"]
@@ -81,6 +91,7 @@ def fit(
     on_epoch: Callable[[int, History], None] | None = None,
     device: type[DeviceTag] = CPU,
     on_nonfinite: NonFinite = "raise",
+    world: World | None = None,
 ) -> History:
     """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches.
 
@@ -98,6 +109,12 @@ def fit(
     rate (the weights may hold NaN or Inf by then); ``on_nonfinite="continue"`` trains on
     and records the non-finite losses instead. Losses are read in chunks of 16 batches, so
     up to 15 more batches may have run when the error is raised.
+
+    ``world`` (default: ``typed_nn.distributed.world()``, the launcher's): with several
+    ranks (``mpiexec -n N``), training is data-parallel — ``batch_size`` is the global
+    batch, split across the ranks (a multiple of their number), gradients are summed over
+    the ranks inside each step, the history is the same on every rank and only rank 0
+    shows progress (docs/distributed.md).
     """
     epochs, batch_size, seed = check_fit(
         train,
@@ -113,36 +130,49 @@ def fit(
         device=device,
         on_nonfinite=on_nonfinite,
     )
-    rng = np.random.default_rng(seed)
-    step = TrainStep(model, optimizer, train.n_features, train.n_classes, device)
+    world = world if world is not None else current_world()
+    check_batch(world, batch_size)
+    check_device(world, device)
+    rng = np.random.default_rng(seed)  # one seed: the same order on every rank
+    step = TrainStep(model, optimizer, train.n_features, train.n_classes, device, world)
+    if world.size > 1:
+        weights = trainable_weights(model, train.n_features, train.n_classes, device)
+        sync_parameters(world, weights, optimizer)
     tester = None
     if test is not None:
         tester = PredictGraph(model, len(test), test.n_features, test.n_classes, device)
-    history, report = History(), Progress(progress, epochs, stream)
+    history = History()
+    report = Progress(progress if world.is_root else False, epochs, stream)
     best: tuple[float, Snapshot] | None = None
     waited = 0
     on_device = backends.array_module(device).asarray  # numpy's: no copy on the CPU
     n, labels = len(train), train.labels
     features = on_device(train.features)
     targets = on_device(train.y().array)  # one-hot once; batches are gathered into the step
-    metrics = EpochMetrics(labels, batch_size, train.n_classes, on_nonfinite == "raise")
+    metrics = EpochMetrics(
+        labels, batch_size // world.size, train.n_classes, on_nonfinite == "raise"
+    )
     per_epoch = n_batches(n, batch_size)
     for epoch in range(epochs):
         report.start_epoch(epoch, per_epoch)
         order = rng.permutation(n)  # the order ``batches(train, batch_size, rng)`` gives
         rows = on_device(order)
-        metrics.begin(order)
+        metrics.begin(local_order(world, order, batch_size))
         for start in range(0, n, batch_size):
-            stop = min(start + batch_size, n)
-            probs = step.run_rows(features, targets, rows[start:stop])
-            metrics.add(probs)
+            lo, hi, counted = start, min(start + batch_size, n), True
+            if world.size > 1:  # this rank's part of the global batch
+                lo, hi, weight, counted = shard(world, lo, hi)
+                step.all_reduce.set_weight(weight)
+            probs = step.run_rows(features, targets, rows[lo:hi])
+            if counted:
+                metrics.add(probs)
             if metrics.first_bad is not None:
                 report.abort()
                 where = Where(epoch, epochs, start // batch_size, per_epoch, batch_size)
                 raise diverged(metrics, optimizer, where)
             if report.shows_batches:
-                report.batch(metrics.batch_loss(probs, order[start:stop]))
-        loss, acc = metrics.end()
+                report.batch(metrics.batch_loss(probs, order[lo:hi]))
+        loss, acc = epoch_totals(world, *metrics.totals())
         if metrics.check:  # the epoch's losses, then its last update, which no loss shows
             where = Where(epoch, epochs, per_epoch - 1, per_epoch, batch_size)
             weights = step.weights

@@ -25,6 +25,8 @@ from ..backends.xp import module_of
 from ..data.factories import zeros
 from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
+from ..distributed.gradients import GradientAllReduce
+from ..distributed.world import World
 from ..errors import DeviceError, TrainingError, message
 from ..evaluate import EvalPlan, compile
 from ..evaluate.plan import evaluate
@@ -35,7 +37,7 @@ from ..model.optim import Optimizer
 from ..tags import CPU, DeviceTag, Dim2, Float32, tag_name
 from .model import TrainableModel
 
-__all__ = ["PredictGraph", "TrainStep", "gather_rows"]
+__all__ = ["PredictGraph", "TrainStep", "gather_rows", "trainable_weights"]
 
 # A step's data live on the step's device, CPU or GPU.
 Matrix32 = Tensor[Float32, Any, Dim2]
@@ -85,6 +87,25 @@ def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
     return result
 
 
+def _collected(model: TrainableModel, device: type[DeviceTag]) -> list[tuple[str, Weight]]:
+    """The weights the model updates (PUpdate), as its grad_collect names them (after a
+    feed_backward)."""
+    collected: GradCollector[Float32, Any] = GradCollector(Float32, device)
+    model.grad_collect(collected)
+    return [(name, w) for name, w, _ in collected]
+
+
+def trainable_weights(
+    model: TrainableModel, features: int, classes: int, device: type[DeviceTag] = CPU
+) -> list[tuple[str, Weight]]:
+    """The (name, weight) pairs a training step updates, in its order (a forward and
+    backward graph is built to find them; nothing is computed)."""
+    x: Matrix32 = zeros((1, features), Float32, device)
+    probs = ops.softmax(_forward(model, x, classes))
+    model.feed_backward(model.output_cont().set(LayerOutput, probs))
+    return _collected(model, device)
+
+
 class TrainStep:
     """One training step as a user would write it, compiled once per batch size: the
     model's forward and softmax, the mean NLL loss's gradient pulled back to the trainable
@@ -94,6 +115,10 @@ class TrainStep:
     The batch is gathered straight into a pair of tensors per batch size (no batch arrays in
     between); the optimizer's per-step numbers (learning rate, bias corrections) are the
     step's run-time arguments.
+
+    In a ``world`` of several ranks the gradients are summed over the ranks between the
+    backward and the update, inside the step (``GradientAllReduce``): every rank then makes
+    the same update.
     """
 
     def __init__(
@@ -103,8 +128,10 @@ class TrainStep:
         features: int,
         classes: int,
         device: type[DeviceTag] = CPU,
+        world: World | None = None,
     ) -> None:
         self.model, self.optimizer = model, optimizer
+        self.all_reduce = GradientAllReduce(world if world is not None else World())
         self.features, self.classes, self.device = features, classes, device
         self.weights: list[tuple[str, Weight]] = []
         self._batches: dict[int, tuple[Matrix32, Matrix32]] = {}
@@ -113,11 +140,8 @@ class TrainStep:
     def _traced(self, x: Matrix32, y: Matrix32, numbers: tuple[float, ...]) -> Lazy32:
         logits = _forward(self.model, x, self.classes)
         probs = ops.softmax(logits)
-        # The weights the model updates (PUpdate), as its grad_collect names them.
         self.model.feed_backward(self.model.output_cont().set(LayerOutput, probs))
-        collected: GradCollector[Float32, Any] = GradCollector(Float32, self.device)
-        self.model.grad_collect(collected)
-        self.weights = [(name, w) for name, w, _ in collected]
+        self.weights = _collected(self.model, self.device)
         # The mean NLL's gradient with respect to the logits. tn.grad of
         # ops.nll_loss(y, probs) gives softmax_grad(nll_loss_grad(1, y, p), p), which the
         # evaluator rewrites into one kernel for any targets (g / S * (p * T - y), with row
@@ -126,6 +150,7 @@ class TrainStep:
         # back through the model.
         d_logits = (probs - y) * (1.0 / x.shape[0])
         grads = vjp(logits, [w for _, w in self.weights], d_logits)
+        grads = self.all_reduce(grads)  # summed over the ranks (as they are on one rank)
         self.optimizer.apply(
             [(w, g) for (_, w), g in zip(self.weights, grads, strict=True)], numbers
         )

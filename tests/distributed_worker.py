@@ -1,0 +1,111 @@
+"""A data-parallel training run for tests/test_distributed.py, started by ``mpiexec -n N``
+(or alone, as the one-process reference): ``python tests/distributed_worker.py MODE OUT``.
+
+Modes: ``train-<optimizer>`` (fit a small MLP on synthetic data, then every rank saves its
+weights and history to OUT.rank<r>.npz), ``collectives`` (prints each collective's result), ``mismatch`` (rank 1 builds a wider model),
+``batch`` (a global batch the ranks cannot share), ``kill`` (rank 1 kills itself with
+SIGKILL in the middle of the second epoch while rank 0 saves weights after every epoch),
+``raise`` (rank 1 raises there instead, inside ``abort_on_error``).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+import numpy as np
+
+import typed_nn as tn
+from typed_nn.distributed import abort_on_error, world
+from typed_nn.model import SGD, Adam, Momentum, Optimizer, save_weights
+from typed_nn.train import Dataset, History, fit
+from typed_nn.train.classifier import build_mlp
+
+N_SAMPLES = 203  # 203 = 12 * 16 + 11: the last batch is smaller, and odd
+N_FEATURES = 12
+N_CLASSES = 4
+
+
+def data() -> Dataset:
+    rng = np.random.default_rng(7)
+    features = rng.normal(size=(N_SAMPLES, N_FEATURES)).astype(np.float32)
+    labels = (features[:, :N_CLASSES].argmax(1)).astype(np.int64)
+    return Dataset(features, labels, N_CLASSES)
+
+
+def optimizer(name: str) -> Optimizer:
+    if name == "sgd":
+        return SGD(0.1)
+    if name == "momentum":
+        return Momentum(0.05, momentum=0.9)
+    return Adam(1e-2)
+
+
+def main(mode: str, out: str) -> None:
+    w = world()
+    # Every rank seeds its weights differently: fit must broadcast rank 0's.
+    widths = [N_FEATURES, 16 if mode != "mismatch" or w.rank == 0 else 17, N_CLASSES]
+    net, params = build_mlp(widths, "relu", seed=w.rank)
+    if mode.startswith("train-"):
+        history = fit(
+            net,
+            data(),
+            optimizer(mode.removeprefix("train-")),
+            epochs=3,
+            batch_size=16,
+            progress=False,
+        )
+        arrays = {name: t.numpy() for name, t in params.items()}  # every rank: compared
+        arrays["loss"], arrays["acc"] = np.array(history.train_loss), np.array(history.train_acc)
+        np.savez(f"{out}.rank{w.rank}.npz", allow_pickle=False, **arrays)
+    elif mode == "collectives":
+        t = tn.tensor(
+            np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * w.rank, tn.Float32, tn.CPU, tn.Dim2
+        )
+        total = w.all_reduce(t).numpy().tolist()
+        mean = w.all_reduce(t, "mean").numpy().tolist()
+        gathered = w.all_gather(t).numpy().tolist()
+        w.broadcast(t)
+        print(f"rank {w.rank}: {total} {mean} {gathered} {t.numpy().tolist()}", flush=True)
+    elif mode == "mismatch" or mode == "batch":
+        try:
+            fit(
+                net,
+                data(),
+                SGD(0.1),
+                epochs=1,
+                batch_size=16 if mode == "mismatch" else 15,
+                progress=False,
+            )
+        except tn.TypedNNError as err:
+            print(f"rank {w.rank}: {type(err).__name__}: {err}", flush=True)
+            sys.exit(3)
+    elif mode in ("kill", "raise"):
+
+        class FailingSGD(SGD):
+            def numbers(self) -> tuple[float, ...]:
+                if w.rank == 1 and self.step_count == 20:  # step 7 of epoch 2 (13 per epoch)
+                    if mode == "kill":
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    raise RuntimeError("a failure on rank 1 only")
+                return super().numbers()
+
+        def on_epoch(epoch: int, history: History) -> None:
+            if w.is_root:
+                save_weights(out, params, metadata={"epoch": str(epoch)})
+
+        with abort_on_error(w):
+            fit(
+                net,
+                data(),
+                FailingSGD(0.1),
+                epochs=50,
+                batch_size=16,
+                progress=False,
+                on_epoch=on_epoch,
+            )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])

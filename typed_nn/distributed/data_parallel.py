@@ -1,0 +1,171 @@
+"""What ``fit`` does differently when its world has more than one rank.
+
+* The global batch (``batch_size``) is split across the ranks: it must be divisible by the
+  number of ranks (so every full batch gives every rank the same number of samples, and one
+  compiled step); the last, smaller batch of an epoch is split as evenly as it goes (a rank
+  left without a sample steps on a stand-in sample weighted 0, so every rank still joins the
+  step's all-reduce).
+* Before the first step the ranks check that they train the same model (a structural hash
+  of parameter names, element types and shapes, and of the optimizer's state; a mismatch names
+  the first difference), then take rank 0's parameters and optimizer state.
+* Each epoch's loss and accuracy are summed over the ranks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data.tensor import Tensor
+from ..errors import DistributedError, message
+from ..model.optim import Optimizer
+from ..tags import GPU, DeviceTag, tag_name
+from .world import World
+
+__all__ = ["Shard", "check_batch", "check_device", "epoch_totals", "shard", "sync_parameters"]
+
+Weights = list[tuple[str, Tensor[Any, Any, Any]]]
+
+
+def check_batch(world: World, batch_size: int) -> int:
+    """Each rank's share of a full global batch; a ``DistributedError`` when the ranks
+    cannot share ``batch_size`` equally."""
+    if batch_size < world.size or batch_size % world.size:
+        below = batch_size < world.size
+        fit = max(world.size, batch_size - batch_size % world.size)
+        raise DistributedError(
+            message(
+                f"cannot split a global batch of {batch_size} samples across {world.size} "
+                "ranks: "
+                + (
+                    "it is smaller than the number of ranks."
+                    if below
+                    else "it is not divisible by the number of ranks."
+                ),
+                [
+                    ("batch size", f"{batch_size} (global: split across the ranks)"),
+                    ("ranks", str(world.size)),
+                    ("rule", "the global batch size is a multiple of the number of ranks"),
+                ],
+                hint=f"use a batch size of {fit} or {fit + world.size}, or {_fewer(batch_size, world.size)}.",
+            )
+        )
+    return batch_size // world.size
+
+
+def _fewer(batch_size: int, size: int) -> str:
+    """Start the largest number of ranks below ``size`` that divides ``batch_size``."""
+    ranks = max(d for d in range(1, min(size, batch_size) + 1) if batch_size % d == 0)
+    return f"start {ranks} ranks" if ranks > 1 else "train in one process"
+
+
+def check_device(world: World, device: type[DeviceTag]) -> None:
+    """GPU training of several ranks needs NCCL on every rank (checked on all of them, so
+    every rank raises the same error)."""
+    if world.size <= 1 or device is not GPU:
+        return
+    from .nccl import nccl_module
+
+    try:
+        nccl_module(world.size)
+        ok, error = True, ""
+    except DistributedError as err:
+        ok, error = False, str(err)
+    answers = world.all_gather_object((ok, error))
+    for rank, (fine, text) in enumerate(answers):
+        if not fine:
+            raise DistributedError(text.replace("GPU training", f"GPU training (rank {rank})", 1))
+
+
+class Shard(NamedTuple):
+    """This rank's part of one global batch: ``rows[lo:hi]`` of the epoch's order, weighed
+    ``weight`` (its samples / the batch's); ``counted`` False for a stand-in sample."""
+
+    lo: int
+    hi: int
+    weight: float
+    counted: bool
+
+
+def shard(world: World, start: int, stop: int) -> Shard:
+    """This rank's part of the global batch ``start:stop`` (ranks in order, the first
+    ``(stop - start) % size`` ranks taking one sample more)."""
+    m = stop - start
+    base, extra = divmod(m, world.size)
+    r = world.rank
+    count = base + (r < extra)
+    lo = start + r * base + min(r, extra)
+    if count == 0:  # a last batch with fewer samples than ranks: a stand-in, weighed 0
+        return Shard(start, start + 1, 0.0, False)
+    return Shard(lo, lo + count, count / m, True)
+
+
+def local_order(world: World, order: npt.NDArray[Any], batch_size: int) -> npt.NDArray[Any]:
+    """The samples this rank steps on in an epoch visiting ``order``, in step order."""
+    if world.size <= 1:
+        return order
+    n = len(order)
+    parts = [order[s.lo : s.hi] for s in _shards(world, n, batch_size) if s.counted]
+    return np.concatenate(parts) if parts else order[:0]
+
+
+def _shards(world: World, n: int, batch_size: int) -> list[Shard]:
+    return [shard(world, start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
+
+
+def _structure(weights: Weights, optimizer: Optimizer) -> list[str]:
+    """One line per parameter (name, element, shape) and per optimizer state tensor."""
+    lines = [f"optimizer {type(optimizer).__name__}, step {optimizer.step_count}"]
+    for name, w in weights:
+        lines.append(f"parameter {name}: {tag_name(w.elem)} {w.shape}")
+        for slot, t in sorted(optimizer.state(w).items()):
+            lines.append(f"optimizer state {name}/{slot}: {tag_name(t.elem)} {t.shape}")
+    return lines
+
+
+def sync_parameters(world: World, weights: Weights, optimizer: Optimizer) -> None:
+    """Check that every rank trains the same model, then give every rank rank 0's
+    parameters and optimizer state (a ``DistributedError`` naming the first difference,
+    raised on every rank)."""
+    if world.size <= 1:
+        return
+    lines = _structure(weights, optimizer)
+    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    digests = world.all_gather_object(digest)
+    if any(d != digests[0] for d in digests):
+        every = world.all_gather_object(lines)
+        rank = next(r for r, d in enumerate(digests) if d != digests[0])
+        ours, theirs = every[0], every[rank]
+        at = next(
+            (i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b),
+            min(len(ours), len(theirs)),
+        )
+
+        def shown(entries: list[str]) -> str:
+            return entries[at] if at < len(entries) else "(nothing: fewer entries)"
+
+        raise DistributedError(
+            message(
+                f"the ranks do not train the same model: rank {rank} differs from rank 0.",
+                [("rank 0", shown(ours)), (f"rank {rank}", shown(theirs))],
+                hint="build the same model (layers, widths, element type) and optimizer on "
+                "every rank; the initial values may differ (rank 0's are broadcast).",
+            )
+        )
+    for _, w in weights:
+        world.broadcast(w)
+        for _, t in sorted(optimizer.state(w).items()):
+            world.broadcast(t)
+
+
+def epoch_totals(world: World, nll_sum: float, hits: int, count: int) -> tuple[float, float]:
+    """The epoch's (mean loss, accuracy) over every rank's samples."""
+    if world.size > 1:
+        totals = np.array([nll_sum, hits, count], np.float64)
+        summed = np.empty_like(totals)
+        world.all_reduce_arrays(totals, summed)
+        nll_sum, hits, count = float(summed[0]), int(summed[1]), int(summed[2])
+    return nll_sum / count, hits / count
