@@ -35,6 +35,7 @@ from .fit_checks import NonFinite, check_fit
 from .history import History
 from .model import TrainableModel
 from .progress import Progress
+from .resume import PathLike, check_checkpointing, resume, save_progress
 from .step import PredictGraph, TrainStep
 from .stopping import EarlyStopping
 
@@ -81,6 +82,9 @@ def fit(
     on_epoch: Callable[[int, History], None] | None = None,
     device: type[DeviceTag] = CPU,
     on_nonfinite: NonFinite = "raise",
+    checkpoint_path: PathLike | None = None,
+    checkpoint_every: int = 1,
+    resume_from: PathLike | None = None,
 ) -> History:
     """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches.
 
@@ -98,6 +102,13 @@ def fit(
     rate (the weights may hold NaN or Inf by then); ``on_nonfinite="continue"`` trains on
     and records the non-finite losses instead. Losses are read in chunks of 16 batches, so
     up to 15 more batches may have run when the error is raised.
+
+    ``checkpoint_path``: write a checkpoint there (atomically, replacing the last one) every
+    ``checkpoint_every`` epochs and after the last one: weights, optimizer state, epochs done,
+    the shuffling generator, the history and early stopping's best weights.
+    ``resume_from``: continue the run a checkpoint was written by, up to ``epochs`` in all —
+    bit for bit as if it had not stopped (same model, optimizer and data; the checkpoint is
+    checked against them before anything changes).
     """
     epochs, batch_size, seed = check_fit(
         train,
@@ -113,6 +124,7 @@ def fit(
         device=device,
         on_nonfinite=on_nonfinite,
     )
+    target, every, source = check_checkpointing(checkpoint_path, checkpoint_every, resume_from)
     rng = np.random.default_rng(seed)
     step = TrainStep(model, optimizer, train.n_features, train.n_classes, device)
     tester = None
@@ -120,14 +132,17 @@ def fit(
         tester = PredictGraph(model, len(test), test.n_features, test.n_classes, device)
     history, report = History(), Progress(progress, epochs, stream)
     best: tuple[float, Snapshot] | None = None
-    waited = 0
+    waited, first = 0, 0
+    if source is not None:
+        weights = step.collect_weights()
+        first, best, waited = resume(source, weights, optimizer, rng, history, early_stopping)
     on_device = backends.array_module(device).asarray  # numpy's: no copy on the CPU
     n, labels = len(train), train.labels
     features = on_device(train.features)
     targets = on_device(train.y().array)  # one-hot once; batches are gathered into the step
     metrics = EpochMetrics(labels, batch_size, train.n_classes, on_nonfinite == "raise")
     per_epoch = n_batches(n, batch_size)
-    for epoch in range(epochs):
+    for epoch in range(first, epochs):
         report.start_epoch(epoch, per_epoch)
         order = rng.permutation(n)  # the order ``batches(train, batch_size, rng)`` gives
         rows = on_device(order)
@@ -165,16 +180,18 @@ def fit(
         report.end_epoch(line)
         if on_epoch is not None:
             on_epoch(epoch, history)
-        if early_stopping is None:
-            continue
-        value = history.metric(early_stopping.monitor)[-1]
-        if early_stopping.improved(value, best[0] if best else None):
-            params = _snapshot(step)
-            best, waited, history.best_epoch = (value, params), 0, epoch
-            continue
-        waited += 1
-        if waited >= early_stopping.patience:
-            history.stopped_early = epoch + 1 < epochs
+        stop = False
+        if early_stopping is not None:
+            value = history.metric(early_stopping.monitor)[-1]
+            if early_stopping.improved(value, best[0] if best else None):
+                best, waited, history.best_epoch = (value, _snapshot(step)), 0, epoch
+            else:
+                waited += 1
+                stop = waited >= early_stopping.patience
+                history.stopped_early = stop and epoch + 1 < epochs
+        if target is not None and ((epoch + 1) % every == 0 or stop or epoch + 1 == epochs):
+            save_progress(target, step.weights, optimizer, epoch + 1, rng, history, best)
+        if stop:
             break
     if best is not None:
         _restore(best[1])

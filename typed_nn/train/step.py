@@ -130,6 +130,20 @@ class TrainStep:
         )
         return probs
 
+    def collect_weights(self) -> list[tuple[str, Weight]]:
+        """The trainable weights by name (as ``grad_collect`` names them), known before the
+        first step (e.g. to resume from a checkpoint): the forward and backward graphs are
+        built, never evaluated."""
+        if not self.weights:
+            logits = _forward(
+                self.model, zeros((1, self.features), Float32, self.device), self.classes
+            )
+            self.model.feed_backward(self.model.output_cont().set(LayerOutput, logits))
+            collected: GradCollector[Float32, Any] = GradCollector(Float32, self.device)
+            self.model.grad_collect(collected)
+            self.weights = [(name, w) for name, w, _ in collected]
+        return self.weights
+
     def run_rows(self, features: Array, targets: Array, rows: Array) -> Array:
         """One step on the batch ``features[rows]``, ``targets[rows]``; returns its
         probabilities on the step's device (a fresh array: the buffer pool never hands out
