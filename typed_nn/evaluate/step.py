@@ -102,6 +102,8 @@ class Step:
         if hooks.node_checks or not _run(self.program, env):
             for r, value in zip(self.roots, self._run_by_node(args), strict=True):
                 env[r] = value
+        if self.targets:  # tensors written in place: cached results that read them are stale
+            invalidate_caches()
         values = []
         for r, out in zip(self.roots, self.returned, strict=True):
             if out is None:
