@@ -266,7 +266,7 @@ def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     capsys.readouterr()
     argv = [*base, "--epochs", "2", "--resume", str(ckpt), "--out", str(tmp_path / "b")]
     assert main(argv) == 1
-    out, err = capsys.readouterr()
+    err = capsys.readouterr().err
     assert err == (
         f"typed-nn: error: cannot load the checkpoint {ckpt}: it was saved from another model "
         "or optimizer.\n"
