@@ -80,7 +80,8 @@ class LossMetrics:
     epoch's samples). With ``check``, ``first_bad`` is the position, in the epoch's order, of
     the first sample of the first batch whose loss is NaN or Inf.
 
-    The same interface as ``EpochMetrics`` (fit's loop serves both).
+    The same interface as ``EpochMetrics`` (fit's loop serves both). Each loss is read to
+    the host as it comes (on the GPU, one small copy per batch, not per chunk of batches).
     """
 
     CAUSE = "not a finite number"
