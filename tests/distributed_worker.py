@@ -67,7 +67,10 @@ def main(mode: str, out: str) -> None:
         mean = w.all_reduce(t, "mean").numpy().tolist()
         gathered = w.all_gather(t).numpy().tolist()
         w.broadcast(t)
-        print(f"rank {w.rank}: {total} {mean} {gathered} {t.numpy().tolist()}", flush=True)
+        line = f"rank {w.rank}: {total} {mean} {gathered} {t.numpy().tolist()}"
+        lines = w.all_gather_object(line)  # rank 0 prints every rank's: outputs cannot interleave
+        if w.is_root:
+            print("\n".join(lines), flush=True)
     elif mode == "mismatch" or mode == "batch":
         try:
             fit(

@@ -231,3 +231,44 @@ def test_a_diverging_run_exits_1_and_saves_nothing(
         err,
     ), err
     assert not out.exists()
+
+
+def test_resumed_run_saves_the_weights_of_the_uninterrupted_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    common = ["train", "digits", "--widths", "16", "--schedule", "constant", "--no-progress"]
+    assert main([*common, "--epochs", "4", "--out", str(tmp_path / "straight")]) == 0
+    ckpt = tmp_path / "ckpt" / "run.ckpt"  # its folder is made
+    argv = [*common, "--epochs", "2", "--checkpoint", str(ckpt), "--out", str(tmp_path / "a")]
+    assert main(argv) == 0
+    argv = [*common, "--epochs", "4", "--resume", str(ckpt), "--out", str(tmp_path / "resumed")]
+    assert main(argv) == 0
+    accuracies = re.findall(r"test accuracy: (.*)\n", capsys.readouterr().out)
+    assert accuracies[0] == accuracies[2]
+    weights = "digits_mlp.safetensors"
+    assert (tmp_path / "resumed" / weights).read_bytes() == (
+        tmp_path / "straight" / weights
+    ).read_bytes()
+
+
+def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "none.ckpt"
+    err = _error(["train", "digits", "--resume", str(missing)], capsys)
+    assert err == f"typed-nn: error: --resume {missing}: no such checkpoint file\n"
+    err = _error(["train", "digits", "--checkpoint", str(tmp_path)], capsys)
+    assert err == f"typed-nn: error: --checkpoint {tmp_path} is a folder (name a file in it)\n"
+    err = _error(["train", "digits", "--checkpoint-every", "0"], capsys)
+    assert err == "typed-nn: error: --checkpoint-every must be at least 1, got 0\n"
+    # A checkpoint of another optimizer (or, with the cosine schedule, another --epochs).
+    ckpt = tmp_path / "run.ckpt"
+    base = ["train", "digits", "--widths", "8", "--epochs", "1", "--no-progress"]
+    assert main([*base, "--checkpoint", str(ckpt), "--out", str(tmp_path / "a")]) == 0
+    capsys.readouterr()
+    argv = [*base, "--epochs", "2", "--resume", str(ckpt), "--out", str(tmp_path / "b")]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert err == (
+        f"typed-nn: error: cannot load the checkpoint {ckpt}: it was saved from another model "
+        "or optimizer.\n"
+    )
+    assert not (tmp_path / "b").exists()

@@ -546,3 +546,18 @@ def test_gradients_of_many_losses_share_one_seed_and_batch(
     shared = kernel_calls(lambda loss: tn.grad(loss, w))
     own = kernel_calls(lambda loss: tn.vjp(loss, w, tn.scalar(1.0, tn.Float64, tn.CPU)))
     assert shared < own  # one seed: the eight backward passes run as one batch
+
+
+def test_a_replayed_step_invalidates_cached_results_of_what_it_wrote() -> None:
+    """A lazy result evaluated between two replays was taken from the cache, stale."""
+    w = tn.tensor(np.ones(3), tn.Float64, tn.CPU, tn.Dim1)
+    total = ops.reduce_sum(w * 2.0)
+
+    def step(lr: float) -> None:
+        w.assign(w - lr)
+
+    compiled = tn.compile(step)
+    compiled(0.5)  # traced
+    assert float(tn.evaluate(total).numpy()) == 3.0
+    compiled(0.5)  # replayed
+    assert float(tn.evaluate(total).numpy()) == 0.0

@@ -429,3 +429,14 @@ def test_the_command_on_the_gpu_under_mpi_without_nccl_says_so_once(
         "cupy-cuda12x; see cupy's installation guide), or train on the CPU with --device cpu)\n"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_a_regression_is_refused_data_parallel_before_any_step() -> None:
+    from typed_nn.model import SGD
+    from typed_nn.train import ArrayDataset, fit
+    from typed_nn.train.classifier import build_mlp
+
+    net, _ = build_mlp([3, 4, 1], "relu", seed=0)
+    data = ArrayDataset(np.zeros((8, 3), np.float32), np.zeros((8, 1), np.float32))
+    with pytest.raises(tn.DistributedError, match="cannot train a regression .* data-parallel"):
+        fit(net, data, SGD(0.1), epochs=1, batch_size=4, world=World(FakeComm(0, 2)))

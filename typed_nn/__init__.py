@@ -36,6 +36,7 @@ from .data import scalar as scalar
 from .data import tensor as tensor
 from .data import zeros as zeros
 from .errors import BackendUnavailableError as BackendUnavailableError
+from .errors import CheckpointError as CheckpointError
 from .errors import CompileError as CompileError
 from .errors import DeviceError as DeviceError
 from .errors import DistributedError as DistributedError

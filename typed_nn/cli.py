@@ -126,6 +126,23 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=Path("typed_nn_out"), metavar="DIR", help="output folder"
     )
     train.add_argument("--no-progress", action="store_true", help="print nothing while training")
+    train.add_argument(
+        "--checkpoint",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write a checkpoint (weights, optimizer state, epoch, history) to PATH while training",
+    )
+    train.add_argument(
+        "--checkpoint-every", type=int, default=1, metavar="N", help="epochs between checkpoints"
+    )
+    train.add_argument(
+        "--resume",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="continue the run that wrote the checkpoint PATH (same options), up to --epochs",
+    )
     return top
 
 
@@ -142,7 +159,26 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError(f"--lr must be a finite number > 0, got {args.lr}")
     if args.seed < 0:
         raise UsageError(f"--seed must be at least 0, got {args.seed}")
+    if args.checkpoint_every < 1:
+        raise UsageError(f"--checkpoint-every must be at least 1, got {args.checkpoint_every}")
+    if args.resume is not None and not args.resume.is_file():
+        raise UsageError(f"--resume {args.resume}: no such checkpoint file")
+    if args.checkpoint is not None:
+        _check_checkpoint(args.checkpoint)
     _check_out(args.out)
+
+
+def _check_checkpoint(path: Path) -> None:
+    """``--checkpoint`` names a file whose folder exists, or can be made, and is writable."""
+    if path.is_dir():
+        raise UsageError(f"--checkpoint {path} is a folder (name a file in it)")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"--checkpoint {path} cannot be written: {folder} is not a writable folder"
+        )
 
 
 def _check_out(out: Path) -> None:
@@ -192,6 +228,8 @@ def _train(args: argparse.Namespace, w: World) -> int:
             f"{args.epochs} epochs of batch {args.batch_size} on {args.device}{ranks}",
             flush=True,
         )
+    if args.checkpoint is not None:
+        args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
     try:
         history = fit(
             net,
@@ -203,6 +241,9 @@ def _train(args: argparse.Namespace, w: World) -> int:
             seed=args.seed,
             progress=False if quiet else None,
             device=device,
+            checkpoint_path=args.checkpoint,
+            checkpoint_every=args.checkpoint_every,
+            resume_from=args.resume,
             world=w,
         )
     except TrainingError as err:  # the arguments are checked: the run diverged

@@ -168,7 +168,12 @@ class WeightFileNotFoundError(WeightFileError, FileNotFoundError):
     ``FileNotFoundError``, so ``except FileNotFoundError`` (or ``OSError``) catches it too."""
 
 
-__all__ += ["ParamError", "WeightFileError", "WeightFileNotFoundError"]
+class CheckpointError(WeightFileError):
+    """A training checkpoint that does not belong to the model or optimizer it is loaded
+    into, or whose metadata is damaged (typed_nn.model.load_checkpoint)."""
+
+
+__all__ += ["CheckpointError", "ParamError", "WeightFileError", "WeightFileNotFoundError"]
 
 
 class TrainingError(TypedNNError, ValueError):

@@ -28,3 +28,5 @@ reduce_first = ops.reduce_sum(v32, first=2.0)  # E: No overload variant of "redu
 mean_int = ops.reduce_mean(i32, 0)  # E: Value of type variable "FE" of "reduce_mean" cannot be
 where_elems = ops.where(m32, m32, m64)  # E: Cannot infer value of type parameter "E" of "where"
 interp_int = ops.interpolate(i32, i32, i32)  # E: Value of type variable "FE" of "interpolate"
+mse_ranks = ops.mse_loss(v32, m32)  # E: Cannot infer value of type parameter "D" of "mse_loss"
+huber_reduction = ops.huber_loss(m32, m32, reduction="max")  # E: "reduction" to "huber_loss"

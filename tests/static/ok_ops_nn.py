@@ -69,3 +69,6 @@ assert_type(ops.interpolate(s, s, s), TensorLike[Float32, CPU, Dim0])
 
 loss: tn.Scalar[Float32, CPU] = ops.nll_loss(m, ops.softmax(m))
 per_column: tn.Vector[Float32, CPU] = ops.reduce_sum(m, 0)
+assert_type(ops.mse_loss(m, m), TensorLike[Float32, CPU, Dim0])
+assert_type(ops.l1_loss(t3, t3, reduction="sum"), TensorLike[Float32, CPU, Dim0])
+assert_type(ops.huber_loss(m, m, delta=0.5), TensorLike[Float32, CPU, Dim0])

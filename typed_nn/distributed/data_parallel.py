@@ -80,6 +80,18 @@ def check_device(world: World, device: type[DeviceTag]) -> None:
             raise DistributedError(text.replace("GPU training", f"GPU training (rank {rank})", 1))
 
 
+def check_single_process(world: World, what: str) -> None:
+    """Training that runs in one process only: an error on every rank of a larger world."""
+    if world.size > 1:
+        raise DistributedError(
+            message(
+                f"cannot train {what} data-parallel: fit shares classification batches only.",
+                [("ranks", str(world.size))],
+                hint="run it in one process (without mpiexec).",
+            )
+        )
+
+
 class Shard(NamedTuple):
     """This rank's part of one global batch: ``rows[lo:hi]`` of the epoch's order, weighed
     ``weight`` (its samples / the batch's); ``counted`` False for a stand-in sample."""

@@ -149,6 +149,9 @@ def _generate_runner(step: Step) -> Callable[[list[Any], list[float], list[Any]]
     lines += [f"    NS[{name!r}] = numbers[{k}]" for name, k in step.numbers.items()]
     lines.append("    if HOOKS.node_checks or not RUN(PROGRAM, env):")
     lines.append("        BY_NODE(env, args)")
+    if step.targets:  # tensors written in place: cached results that read them are stale
+        ns["INVALIDATE"] = invalidate_caches
+        lines.append("    INVALIDATE()")
     values: list[str] = []
     for i, (r, out) in enumerate(zip(step.roots, step.returned, strict=True)):
         if out is None:  # computed: wrapped with the node's element and device

@@ -2,6 +2,9 @@
 optimizers, safetensors weight files and PyTorch state dicts (METANN.md §6, DESIGN.md §8)."""
 
 from . import torch_mapping as torch_mapping
+from .checkpoint import Checkpoint as Checkpoint
+from .checkpoint import load_checkpoint as load_checkpoint
+from .checkpoint import save_checkpoint as save_checkpoint
 from .clip import clip_by_global_norm as clip_by_global_norm
 from .clip import global_norm as global_norm
 from .fillers import ConstantFiller as ConstantFiller

@@ -27,7 +27,7 @@ import math
 import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from .. import backends
 from ..data.factories import scalar as tn_scalar
@@ -79,6 +79,9 @@ class Optimizer(ABC):
     compiled step writes every update after every read.
     """
 
+    slots: ClassVar[tuple[str, ...]] = ()
+    """The names of the state tensors the rule keeps per weight (saved in checkpoints)."""
+
     def __init__(self, lr: LearningRate, weight_decay: float) -> None:
         if not callable(lr):
             _non_negative(type(self).__name__, "lr", lr)
@@ -99,6 +102,21 @@ class Optimizer(ABC):
         """The state tensors of ``weight`` (e.g. ``{"m": ..., "v": ...}`` for Adam)."""
         entry = self._state.get(id(weight))
         return dict(entry[1]) if entry is not None else {}
+
+    def hyperparameters(self) -> dict[str, object]:
+        """The rule's settings (``momentum``, ``betas``, ...): every public attribute but the
+        learning rate and the step count, for a checkpoint to compare."""
+        hidden = ("lr", "step_count")
+        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in hidden}
+
+    def state_tensors(self, weight: AnyWeight) -> dict[str, AnyWeight]:
+        """``weight``'s state tensors, one per name of ``slots`` (made, as zeros, when the
+        rule has not run yet): the very tensors the rule updates in place."""
+        return dict(self._slot(weight, self.slots)) if self.slots else {}
+
+    def weights_with_state(self) -> list[AnyWeight]:
+        """The weights the rule keeps state for (those it has updated), in first-update order."""
+        return [weight for weight, _ in self._state.values()]
 
     def numbers(self) -> tuple[float, ...]:
         """The next step's numbers (learning rate, bias corrections), from ``step_count``."""
@@ -167,6 +185,8 @@ class Momentum(Optimizer):
     """SGD with momentum (PyTorch's rule): ``v <- mu v + g'``; ``w <- w - lr v``, with
     ``g' = g + weight_decay w``; Nesterov: ``w <- w - lr (g' + mu v)``."""
 
+    slots = ("velocity",)
+
     def __init__(
         self,
         lr: LearningRate,
@@ -185,7 +205,7 @@ class Momentum(Optimizer):
 
     def update(self, weight: AnyWeight, grad: AnyGrad, numbers: Sequence[Number]) -> None:
         (lr,) = numbers
-        v = self._slot(weight, ("velocity",))["velocity"]
+        v = self._slot(weight, self.slots)["velocity"]
         mu = self.momentum
         g = self._decayed(weight, grad)
         v.assign(mu * v + g)  # the weight's update reads the new v
@@ -199,6 +219,8 @@ class Adam(Optimizer):
     Adam step, which regularises every weight alike); ``decoupled_weight_decay=False`` adds
     ``wd * w`` to the gradient instead (L2, ``torch.optim.Adam``'s rule).
     """
+
+    slots = ("m", "v")
 
     def __init__(
         self,
@@ -233,7 +255,7 @@ class Adam(Optimizer):
 
     def update(self, weight: AnyWeight, grad: AnyGrad, numbers: Sequence[Number]) -> None:
         size, inv_bc2, keep = numbers
-        slots = self._slot(weight, ("m", "v"))
+        slots = self._slot(weight, self.slots)
         m, v = slots["m"], slots["v"]
         b1, b2 = self.betas
         g = grad if self.decoupled_weight_decay else self._decayed(weight, grad)

@@ -27,6 +27,9 @@ from .layout import permute_inv as permute_inv
 from .layout import reshape as reshape
 from .layout import tile as tile
 from .layout import transpose as transpose
+from .loss import huber_loss as huber_loss
+from .loss import l1_loss as l1_loss
+from .loss import mse_loss as mse_loss
 from .loss import nll_loss as nll_loss
 from .loss import nll_loss_grad as nll_loss_grad
 from .math import abs_grad as abs_grad

@@ -1,4 +1,5 @@
-"""Negative log-likelihood loss and its gradient (METANN.md §2.2, MetaNN master's form).
+"""Losses: negative log-likelihood and its gradient (METANN.md §2.2, MetaNN master's form),
+and the regression losses MSE, L1 and Huber.
 
 ``nll_loss(truth, pred) = -sum(truth * ln(pred)) / sum(truth)``: a Scalar. ``truth`` holds
 the target weights (one-hot rows, or any non-negative weights) and ``pred`` probabilities of
@@ -9,19 +10,36 @@ batch of one-hot rows the mean per-sample loss. Terms whose truth is 0 count as 
 
 from __future__ import annotations
 
+from math import inf
+from typing import Literal, TypeAlias
+
 from ..data.factories import scalar
 from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor, TensorLike
-from ..errors import ShapeError, message
+from ..errors import ParamError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dim0, Dv, ElemTag
+from .activation import relu
+from .arithmetic import abs as abs_
 from .declare import OpDecl, Operand, Params
-from .math import log
+from .math import log, square
 from .node import AnyOp, Cotangents, build
-from .reduce import REDUCE_SUM
+from .reduce import REDUCE_SUM, reduce_mean, reduce_sum
 from .rules import common_device, common_elem, require_float, require_rank, site, tensor_operands
 from .select import WHERE
 
-__all__ = ["NLL_LOSS", "NLL_LOSS_GRAD", "nll_loss", "nll_loss_grad"]
+__all__ = [
+    "NLL_LOSS",
+    "NLL_LOSS_GRAD",
+    "Reduction",
+    "huber_loss",
+    "l1_loss",
+    "mse_loss",
+    "nll_loss",
+    "nll_loss_grad",
+]
+
+Reduction: TypeAlias = Literal["mean", "sum"]
+"""How a regression loss combines its element-wise terms: their mean or their sum."""
 
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
@@ -99,3 +117,82 @@ def nll_loss_grad(
     truth is 0).
     """
     return build(NLL_LOSS_GRAD, (g, truth, pred))
+
+
+# The regression losses are composites of existing ops: lazy, differentiable by tn.grad, and
+# fused by the evaluator into one element-wise pass and one reduction.
+
+
+def _regression_terms(
+    fn: str, truth: TensorLike[FE, Dv, D], pred: TensorLike[FE, Dv, D]
+) -> TensorLike[FE, Dv, D]:
+    """``pred - truth``, once the shapes are checked equal: broadcasting a (n,) truth
+    against a (n, 1) prediction would silently compare every sample with every other."""
+    given: tuple[object, object] = (truth, pred)  # checked at run time: callers may pass anything
+    if not all(isinstance(x, TensorLike) for x in given) or truth.shape != pred.shape:
+        shown = [x.describe() if isinstance(x, TensorLike) else type(x).__name__ for x in given]
+        raise ShapeError(
+            message(
+                f"cannot build {fn}: truth and prediction differ in shape.",
+                [("truth", shown[0]), ("pred", shown[1])],
+                built_at=site(),
+                hint="give one target per prediction, e.g. reshape (n,) targets to (n, 1).",
+            )
+        )
+    return pred - truth
+
+
+def _reduced(fn: str, terms: TensorLike[FE, Dv, D], reduction: object) -> TensorLike[FE, Dv, Dim0]:
+    if reduction == "mean":
+        return reduce_mean(terms)
+    if reduction == "sum":
+        return reduce_sum(terms)
+    raise ParamError(
+        message(
+            f"{fn}: reduction must be 'mean' or 'sum'.",
+            [("received", repr(reduction)[:80])],
+            hint=f"use {fn}(truth, pred, reduction='mean').",
+        )
+    )
+
+
+def mse_loss(
+    truth: TensorLike[FE, Dv, D], pred: TensorLike[FE, Dv, D], *, reduction: Reduction = "mean"
+) -> TensorLike[FE, Dv, Dim0]:
+    """Mean (or sum) squared error ``(pred - truth)**2``, a Scalar; shapes must be equal."""
+    return _reduced("mse_loss", square(_regression_terms("mse_loss", truth, pred)), reduction)
+
+
+def l1_loss(
+    truth: TensorLike[FE, Dv, D], pred: TensorLike[FE, Dv, D], *, reduction: Reduction = "mean"
+) -> TensorLike[FE, Dv, Dim0]:
+    """Mean (or sum) absolute error ``|pred - truth|``, a Scalar; shapes must be equal."""
+    return _reduced("l1_loss", abs_(_regression_terms("l1_loss", truth, pred)), reduction)
+
+
+def huber_loss(
+    truth: TensorLike[FE, Dv, D],
+    pred: TensorLike[FE, Dv, D],
+    *,
+    delta: float = 1.0,
+    reduction: Reduction = "mean",
+) -> TensorLike[FE, Dv, Dim0]:
+    """Huber loss (PyTorch's ``HuberLoss``): per element ``d**2 / 2`` where ``|d| <= delta``,
+    ``delta * (|d| - delta / 2)`` beyond, for ``d = pred - truth``; a Scalar.
+
+    Written with ``q = min(|d|, delta) = |d| - relu(|d| - delta)`` as
+    ``q**2 / 2 + delta * relu(|d| - delta)``: both pieces at once, no branch.
+    """
+    number: object = delta
+    if not (isinstance(number, int | float) and not isinstance(number, bool) and 0 < number < inf):
+        raise ParamError(
+            message(
+                "huber_loss: delta must be a finite number > 0.",
+                [("received", repr(delta)[:80])],
+                hint="use e.g. huber_loss(truth, pred, delta=1.0).",
+            )
+        )
+    size = abs_(_regression_terms("huber_loss", truth, pred))
+    beyond = relu(size - delta)
+    q = size - beyond
+    return _reduced("huber_loss", square(q) * 0.5 + beyond * delta, reduction)

@@ -1,6 +1,7 @@
 """Training: the digits data, mini-batches, ``fit`` with history, progress and early stopping,
 and the history plot (DESIGN.md §8; docs/training.md)."""
 
+from .arrays import ArrayDataset as ArrayDataset
 from .data import Batch as Batch
 from .data import Dataset as Dataset
 from .data import Split as Split

@@ -4,7 +4,7 @@ the error that stops ``fit`` when a batch's loss is not finite (a diverging run)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +33,9 @@ class EpochMetrics:
     """
 
     CHUNK = 16
+    CAUSE = "a probability of 0 or NaN"
+    """Why a batch's loss is not finite (for the divergence error)."""
+    FINITE = "a finite loss (each sample's true class has a probability > 0)"
 
     def __init__(
         self, labels: npt.NDArray[np.int64], batch_size: int, classes: int, check: bool = True
@@ -145,7 +148,18 @@ def _error(
     )
 
 
-def diverged(metrics: EpochMetrics, optimizer: Optimizer, where: Where) -> TrainingError:
+class BatchLosses(Protocol):
+    """What the divergence error reads of an epoch's metrics (EpochMetrics, LossMetrics)."""
+
+    CAUSE: str
+    FINITE: str
+    batch_size: int
+    first_bad: int | None
+
+    def batch_nll(self, batch: int) -> float: ...
+
+
+def diverged(metrics: BatchLosses, optimizer: Optimizer, where: Where) -> TrainingError:
     """The error for the first non-finite loss ``metrics`` found; ``where.batch``: the last
     batch run (the steps after the bad batch's are counted back)."""
     assert metrics.first_bad is not None  # only called once one was found
@@ -153,8 +167,8 @@ def diverged(metrics: EpochMetrics, optimizer: Optimizer, where: Where) -> Train
     loss = metrics.batch_nll(bad)
     step = optimizer.step_count - (where.batch + 1 - bad)  # one step per batch since
     items = [
-        ("declared", "a finite loss (each sample's true class has a probability > 0)"),
-        ("received", f"{loss}: a probability of 0 or NaN; the run has diverged"),
+        ("declared", metrics.FINITE),
+        ("received", f"{loss}: {metrics.CAUSE}; the run has diverged"),
         ("weights", f"updated through batch {where.batch + 1}: they may hold NaN or Inf now"),
     ]
     return _error(f"the loss is {loss}", where._replace(batch=bad), step, optimizer, items)

@@ -30,6 +30,7 @@ from ..data.tensor import Tensor
 from ..distributed.data_parallel import (
     check_batch,
     check_device,
+    check_single_process,
     epoch_totals,
     local_order,
     shard,
@@ -38,14 +39,18 @@ from ..distributed.data_parallel import (
 from ..distributed.world import World
 from ..distributed.world import world as current_world
 from ..model.optim import Optimizer
-from ..tags import CPU, DeviceTag, Float32, dim_of_rank
+from ..ops import mse_loss
+from ..tags import CPU, DeviceTag, Dim2, Float32, dim_of_rank
+from .arrays import ArrayDataset
 from .data import Dataset, n_batches
 from .epoch_metrics import EpochMetrics, Where, diverged, weights_diverged
 from .fit_checks import NonFinite, check_fit
 from .history import History
 from .model import TrainableModel
 from .progress import Progress
-from .step import PredictGraph, TrainStep, trainable_weights
+from .regression import LossGraph, LossMetrics, check_arrays
+from .resume import PathLike, check_checkpointing, resume, save_progress
+from .step import Loss, PredictGraph, TrainStep
 from .stopping import EarlyStopping
 
 __all__ = ["accuracy", "fit", "predict"]
@@ -54,10 +59,15 @@ Snapshot = list[tuple[Tensor[Float32, Any, Any], Any]]
 
 
 def predict(
-    model: TrainableModel, data: Dataset, *, device: type[DeviceTag] = CPU
+    model: TrainableModel, data: Dataset | ArrayDataset, *, device: type[DeviceTag] = CPU
 ) -> npt.NDArray[np.float32]:
     """Class probabilities (n, classes), on the host, of every sample of ``data``, computed
-    on ``device`` (where the model's parameters live)."""
+    on ``device`` (where the model's parameters live); for an ``ArrayDataset`` (features,
+    targets), the model's outputs (n, k), shaped like the targets."""
+    if isinstance(data, ArrayDataset):
+        features, width = data.arrays[0], check_arrays("data", data)[1]
+        graph = PredictGraph(model, len(data), features.shape[1], width, device, regression=True)
+        return graph.run(Tensor(features, Float32, CPU, Dim2))
     graph = PredictGraph(model, len(data), data.n_features, data.n_classes, device)
     return graph.run(data.x())
 
@@ -78,10 +88,10 @@ def _restore(snapshot: Snapshot) -> None:
 
 def fit(
     model: TrainableModel,
-    train: Dataset,
+    train: Dataset | ArrayDataset,
     optimizer: Optimizer,
     *,
-    test: Dataset | None = None,
+    test: Dataset | ArrayDataset | None = None,
     epochs: int = 20,
     batch_size: int = 32,
     seed: int = 0,
@@ -91,6 +101,10 @@ def fit(
     on_epoch: Callable[[int, History], None] | None = None,
     device: type[DeviceTag] = CPU,
     on_nonfinite: NonFinite = "raise",
+    checkpoint_path: PathLike | None = None,
+    checkpoint_every: int = 1,
+    resume_from: PathLike | None = None,
+    loss: Loss | None = None,
     world: World | None = None,
 ) -> History:
     """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches.
@@ -110,11 +124,24 @@ def fit(
     and records the non-finite losses instead. Losses are read in chunks of 16 batches, so
     up to 15 more batches may have run when the error is raised.
 
+    ``checkpoint_path``: write a checkpoint there (atomically, replacing the last one) every
+    ``checkpoint_every`` epochs and after the last one: weights, optimizer state, epochs done,
+    the shuffling generator, the history and early stopping's best weights.
+    ``resume_from``: continue the run a checkpoint was written by, up to ``epochs`` in all —
+    bit for bit as if it had not stopped (same model, optimizer and data; the checkpoint is
+    checked against them before anything changes).
+
+    ``train`` an ``ArrayDataset`` of (n, f) float32 features and (n, k) float32 targets
+    trains a regression: the model's (batch, k) outputs go into ``loss(targets, outputs)``
+    (``ops.mse_loss`` by default; ``l1_loss``, ``huber_loss``, ...); the history records the
+    epochs' ``train_loss`` and, with a ``test`` set, ``test_loss`` (no accuracies).
+
     ``world`` (default: ``typed_nn.distributed.world()``, the launcher's): with several
     ranks (``mpiexec -n N``), training is data-parallel — ``batch_size`` is the global
     batch, split across the ranks (a multiple of their number), gradients are summed over
     the ranks inside each step, the history is the same on every rank and only rank 0
-    shows progress (docs/distributed.md).
+    shows progress and writes checkpoints (docs/distributed.md). Data-parallel training
+    takes a classification ``Dataset``.
     """
     epochs, batch_size, seed = check_fit(
         train,
@@ -129,31 +156,48 @@ def fit(
         on_epoch=on_epoch,
         device=device,
         on_nonfinite=on_nonfinite,
+        loss=loss,
     )
+    target, every, source = check_checkpointing(checkpoint_path, checkpoint_every, resume_from)
     world = world if world is not None else current_world()
     check_batch(world, batch_size)
     check_device(world, device)
     rng = np.random.default_rng(seed)  # one seed: the same order on every rank
-    step = TrainStep(model, optimizer, train.n_features, train.n_classes, device, world)
-    if world.size > 1:
-        weights = trainable_weights(model, train.n_features, train.n_classes, device)
-        sync_parameters(world, weights, optimizer)
-    tester = None
-    if test is not None:
-        tester = PredictGraph(model, len(test), test.n_features, test.n_classes, device)
+    on_device = backends.array_module(device).asarray  # numpy's: no copy on the CPU
+    check = on_nonfinite == "raise"
+    n = len(train)
+    tester: PredictGraph | LossGraph | None = None
+    metrics: EpochMetrics | LossMetrics
+    if isinstance(train, ArrayDataset):  # a regression, on the caller's loss
+        check_single_process(world, "a regression (an ArrayDataset)")
+        chosen = loss if loss is not None else mse_loss
+        (width, outputs), (x_all, y_all) = check_arrays("train", train), train.arrays
+        step = TrainStep(model, optimizer, width, outputs, device, loss=chosen)
+        if isinstance(test, ArrayDataset):
+            tester = LossGraph(model, chosen, test, device)
+        features, targets, metrics = (
+            on_device(x_all),
+            on_device(y_all),
+            LossMetrics(n, batch_size, check),
+        )
+    else:
+        step = TrainStep(model, optimizer, train.n_features, train.n_classes, device, world=world)
+        if world.size > 1:
+            sync_parameters(world, step.collect_weights(), optimizer)
+        if isinstance(test, Dataset):
+            tester = PredictGraph(model, len(test), test.n_features, test.n_classes, device)
+        features = on_device(train.features)
+        targets = on_device(train.y().array)  # one-hot once; batches are gathered into the step
+        metrics = EpochMetrics(train.labels, batch_size // world.size, train.n_classes, check)
     history = History()
     report = Progress(progress if world.is_root else False, epochs, stream)
     best: tuple[float, Snapshot] | None = None
-    waited = 0
-    on_device = backends.array_module(device).asarray  # numpy's: no copy on the CPU
-    n, labels = len(train), train.labels
-    features = on_device(train.features)
-    targets = on_device(train.y().array)  # one-hot once; batches are gathered into the step
-    metrics = EpochMetrics(
-        labels, batch_size // world.size, train.n_classes, on_nonfinite == "raise"
-    )
+    waited, first = 0, 0
+    if source is not None:
+        weights = step.collect_weights()
+        first, best, waited = resume(source, weights, optimizer, rng, history, early_stopping)
     per_epoch = n_batches(n, batch_size)
-    for epoch in range(epochs):
+    for epoch in range(first, epochs):
         report.start_epoch(epoch, per_epoch)
         order = rng.permutation(n)  # the order ``batches(train, batch_size, rng)`` gives
         rows = on_device(order)
@@ -172,7 +216,11 @@ def fit(
                 raise diverged(metrics, optimizer, where)
             if report.shows_batches:
                 report.batch(metrics.batch_loss(probs, order[lo:hi]))
-        loss, acc = epoch_totals(world, *metrics.totals())
+        acc: float | None
+        if world.size > 1 and isinstance(metrics, EpochMetrics):  # summed over the ranks
+            epoch_loss, acc = epoch_totals(world, *metrics.totals())
+        else:
+            epoch_loss, acc = metrics.end()
         if metrics.check:  # the epoch's losses, then its last update, which no loss shows
             where = Where(epoch, epochs, per_epoch - 1, per_epoch, batch_size)
             weights = step.weights
@@ -184,27 +232,34 @@ def fit(
             if error is not None:
                 report.abort()
                 raise error
-        history.train_loss.append(loss)
-        history.train_acc.append(acc)
-        line = f"epoch {epoch + 1:>3}/{epochs}  loss {history.train_loss[-1]:.4f}  "
-        line += f"train acc {history.train_acc[-1]:.4f}"
-        if tester is not None and test is not None:
+        history.train_loss.append(epoch_loss)
+        line = f"epoch {epoch + 1:>3}/{epochs}  loss {epoch_loss:.4f}"
+        if acc is not None:
+            history.train_acc.append(acc)
+            line += f"  train acc {acc:.4f}"
+        if isinstance(tester, PredictGraph) and isinstance(test, Dataset):
             acc = float(np.mean(tester.run(test.x()).argmax(axis=1) == test.labels))
             history.test_acc.append(acc)
             line += f"  test acc {acc:.4f}"
+        elif isinstance(tester, LossGraph):
+            history.test_loss.append(tester.run())
+            line += f"  test loss {history.test_loss[-1]:.4f}"
         report.end_epoch(line)
         if on_epoch is not None:
             on_epoch(epoch, history)
-        if early_stopping is None:
-            continue
-        value = history.metric(early_stopping.monitor)[-1]
-        if early_stopping.improved(value, best[0] if best else None):
-            params = _snapshot(step)
-            best, waited, history.best_epoch = (value, params), 0, epoch
-            continue
-        waited += 1
-        if waited >= early_stopping.patience:
-            history.stopped_early = epoch + 1 < epochs
+        stop = False
+        if early_stopping is not None:
+            value = history.metric(early_stopping.monitor)[-1]
+            if early_stopping.improved(value, best[0] if best else None):
+                best, waited, history.best_epoch = (value, _snapshot(step)), 0, epoch
+            else:
+                waited += 1
+                stop = waited >= early_stopping.patience
+                history.stopped_early = stop and epoch + 1 < epochs
+        last = (epoch + 1) % every == 0 or stop or epoch + 1 == epochs
+        if target is not None and world.is_root and last:
+            save_progress(target, step.weights, optimizer, epoch + 1, rng, history, best)
+        if stop:
             break
     if best is not None:
         _restore(best[1])

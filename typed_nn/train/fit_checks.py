@@ -11,14 +11,17 @@ from typing import Literal, NamedTuple
 from ..errors import TrainingError, message
 from ..model.optim import Optimizer
 from ..tags import DeviceTag
+from .arrays import ArrayDataset
 from .checks import bad_argument, check_choice, check_int, check_real, received
 from .data import Dataset, check_parts
+from .regression import check_arrays
 from .stopping import EarlyStopping
 
 __all__ = ["FitCounts", "NonFinite", "check_fit"]
 
 DOING = "cannot fit"
 METRICS = ("train_loss", "train_acc", "test_acc")
+REGRESSION_METRICS = ("train_loss", "test_loss")
 NonFinite = Literal["raise", "continue"]
 """What ``fit`` does when a batch's loss is NaN or Inf: stop with an error, or train on."""
 
@@ -58,26 +61,28 @@ def _check_test(train: Dataset, test: object) -> None:
         )
 
 
-def _check_stopping(stopping: object, test: object) -> None:
+def _check_stopping(stopping: object, test: object, regression: bool = False) -> None:
     if stopping is None:
         return
     if not isinstance(stopping, EarlyStopping):
         hint = "pass early_stopping=EarlyStopping('train_loss', patience=5)."
         raise bad_argument(DOING, "early_stopping", "an EarlyStopping or None", stopping, hint)
-    if stopping.monitor not in METRICS:
-        hint = "monitor one of 'train_loss', 'train_acc', 'test_acc'."
+    metrics = REGRESSION_METRICS if regression else METRICS
+    if stopping.monitor not in metrics:
+        hint = "monitor one of " + ", ".join(map(repr, metrics)) + "."
+        task = " of a regression" if regression else ""
         raise TrainingError(
             message(
-                f"{DOING}: unknown metric for early stopping.",
-                [("allowed", ", ".join(METRICS)), ("received", received(stopping.monitor))],
+                f"{DOING}: unknown metric for early stopping{task}.",
+                [("allowed", ", ".join(metrics)), ("received", received(stopping.monitor))],
                 hint=hint,
             )
         )
-    if stopping.monitor == "test_acc" and test is None:
+    if stopping.monitor.startswith("test") and test is None:
         raise TrainingError(
             message(
-                f"{DOING}: early stopping on test_acc needs a test set.",
-                [("declared", "EarlyStopping('test_acc')"), ("received", "test=None")],
+                f"{DOING}: early stopping on {stopping.monitor} needs a test set.",
+                [("declared", f"EarlyStopping({stopping.monitor!r})"), ("received", "test=None")],
                 hint="pass test=... or monitor 'train_loss'.",
             )
         )
@@ -116,13 +121,31 @@ def check_fit(
     on_epoch: object,
     device: object,
     on_nonfinite: object,
+    loss: object = None,
 ) -> FitCounts:
     """Check every argument of ``fit`` (the model is checked when its graph is built);
     returns ``(epochs, batch_size, seed)`` as ints."""
     if not isinstance(optimizer, Optimizer):
         hint = "pass e.g. SGD(0.1), or make_optimizer('adam')."
         raise bad_argument(DOING, "optimizer", "a typed_nn.model Optimizer", optimizer, hint)
-    data = _check_data("train", train)
+    regression = isinstance(train, ArrayDataset)
+    data: Dataset | ArrayDataset
+    if regression:
+        data = _check_regression(train, test, loss)
+    else:
+        data = _check_data("train", train)
+        _check_test(data, test)
+        if loss is not None:
+            raise TrainingError(
+                message(
+                    f"{DOING}: loss= is for a regression on an ArrayDataset.",
+                    [
+                        ("declared", "a classifier: softmax + NLL on a Dataset"),
+                        ("received", f"loss={loss!r}"[:80]),
+                    ],
+                    hint="leave loss out for a Dataset, or train on ArrayDataset(features, targets).",
+                )
+            )
     if len(data) == 0:
         raise TrainingError(
             message(
@@ -131,12 +154,34 @@ def check_fit(
                 hint="give at least one sample.",
             )
         )
-    _check_test(data, test)
     counts = FitCounts(
         check_int(DOING, "epochs", epochs, 1, 20),
         check_int(DOING, "batch_size", batch_size, 1, 32),
         check_int(DOING, "seed", seed, 0, 0),
     )
-    _check_stopping(early_stopping, test)
+    _check_stopping(early_stopping, test, regression)
     _check_hooks(progress, stream, on_epoch, device, on_nonfinite)
     return counts
+
+
+def _check_regression(train: object, test: object, loss: object) -> ArrayDataset:
+    """A regression's data (features and targets matrices, test set alike) and its loss."""
+    widths = check_arrays("train", train)
+    assert isinstance(train, ArrayDataset)
+    if test is not None and check_arrays("test", test) != widths:
+        assert isinstance(test, ArrayDataset)
+        test_widths = check_arrays("test", test)
+        raise TrainingError(
+            message(
+                f"{DOING}: the test set does not match the training set.",
+                [
+                    ("declared", f"{widths[0]} features, {widths[1]} targets (train)"),
+                    ("received", f"{test_widths[0]} features, {test_widths[1]} targets (test)"),
+                ],
+                hint="split one data set into train and test.",
+            )
+        )
+    if loss is not None and not callable(loss):
+        hint = "pass e.g. loss=typed_nn.ops.huber_loss, or None for mean squared error."
+        raise bad_argument(DOING, "loss", "a function loss(truth, pred) -> Scalar", loss, hint)
+    return train

@@ -18,7 +18,8 @@ __all__ = ["History", "plot_history"]
 @dataclass
 class History:
     """One entry per finished epoch: mean training loss, training accuracy (of the batches as
-    they were trained) and test accuracy (after the epoch; empty without a test set).
+    they were trained) and test accuracy (after the epoch; empty without a test set); for a
+    regression, no accuracies but the test loss (after the epoch).
 
     ``best_epoch`` is the 0-based epoch whose weights the model holds after early stopping
     restored them (None without early stopping); ``stopped_early`` says whether it stopped
@@ -28,6 +29,7 @@ class History:
     train_loss: list[float] = field(default_factory=list)
     train_acc: list[float] = field(default_factory=list)
     test_acc: list[float] = field(default_factory=list)
+    test_loss: list[float] = field(default_factory=list)
     best_epoch: int | None = None
     stopped_early: bool = False
 
@@ -37,11 +39,13 @@ class History:
         return len(self.train_loss)
 
     def metric(self, name: str) -> list[float]:
-        """The series called ``name``: ``train_loss``, ``train_acc`` or ``test_acc``."""
+        """The series called ``name``: ``train_loss``, ``train_acc``, ``test_acc`` or
+        ``test_loss``."""
         series: dict[str, list[float]] = {
             "train_loss": self.train_loss,
             "train_acc": self.train_acc,
             "test_acc": self.test_acc,
+            "test_loss": self.test_loss,
         }
         return series[name]
 

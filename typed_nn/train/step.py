@@ -14,13 +14,14 @@ both).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import ops
-from ..autodiff import vjp
+from ..autodiff import grad, vjp
 from ..backends.xp import module_of
 from ..data.factories import zeros
 from ..data.tensor import Tensor
@@ -34,10 +35,10 @@ from ..inference_mode import inference
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
 from ..model.optim import Optimizer
-from ..tags import CPU, DeviceTag, Dim2, Float32, tag_name
+from ..tags import CPU, DeviceTag, Dim0, Dim2, Float32, tag_name
 from .model import TrainableModel
 
-__all__ = ["PredictGraph", "TrainStep", "gather_rows", "trainable_weights"]
+__all__ = ["Loss", "PredictGraph", "TrainStep", "gather_rows", "trainable_weights"]
 
 # A step's data live on the step's device, CPU or GPU.
 Matrix32 = Tensor[Float32, Any, Dim2]
@@ -47,6 +48,8 @@ Roots = TensorLike[Float32, Any, Any]
 Targets = dict[int, Weight]
 Array = Any
 """A numpy array, or a cupy array on the GPU."""
+Loss: TypeAlias = Callable[[Lazy32, Lazy32], TensorLike[Float32, Any, Dim0]]
+"""A loss ``loss(truth, pred) -> Scalar``, e.g. ``typed_nn.ops.mse_loss``."""
 
 
 def gather_rows(source: Array, rows: Array, out: Array) -> None:
@@ -59,8 +62,9 @@ def gather_rows(source: Array, rows: Array, out: Array) -> None:
         module_of(source).take(source, rows, 0, out)
 
 
-def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
-    """The model's logits for ``x``, checked to be (batch, classes)."""
+def _forward(model: TrainableModel, x: Matrix32, classes: int, regression: bool = False) -> Lazy32:
+    """The model's logits (or, for a regression, predictions) for ``x``, checked to be
+    (batch, classes) (or (batch, targets))."""
     try:
         out: Any = model.feed_forward(model.input_cont().set(LayerInput, x)).get(LayerOutput)
     except DeviceError as exc:
@@ -76,34 +80,41 @@ def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
     want = (x.shape[0], classes)
     if not isinstance(out, TensorLike) or out.shape != want:
         got = out.describe() if isinstance(out, TensorLike) else type(out).__name__
+        per, declared = ("target", "targets") if regression else ("score per class", "classes")
         raise TrainingError(
             message(
-                "cannot train: the model's output is not one score per class.",
-                [("declared", f"(batch, classes) = {want}"), ("received", got)],
-                hint=f"make the last layer {classes} wide (one logit per class).",
+                f"cannot train: the model's output is not one {per}.",
+                [("declared", f"(batch, {declared}) = {want}"), ("received", got)],
+                hint=f"make the last layer {classes} wide "
+                + ("(one output per target column)." if regression else "(one logit per class)."),
             )
         )
     result: Lazy32 = out
     return result
 
 
-def _collected(model: TrainableModel, device: type[DeviceTag]) -> list[tuple[str, Weight]]:
-    """The weights the model updates (PUpdate), as its grad_collect names them (after a
-    feed_backward)."""
+def _collected(
+    model: TrainableModel, device: type[DeviceTag], out: Lazy32
+) -> list[tuple[str, Weight]]:
+    """The weights the model updates (PUpdate), as its grad_collect names them (the
+    gradient ``out`` fed back only lets the layers name them: it is never evaluated)."""
+    model.feed_backward(model.output_cont().set(LayerOutput, out))
     collected: GradCollector[Float32, Any] = GradCollector(Float32, device)
     model.grad_collect(collected)
     return [(name, w) for name, w, _ in collected]
 
 
 def trainable_weights(
-    model: TrainableModel, features: int, classes: int, device: type[DeviceTag] = CPU
+    model: TrainableModel,
+    features: int,
+    classes: int,
+    device: type[DeviceTag] = CPU,
+    regression: bool = False,
 ) -> list[tuple[str, Weight]]:
     """The (name, weight) pairs a training step updates, in its order (a forward and
     backward graph is built to find them; nothing is computed)."""
     x: Matrix32 = zeros((1, features), Float32, device)
-    probs = ops.softmax(_forward(model, x, classes))
-    model.feed_backward(model.output_cont().set(LayerOutput, probs))
-    return _collected(model, device)
+    return _collected(model, device, _forward(model, x, classes, regression))
 
 
 class TrainStep:
@@ -115,6 +126,10 @@ class TrainStep:
     The batch is gathered straight into a pair of tensors per batch size (no batch arrays in
     between); the optimizer's per-step numbers (learning rate, bias corrections) are the
     step's run-time arguments.
+
+    With a ``loss`` (``loss(targets, outputs) -> Scalar``, e.g. ``ops.mse_loss``) the step
+    trains on that loss of the model's raw outputs instead (``classes``: the targets' width),
+    its gradient taken by ``tn.grad``, and returns the batch's loss.
 
     In a ``world`` of several ranks the gradients are summed over the ranks between the
     backward and the update, inside the step (``GradientAllReduce``): every rank then makes
@@ -128,20 +143,21 @@ class TrainStep:
         features: int,
         classes: int,
         device: type[DeviceTag] = CPU,
+        loss: Loss | None = None,
         world: World | None = None,
     ) -> None:
         self.model, self.optimizer = model, optimizer
         self.all_reduce = GradientAllReduce(world if world is not None else World())
         self.features, self.classes, self.device = features, classes, device
+        self.loss = loss
         self.weights: list[tuple[str, Weight]] = []
         self._batches: dict[int, tuple[Matrix32, Matrix32]] = {}
-        self._step = compile(self._traced)
+        self._step = compile(self._traced if loss is None else self._traced_loss)
 
     def _traced(self, x: Matrix32, y: Matrix32, numbers: tuple[float, ...]) -> Lazy32:
         logits = _forward(self.model, x, self.classes)
         probs = ops.softmax(logits)
-        self.model.feed_backward(self.model.output_cont().set(LayerOutput, probs))
-        self.weights = _collected(self.model, self.device)
+        self.weights = _collected(self.model, self.device, probs)
         # The mean NLL's gradient with respect to the logits. tn.grad of
         # ops.nll_loss(y, probs) gives softmax_grad(nll_loss_grad(1, y, p), p), which the
         # evaluator rewrites into one kernel for any targets (g / S * (p * T - y), with row
@@ -156,9 +172,32 @@ class TrainStep:
         )
         return probs
 
+    def _traced_loss(
+        self, x: Matrix32, y: Matrix32, numbers: tuple[float, ...]
+    ) -> TensorLike[Float32, Any, Dim0]:
+        assert self.loss is not None
+        out = _forward(self.model, x, self.classes, regression=True)
+        value = self.loss(y, out)
+        self.weights = _collected(self.model, self.device, out)
+        grads = grad(value, [w for _, w in self.weights])
+        grads = self.all_reduce(grads)
+        self.optimizer.apply(
+            [(w, g) for (_, w), g in zip(self.weights, grads, strict=True)], numbers
+        )
+        return value
+
+    def collect_weights(self) -> list[tuple[str, Weight]]:
+        """The trainable weights by name (as ``grad_collect`` names them), known before the
+        first step (e.g. to resume from a checkpoint)."""
+        if not self.weights:
+            self.weights = trainable_weights(
+                self.model, self.features, self.classes, self.device, self.loss is not None
+            )
+        return self.weights
+
     def run_rows(self, features: Array, targets: Array, rows: Array) -> Array:
         """One step on the batch ``features[rows]``, ``targets[rows]``; returns its
-        probabilities on the step's device (a fresh array: the buffer pool never hands out
+        probabilities (with a ``loss``: its loss, a rank-0 array) on the step's device (a fresh array: the buffer pool never hands out
         memory that is still referenced). All three arrays live on the step's device;
         ``rows`` must be in range."""
         batch = self._batches.get(len(rows))
@@ -170,14 +209,15 @@ class TrainStep:
         x, y = batch
         gather_rows(features, rows, x.array)
         gather_rows(targets, rows, y.array)
-        probs = self._step(x, y, self.optimizer.numbers())
+        result = self._step(x, y, self.optimizer.numbers())
         self.optimizer.step_count += 1
-        assert isinstance(probs, Tensor)  # a compiled function returns evaluated tensors
-        return probs.array
+        assert isinstance(result, Tensor)  # a compiled function returns evaluated tensors
+        return result.array
 
 
 class PredictGraph:
-    """The model's class probabilities for ``rows`` samples (forward only)."""
+    """The model's class probabilities for ``rows`` samples (forward only); with
+    ``regression``, its raw outputs (``classes``: their width)."""
 
     def __init__(
         self,
@@ -186,11 +226,13 @@ class PredictGraph:
         features: int,
         classes: int,
         device: type[DeviceTag] = CPU,
+        regression: bool = False,
     ) -> None:
         self.device = device
         self.x: Matrix32 = zeros((rows, features), Float32, device)
         with inference():  # a forward only: the layers keep nothing for a backward
-            self.probs = ops.softmax(_forward(model, self.x, classes))
+            out = _forward(model, self.x, classes, regression)
+            self.probs = out if regression else ops.softmax(out)
 
     def run(self, x: Matrix32) -> npt.NDArray[np.float32]:
         """Probabilities (rows, classes), on the host, for ``x`` (on any device) with the

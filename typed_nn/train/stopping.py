@@ -7,7 +7,7 @@ from typing import Literal
 
 __all__ = ["EarlyStopping", "Metric"]
 
-Metric = Literal["train_loss", "train_acc", "test_acc"]
+Metric = Literal["train_loss", "train_acc", "test_acc", "test_loss"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,6 @@ class EarlyStopping:
         """Whether ``value`` beats ``best`` by more than ``min_delta``."""
         if best is None:
             return True
-        if self.monitor == "train_loss":
+        if self.monitor in ("train_loss", "test_loss"):
             return value < best - self.min_delta
         return value > best + self.min_delta

@@ -1,0 +1,216 @@
+"""Training checkpoints: parameters, optimizer state, generator and history round-trip exactly;
+a checkpoint of another model or optimizer, or a damaged one, is refused with the model and
+the optimizer unchanged."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import safetensors.numpy as st
+
+import typed_nn as tn
+from typed_nn import ops
+from typed_nn.model import (
+    SGD,
+    Adam,
+    Momentum,
+    Optimizer,
+    load_checkpoint,
+    save_checkpoint,
+    save_weights,
+)
+from typed_nn.model.checkpoint import Json
+
+Params = dict[str, tn.Tensor[tn.Float32, tn.CPU, Any]]
+
+
+def make_params(seed: int = 0, hidden: int = 3) -> Params:
+    rng = np.random.default_rng(seed)
+    return {
+        "fc/weight": tn.tensor(
+            rng.normal(size=(4, hidden)).astype(np.float32), tn.Float32, tn.CPU, tn.Dim2
+        ),
+        "fc/bias": tn.tensor(
+            rng.normal(size=(hidden,)).astype(np.float32), tn.Float32, tn.CPU, tn.Dim1
+        ),
+    }
+
+
+def train(params: Params, optimizer: Optimizer, steps: int) -> None:
+    w, b = params["fc/weight"], params["fc/bias"]
+    x = tn.tensor(
+        np.linspace(-1, 1, 8, dtype=np.float32).reshape(2, 4), tn.Float32, tn.CPU, tn.Dim2
+    )
+    for _ in range(steps):
+        loss = ops.reduce_sum(ops.square(ops.dot(x, w) + b))
+        optimizer.step([(w, tn.grad(loss, w)), (b, tn.grad(loss, b))])
+
+
+def state_of(params: Params, optimizer: Optimizer) -> dict[str, np.ndarray]:
+    values = {n: w.numpy().copy() for n, w in params.items()}
+    for n, w in params.items():
+        values.update({f"{n}/{s}": t.numpy().copy() for s, t in optimizer.state(w).items()})
+    return values
+
+
+def assert_same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> None:
+    assert a.keys() == b.keys()
+    for name in a:
+        assert np.array_equal(a[name], b[name]), name
+
+
+OPTIMIZERS: dict[str, Callable[[], Optimizer]] = {
+    "sgd": lambda: SGD(0.05, weight_decay=1e-3),
+    "nesterov": lambda: Momentum(lambda t: 0.05 * 0.9**t, 0.9, nesterov=True),
+    "adam": lambda: Adam(0.01, weight_decay=1e-2),
+}
+
+
+@pytest.mark.parametrize("kind", OPTIMIZERS)
+def test_resumed_training_equals_straight_training(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "run.ckpt"
+    straight, opt = make_params(0), OPTIMIZERS[kind]()
+    train(straight, opt, 6)
+
+    first, opt1 = make_params(0), OPTIMIZERS[kind]()
+    train(first, opt1, 3)
+    rng = np.random.default_rng(7)
+    rng.permutation(10)
+    history: dict[str, Json] = {"train_loss": [1.5, 0.5], "best_epoch": None}
+    save_checkpoint(path, first, opt1, epoch=3, rng=rng, history=history)
+
+    resumed, opt2 = make_params(1), OPTIMIZERS[kind]()  # other weights, fresh state
+    ckpt = load_checkpoint(path, resumed, opt2)
+    assert (ckpt.epoch, ckpt.history, opt2.step_count) == (3, history, 3)
+    assert_same(state_of(resumed, opt2), state_of(first, opt1))
+    assert np.array_equal(ckpt.rng().permutation(10), rng.permutation(10))
+    train(resumed, opt2, 3)
+    assert_same(state_of(resumed, opt2), state_of(straight, opt))
+
+
+def test_file_is_plain_safetensors(tmp_path: Path) -> None:
+    params, opt = make_params(), Adam(0.01)
+    train(params, opt, 1)
+    save_checkpoint(tmp_path / "c", params, opt, epoch=1, extra={"best/fc/bias": params["fc/bias"]})
+    arrays = st.load_file(str(tmp_path / "c"))
+    assert sorted(arrays) == [
+        "extra/best/fc/bias",
+        "optimizer/fc/bias/m",
+        "optimizer/fc/bias/v",
+        "optimizer/fc/weight/m",
+        "optimizer/fc/weight/v",
+        "param/fc/bias",
+        "param/fc/weight",
+    ]
+    ckpt = load_checkpoint(tmp_path / "c", make_params(2), Adam(0.01))
+    assert np.array_equal(ckpt.arrays["best/fc/bias"], params["fc/bias"].numpy())
+    assert ckpt.rng_state is None
+    assert ckpt.history is None
+
+
+def saved_run(tmp_path: Path) -> Path:
+    params, opt = make_params(0), Momentum(0.05, 0.9)
+    train(params, opt, 2)
+    path = tmp_path / "run.ckpt"
+    save_checkpoint(path, params, opt, epoch=2)
+    return path
+
+
+def refused(path: Path, params: Params, optimizer: Optimizer) -> str:
+    """The error loading ``path`` raises; the parameters and the optimizer are unchanged."""
+    before, count = state_of(params, optimizer), optimizer.step_count
+    with pytest.raises(tn.WeightFileError) as caught:
+        load_checkpoint(path, params, optimizer)
+    assert_same(state_of(params, optimizer), before)
+    assert optimizer.step_count == count
+    return str(caught.value)
+
+
+def trained(seed: int, optimizer: Optimizer, hidden: int = 3) -> tuple[Params, Optimizer]:
+    params = make_params(seed, hidden)
+    train(params, optimizer, 1)
+    return params, optimizer
+
+
+def test_another_model_is_refused(tmp_path: Path) -> None:
+    path = saved_run(tmp_path)
+    text = refused(path, *trained(1, Momentum(0.05, 0.9), hidden=5))
+    assert text == (
+        f"cannot load the checkpoint {path}: it was saved from another model or optimizer.\n"
+        f"  file        : {path}\n"
+        "  'fc/bias'   : file has F32[3], parameter is Tensor[Float32, CPU, Dim1](5)\n"
+        "  'fc/weight' : file has F32[4, 3], parameter is Tensor[Float32, CPU, Dim2](4, 5)\n"
+        "hint: nothing was changed. Resume with the model and the optimizer the checkpoint was "
+        "saved from (the same layers, optimizer kind and settings, learning rate or schedule)."
+    )
+    params = make_params(1)
+    params["extra"] = params.pop("fc/bias")
+    assert "  missing in file : 'extra'\n  not a parameter : 'fc/bias'\n" in refused(
+        path, params, Momentum(0.05, 0.9)
+    )
+
+
+@pytest.mark.parametrize(
+    ("optimizer", "line"),
+    [
+        (Adam(0.05), "  optimizer : file has Momentum, optimizer is Adam\n"),
+        (Momentum(0.05, 0.8), "  Momentum momentum : file has 0.9, optimizer has 0.8\n"),
+        (
+            Momentum(0.05, 0.9, nesterov=True),
+            "  Momentum nesterov : file has False, optimizer has True\n",
+        ),
+        (
+            Momentum(lambda t: 0.1 / (t + 1), 0.9),
+            "  learning rate at step 2 : file has 0.05, optimizer has 0.03333333333333333\n",
+        ),
+    ],
+)
+def test_another_optimizer_is_refused(tmp_path: Path, optimizer: Optimizer, line: str) -> None:
+    path = saved_run(tmp_path)
+    assert line in refused(path, *trained(1, optimizer))
+
+
+def test_damaged_files_are_refused(tmp_path: Path) -> None:
+    path = saved_run(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0x40  # one bit of a tensor's bytes
+    path.write_bytes(bytes(data))
+    text = refused(path, *trained(1, Momentum(0.05, 0.9)))
+    assert text.startswith(
+        f"cannot load the checkpoint {path}: the tensors' bytes do not match the checksum "
+        "saved with them.\n"
+    )
+    assert text.endswith(
+        "hint: the file is damaged or not a typed_nn checkpoint; nothing was changed. "
+        "Write it again with typed_nn.model.save_checkpoint (or fit's checkpoint_path=)."
+    )
+
+    path.write_bytes(bytes(data[:-10]))  # truncated
+    assert "the file is truncated" in refused(path, *trained(1, Momentum(0.05, 0.9)))
+
+    params = make_params()
+    save_weights(path, params)  # a weight file, not a checkpoint
+    assert refused(path, *trained(1, Momentum(0.05, 0.9))).startswith(
+        f"cannot load the checkpoint {path}: it is a safetensors file without checkpoint "
+        "metadata (a weight file?).\n"
+    )
+    save_weights(path, params, metadata={"typed_nn.checkpoint": '{"version": 1}'})
+    assert refused(path, *trained(1, Momentum(0.05, 0.9))).startswith(
+        f"cannot load the checkpoint {path}: its metadata lacks a valid 'model'.\n"
+    )
+
+
+def test_saving_checks_its_arguments(tmp_path: Path) -> None:
+    params, opt = make_params(), Adam(0.01)
+    train(params, opt, 1)
+    with pytest.raises(tn.CheckpointError, match="the optimizer keeps state for 1 weight"):
+        save_checkpoint(tmp_path / "c", {"fc/weight": params["fc/weight"]}, opt, epoch=1)
+    with pytest.raises(tn.ParamError, match=r"epoch must be an integer >= 0 \(the epochs done\)"):
+        save_checkpoint(tmp_path / "c", params, opt, epoch=-1)
+    with pytest.raises(tn.ParamError, match="the history must be JSON data"):
+        save_checkpoint(tmp_path / "c", params, opt, epoch=1, history={"x": object()})
+    assert not (tmp_path / "c").exists()

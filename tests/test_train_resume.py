@@ -1,0 +1,122 @@
+"""fit's checkpoints: 10 epochs straight equal 5 epochs, a checkpoint, and 5 resumed epochs,
+bit for bit (weights, optimizer state, shuffling, history, early stopping)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import typed_nn as tn
+from typed_nn.model import SGD, Adam, LoadBuffer, Momentum, Optimizer, load_checkpoint
+from typed_nn.train import EarlyStopping, History, Split, cosine, fit, load_digits, warmup
+from typed_nn.train.classifier import build_mlp
+
+EPOCHS, BATCH = 10, 96
+STEPS = EPOCHS * -(-1437 // BATCH)
+OPTIMIZERS: dict[str, Callable[[], Optimizer]] = {
+    "sgd": lambda: SGD(0.1, weight_decay=1e-4),
+    "nesterov": lambda: Momentum(0.05, 0.9, nesterov=True),
+    "adam-schedule": lambda: Adam(warmup(cosine(1e-2, STEPS - 20), steps=20)),
+}
+
+
+@pytest.fixture(scope="module")
+def digits() -> Split:
+    return load_digits(seed=0)
+
+
+def run(
+    digits: Split, optimizer: Optimizer, seed: int, **kwargs: Any
+) -> tuple[History, LoadBuffer[tn.Float32, Any]]:
+    net, params = build_mlp([64, 24, 10], seed=seed)
+    history = fit(
+        net,
+        digits.train,
+        optimizer,
+        test=digits.test,
+        batch_size=BATCH,
+        seed=3,
+        progress=False,
+        early_stopping=EarlyStopping("test_acc", patience=EPOCHS),
+        **kwargs,
+    )
+    return history, params
+
+
+def state(params: LoadBuffer[tn.Float32, Any], optimizer: Optimizer) -> dict[str, np.ndarray]:
+    values = {name: w.numpy() for name, w in params.items()}
+    for name, w in params.items():
+        values |= {f"{name}/{s}": t.numpy() for s, t in optimizer.state(w).items()}
+    return values
+
+
+@pytest.mark.parametrize("kind", OPTIMIZERS)
+def test_five_plus_five_resumed_epochs_equal_ten(digits: Split, tmp_path: Path, kind: str) -> None:
+    straight_opt = OPTIMIZERS[kind]()
+    straight, straight_params = run(digits, straight_opt, 0, epochs=EPOCHS)
+
+    path = tmp_path / "run.ckpt"
+    first_opt = OPTIMIZERS[kind]()
+    first, _ = run(digits, first_opt, 0, epochs=5, checkpoint_path=path, checkpoint_every=5)
+    assert load_checkpoint(path, dict(_weights(digits)), OPTIMIZERS[kind]()).epoch == 5
+    resumed_opt = OPTIMIZERS[kind]()  # fresh state; other initial weights (seed 1)
+    resumed, resumed_params = run(digits, resumed_opt, 1, epochs=EPOCHS, resume_from=path)
+
+    assert dataclasses.asdict(resumed) == dataclasses.asdict(straight)
+    assert resumed.train_loss[:5] == first.train_loss
+    assert resumed_opt.step_count == straight_opt.step_count == STEPS
+    a, b = state(resumed_params, resumed_opt), state(straight_params, straight_opt)
+    assert a.keys() == b.keys()
+    for name in a:
+        assert np.array_equal(a[name], b[name]), name  # bit for bit
+
+
+def _weights(digits: Split) -> dict[str, tn.Tensor[tn.Float32, Any, Any]]:
+    _, params = build_mlp([64, 24, 10], seed=5)
+    return dict(params.items())
+
+
+def test_checkpoint_every_epoch_and_at_the_end(digits: Split, tmp_path: Path) -> None:
+    path = tmp_path / "run.ckpt"
+    epochs: list[int] = []
+
+    def on_epoch(epoch: int, history: History) -> None:
+        if epoch > 0:  # the checkpoint of the epoch before is on disk
+            epochs.append(load_checkpoint(path, _weights(digits), SGD(0.1)).epoch)
+
+    run(digits, SGD(0.1), 0, epochs=3, checkpoint_path=path, on_epoch=on_epoch)
+    assert epochs == [1, 2]
+    assert load_checkpoint(path, _weights(digits), SGD(0.1)).epoch == 3
+
+
+def test_resuming_with_another_optimizer_changes_nothing(digits: Split, tmp_path: Path) -> None:
+    path = tmp_path / "run.ckpt"
+    run(digits, SGD(0.1), 0, epochs=1, checkpoint_path=path)
+    net, params = build_mlp([64, 24, 10], seed=1)
+    before = {name: w.numpy().copy() for name, w in params.items()}
+    with pytest.raises(tn.CheckpointError, match="  optimizer : file has SGD, optimizer is Adam"):
+        fit(net, digits.train, Adam(1e-3), epochs=2, progress=False, resume_from=path)
+    for name, w in params.items():
+        assert np.array_equal(w.numpy(), before[name])
+
+
+def test_checkpoint_arguments_are_checked_before_training(digits: Split, tmp_path: Path) -> None:
+    net, _ = build_mlp([64, 24, 10], seed=0)
+    with pytest.raises(tn.TrainingError) as caught:
+        fit(net, digits.train, SGD(0.1), checkpoint_path=tmp_path / "missing" / "run.ckpt")
+    assert str(caught.value) == (
+        "cannot fit: checkpoint_path must be a file path in an existing folder.\n"
+        "  allowed  : a file path in an existing folder\n"
+        f"  received : {tmp_path / 'missing' / 'run.ckpt'!r} (PosixPath)\n"
+        "hint: the path is in a folder that does not exist: create the folder first, or name "
+        "a file in it."
+    )
+    with pytest.raises(tn.TrainingError, match="checkpoint_every must be an integer >= 1"):
+        fit(net, digits.train, SGD(0.1), checkpoint_path=tmp_path / "c", checkpoint_every=0)
+    with pytest.raises(tn.WeightFileNotFoundError, match="no such file"):
+        fit(net, digits.train, SGD(0.1), resume_from=tmp_path / "none.ckpt")
