@@ -211,3 +211,11 @@ class RetraceWarning(UserWarning):
 
 
 __all__ += ["CompileError", "RetraceWarning"]
+
+
+class IndexRangeError(TypedNNError, IndexError):
+    """An index value outside the range it selects from (an embedding row that does not
+    exist); found when the indices are read, at feed time or at evaluation."""
+
+
+__all__ += ["IndexRangeError"]

@@ -140,3 +140,31 @@ def max_pool2d_select(c: Array, x: Array, size: Pair, stride: Pair) -> Array:
     for i, j, hit in masks:
         out += c[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] * hit
     return out
+
+
+@implement("avg_pool2d", CPU)
+def avg_pool2d(x: Array, size: Pair, stride: Pair) -> Array:
+    (kh, kw), (n, c, h, w) = size, x.shape
+    if stride == size and h % kh == 0 and w % kw == 0:  # tiling windows: one reshaped mean
+        return x.reshape(n, c, h // kh, kh, w // kw, kw).mean(axis=(3, 5))
+    views = _offsets(x, size, stride)
+    out = views[0][2].copy()
+    for _, _, view in views[1:]:
+        out += view
+    out *= 1.0 / (kh * kw)
+    return out
+
+
+@implement("avg_pool2d_grad", CPU)
+def avg_pool2d_grad(g: Array, input_shape: tuple[int, ...], size: Pair, stride: Pair) -> Array:
+    xp, (kh, kw), (n, c, h, w) = module_of(g), size, input_shape
+    share = g * (1.0 / (kh * kw))
+    if stride == size and h % kh == 0 and w % kw == 0:
+        spread = xp.broadcast_to(share[:, :, :, None, :, None], (n, c, h // kh, kh, w // kw, kw))
+        return xp.ascontiguousarray(spread).reshape(input_shape)
+    dx = xp.zeros(input_shape, g.dtype)
+    (sh, sw), oh, ow = stride, g.shape[2], g.shape[3]
+    for i in range(kh):
+        for j in range(kw):
+            dx[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] += share
+    return dx
