@@ -4,8 +4,9 @@
 Each defines its forward only; its backward is ``tn.vjp`` of that forward (``derived.py``),
 with MetaNN's LIFO stacks, policies and neutral invariant.
 
-* ``Conv2dLayer(name, in_channels, out_channels, kernel_size, *, stride=1, padding=0,
-  bias=True)``: ``conv2d(x, weight) + bias`` per output channel; ``x`` (N, C, H, W) ->
+* ``Conv2dLayer(name, in_channels, out_channels, kernel_size, stride=1, padding=0, *,
+  bias=True)`` (stride and padding positional too, as in PyTorch, so a composite can set
+  them with ``create_sublayers().set(...)``): ``conv2d(x, weight) + bias`` per output channel; ``x`` (N, C, H, W) ->
   (N, O, H', W'). Parameters ``name/weight`` (O, C, KH, KW) and ``name/bias`` (O,), as
   PyTorch lays them out (``nn.Conv2d``'s state dict loads unchanged); ``bias=False`` has no
   bias parameter. A composite of two ``ParamSourceLayer`` sublayers (policies as for
@@ -211,9 +212,9 @@ class Conv2dLayer(ComposeKernel[LayerInput, LayerOutput]):
         in_channels: int,
         out_channels: int,
         kernel_size: Pair,
-        *,
         stride: Pair = 1,
         padding: Pair = 0,
+        *,
         bias: bool = True,
     ) -> None:
         kh, kw = _check_pair(name, "kernel_size", kernel_size, 1)

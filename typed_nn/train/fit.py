@@ -19,6 +19,7 @@ back to the host once per chunk of batches for the loss and accuracy.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -27,6 +28,7 @@ import numpy.typing as npt
 
 from .. import backends
 from ..data.tensor import Tensor
+from ..errors import TrainingError, message
 from ..model.optim import Optimizer
 from ..tags import CPU, DeviceTag, Float32, dim_of_rank
 from .data import Dataset, n_batches
@@ -44,17 +46,53 @@ Snapshot = list[tuple[Tensor[Float32, Any, Any], Any]]
 
 
 def predict(
-    model: TrainableModel, data: Dataset, *, device: type[DeviceTag] = CPU
+    model: TrainableModel,
+    data: Dataset,
+    *,
+    device: type[DeviceTag] = CPU,
+    input_shape: tuple[int, ...] | None = None,
 ) -> npt.NDArray[np.float32]:
     """Class probabilities (n, classes), on the host, of every sample of ``data``, computed
-    on ``device`` (where the model's parameters live)."""
-    graph = PredictGraph(model, len(data), data.n_features, data.n_classes, device)
+    on ``device`` (where the model's parameters live); ``input_shape`` as for ``fit``."""
+    shape = check_input_shape(input_shape, data.n_features)
+    graph = PredictGraph(model, len(data), data.n_features, data.n_classes, device, shape)
     return graph.run(data.x())
 
 
-def accuracy(model: TrainableModel, data: Dataset, *, device: type[DeviceTag] = CPU) -> float:
+def accuracy(
+    model: TrainableModel,
+    data: Dataset,
+    *,
+    device: type[DeviceTag] = CPU,
+    input_shape: tuple[int, ...] | None = None,
+) -> float:
     """The fraction of ``data`` whose most probable class is its label."""
-    return float(np.mean(predict(model, data, device=device).argmax(axis=1) == data.labels))
+    probs = predict(model, data, device=device, input_shape=input_shape)
+    return float(np.mean(probs.argmax(axis=1) == data.labels))
+
+
+def check_input_shape(input_shape: object, features: int) -> tuple[int, ...] | None:
+    """``input_shape`` (None, or a tuple of sizes whose product is ``features``), else a
+    ``TrainingError`` naming it."""
+    if input_shape is None:
+        return None
+    if (
+        not isinstance(input_shape, tuple)
+        or not input_shape
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in input_shape)
+        or math.prod(input_shape) != features
+    ):
+        raise TrainingError(
+            message(
+                "cannot train: input_shape is not a shape of one sample's features.",
+                [
+                    ("declared", f"sizes whose product is {features}"),
+                    ("received", repr(input_shape)),
+                ],
+                hint="e.g. input_shape=(1, 8, 8) for 64 features seen as 1-channel 8x8 images.",
+            )
+        )
+    return input_shape
 
 
 def _snapshot(step: TrainStep) -> Snapshot:
@@ -81,6 +119,7 @@ def fit(
     on_epoch: Callable[[int, History], None] | None = None,
     device: type[DeviceTag] = CPU,
     on_nonfinite: NonFinite = "raise",
+    input_shape: tuple[int, ...] | None = None,
 ) -> History:
     """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches.
 
@@ -98,6 +137,10 @@ def fit(
     rate (the weights may hold NaN or Inf by then); ``on_nonfinite="continue"`` trains on
     and records the non-finite losses instead. Losses are read in chunks of 16 batches, so
     up to 15 more batches may have run when the error is raised.
+
+    ``input_shape``: the shape of one sample as the model takes it, e.g. ``(1, 8, 8)`` for a
+    convolutional model of the 64-feature digits (the model gets (batch, 1, 8, 8) batches);
+    None (the default) feeds (batch, features) rows.
     """
     epochs, batch_size, seed = check_fit(
         train,
@@ -113,17 +156,18 @@ def fit(
         device=device,
         on_nonfinite=on_nonfinite,
     )
+    shape = check_input_shape(input_shape, train.n_features)
     rng = np.random.default_rng(seed)
-    step = TrainStep(model, optimizer, train.n_features, train.n_classes, device)
+    step = TrainStep(model, optimizer, train.n_features, train.n_classes, device, shape)
     tester = None
     if test is not None:
-        tester = PredictGraph(model, len(test), test.n_features, test.n_classes, device)
+        tester = PredictGraph(model, len(test), test.n_features, test.n_classes, device, shape)
     history, report = History(), Progress(progress, epochs, stream)
     best: tuple[float, Snapshot] | None = None
     waited = 0
     on_device = backends.array_module(device).asarray  # numpy's: no copy on the CPU
     n, labels = len(train), train.labels
-    features = on_device(train.features)
+    features = on_device(train.features.reshape(n, *(shape or (train.n_features,))))
     targets = on_device(train.y().array)  # one-hot once; batches are gathered into the step
     metrics = EpochMetrics(labels, batch_size, train.n_classes, on_nonfinite == "raise")
     per_epoch = n_batches(n, batch_size)

@@ -31,13 +31,15 @@ from ..evaluate.plan import evaluate
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
 from ..model.optim import Optimizer
-from ..tags import CPU, DeviceTag, Dim2, Float32, tag_name
+from ..tags import CPU, DeviceTag, Dim2, Float32, dim_of_rank, tag_name
 from .model import TrainableModel
 
 __all__ = ["PredictGraph", "TrainStep", "gather_rows"]
 
 # A step's data live on the step's device, CPU or GPU.
 Matrix32 = Tensor[Float32, Any, Dim2]
+Batch32 = Tensor[Float32, Any, Any]
+"""A batch of samples: (batch, features), or (batch, *input_shape) for ``input_shape``."""
 Lazy32 = TensorLike[Float32, Any, Dim2]
 Weight = Tensor[Float32, Any, Any]
 Roots = TensorLike[Float32, Any, Any]
@@ -56,7 +58,7 @@ def gather_rows(source: Array, rows: Array, out: Array) -> None:
         module_of(source).take(source, rows, 0, out)
 
 
-def _forward(model: TrainableModel, x: Matrix32, classes: int) -> Lazy32:
+def _forward(model: TrainableModel, x: Batch32, classes: int) -> Lazy32:
     """The model's logits for ``x``, checked to be (batch, classes)."""
     try:
         out: Any = model.feed_forward(model.input_cont().set(LayerInput, x)).get(LayerOutput)
@@ -102,14 +104,17 @@ class TrainStep:
         features: int,
         classes: int,
         device: type[DeviceTag] = CPU,
+        input_shape: tuple[int, ...] | None = None,
     ) -> None:
         self.model, self.optimizer = model, optimizer
         self.features, self.classes, self.device = features, classes, device
+        self.sample_shape = input_shape if input_shape is not None else (features,)
+        """The shape of one sample as the model takes it (``features`` reshaped)."""
         self.weights: list[tuple[str, Weight]] = []
-        self._batches: dict[int, tuple[Matrix32, Matrix32]] = {}
+        self._batches: dict[int, tuple[Batch32, Matrix32]] = {}
         self._step = compile(self._traced)
 
-    def _traced(self, x: Matrix32, y: Matrix32, numbers: tuple[float, ...]) -> Lazy32:
+    def _traced(self, x: Batch32, y: Matrix32, numbers: tuple[float, ...]) -> Lazy32:
         logits = _forward(self.model, x, self.classes)
         probs = ops.softmax(logits)
         # The weights the model updates (PUpdate), as its grad_collect names them.
@@ -134,11 +139,11 @@ class TrainStep:
         """One step on the batch ``features[rows]``, ``targets[rows]``; returns its
         probabilities on the step's device (a fresh array: the buffer pool never hands out
         memory that is still referenced). All three arrays live on the step's device;
-        ``rows`` must be in range."""
+        ``rows`` must be in range; ``features`` is (n, *sample_shape)."""
         batch = self._batches.get(len(rows))
         if batch is None:
             batch = self._batches[len(rows)] = (
-                zeros((len(rows), self.features), Float32, self.device),
+                zeros((len(rows), *self.sample_shape), Float32, self.device),
                 zeros((len(rows), self.classes), Float32, self.device),
             )
         x, y = batch
@@ -160,9 +165,11 @@ class PredictGraph:
         features: int,
         classes: int,
         device: type[DeviceTag] = CPU,
+        input_shape: tuple[int, ...] | None = None,
     ) -> None:
         self.device = device
-        self.x: Matrix32 = zeros((rows, features), Float32, device)
+        sample = input_shape if input_shape is not None else (features,)
+        self.x: Batch32 = zeros((rows, *sample), Float32, device)
         self.probs = ops.softmax(_forward(model, self.x, classes))
         model.feed_backward(model.output_cont())  # no gradient: only pops the layers' stacks
 
@@ -171,7 +178,8 @@ class PredictGraph:
         parameters as they are now."""
         if x.device is not self.device:
             x = evaluate(ops.to_device(x, self.device))
-        self.x.assign(x)
+        shaped = x.array.reshape(self.x.shape)  # a view: (rows, features) as the model takes it
+        self.x.assign(Tensor(shaped, Float32, self.device, dim_of_rank(self.x.rank)))
         handle = self.probs.eval_register()
         EvalPlan.eval()
         return handle.data().numpy().copy()
