@@ -326,6 +326,10 @@ def test_conv_rejects_the_wrong_rank() -> None:
         layer_feed(layer, {LayerInput: np.zeros((4, 9))})
     with pytest.raises(tn.RankError, match="cannot make Conv2dOp: it takes NCHW images"):
         make_train_layer(Conv2dLayer, LayerInMap({LayerInput: tn.Matrix[F64, tn.CPU]}))
+    with pytest.raises(tn.ElemTypeError, match="cannot make MaxPool2dLayer: it takes float data"):
+        make_train_layer(
+            MaxPool2dLayer, LayerInMap({LayerInput: tn.Tensor[tn.Int64, tn.CPU, tn.Dim4]})
+        )
     infer = make_infer_layer(Conv2dLayer, PElemIs(F64))("i", 1, 2, 3)
     init_params(infer, {"i/weight": np.zeros((2, 1, 3, 3)), "i/bias": np.zeros(2)})
     with pytest.raises(

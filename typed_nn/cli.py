@@ -1,6 +1,7 @@
 """The ``typed-nn`` console command: ``typed-nn train digits [options]``.
 
-Trains an MLP (built from the composite layers) on scikit-learn's bundled handwritten
+Trains an MLP (built from the composite layers), or with ``--model cnn`` a small
+convolutional network (``typed_nn.train.cnn``), on scikit-learn's bundled handwritten
 digits, prints progress and, last, ``test accuracy: 0.9xx``; saves the weights
 (safetensors) and a loss/accuracy plot. ``main(argv)`` returns the exit status: 0 on
 success, 2 for a usage error or a missing optional package (every argument, ``--out``

@@ -6,8 +6,8 @@ with MetaNN's LIFO stacks, policies and neutral invariant.
 
 * ``Conv2dLayer(name, in_channels, out_channels, kernel_size, stride=1, padding=0, *,
   bias=True)`` (stride and padding positional too, as in PyTorch, so a composite can set
-  them with ``create_sublayers().set(...)``): ``conv2d(x, weight) + bias`` per output channel; ``x`` (N, C, H, W) ->
-  (N, O, H', W'). Parameters ``name/weight`` (O, C, KH, KW) and ``name/bias`` (O,), as
+  them with ``create_sublayers().set(...)``): ``conv2d(x, weight) + bias`` per output
+  channel; ``x`` (N, C, H, W) -> (N, O, H', W'). Parameters ``name/weight`` (O, C, KH, KW) and ``name/bias`` (O,), as
   PyTorch lays them out (``nn.Conv2d``'s state dict loads unchanged); ``bias=False`` has no
   bias parameter. A composite of two ``ParamSourceLayer`` sublayers (policies as for
   ``LinearLayer``: ``PUpdate``, ``PInitializerIs``, ``PElemIs`` / ``PDeviceIs``) and the
@@ -30,10 +30,10 @@ from typing import Any, ClassVar
 from .. import ops
 from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor, TensorLike
-from ..errors import RankError, ShapeError, message
+from ..errors import ElemTypeError, RankError, ShapeError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, ParamPolicy, PParamTypeIs, policy_select
-from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32
+from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32, FloatTag
 from .compose import ComposeKernel
 from .in_map import port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
@@ -133,7 +133,15 @@ class _ImageLayer(Layer[Any, LayerOutput]):
                     hint="declare LayerInput as tn.Tensor[elem, device, tn.Dim4].",
                 )
             )
-        assert x.elem is not None
+        if x.elem is None or not issubclass(x.elem, FloatTag):
+            raise ElemTypeError(
+                message(
+                    f"cannot make {cls.__name__}: it takes float data, declared "
+                    f"{given[LayerInput]!r}.",
+                    built_at=format_site(user_site()),
+                    hint="declare LayerInput as Float32 or Float64 data.",
+                )
+            )
         assert x.device is not None
         return {LayerOutput: tensor_type(x.elem, x.device, cls.out_rank)}
 
