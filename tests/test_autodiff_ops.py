@@ -328,6 +328,27 @@ def _pool_select_cases() -> tuple[Case, ...]:
     )
 
 
+def _avg_pool_cases() -> tuple[Case, ...]:
+    return tuple(
+        C(name, lambda x, k=k, s=s: U.avg_pool2d(x, k, s), normal(*xs)) for name, xs, k, s in POOLS
+    )
+
+
+def _avg_pool_grad_cases() -> tuple[Case, ...]:
+    return tuple(
+        C(
+            name,
+            lambda g, xs=xs, k=k, s=s: U.avg_pool2d_grad(g, xs, k, s),
+            normal(*pool_out(xs, k, s)),
+        )
+        for name, xs, k, s in POOLS
+    )
+
+
+EMBEDDING_IDS = np.array([[1, 4, 1], [0, 4, 4]])
+"""Indices into a 5-row table, with repeats (their gradients accumulate)."""
+
+
 def tile_grad(shape: tuple[int, ...], new_dims: tuple[int, ...]) -> Callable[[Any], Any]:
     return lambda g: build(TILE_GRAD, (g,), (shape, new_dims))
 
@@ -421,6 +442,17 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
     "max_pool2d": _pool_cases(),
     "max_pool2d_grad": _pool_grad_cases(),
     "max_pool2d_select": _pool_select_cases(),
+    "avg_pool2d": _avg_pool_cases(),
+    "avg_pool2d_grad": _avg_pool_grad_cases(),
+    # embedding and dropout
+    "embedding": (
+        C("matrix-ids", U.embedding, normal(5, 3), EMBEDDING_IDS),
+        C("vector-ids", U.embedding, normal(5, 2), EMBEDDING_IDS[0]),
+    ),
+    "embedding_grad": (
+        C("matrix-ids", lambda g, i: U.embedding_grad(g, i, 5), normal(2, 3, 3), EMBEDDING_IDS),
+    ),
+    "dropout_mask": Dedicated(("test_dropout_mask_is_a_function_of_its_state",)),
     # layout
     "permute": (
         C("tensor3-(2,0,1)", lambda x: U.permute(x, (2, 0, 1)), normal(2, 3, 4)),
@@ -512,7 +544,7 @@ SECOND_ORDER = (
     *("exp", "log", "sqrt", "square", "sin", "cos", "tan", "asin", "acos", "asinh", "acosh"),
     *("sigmoid", "tanh", "relu"),
     *("dot", "reduce_sum", "reduce_mean", "reduce_max", "softmax", "log_softmax", "nll_loss"),
-    *("conv2d", "max_pool2d", "tile", "narrow", "concat"),
+    *("conv2d", "max_pool2d", "tile", "narrow", "concat", "avg_pool2d", "embedding"),
 )
 """Ops whose Hessian-vector products are checked (through their gradient ops' vjps)."""
 
@@ -650,7 +682,7 @@ def test_every_op_has_a_gradient_check() -> None:
             assert spec, f"{name}: no cases"
             assert ops_[name].vjp is not NOT_DIFFERENTIABLE, f"{name} is not differentiable"
     not_differentiable = {n for n, d in ops_.items() if d.vjp is NOT_DIFFERENTIABLE}
-    assert not_differentiable == {"sign", "argmax"}, not_differentiable
+    assert not_differentiable == {"sign", "argmax", "dropout_mask"}, not_differentiable
     grads = {n for n in ops_ if n.endswith("_grad")} | {"max_pool2d_select"}
     assert all(isinstance(SPECS[n], tuple) for n in grads), "every gradient op gets FD cases"
     assert set(SECOND_ORDER) <= {n for n, s in SPECS.items() if isinstance(s, tuple)}
@@ -664,6 +696,22 @@ def test_sign_paths_contribute_zero() -> None:
     x = t64(a)
     np.testing.assert_array_equal(tn.grad(U.reduce_sum(U.sign(x) * x), x).numpy(), np.sign(a))
     np.testing.assert_array_equal(tn.grad(U.reduce_sum(U.sign(x)), x).numpy(), np.zeros((3, 4)))
+
+
+def test_dropout_mask_is_a_function_of_its_state() -> None:
+    """The mask's values follow its state [seed, counter] (same state, same mask; a new
+    counter, a new mask); it passes no gradient back (the state is an integer)."""
+    state = tn.tensor(np.array([5, 1]), tn.Int64, tn.CPU, tn.Dim1)
+    a = U.dropout_mask(state, (40, 50), 0.75, tn.Float64).numpy()
+    again = U.dropout_mask(state, (40, 50), 0.75, tn.Float64).numpy()
+    np.testing.assert_array_equal(a, again)
+    assert set(np.unique(a)) == {0.0, 1 / 0.75}
+    assert abs((a != 0).mean() - 0.75) < 0.03
+    later = tn.tensor(np.array([5, 2]), tn.Int64, tn.CPU, tn.Dim1)
+    assert not np.array_equal(U.dropout_mask(later, (40, 50), 0.75, tn.Float64).numpy(), a)
+    x = t64(normal(40, 50))
+    mask = U.dropout_mask(state, (40, 50), 0.75, tn.Float64)
+    np.testing.assert_array_equal(tn.grad(U.reduce_sum(x * mask), x).numpy(), a)
 
 
 def test_argmax_paths_contribute_zero() -> None:

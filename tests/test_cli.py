@@ -15,6 +15,7 @@ from typed_nn.cli import main
 from typed_nn.model import load_weights
 from typed_nn.train import accuracy, load_digits
 from typed_nn.train.classifier import build_mlp
+from typed_nn.train.cnn import build_cnn
 
 
 def test_short_digits_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -44,6 +45,36 @@ def test_short_digits_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert float(match.group(1)) > 0.8  # two epochs already learn most digits
 
 
+def test_short_cnn_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--model cnn``: the digits as (N, 1, 8, 8) images through conv -> relu -> pool ->
+    linear, Adam by default; the weights are the conv's OIHW kernel and the linear layer."""
+    argv = ["train", "digits", "--model", "cnn", "--epochs", "3", "--out", str(tmp_path)]
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert err.splitlines()[-1].startswith("epoch   3/3  loss")
+    assert out.startswith(
+        "training CNN conv 8 3x3 -> relu -> maxpool 2 -> linear 10 on digits: 1437 train / "
+        "360 test samples, adam (lr 0.03, cosine)"
+    )
+    match = re.fullmatch(r"test accuracy: (0\.\d{3}|1\.000)", out.rstrip("\n").splitlines()[-1])
+    assert match is not None, out
+    weights = tmp_path / "digits_cnn.safetensors"
+    assert f"weights saved to {weights}" in out
+    net, params = build_cnn(seed=99, name="digits")
+    loaded = load_weights(weights, params)
+    assert loaded == (
+        "digits/conv/bias",
+        "digits/conv/weight",
+        "digits/fc/bias",
+        "digits/fc/weight",
+    )
+    assert params.try_get("digits/conv/weight").shape == (8, 1, 3, 3)  # type: ignore[union-attr]
+    reloaded = accuracy(net, load_digits().test, input_shape=(1, 8, 8))
+    assert f"{reloaded:.3f}" == match.group(1)
+    assert reloaded > 0.9  # three epochs already learn most digits
+
+
 def test_progress_goes_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["train", "digits", "--epochs", "1", "--widths", "16", "--out", str(tmp_path)]) == 0
     out, err = capsys.readouterr()
@@ -57,6 +88,7 @@ def test_help_reads_well(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Train an MLP classifier" in text
     assert "--epochs N            passes over the data (default: 25)" in text
     assert "--optimizer {sgd,momentum,adam}" in text
+    assert "--model {mlp,cnn}" in text
     assert "example:\n  typed-nn train digits --epochs 30" in text
 
 

@@ -438,5 +438,5 @@ def test_a_regression_is_refused_data_parallel_before_any_step() -> None:
 
     net, _ = build_mlp([3, 4, 1], "relu", seed=0)
     data = ArrayDataset(np.zeros((8, 3), np.float32), np.zeros((8, 1), np.float32))
-    with pytest.raises(tn.DistributedError, match="cannot train a regression .* data-parallel"):
+    with pytest.raises(tn.DistributedError, match=r"cannot train a regression .* data-parallel"):
         fit(net, data, SGD(0.1), epochs=1, batch_size=4, world=World(FakeComm(0, 2)))

@@ -127,8 +127,9 @@ def test_var_scale_fans() -> None:
     assert var_scale_fans(()) == (1, 1)
     assert var_scale_fans((7,)) == (1, 1)
     assert var_scale_fans((64, 128)) == (64, 128)
-    assert var_scale_fans((2, 3, 4)) == (6, 8)
-    assert var_scale_fans((5, 2, 3, 4)) == (30, 40)
+    assert var_scale_fans((2, 3, 4)) == (12, 8)  # a conv1d weight (out, in, kw)
+    assert var_scale_fans((5, 2, 3, 4)) == (24, 60)  # OIHW: fan_in C*KH*KW, fan_out O*KH*KW
+    assert var_scale_fans((8, 1, 3, 3)) == (9, 72)  # the issue's conv weight (not 24)
 
 
 @pytest.mark.parametrize(
@@ -159,10 +160,17 @@ def test_var_scale_policy_objects_and_defaults() -> None:
     assert_stats(t.numpy().astype(np.float64), 0.0, math.sqrt(2 / 3000))
 
 
-def test_var_scale_rank3_uses_count_over_last_dims() -> None:
+def test_var_scale_rank3_reads_a_conv_layout() -> None:
     t = tn.zeros((40, 50, 60), tn.Float64, tn.CPU)
-    VarScaleFiller(1.0, PNormVarScale, PVarScaleFanIn, seed=0).fill(t)  # fan_in = 40*50
-    assert_stats(t.numpy(), 0.0, math.sqrt(1 / 2000))
+    VarScaleFiller(1.0, PNormVarScale, PVarScaleFanIn, seed=0).fill(t)  # fan_in = 50*60
+    assert_stats(t.numpy(), 0.0, math.sqrt(1 / 3000))
+
+
+def test_msra_on_a_conv_weight_uses_c_kh_kw() -> None:
+    """An OIHW conv weight (64, 3, 5, 5): fan_in 3*5*5 = 75 (MetaNN's count / last gave 960)."""
+    t = tn.zeros((64, 3, 5, 5), tn.Float64, tn.CPU)
+    MSRAFiller(seed=0).fill(t)
+    assert_stats(t.numpy(), 0.0, math.sqrt(2 / 75))
 
 
 def test_xavier_and_msra() -> None:

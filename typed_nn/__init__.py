@@ -44,6 +44,7 @@ from .errors import ElemRangeError as ElemRangeError
 from .errors import ElemTypeError as ElemTypeError
 from .errors import EvaluationError as EvaluationError
 from .errors import ExportError as ExportError
+from .errors import IndexRangeError as IndexRangeError
 from .errors import LayerError as LayerError
 from .errors import MissingDependencyError as MissingDependencyError
 from .errors import NoImplementationError as NoImplementationError

@@ -1,6 +1,7 @@
 """The ``typed-nn`` console command: ``typed-nn train digits [options]``.
 
-Trains an MLP (built from the composite layers) on scikit-learn's bundled handwritten
+Trains an MLP (built from the composite layers), or with ``--model cnn`` a small
+convolutional network (``typed_nn.train.cnn``), on scikit-learn's bundled handwritten
 digits, prints progress and, last, ``test accuracy: 0.9xx``; saves the weights
 (safetensors) and a loss/accuracy plot. ``main(argv)`` returns the exit status: 0 on
 success, 2 for a usage error or a missing optional package (every argument, ``--out``
@@ -34,14 +35,20 @@ from .model import save_weights
 from .tags import CPU, GPU, DeviceTag
 from .train import accuracy, fit, load_digits, plot_history
 from .train.classifier import ActivationName, OptimizerName, build_mlp, make_optimizer
+from .train.cnn import build_cnn
+from .train.model import TrainableModel
 
 __all__ = ["main"]
 
 DATASETS = ("digits",)
-OUTPUTS = ("digits_mlp.safetensors", "history.png")
+OUTPUTS = ("digits_mlp.safetensors", "digits_cnn.safetensors", "history.png")
+MODELS = ("mlp", "cnn")
+CNN_ADAM_LR = 0.03
+"""The cnn's default Adam learning rate: 25 epochs reach 98-99% test accuracy (seeds 0-4)."""
 DEVICES: dict[str, type[DeviceTag]] = {"cpu": CPU, "gpu": GPU}
 EXAMPLE = """example:
   typed-nn train digits --epochs 30 --widths 128 64 --optimizer adam --out runs/digits
+  typed-nn train digits --model cnn --epochs 15 --optimizer adam --lr 0.01
 
 defaults reach about 97-98% test accuracy in well under a minute on a laptop CPU.
 """
@@ -85,6 +92,13 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=_Help,
     )
     train.add_argument("dataset", help=f"the data set: {', '.join(DATASETS)}")
+    train.add_argument(
+        "--model",
+        choices=MODELS,
+        default="mlp",
+        help="mlp: the --widths MLP; cnn: conv 8 3x3 pad 1 -> relu -> maxpool 2 -> linear "
+        "on the images as (N, 1, 8, 8)",
+    )
     train.add_argument("--epochs", type=int, default=25, metavar="N", help="passes over the data")
     train.add_argument("--batch-size", type=int, default=32, metavar="B", help="mini-batch size")
     train.add_argument(
@@ -94,14 +108,18 @@ def _parser() -> argparse.ArgumentParser:
         "--activation", choices=get_args(ActivationName), default="relu", help="hidden activation"
     )
     train.add_argument(
-        "--optimizer", choices=get_args(OptimizerName), default="momentum", help="optimizer"
+        "--optimizer",
+        choices=get_args(OptimizerName),
+        default=None,
+        help="optimizer (default: momentum for mlp, adam for cnn)",
     )
     train.add_argument(
         "--lr",
         type=float,
         default=None,
         metavar="X",
-        help="learning rate (default by optimizer: sgd 0.1, momentum 0.05, adam 0.001)",
+        help="learning rate (default by optimizer: sgd 0.1, momentum 0.05, adam 0.001; "
+        f"adam {CNN_ADAM_LR} for cnn)",
     )
     train.add_argument(
         "--schedule",
@@ -212,18 +230,36 @@ def _check_world(args: argparse.Namespace, w: World) -> None:
 
 def _train(args: argparse.Namespace, w: World) -> int:
     split = load_digits(seed=0)  # a fixed split, so accuracies compare across runs
-    widths = [split.train.n_features, *args.widths, split.train.n_classes]
     device = DEVICES[args.device]
-    net, params = build_mlp(widths, args.activation, seed=args.seed, name="digits", device=device)
+    net: TrainableModel
+    input_shape: tuple[int, ...] | None = None
+    if args.model == "cnn":
+        side = math.isqrt(split.train.n_features)  # the 8x8 digits as 1-channel images
+        input_shape = (1, side, side)
+        net, params = build_cnn(
+            height=side, width=side, seed=args.seed, name="digits", device=device
+        )
+        described = f"CNN conv 8 3x3 -> relu -> maxpool 2 -> linear {split.train.n_classes}"
+        metadata = {"model": "cnn", "input_shape": " ".join(map(str, input_shape))}
+    else:
+        widths = [split.train.n_features, *args.widths, split.train.n_classes]
+        net, params = build_mlp(
+            widths, args.activation, seed=args.seed, name="digits", device=device
+        )
+        described = f"MLP {'-'.join(map(str, widths))} ({args.activation})"
+        metadata = {"widths": " ".join(map(str, widths))}
     steps = args.epochs * -(-len(split.train) // args.batch_size)
     total = steps if args.schedule == "cosine" else None
-    optimizer = make_optimizer(args.optimizer, args.lr, total_steps=total)
+    cnn = args.model == "cnn"
+    name: OptimizerName = args.optimizer or ("adam" if cnn else "momentum")
+    lr = CNN_ADAM_LR if args.lr is None and cnn and name == "adam" else args.lr
+    optimizer = make_optimizer(name, lr, total_steps=total)
     quiet = args.no_progress or not w.is_root  # rank 0 alone prints and saves
     ranks = f" x {w.size} ranks" if w.size > 1 else ""
     if not quiet:
         print(
-            f"training MLP {'-'.join(map(str, widths))} ({args.activation}) on digits: "
-            f"{len(split.train)} train / {len(split.test)} test samples, {args.optimizer} "
+            f"training {described} on digits: "
+            f"{len(split.train)} train / {len(split.test)} test samples, {name} "
             f"(lr {optimizer.current_lr():g}, {args.schedule}), "
             f"{args.epochs} epochs of batch {args.batch_size} on {args.device}{ranks}",
             flush=True,
@@ -245,6 +281,7 @@ def _train(args: argparse.Namespace, w: World) -> int:
             checkpoint_every=args.checkpoint_every,
             resume_from=args.resume,
             world=w,
+            input_shape=input_shape,
         )
     except TrainingError as err:  # the arguments are checked: the run diverged
         raise RunError(f"{str(err).splitlines()[0]} Nothing saved (try a smaller --lr).") from err
@@ -252,15 +289,16 @@ def _train(args: argparse.Namespace, w: World) -> int:
         return 0
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
-    weights = out / "digits_mlp.safetensors"
-    save_weights(weights, params, metadata={"widths": " ".join(map(str, widths))})
+    weights = out / f"digits_{args.model}.safetensors"
+    save_weights(weights, params, metadata=metadata)
     print(f"weights saved to {weights}")
     try:
         print(f"plot saved to {plot_history(history, out / 'history.png')}")
     except MissingDependencyError as err:
         lines = str(err).splitlines()
         print(f"plot skipped: {lines[0]} ({lines[-1].removeprefix('hint: ')})")
-    print(f"test accuracy: {accuracy(net, split.test, device=device):.3f}")
+    test_acc = accuracy(net, split.test, device=device, input_shape=input_shape)
+    print(f"test accuracy: {test_acc:.3f}")
     return 0
 
 

@@ -241,3 +241,11 @@ class DistributedError(TypedNNError, RuntimeError):
 
 
 __all__ += ["DistributedError"]
+
+
+class IndexRangeError(TypedNNError, IndexError):
+    """An index value outside the range it selects from (an embedding row that does not
+    exist); found when the indices are read, at feed time or at evaluation."""
+
+
+__all__ += ["IndexRangeError"]

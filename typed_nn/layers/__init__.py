@@ -10,7 +10,13 @@ from .binary_layers import MultiplyLayer as MultiplyLayer
 from .binary_layers import SubtractLayer as SubtractLayer
 from .compose import ComposeKernel as ComposeKernel
 from .compose import SublayerArgs as SublayerArgs
+from .conv_layers import AvgPool2dLayer as AvgPool2dLayer
+from .conv_layers import Conv2dLayer as Conv2dLayer
+from .conv_layers import FlattenLayer as FlattenLayer
+from .conv_layers import MaxPool2dLayer as MaxPool2dLayer
 from .dot_layer import DotLayer as DotLayer
+from .dropout import DropoutLayer as DropoutLayer
+from .embedding import EmbeddingLayer as EmbeddingLayer
 from .gru import GruStep as GruStep
 from .in_map import LayerInMap as LayerInMap
 from .in_map import PortType as PortType

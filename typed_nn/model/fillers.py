@@ -215,20 +215,23 @@ class UniformFiller(_RandomFiller):
 
 
 def var_scale_fans(shape: tuple[int, ...]) -> tuple[int, int]:
-    """(fan_in, fan_out) of a parameter of ``shape``, by MetaNN's rule.
+    """(fan_in, fan_out) of a parameter of ``shape``.
 
-    A matrix (r, c) has fan_in r and fan_out c; scalars and vectors (1, 1); a higher rank
-    (count / last dim, count / second-last dim), count being the number of elements.
+    A matrix (r, c) has fan_in r and fan_out c (typed_nn's ``x @ W`` layout: (in, out));
+    scalars and vectors (1, 1). A higher rank is a convolution weight laid out (out, in,
+    *kernel) (OIHW for conv2d, as PyTorch): fan_in = in * kernel size, fan_out = out * kernel
+    size, so an (8, 1, 3, 3) weight has fan_in 9 and fan_out 72. (MetaNN's rule, count / last
+    dim, would give 24: it reads the kernel width as the output width.)
 
-    >>> var_scale_fans((64, 128)), var_scale_fans((2, 3, 4))
-    ((64, 128), (6, 8))
+    >>> var_scale_fans((64, 128)), var_scale_fans((8, 1, 3, 3))
+    ((64, 128), (9, 72))
     """
     if len(shape) < 2:
         return 1, 1
     if len(shape) == 2:
         return shape[0], shape[1]
-    count = math.prod(shape)
-    return count // shape[-1], count // shape[-2]
+    kernel = math.prod(shape[2:])
+    return shape[1] * kernel, shape[0] * kernel
 
 
 def _resolve(policies: tuple[VarScalePolicy, ...], filler: str) -> VarScaleFillerPolicy:

@@ -12,6 +12,8 @@ from .activation import tanh_grad as tanh_grad
 from .arithmetic import abs as abs
 from .arithmetic import negative as negative
 from .arithmetic import sign as sign
+from .conv import avg_pool2d as avg_pool2d
+from .conv import avg_pool2d_grad as avg_pool2d_grad
 from .conv import conv2d as conv2d
 from .conv import conv2d_grad_input as conv2d_grad_input
 from .conv import conv2d_grad_weight as conv2d_grad_weight
@@ -19,6 +21,8 @@ from .conv import max_pool2d as max_pool2d
 from .conv import max_pool2d_grad as max_pool2d_grad
 from .convert import astype as astype
 from .convert import to_device as to_device
+from .embedding import embedding as embedding
+from .embedding import embedding_grad as embedding_grad
 from .join import concat as concat
 from .join import narrow as narrow
 from .join import stack as stack
@@ -56,6 +60,7 @@ from .math import square_grad as square_grad
 from .math import tan as tan
 from .math import tan_grad as tan_grad
 from .node import Operation as Operation
+from .random import dropout_mask as dropout_mask
 from .reduce import argmax as argmax
 from .reduce import reduce_max as reduce_max
 from .reduce import reduce_mean as reduce_mean

@@ -15,6 +15,9 @@ on both sides. Output sizes: ``H' = (H + 2 * padding - KH) // stride + 1`` (same
 * ``max_pool2d(x, size, stride)`` -> ``(N, C, H', W')`` (no padding; stride defaults to
   ``size``), and ``max_pool2d_grad(g, x, size, stride)``: ``g`` routed to the position of each
   window's maximum (the first one on ties; overlapping windows add up), shaped like ``x``.
+* ``avg_pool2d(x, size, stride)`` -> ``(N, C, H', W')``: the mean of each window (no padding;
+  stride defaults to ``size``), and ``avg_pool2d_grad(g, input_shape, size, stride)``: each
+  window's ``g / (KH * KW)`` spread over the window (overlapping windows add up).
 """
 
 from __future__ import annotations
@@ -28,12 +31,16 @@ from .node import AnyOp, Cotangents, build
 from .rules import common_device, common_elem, require_float, require_rank, site, tensor_operands
 
 __all__ = [
+    "AVG_POOL2D",
+    "AVG_POOL2D_GRAD",
     "CONV2D",
     "CONV2D_GRAD_INPUT",
     "CONV2D_GRAD_WEIGHT",
     "MAX_POOL2D",
     "MAX_POOL2D_GRAD",
     "MAX_POOL2D_SELECT",
+    "avg_pool2d",
+    "avg_pool2d_grad",
     "conv2d",
     "conv2d_grad_input",
     "conv2d_grad_weight",
@@ -302,6 +309,34 @@ MAX_POOL2D_SELECT = OpDecl(
 (the adjoint of ``max_pool2d_grad``; second-order gradients through pooling use it)."""
 
 
+def _infer_avg_pool_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    (g,) = _operands(decl, operands, ("grad",))
+    shape = _shape4(decl, "input_shape", params[0])
+    size, stride = _pair(decl.name, "size", params[1], 1), _pair(decl.name, "stride", params[2], 1)
+    h, w = _windows(decl, format_shape(shape), (shape[2], shape[3]), size, stride, (0, 0))
+    _grad_shape(decl, g, (*shape[:2], h, w), "avg_pool2d")
+    return shape, g.elem, g.device
+
+
+# Both are linear and each other's adjoint.
+def _avg_pool_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (build(AVG_POOL2D_GRAD, (g,), (n.operands[0].shape, *n.params)),)
+
+
+def _avg_pool_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
+    return (build(AVG_POOL2D, (c,), n.params[1:]),)
+
+
+AVG_POOL2D = OpDecl("avg_pool2d", 1, _infer_pool, params=("size", "stride"), vjp=_avg_pool_vjp)
+AVG_POOL2D_GRAD = OpDecl(
+    "avg_pool2d_grad",
+    1,
+    _infer_avg_pool_grad,
+    params=("input_shape", "size", "stride"),
+    vjp=_avg_pool_grad_vjp,
+)
+
+
 def conv2d(
     x: TensorLike[FE, Dv, Dim4], w: TensorLike[FE, Dv, Dim4], stride: Pair = 1, padding: Pair = 0
 ) -> TensorLike[FE, Dv, Dim4]:
@@ -386,6 +421,44 @@ def max_pool2d_grad(
         d,
         (g, x),
         (
+            _pair(d.name, "size", size, 1),
+            _pair(d.name, "stride", size if stride is None else stride, 1),
+        ),
+    )
+
+
+def avg_pool2d(
+    x: TensorLike[FE, Dv, Dim4], size: Pair, stride: Pair | None = None
+) -> TensorLike[FE, Dv, Dim4]:
+    """The mean of each ``size`` window of NCHW images, moved by ``stride`` (default: size).
+
+    Returns (N, C, H', W') with ``H' = (H - size) // stride + 1``.
+    """
+    d = AVG_POOL2D
+    return build(
+        d,
+        (x,),
+        (
+            _pair(d.name, "size", size, 1),
+            _pair(d.name, "stride", size if stride is None else stride, 1),
+        ),
+    )
+
+
+def avg_pool2d_grad(
+    g: TensorLike[FE, Dv, Dim4],
+    input_shape: tuple[int, ...],
+    size: Pair,
+    stride: Pair | None = None,
+) -> TensorLike[FE, Dv, Dim4]:
+    """The gradient with respect to avg_pool2d's input (shape ``input_shape``), given ``g``
+    for its output: each window's ``g / (KH * KW)`` added over the window."""
+    d = AVG_POOL2D_GRAD
+    return build(
+        d,
+        (g,),
+        (
+            input_shape,
             _pair(d.name, "size", size, 1),
             _pair(d.name, "stride", size if stride is None else stride, 1),
         ),

@@ -19,6 +19,7 @@ back to the host once per chunk of batches for the loss and accuracy.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TextIO
 
@@ -38,6 +39,7 @@ from ..distributed.data_parallel import (
 )
 from ..distributed.world import World
 from ..distributed.world import world as current_world
+from ..errors import TrainingError, message
 from ..model.optim import Optimizer
 from ..ops import mse_loss
 from ..tags import CPU, DeviceTag, Dim2, Float32, dim_of_rank
@@ -59,22 +61,64 @@ Snapshot = list[tuple[Tensor[Float32, Any, Any], Any]]
 
 
 def predict(
-    model: TrainableModel, data: Dataset | ArrayDataset, *, device: type[DeviceTag] = CPU
+    model: TrainableModel,
+    data: Dataset | ArrayDataset,
+    *,
+    device: type[DeviceTag] = CPU,
+    input_shape: tuple[int, ...] | None = None,
 ) -> npt.NDArray[np.float32]:
     """Class probabilities (n, classes), on the host, of every sample of ``data``, computed
     on ``device`` (where the model's parameters live); for an ``ArrayDataset`` (features,
-    targets), the model's outputs (n, k), shaped like the targets."""
+    targets), the model's outputs (n, k), shaped like the targets. ``input_shape`` as for
+    ``fit``."""
     if isinstance(data, ArrayDataset):
         features, width = data.arrays[0], check_arrays("data", data)[1]
-        graph = PredictGraph(model, len(data), features.shape[1], width, device, regression=True)
+        shape = check_input_shape(input_shape, features.shape[1])
+        graph = PredictGraph(
+            model, len(data), features.shape[1], width, device, regression=True, input_shape=shape
+        )
         return graph.run(Tensor(features, Float32, CPU, Dim2))
-    graph = PredictGraph(model, len(data), data.n_features, data.n_classes, device)
+    shape = check_input_shape(input_shape, data.n_features)
+    graph = PredictGraph(
+        model, len(data), data.n_features, data.n_classes, device, input_shape=shape
+    )
     return graph.run(data.x())
 
 
-def accuracy(model: TrainableModel, data: Dataset, *, device: type[DeviceTag] = CPU) -> float:
+def accuracy(
+    model: TrainableModel,
+    data: Dataset,
+    *,
+    device: type[DeviceTag] = CPU,
+    input_shape: tuple[int, ...] | None = None,
+) -> float:
     """The fraction of ``data`` whose most probable class is its label."""
-    return float(np.mean(predict(model, data, device=device).argmax(axis=1) == data.labels))
+    probs = predict(model, data, device=device, input_shape=input_shape)
+    return float(np.mean(probs.argmax(axis=1) == data.labels))
+
+
+def check_input_shape(input_shape: object, features: int) -> tuple[int, ...] | None:
+    """``input_shape`` (None, or a tuple of sizes whose product is ``features``), else a
+    ``TrainingError`` naming it."""
+    if input_shape is None:
+        return None
+    if (
+        not isinstance(input_shape, tuple)
+        or not input_shape
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in input_shape)
+        or math.prod(input_shape) != features
+    ):
+        raise TrainingError(
+            message(
+                "cannot train: input_shape is not a shape of one sample's features.",
+                [
+                    ("declared", f"sizes whose product is {features}"),
+                    ("received", repr(input_shape)),
+                ],
+                hint="e.g. input_shape=(1, 8, 8) for 64 features seen as 1-channel 8x8 images.",
+            )
+        )
+    return input_shape
 
 
 def _snapshot(step: TrainStep) -> Snapshot:
@@ -106,6 +150,7 @@ def fit(
     resume_from: PathLike | None = None,
     loss: Loss | None = None,
     world: World | None = None,
+    input_shape: tuple[int, ...] | None = None,
 ) -> History:
     """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches.
 
@@ -142,6 +187,10 @@ def fit(
     the ranks inside each step, the history is the same on every rank and only rank 0
     shows progress and writes checkpoints (docs/distributed.md). Data-parallel training
     takes a classification ``Dataset``.
+
+    ``input_shape``: the shape of one sample as the model takes it, e.g. ``(1, 8, 8)`` for a
+    convolutional model of the 64-feature digits (the model gets (batch, 1, 8, 8) batches);
+    None (the default) feeds (batch, features) rows.
     """
     epochs, batch_size, seed = check_fit(
         train,
@@ -172,21 +221,33 @@ def fit(
         check_single_process(world, "a regression (an ArrayDataset)")
         chosen = loss if loss is not None else mse_loss
         (width, outputs), (x_all, y_all) = check_arrays("train", train), train.arrays
-        step = TrainStep(model, optimizer, width, outputs, device, loss=chosen)
+        shape = check_input_shape(input_shape, width)
+        step = TrainStep(model, optimizer, width, outputs, device, loss=chosen, input_shape=shape)
         if isinstance(test, ArrayDataset):
             tester = LossGraph(model, chosen, test, device)
         features, targets, metrics = (
-            on_device(x_all),
+            on_device(x_all.reshape(n, *(shape or (width,)))),
             on_device(y_all),
             LossMetrics(n, batch_size, check),
         )
     else:
-        step = TrainStep(model, optimizer, train.n_features, train.n_classes, device, world=world)
+        shape = check_input_shape(input_shape, train.n_features)
+        step = TrainStep(
+            model,
+            optimizer,
+            train.n_features,
+            train.n_classes,
+            device,
+            world=world,
+            input_shape=shape,
+        )
         if world.size > 1:
             sync_parameters(world, step.collect_weights(), optimizer)
         if isinstance(test, Dataset):
-            tester = PredictGraph(model, len(test), test.n_features, test.n_classes, device)
-        features = on_device(train.features)
+            tester = PredictGraph(
+                model, len(test), test.n_features, test.n_classes, device, input_shape=shape
+            )
+        features = on_device(train.features.reshape(n, *(shape or (train.n_features,))))
         targets = on_device(train.y().array)  # one-hot once; batches are gathered into the step
         metrics = EpochMetrics(train.labels, batch_size // world.size, train.n_classes, check)
     history = History()

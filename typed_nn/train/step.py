@@ -35,13 +35,15 @@ from ..inference_mode import inference
 from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
 from ..model.optim import Optimizer
-from ..tags import CPU, DeviceTag, Dim0, Dim2, Float32, tag_name
+from ..tags import CPU, DeviceTag, Dim0, Dim2, Float32, dim_of_rank, tag_name
 from .model import TrainableModel
 
 __all__ = ["Loss", "PredictGraph", "TrainStep", "gather_rows", "trainable_weights"]
 
 # A step's data live on the step's device, CPU or GPU.
 Matrix32 = Tensor[Float32, Any, Dim2]
+Batch32 = Tensor[Float32, Any, Any]
+"""A batch of samples: (batch, features), or (batch, *input_shape) for ``input_shape``."""
 Lazy32 = TensorLike[Float32, Any, Dim2]
 Weight = Tensor[Float32, Any, Any]
 Roots = TensorLike[Float32, Any, Any]
@@ -62,7 +64,7 @@ def gather_rows(source: Array, rows: Array, out: Array) -> None:
         module_of(source).take(source, rows, 0, out)
 
 
-def _forward(model: TrainableModel, x: Matrix32, classes: int, regression: bool = False) -> Lazy32:
+def _forward(model: TrainableModel, x: Batch32, classes: int, regression: bool = False) -> Lazy32:
     """The model's logits (or, for a regression, predictions) for ``x``, checked to be
     (batch, classes) (or (batch, targets))."""
     try:
@@ -110,10 +112,12 @@ def trainable_weights(
     classes: int,
     device: type[DeviceTag] = CPU,
     regression: bool = False,
+    input_shape: tuple[int, ...] | None = None,
 ) -> list[tuple[str, Weight]]:
     """The (name, weight) pairs a training step updates, in its order (a forward and
     backward graph is built to find them; nothing is computed)."""
-    x: Matrix32 = zeros((1, features), Float32, device)
+    sample = input_shape if input_shape is not None else (features,)
+    x: Batch32 = zeros((1, *sample), Float32, device)
     return _collected(model, device, _forward(model, x, classes, regression))
 
 
@@ -145,16 +149,19 @@ class TrainStep:
         device: type[DeviceTag] = CPU,
         loss: Loss | None = None,
         world: World | None = None,
+        input_shape: tuple[int, ...] | None = None,
     ) -> None:
         self.model, self.optimizer = model, optimizer
         self.all_reduce = GradientAllReduce(world if world is not None else World())
         self.features, self.classes, self.device = features, classes, device
+        self.sample_shape = input_shape if input_shape is not None else (features,)
+        """The shape of one sample as the model takes it (``features`` reshaped)."""
         self.loss = loss
         self.weights: list[tuple[str, Weight]] = []
-        self._batches: dict[int, tuple[Matrix32, Matrix32]] = {}
+        self._batches: dict[int, tuple[Batch32, Matrix32]] = {}
         self._step = compile(self._traced if loss is None else self._traced_loss)
 
-    def _traced(self, x: Matrix32, y: Matrix32, numbers: tuple[float, ...]) -> Lazy32:
+    def _traced(self, x: Batch32, y: Matrix32, numbers: tuple[float, ...]) -> Lazy32:
         logits = _forward(self.model, x, self.classes)
         probs = ops.softmax(logits)
         self.weights = _collected(self.model, self.device, probs)
@@ -173,7 +180,7 @@ class TrainStep:
         return probs
 
     def _traced_loss(
-        self, x: Matrix32, y: Matrix32, numbers: tuple[float, ...]
+        self, x: Batch32, y: Matrix32, numbers: tuple[float, ...]
     ) -> TensorLike[Float32, Any, Dim0]:
         assert self.loss is not None
         out = _forward(self.model, x, self.classes, regression=True)
@@ -191,7 +198,12 @@ class TrainStep:
         first step (e.g. to resume from a checkpoint)."""
         if not self.weights:
             self.weights = trainable_weights(
-                self.model, self.features, self.classes, self.device, self.loss is not None
+                self.model,
+                self.features,
+                self.classes,
+                self.device,
+                self.loss is not None,
+                self.sample_shape,
             )
         return self.weights
 
@@ -203,7 +215,7 @@ class TrainStep:
         batch = self._batches.get(len(rows))
         if batch is None:
             batch = self._batches[len(rows)] = (
-                zeros((len(rows), self.features), Float32, self.device),
+                zeros((len(rows), *self.sample_shape), Float32, self.device),
                 zeros((len(rows), self.classes), Float32, self.device),
             )
         x, y = batch
@@ -227,9 +239,11 @@ class PredictGraph:
         classes: int,
         device: type[DeviceTag] = CPU,
         regression: bool = False,
+        input_shape: tuple[int, ...] | None = None,
     ) -> None:
         self.device = device
-        self.x: Matrix32 = zeros((rows, features), Float32, device)
+        sample = input_shape if input_shape is not None else (features,)
+        self.x: Batch32 = zeros((rows, *sample), Float32, device)
         with inference():  # a forward only: the layers keep nothing for a backward
             out = _forward(model, self.x, classes, regression)
             self.probs = out if regression else ops.softmax(out)
@@ -239,7 +253,8 @@ class PredictGraph:
         parameters as they are now."""
         if x.device is not self.device:
             x = evaluate(ops.to_device(x, self.device))
-        self.x.assign(x)
+        shaped = x.array.reshape(self.x.shape)  # a view: (rows, features) as the model takes it
+        self.x.assign(Tensor(shaped, Float32, self.device, dim_of_rank(self.x.rank)))
         handle = self.probs.eval_register()
         EvalPlan.eval()
         return handle.data().numpy().copy()

@@ -33,7 +33,9 @@ SHARED: tuple[str, ...] = (
     *("softmax", "log_softmax", "softmax_grad", "log_softmax_grad"),
     # convolution and pooling
     *("conv2d", "conv2d_grad_weight", "conv2d_grad_input", "max_pool2d", "max_pool2d_grad"),
-    "max_pool2d_select",
+    *("max_pool2d_select", "avg_pool2d", "avg_pool2d_grad"),
+    # embedding and dropout (backends/numpy/embedding.py; the mask is drawn on the host)
+    *("embedding", "embedding_grad", "dropout_mask"),
     # nodes made by the evaluator's rewrites and batching
     *("pick_row", "pick_col", "softmax_nll_grad"),
     *("batch_stack", "batch_item", "batch_sum", "batch_matmul", "batch_dot_shared_left"),

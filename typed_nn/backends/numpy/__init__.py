@@ -7,6 +7,7 @@ from . import activation as activation
 from . import conv as conv
 from . import convert as convert
 from . import elementwise as elementwise
+from . import embedding as embedding
 from . import join as join
 from . import layout as layout
 from . import nn as nn

@@ -1,0 +1,61 @@
+"""numpy implementations of embedding (a row gather), its gradient (a scatter-add) and the
+counter-based dropout mask."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import IndexRangeError, message
+from ...ops.declare import implement
+from ...tags import CPU
+from ..xp import module_of
+
+Array = Any
+
+
+def _check_range(idx: Array, num: int) -> None:
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= num):
+        bad = idx[(idx < 0) | (idx >= num)]
+        raise IndexRangeError(
+            message(
+                f"embedding index out of range: {int(bad.reshape(-1)[0])} is not in 0 .. {num - 1}.",
+                [
+                    ("indices", f"{idx.size} values, min {int(idx.min())}, max {int(idx.max())}"),
+                    ("rows", str(num)),
+                ],
+                hint=f"indices select rows 0 .. {num - 1}; make the embedding larger or fix "
+                "the indices.",
+            )
+        )
+
+
+@implement("embedding", CPU)
+def embedding(w: Array, idx: Array) -> Array:
+    _check_range(idx, w.shape[0])
+    return module_of(w).take(w, idx, axis=0)
+
+
+@implement("embedding_grad", CPU)
+def embedding_grad(g: Array, idx: Array, num: int) -> Array:
+    _check_range(idx, num)
+    xp = module_of(g)
+    out = xp.zeros((num, g.shape[-1]), g.dtype)
+    xp.add.at(out, idx.reshape(-1), g.reshape(-1, g.shape[-1]))
+    return out
+
+
+@implement("dropout_mask", CPU)
+def dropout_mask(
+    state: Array, shape: tuple[int, ...], keep: float, elem: Any, stream: int
+) -> Array:
+    seed, counter = (int(v) for v in state.tolist())
+    key = np.array([seed & (2**64 - 1), stream & (2**64 - 1)], np.uint64)
+    start = np.array([counter & (2**64 - 1), 0, 0, 0], np.uint64)
+    rng = np.random.Generator(np.random.Philox(counter=start, key=key))
+    dtype = elem.dtype
+    mask = (rng.random(shape, dtype=np.float32) < keep).astype(dtype)
+    mask *= dtype.type(1.0 / keep)
+    xp = module_of(state)
+    return mask if xp is np else xp.asarray(mask)

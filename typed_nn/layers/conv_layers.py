@@ -1,0 +1,340 @@
+"""Convolution, pooling and flattening layers over NCHW images (PyTorch's ``nn.Conv2d``,
+``nn.MaxPool2d``, ``nn.AvgPool2d``, ``nn.Flatten``).
+
+Each defines its forward only; its backward is ``tn.vjp`` of that forward (``derived.py``),
+with MetaNN's LIFO stacks, policies and neutral invariant.
+
+* ``Conv2dLayer(name, in_channels, out_channels, kernel_size, stride=1, padding=0, *,
+  bias=True)`` (stride and padding positional too, as in PyTorch, so a composite can set
+  them with ``create_sublayers().set(...)``): ``conv2d(x, weight) + bias`` per output
+  channel; ``x`` (N, C, H, W) -> (N, O, H', W'). Parameters ``name/weight`` (O, C, KH, KW) and ``name/bias`` (O,), as
+  PyTorch lays them out (``nn.Conv2d``'s state dict loads unchanged); ``bias=False`` has no
+  bias parameter. A composite of two ``ParamSourceLayer`` sublayers (policies as for
+  ``LinearLayer``: ``PUpdate``, ``PInitializerIs``, ``PElemIs`` / ``PDeviceIs``) and the
+  forward-only ``Conv2dOp``. Fillers read the weight's fans as fan_in = C·KH·KW and
+  fan_out = O·KH·KW.
+* ``MaxPool2dLayer(name, size, stride=None)``, ``AvgPool2dLayer(name, size, stride=None)``:
+  the maximum / mean of each window (no padding; stride defaults to the size).
+* ``FlattenLayer(name)``: (N, ...) -> (N, product of the rest), e.g. before a LinearLayer.
+
+The shape checks come at feed time and name the layer: an input that is not rank 4, a
+channel count other than the layer's, a kernel larger than the padded input.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from .. import ops
+from ..data.special import ZeroTensor
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import ElemTypeError, RankError, ShapeError, message
+from ..ops.node import format_site, user_site
+from ..policies import AnyPolicyObject, ParamPolicy, PParamTypeIs, policy_select
+from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32, FloatTag
+from .compose import ComposeKernel
+from .in_map import port_type, tensor_type
+from .keys import LayerInput, LayerOutput, PortKey
+from .protocol import Layer, make_infer_layer
+from .source_layers import ParamSourceLayer
+from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .var_type_dict import VarValues
+
+__all__ = [
+    "AvgPool2dLayer",
+    "Conv2dBias",
+    "Conv2dLayer",
+    "Conv2dOp",
+    "Conv2dWeight",
+    "FlattenLayer",
+    "MaxPool2dLayer",
+]
+
+Pair = int | tuple[int, int]
+
+
+class Conv2dWeight(PortKey):
+    """Conv2dOp's weight (O, C, KH, KW)."""
+
+
+class Conv2dBias(PortKey):
+    """Conv2dOp's bias (O,)."""
+
+
+def _check_pair(layer: str, what: str, value: object, minimum: int) -> tuple[int, int]:
+    pair = (value, value) if isinstance(value, int) else value
+    if (
+        not isinstance(pair, tuple)
+        or len(pair) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= minimum for v in pair)
+    ):
+        raise ShapeError(
+            message(
+                f"cannot create layer '{layer}': {what} must be an int >= {minimum} or a pair "
+                f"of them, got {value!r}.",
+                built_at=format_site(user_site()),
+                hint=f"e.g. {what}=2 or {what}=(2, 3) for (along H, along W).",
+            )
+        )
+    return pair[0], pair[1]
+
+
+def _image(layer: str, x: AnyTensor) -> None:
+    """RankError naming the layer unless ``x`` is an NCHW batch."""
+    if x.rank != 4:
+        raise RankError(
+            message(
+                f"cannot feed layer '{layer}': it takes NCHW images (rank 4), got rank {x.rank}.",
+                [("layer", layer), ("received", x.describe())],
+                built_at=format_site(user_site()),
+                hint="reshape a batch of images to (N, C, H, W), e.g. x.reshape (N, 1, 8, 8).",
+            )
+        )
+
+
+def _fits(layer: str, x: AnyTensor, kernel: tuple[int, int], padding: tuple[int, int]) -> None:
+    """ShapeError naming the layer when the window does not fit the padded input."""
+    h, w = x.shape[2] + 2 * padding[0], x.shape[3] + 2 * padding[1]
+    if kernel[0] > h or kernel[1] > w:
+        raise ShapeError(
+            message(
+                f"cannot feed layer '{layer}': its {kernel[0]}x{kernel[1]} window is larger "
+                f"than the padded {h}x{w} input.",
+                [("layer", layer), ("received", x.describe()), ("padding", str(padding))],
+                built_at=format_site(user_site()),
+                hint="use a smaller kernel, more padding, or larger images.",
+            )
+        )
+
+
+class _ImageLayer(Layer[Any, LayerOutput]):
+    """A forward-only layer whose output has the element and device of its ``LayerInput``
+    and rank ``out_rank``: its output types are known from the class (the window sizes are
+    per instance, so no probe forward is run)."""
+
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    out_rank: ClassVar[int] = 4
+
+    @classmethod
+    def output_types(cls, input_types: Mapping[type, object] | None = None) -> dict[type, object]:
+        given = input_types if input_types is not None else cls.input_map
+        if given is None:
+            return super().output_types(None)  # raises: an inference layer needs input types
+        x = port_type(given[LayerInput])
+        if x.rank is not None and x.rank != 4 and cls.out_rank == 4:
+            raise RankError(
+                message(
+                    f"cannot make {cls.__name__}: it takes NCHW images (rank 4), declared "
+                    f"rank {x.rank}.",
+                    [("declared", repr(given[LayerInput]))],
+                    built_at=format_site(user_site()),
+                    hint="declare LayerInput as tn.Tensor[elem, device, tn.Dim4].",
+                )
+            )
+        if x.elem is None or not issubclass(x.elem, FloatTag):
+            raise ElemTypeError(
+                message(
+                    f"cannot make {cls.__name__}: it takes float data, declared "
+                    f"{given[LayerInput]!r}.",
+                    built_at=format_site(user_site()),
+                    hint="declare LayerInput as Float32 or Float64 data.",
+                )
+            )
+        assert x.device is not None
+        return {LayerOutput: tensor_type(x.elem, x.device, cls.out_rank)}
+
+
+class Conv2dOp(_ImageLayer):
+    """``conv2d(x, weight, stride, padding) + bias`` (bias per output channel), from its
+    three input ports; ``Conv2dOp(name, stride, padding)``. Conv2dLayer's sublayer."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, Conv2dWeight, Conv2dBias)
+
+    def __init__(self, name: str, stride: tuple[int, int], padding: tuple[int, int]) -> None:
+        super().__init__(name)
+        self.stride, self.padding = stride, padding
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x, w, b = inputs[LayerInput], inputs[Conv2dWeight], inputs[Conv2dBias]
+        owner = self.name.rsplit("/", 1)[0]
+        _image(owner, x)
+        if x.shape[1] != w.shape[1]:
+            raise ShapeError(
+                message(
+                    f"cannot feed layer '{owner}': the input has {x.shape[1]} channels, the "
+                    f"layer takes {w.shape[1]}.",
+                    [("layer", owner), ("received", x.describe()), ("weight", w.describe())],
+                    built_at=format_site(user_site()),
+                    hint=f"give (N, {w.shape[1]}, H, W) images, or make the layer with "
+                    f"in_channels={x.shape[1]}.",
+                )
+            )
+        _fits(owner, x, (w.shape[2], w.shape[3]), self.padding)
+        y = ops.conv2d(x, w, self.stride, self.padding)
+        if isinstance(b, ZeroTensor):  # bias=False
+            return {LayerOutput: y}
+        # The bias (O,) repeated over N, H', W' (broadcasting expands no size-1 dims).
+        return {LayerOutput: y + ops.tile(b, y.shape, new_dims=(0, 2, 3))}
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput | Conv2dWeight | Conv2dBias, TensorLike[FE, Dv, Any]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]:
+        """``LayerOutput`` = the convolution plus the bias (lazy)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]
+    ) -> VarValues[LayerInput | Conv2dWeight | Conv2dBias, TensorLike[FE, Dv, Any]]:
+        """The gradients of the three inputs (derived)."""
+        return self._feed_backward(grads)
+
+
+_KERNEL: AnyPolicyObject = PParamTypeIs(TensorLike[Any, Any, Dim4])
+_BIAS: AnyPolicyObject = PParamTypeIs(TensorLike[Any, Any, Dim1])
+
+
+class Conv2dLayer(ComposeKernel[LayerInput, LayerOutput]):
+    """A 2-D convolution of NCHW images with ``out_channels`` filters (see the module)."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {
+        "weight": (_KERNEL,),
+        "bias": (_BIAS,),
+    }
+    topology = ComposeTopology(
+        Sublayer("weight", ParamSourceLayer),
+        Sublayer("bias", ParamSourceLayer),
+        Sublayer("conv", Conv2dOp),
+        InConnect(LayerInput, "conv", LayerInput),
+        InternalConnect("weight", LayerOutput, "conv", Conv2dWeight),
+        InternalConnect("bias", LayerOutput, "conv", Conv2dBias),
+        OutConnect("conv", LayerOutput, LayerOutput),
+    )
+
+    def __init__(
+        self,
+        name: str,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Pair,
+        stride: Pair = 1,
+        padding: Pair = 0,
+        *,
+        bias: bool = True,
+    ) -> None:
+        kh, kw = _check_pair(name, "kernel_size", kernel_size, 1)
+        channels = _check_pair(name, "channels", (in_channels, out_channels), 1)
+        conv = (_check_pair(name, "stride", stride, 1), _check_pair(name, "padding", padding, 0))
+        args = self.create_sublayers().set("weight", channels[1], channels[0], kh, kw)
+        super().__init__(name, args.set("bias", channels[1]).set("conv", *conv))
+        self.in_channels, self.out_channels = channels
+        self.kernel_size, (self.stride, self.padding) = (kh, kw), conv
+        if not bias:  # a zero bias: never initialised, saved or updated
+            param = policy_select(ParamPolicy, type(self).policies)
+            zero = make_infer_layer(
+                ParamSourceLayer,
+                PParamTypeIs(ZeroTensor[param.elem or Float32, param.device or CPU, Dim1]),  # type: ignore[misc]  # a runtime subscription
+            )
+            self.sublayers["bias"] = zero(f"{name}/bias", channels[1])
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim4]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]:
+        """``LayerOutput`` = the convolution (lazy), (N, out_channels, H', W')."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim4]]:
+        """``LayerInput`` = the input gradient (with ``PFeedbackOutput``); the weight and bias
+        keep theirs for ``grad_collect`` (with ``PUpdate``)."""
+        return self._feed_backward(grads)
+
+    def __repr__(self) -> str:
+        return (
+            f"Conv2dLayer({self.name!r}, {self.in_channels}, {self.out_channels}, "
+            f"{self.kernel_size}, stride={self.stride}, padding={self.padding})"
+        )
+
+
+class _PoolLayer(_ImageLayer):
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+
+    def __init__(self, name: str, size: Pair, stride: Pair | None = None) -> None:
+        super().__init__(name)
+        self.size = _check_pair(name, "size", size, 1)
+        self.pool_stride = _check_pair(name, "stride", size if stride is None else stride, 1)
+
+    def pool(self, x: AnyTensor) -> AnyTensor:
+        raise NotImplementedError
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x = inputs[LayerInput]
+        _image(self.name, x)
+        _fits(self.name, x, self.size, (0, 0))
+        return {LayerOutput: self.pool(x)}
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim4]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]:
+        """``LayerOutput`` = the pooled images (lazy), (N, C, H', W')."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim4]]:
+        """``LayerInput`` = the input gradient (with ``PFeedbackOutput``)."""
+        return self._feed_backward(grads)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r}, {self.size}, stride={self.pool_stride})"
+
+
+class MaxPool2dLayer(_PoolLayer):
+    """The maximum of each window; the gradient goes to each window's first maximum."""
+
+    def pool(self, x: AnyTensor) -> AnyTensor:
+        return ops.max_pool2d(x, self.size, self.pool_stride)
+
+
+class AvgPool2dLayer(_PoolLayer):
+    """The mean of each window."""
+
+    def pool(self, x: AnyTensor) -> AnyTensor:
+        return ops.avg_pool2d(x, self.size, self.pool_stride)
+
+
+class FlattenLayer(_ImageLayer):
+    """(N, d1, d2, ...) -> (N, d1·d2·...): a batch of anything to a batch of rows."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    out_rank: ClassVar[int] = 2
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x = inputs[LayerInput]
+        if x.rank < 1:
+            raise RankError(
+                message(
+                    f"cannot feed layer '{self.name}': a scalar has no batch dim to keep.",
+                    [("layer", self.name), ("received", x.describe())],
+                    built_at=format_site(user_site()),
+                    hint="feed a batch (N, ...).",
+                )
+            )
+        rows = (x.shape[0], math.prod(x.shape[1:]))
+        return {LayerOutput: x if x.shape == rows else ops.reshape(x, rows)}
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Any]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
+        """``LayerOutput`` = the batch as rows (lazy; a view when evaluated)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Any]]:
+        """``LayerInput`` = the gradient in the input's shape (with ``PFeedbackOutput``)."""
+        return self._feed_backward(grads)

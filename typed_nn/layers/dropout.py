@@ -1,0 +1,138 @@
+"""``DropoutLayer``: zero each element with probability ``rate`` while training (PyTorch's
+``nn.Dropout``: the kept ones are scaled by ``1 / (1 - rate)``, so the mean is unchanged).
+
+``DropoutLayer(name, rate, *, seed=0)``; ``rate`` in [0, 1). A training layer
+(``make_train_layer``) drops; an inference layer (``make_infer_layer``) is the identity.
+The backward (derived from the forward) multiplies by the same mask.
+
+The masks are seeded and fresh at every training forward, eager or inside a ``tn.compile``\\ d
+step: the mask is ``ops.dropout_mask`` of a state ``[seed, counter]`` (the values are a
+function of the state, so a forward and its backward read one mask). Called eagerly, each
+forward makes its own constant state from the layer's call count (the same seed gives the
+same sequence of masks). Traced by ``tn.compile``, the forward reads the layer's state
+*tensor* and records ``counter + 1`` into it: every replay of the compiled step reads a new
+counter and draws a new mask, where a mask made once at trace time would be replayed frozen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import ops, tracing
+from ..data.factories import tensor
+from ..data.tensor import Tensor
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import ElemTypeError, LayerError, message
+from ..inference_mode import inference_enabled
+from ..ops.node import format_site, user_site
+from ..tags import FE, D, DeviceTag, Dim1, Dv, FloatTag, Int64
+from .in_map import port_type, tensor_type
+from .keys import LayerInput, LayerOutput
+from .protocol import Layer
+from .var_type_dict import VarValues
+
+__all__ = ["DropoutLayer"]
+
+_EAGER, _TRACED = 0, 1
+"""Mask streams: eager and compiled forwards never draw the same mask."""
+
+
+class DropoutLayer(Layer[LayerInput, LayerOutput]):
+    """Drops elements with probability ``rate`` while training (see the module)."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+
+    def __init__(self, name: str, rate: float, *, seed: int = 0) -> None:
+        super().__init__(name)
+        given: object = rate  # callers without a type checker may pass anything
+        if not (isinstance(given, int | float) and not isinstance(given, bool)) or not (
+            0.0 <= given < 1.0
+        ):
+            raise LayerError(
+                message(
+                    f"cannot create layer '{name}': the dropout rate must be in [0, 1), "
+                    f"got {rate!r}.",
+                    [("layer", name), ("received", repr(rate))],
+                    built_at=format_site(user_site()),
+                    hint="rate is the probability of dropping an element, e.g. 0.1 or 0.5 "
+                    "(1 would drop everything).",
+                )
+            )
+        seed_given: object = seed
+        if not isinstance(seed_given, int) or isinstance(seed_given, bool):
+            raise LayerError(
+                message(
+                    f"cannot create layer '{name}': the seed must be an int, got {seed!r}.",
+                    [("layer", name)],
+                    built_at=format_site(user_site()),
+                    hint="e.g. seed=0.",
+                )
+            )
+        self.rate, self.seed = float(rate), seed
+        self.calls = 0
+        """Eager training forwards so far (the counter of the next eager mask)."""
+        self.states: dict[type[DeviceTag], Tensor[Int64, Any, Dim1]] = {}
+        """Per device, [seed, counter]: read and advanced by compiled forwards."""
+
+    @classmethod
+    def output_types(cls, input_types: Mapping[type, object] | None = None) -> dict[type, object]:
+        """The input's type (the rate is per instance: no probe forward is run)."""
+        given = input_types if input_types is not None else cls.input_map
+        if given is None:
+            return super().output_types(None)  # raises: an inference layer needs input types
+        x = port_type(given[LayerInput])
+        if x.elem is None or not issubclass(x.elem, FloatTag):
+            raise ElemTypeError(
+                message(
+                    f"cannot make {cls.__name__}: it drops float data, declared "
+                    f"{given[LayerInput]!r}.",
+                    built_at=format_site(user_site()),
+                    hint="declare LayerInput as Float32 or Float64 data.",
+                )
+            )
+        assert x.device is not None
+        assert x.rank is not None
+        return {LayerOutput: tensor_type(x.elem, x.device, x.rank)}
+
+    @property
+    def training(self) -> bool:
+        """A training layer drops, outside ``tn.inference()``; an inference layer, or any
+        layer inside ``tn.inference()``, passes its input through."""
+        return type(self).input_map is not None and not inference_enabled()
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x = inputs[LayerInput]
+        if not self.training or self.rate == 0.0:
+            return {LayerOutput: x}
+        keep = 1.0 - self.rate
+        if tracing.state.trace is not None:  # tn.compile: the counter is read at every replay
+            state = self.states.get(x.device)
+            if state is None:
+                start = np.array([self.seed, 0], np.int64)
+                state = self.states[x.device] = tensor(start, Int64, x.device, Dim1)
+            mask = ops.dropout_mask(state, x.shape, keep, x.elem, _TRACED)
+            state.assign(state + tensor(np.array([0, 1], np.int64), Int64, x.device, Dim1))
+        else:
+            self.calls += 1
+            counter = tensor(np.array([self.seed, self.calls], np.int64), Int64, x.device, Dim1)
+            mask = ops.dropout_mask(counter, x.shape, keep, x.elem, _EAGER)
+        return {LayerOutput: x * mask}
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
+        """``LayerOutput`` = ``x * mask`` while training, ``x`` in inference (lazy)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
+        """``LayerInput`` = ``g * mask`` (the forward's mask; with ``PFeedbackOutput``)."""
+        return self._feed_backward(grads)
+
+    def __repr__(self) -> str:
+        return f"DropoutLayer({self.name!r}, {self.rate}, seed={self.seed})"

@@ -1,0 +1,145 @@
+"""``EmbeddingLayer``: rows of a trainable (num, dim) table picked by integer indices
+(PyTorch's ``nn.Embedding``; parameter ``name/weight`` (num, dim), the same layout).
+
+``EmbeddingLayer(name, num_embeddings, dim)``: ``LayerInput`` Int64 indices of any shape
+(declared e.g. ``tn.Tensor[tn.Int64, tn.CPU, tn.Dim2]`` for (batch, seq)) -> ``LayerOutput``
+``indices.shape + (dim,)`` of the weight's element. The weight's gradient adds the output
+gradient's rows at their indices, so a repeated index accumulates; the indices get none.
+An index outside ``0 .. num_embeddings - 1`` is an ``IndexRangeError``: at feed time when
+the indices are a tensor, else when they are evaluated (a compiled step checks each batch).
+A composite of a ``ParamSourceLayer`` (policies as for ``LinearLayer``) and ``EmbeddingOp``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from .. import ops, tracing
+from ..data.tensor import Matrix, Tensor
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import ElemTypeError, IndexRangeError, LayerError, message
+from ..ops.node import format_site, user_site
+from ..policies import AnyPolicyObject, PParamTypeIs
+from ..tags import D, Dv, Int64, IntTag
+from .compose import ComposeKernel
+from .in_map import port_type, tensor_type
+from .keys import LayerInput, LayerOutput, PortKey
+from .protocol import Layer
+from .source_layers import ParamSourceLayer
+from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .var_type_dict import VarValues
+
+__all__ = ["EmbeddingLayer", "EmbeddingOp", "EmbeddingWeight"]
+
+
+class EmbeddingWeight(PortKey):
+    """EmbeddingOp's table (num, dim)."""
+
+
+def _not_indices(layer: str, x: object) -> ElemTypeError:
+    shown = x.describe() if isinstance(x, TensorLike) else f"{type(x).__name__} {x!r}"
+    return ElemTypeError(
+        message(
+            f"cannot feed layer '{layer}': the indices are not an integer tensor.",
+            [("layer", layer), ("received", shown), ("accepted", "Int64 data")],
+            built_at=format_site(user_site()),
+            hint="pass row numbers: tn.tensor(ids, tn.Int64, tn.CPU, dim).",
+        )
+    )
+
+
+class EmbeddingOp(Layer[LayerInput | EmbeddingWeight, LayerOutput]):
+    """``embedding(weight, indices)``; EmbeddingLayer's sublayer."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, EmbeddingWeight)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+
+    @classmethod
+    def output_types(cls, input_types: Mapping[type, object] | None = None) -> dict[type, object]:
+        given = input_types if input_types is not None else cls.input_map
+        if given is None:
+            return super().output_types(None)  # raises: an inference layer needs input types
+        idx, w = port_type(given[LayerInput]), port_type(given[EmbeddingWeight])
+        if idx.elem is None or not issubclass(idx.elem, IntTag):
+            raise _not_indices(cls.__name__, f"declared {given[LayerInput]!r}")
+        assert w.elem is not None
+        assert w.device is not None
+        assert idx.rank is not None
+        return {LayerOutput: tensor_type(w.elem, w.device, idx.rank + 1)}
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        idx, w = inputs[LayerInput], inputs[EmbeddingWeight]
+        owner = self.name.rsplit("/", 1)[0]
+        if not isinstance(idx, TensorLike) or not issubclass(idx.elem, IntTag):
+            raise _not_indices(owner, idx)
+        if type(idx) is Tensor and tracing.state.trace is None and idx.size:
+            values = idx.numpy()  # a principal tensor: check its values now, naming the layer
+            low, high = int(values.min()), int(values.max())
+            if low < 0 or high >= w.shape[0]:
+                raise IndexRangeError(
+                    message(
+                        f"cannot feed layer '{owner}': index {low if low < 0 else high} is out "
+                        f"of range for {w.shape[0]} embeddings.",
+                        [("layer", owner), ("indices", f"{idx.describe()}, min {low}, max {high}")],
+                        built_at=format_site(user_site()),
+                        hint=f"indices select rows 0 .. {w.shape[0] - 1}.",
+                    )
+                )
+        return {LayerOutput: ops.embedding(w, idx)}
+
+    def feed_forward(self, inputs: VarValues[Any, Any]) -> VarValues[LayerOutput, Any]:
+        """``LayerOutput`` = the picked rows (lazy)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(self, grads: VarValues[LayerOutput, Any]) -> VarValues[Any, Any]:
+        """The table's gradient (derived); the indices get none."""
+        return self._feed_backward(grads)
+
+
+_TABLE: AnyPolicyObject = PParamTypeIs(Matrix)
+
+
+class EmbeddingLayer(ComposeKernel[LayerInput, LayerOutput]):
+    """A trainable table of ``num_embeddings`` rows of width ``dim`` (see the module)."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"weight": (_TABLE,)}
+    topology = ComposeTopology(
+        Sublayer("weight", ParamSourceLayer),
+        Sublayer("lookup", EmbeddingOp),
+        InConnect(LayerInput, "lookup", LayerInput),
+        InternalConnect("weight", LayerOutput, "lookup", EmbeddingWeight),
+        OutConnect("lookup", LayerOutput, LayerOutput),
+    )
+
+    def __init__(self, name: str, num_embeddings: int, dim: int) -> None:
+        sizes: tuple[object, ...] = (num_embeddings, dim)  # untyped callers may pass anything
+        for what, value in zip(("num_embeddings", "dim"), sizes, strict=True):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise LayerError(
+                    message(
+                        f"cannot create layer '{name}': {what} must be an int >= 1, got {value!r}.",
+                        [("layer", name)],
+                        built_at=format_site(user_site()),
+                        hint="EmbeddingLayer(name, num_embeddings, dim), e.g. (name, 1000, 32).",
+                    )
+                )
+        super().__init__(name, self.create_sublayers().set("weight", num_embeddings, dim))
+        self.num_embeddings, self.dim = num_embeddings, dim
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, D]]
+    ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Any]]:
+        """``LayerOutput`` = the rows of the indices (lazy), ``indices.shape + (dim,)``."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[Any, Dv, Any]]
+    ) -> VarValues[LayerInput, TensorLike[Int64, Dv, D]]:
+        """Nothing for the indices; the table keeps its gradient (with ``PUpdate``)."""
+        return self._feed_backward(grads)
+
+    def __repr__(self) -> str:
+        return f"EmbeddingLayer({self.name!r}, {self.num_embeddings}, {self.dim})"
