@@ -116,7 +116,7 @@ def torch_step(torch: Any) -> Callable[[Any, Any], Any]:
 
 def batch(rng: np.random.Generator) -> tuple[Array, Array]:
     x = rng.standard_normal((STEPS, BATCH, FAN_IN)).astype(np.float32)
-    y = np.tanh(np.cumsum(x[..., :HIDDEN // 2], axis=0) * 0.3).astype(np.float32)
+    y = np.tanh(np.cumsum(x[..., : HIDDEN // 2], axis=0) * 0.3).astype(np.float32)
     return x, np.concatenate([y, -y], axis=2)
 
 
@@ -157,7 +157,9 @@ def main() -> None:
     rng = np.random.default_rng(0)
     start = time.perf_counter()
     x, y = batch(rng)
-    losses = [(float(step(seq(x), seq(y), LR).numpy()), float(theirs(*map(torch.from_numpy, (x, y)))))]
+    losses = [
+        (float(step(seq(x), seq(y), LR).numpy()), float(theirs(*map(torch.from_numpy, (x, y)))))
+    ]
     print(f"  (first call, traced: {time.perf_counter() - start:.2f} s)")
     for _ in range(2 if args.quick else 5):  # same weights, same batches: same losses
         x, y = batch(rng)
