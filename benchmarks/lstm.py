@@ -184,7 +184,7 @@ def main() -> None:
     )
     calls = kernel_calls(step)
     if calls is not None:
-        print(f"  kernel calls per typed_nn step: {calls}")
+        print(f"  kernel calls per typed_nn step: {calls}; traces: {step.traces}")
 
 
 if __name__ == "__main__":
