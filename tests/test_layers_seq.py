@@ -28,6 +28,7 @@ from typed_nn.layers import (
     make_train_layer,
     tensor_type,
 )
+from typed_nn.layers.derived import derive_backward
 from typed_nn.model import GradCollector, LoadBuffer, ParamInitializer
 from typed_nn.model.safetensors_format import parse
 from typed_nn.policies import (
@@ -71,9 +72,16 @@ def batchnorm(rank: int, *policies: Any) -> Any:
     return make_train_layer(BatchNormLayer, LayerInMap({LayerInput: typ(rank)}), F64, *policies)
 
 
+@pytest.mark.parametrize("derive", [True, False], ids=["vjp", "hand"])
 @pytest.mark.parametrize("name", ["batchnorm1d", "batchnorm2d"])
-def test_batchnorm_matches_pytorch(name: str) -> None:
-    ref = reference(name)
+def test_batchnorm_matches_pytorch(name: str, derive: bool) -> None:
+    """Both backward paths: one vjp of the whole layer, and the composite's walk to its
+    forward-defined cell (what a layer fed another layer's output runs)."""
+    with derive_backward(derive):
+        batchnorm_against(reference(name))
+
+
+def batchnorm_against(ref: dict[str, Array]) -> None:
     x, g = ref["x"], ref["g"]
     layer = batchnorm(x.ndim, PUpdate, PFeedbackOutput)("bn", x.shape[1], momentum=0.3, eps=1e-3)
     buffer = init_params(layer, params_of(ref, "bn"))
@@ -274,9 +282,14 @@ def rnn(step: Any, *policies: Any) -> Any:
     )
 
 
+@pytest.mark.parametrize("derive", [True, False], ids=["vjp", "hand"])
 @pytest.mark.parametrize("kind", ["lstm", "gru"])
-def test_recurrent_steps_match_pytorch(kind: str) -> None:
-    ref = reference(kind)
+def test_recurrent_steps_match_pytorch(kind: str, derive: bool) -> None:
+    with derive_backward(derive):
+        steps_against(kind, reference(kind))
+
+
+def steps_against(kind: str, ref: dict[str, Array]) -> None:
     step = LstmStep if kind == "lstm" else TorchGruStep
     layer = rnn(step, PUpdate, PFeedbackOutput)("rnn", 4, 6)
     init_params(layer, params_of(ref, "rnn/kernel"))
