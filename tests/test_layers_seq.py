@@ -450,7 +450,7 @@ def test_layernorm_bad_input() -> None:
         r"features in dim 1, the layer was built for 4",
     ):
         layer_feed(layer, {LayerInput: np.zeros((2, 3))})
-    with pytest.raises(tn.RankError, match="needs rank 1 or 2 or 3 or 4 or 5 or 6, got rank 0"):
+    with pytest.raises(tn.RankError, match="needs rank 1 to 6, got rank 0"):
         layer_feed(layer, {LayerInput: tn.scalar(1.0, tn.Float64, tn.CPU)})
 
 
@@ -519,3 +519,15 @@ def test_recurrent_steps_compiled(kind: str) -> None:
             close(grads[name].numpy(), ref[f"d{name}"])
     assert run.traces == 1
     layer.neutral_invariant()
+
+
+def test_norm_constructor_arguments_are_checked() -> None:
+    cls = make_infer_layer(BatchNormLayer, F64)
+    with pytest.raises(
+        tn.LayerError, match=r"cannot create layer 'bn': momentum must be a number from 0 to 1"
+    ):
+        cls("bn", 3, momentum=1.5)
+    with pytest.raises(tn.LayerError, match=r"eps must be a positive number\.\n  received : 0\.0"):
+        cls("bn", 3, eps=0.0)
+    with pytest.raises(tn.LayerError, match="cannot create layer 'ln': eps must be a positive"):
+        make_infer_layer(LayerNormLayer, F64)("ln", 3, eps=float("nan"))

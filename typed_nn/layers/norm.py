@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import ops
-from ..data.tensor import Vector
+from ..data.tensor import Tensor, Vector
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import ShapeError, message
 from ..ops.node import format_site, user_site
@@ -40,11 +40,13 @@ from ..policies import AnyPolicyObject, PNoUpdate, PParamTypeIs
 from ..tags import FE, D, Dv
 from .keys import LayerInput, LayerOutput, PortKey
 from .param_cells import (
+    ANY_RANK,
     Cell,
     ConstantParamLayer,
     OnesParamLayer,
     ParamComposite,
     check_features,
+    check_number,
     check_rank,
 )
 from .source_layers import ParamSourceLayer
@@ -157,6 +159,8 @@ class BatchNormLayer(ParamComposite):
     def __init__(
         self, name: str, num_features: int, *, momentum: float = 0.1, eps: float = 1e-5
     ) -> None:
+        check_number(name, "momentum", momentum, 0.0, 1.0, "a number from 0 to 1")
+        check_number(name, "eps", eps, 0.0, None, "a positive number")
         args = self.create_sublayers().set("cell", eps)
         for param in ("weight", "bias", "running_mean", "running_var"):
             args.set(param, num_features)
@@ -201,7 +205,8 @@ class BatchNormLayer(ParamComposite):
             source = self.sublayers[sub]
             assert isinstance(source, ParamSourceLayer)
             running = source._param()
-            running.assign(running * (1.0 - m) + batch * m)  # type: ignore[attr-defined]
+            assert isinstance(running, Tensor)  # a principal parameter (init allocates it)
+            running.assign(running * (1.0 - m) + batch * m)
 
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
@@ -230,8 +235,7 @@ class LayerNormCell(Cell):
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: AnyTensor = inputs[LayerInput]
-        if x.rank == 0:
-            check_rank(self.name, LayerInput, x, (1, 2, 3, 4, 5, 6), "data of rank 1 or more")
+        check_rank(self.name, LayerInput, x, ANY_RANK, "data of rank 1 or more")
         order = (x.rank - 1, *range(x.rank - 1))  # features first: the stats broadcast back
         first: AnyTensor = ops.permute(x, order)
         centred = first - ops.reduce_mean(first, 0)
@@ -261,13 +265,14 @@ class LayerNormLayer(ParamComposite):
     )
 
     def __init__(self, name: str, dim: int, *, eps: float = 1e-5) -> None:
+        check_number(name, "eps", eps, 0.0, None, "a positive number")
         args = self.create_sublayers().set("cell", eps).set("weight", dim).set("bias", dim)
         super().__init__(name, args)
         self.dim, self.eps = dim, eps
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: AnyTensor = inputs[LayerInput]
-        check_rank(self.name, LayerInput, x, (1, 2, 3, 4, 5, 6), "data of rank 1 or more")
+        check_rank(self.name, LayerInput, x, ANY_RANK, "data of rank 1 or more")
         check_features(
             self.name,
             LayerInput,

@@ -18,15 +18,17 @@ the instance was built with, so a mistake names the layer and the sizes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..data.special import ZeroTensor
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
-from ..errors import RankError, ShapeError, message
+from ..errors import LayerError, RankError, ShapeError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PolicyContainer, change_policy
+from ..tags import MAX_RANK
 from .compose import ComposeKernel
 from .in_map import port_type, tensor_type
 from .model_protocols import InitializerLike
@@ -35,13 +37,18 @@ from .source_layers import ParamSourceLayer
 from .var_type_dict import VarValues, key_name
 
 __all__ = [
+    "ANY_RANK",
     "Cell",
     "ConstantParamLayer",
     "OnesParamLayer",
     "ParamComposite",
     "check_features",
+    "check_number",
     "check_rank",
 ]
+
+ANY_RANK = tuple(range(1, MAX_RANK + 1))
+"""The ranks of data with at least one dim."""
 
 
 class Cell(Layer[Any, Any]):
@@ -113,7 +120,8 @@ def check_rank(layer: str, port: type, x: AnyTensor, ranks: tuple[int, ...], wha
     """RankError naming ``layer`` and ``port`` unless ``x`` has one of ``ranks`` dims."""
     if x.rank in ranks:
         return
-    shown = " or ".join(str(r) for r in ranks)
+    contiguous = len(ranks) > 2 and ranks == tuple(range(ranks[0], ranks[-1] + 1))
+    shown = f"{ranks[0]} to {ranks[-1]}" if contiguous else " or ".join(str(r) for r in ranks)
     raise RankError(
         message(
             f"cannot feed layer '{layer}': port {key_name(port)} needs rank {shown}, "
@@ -139,5 +147,27 @@ def check_features(
             [("declared", f"{size} {what}"), ("received", x.describe())],
             built_at=format_site(user_site()),
             hint=hint,
+        )
+    )
+
+
+def check_number(
+    layer: str, what: str, value: object, low: float, high: float | None, allowed: str
+) -> None:
+    """LayerError naming ``layer`` unless ``value`` is a finite number in [low, high], or
+    above ``low`` when ``high`` is None; ``allowed`` says so in the message."""
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and (low <= value <= high if high is not None else value > low)
+    ):
+        return
+    raise LayerError(
+        message(
+            f"cannot create layer '{layer}': {what} must be {allowed}.",
+            [("received", repr(value))],
+            built_at=format_site(user_site()),
+            hint=f"pass a {what} with {allowed}.",
         )
     )
