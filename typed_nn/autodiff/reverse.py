@@ -10,11 +10,14 @@ are graphs like any other, evaluated (fused, shared, cached) only when asked for
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
 
+from ..data.special import ZeroTensor
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
 from ..errors import NoImplementationError, message
 from ..ops.declare import NotDifferentiable
+from ..ops.join import CONCAT, zero_block
 from ..ops.layout import expand
 from ..ops.node import AnyOp, Operation, build
 from ..ops.reduce import REDUCE_SUM
@@ -149,7 +152,63 @@ def _propagate(
 
 
 def _total(parts: list[AnyTensor]) -> AnyTensor:
+    if len(parts) > 1:
+        parts = _merge_blocks(parts)
     total = parts[0]
     for part in parts[1:]:
         total = total + part
     return total
+
+
+def _blocks(part: AnyTensor) -> tuple[int, list[tuple[int, AnyTensor]]] | None:
+    """A ``concat`` of zero blocks and data (what ``narrow``'s vjp builds): its axis and the
+    (start, data) of each data item; None for anything else."""
+    if not (isinstance(part, Operation) and part.op is CONCAT):
+        return None
+    (axis,) = part.params
+    found: list[tuple[int, AnyTensor]] = []
+    start = 0
+    for item in part.operands:
+        if not isinstance(item, ZeroTensor):
+            found.append((start, item))
+        start += item.shape[axis]
+    return axis, found
+
+
+def _merge_blocks(parts: list[AnyTensor]) -> list[AnyTensor]:
+    """Cotangents that are zero-padded blocks of one tensor along one axis, with disjoint
+    data blocks (the gates of a fused projection, each taken back by ``narrow``'s vjp),
+    summed as one concat of their blocks: one kernel instead of a concat and an add each."""
+    groups: dict[tuple[int, tuple[int, ...]], list[AnyTensor]] = {}
+    blocks: dict[tuple[int, tuple[int, ...]], list[tuple[int, AnyTensor]]] = {}
+    rest: list[AnyTensor] = []
+    for part in parts:
+        found = _blocks(part)
+        if found is None:
+            rest.append(part)
+            continue
+        axis, items = found
+        groups.setdefault((axis, part.shape), []).append(part)
+        blocks.setdefault((axis, part.shape), []).extend(items)
+    for (axis, shape), members in groups.items():
+        items = sorted(blocks[(axis, shape)], key=lambda entry: entry[0])
+        spans = [(start, start + item.shape[axis]) for start, item in items]
+        if len(members) == 1 or not items or any(a[1] > b[0] for a, b in pairwise(spans)):
+            rest.extend(members)  # nothing to merge, or overlapping blocks: summed as given
+        else:
+            rest.append(_pad(axis, shape, items))
+    return rest
+
+
+def _pad(axis: int, shape: tuple[int, ...], items: list[tuple[int, AnyTensor]]) -> AnyTensor:
+    """The tensor of ``shape`` holding each (start, data) block along ``axis``, zeros elsewhere."""
+    pieces: list[AnyTensor] = []
+    at = 0
+    for start, item in items:
+        if start > at:
+            pieces.append(zero_block(item, axis, start - at))
+        pieces.append(item)
+        at = start + item.shape[axis]
+    if at < shape[axis]:
+        pieces.append(zero_block(items[-1][1], axis, shape[axis] - at))
+    return pieces[0] if len(pieces) == 1 else build(CONCAT, tuple(pieces), (axis,))

@@ -65,6 +65,8 @@ from .model_protocols import SaverLike as SaverLike
 from .nn_layers import NLLLossLayer as NLLLossLayer
 from .nn_layers import ReLULayer as ReLULayer
 from .nn_layers import SoftmaxLayer as SoftmaxLayer
+from .norm import BatchNormLayer as BatchNormLayer
+from .norm import LayerNormLayer as LayerNormLayer
 from .perceptron import SingleLayerPerceptron as SingleLayerPerceptron
 from .permute_layer import PermuteLayer as PermuteLayer
 from .permute_layer import TransposeLayer as TransposeLayer
@@ -72,6 +74,9 @@ from .protocol import Layer as Layer
 from .protocol import make_infer_layer as make_infer_layer
 from .protocol import make_train_layer as make_train_layer
 from .recurrent import RecurrentLayer as RecurrentLayer
+from .rnn_steps import CellState as CellState
+from .rnn_steps import LstmStep as LstmStep
+from .rnn_steps import TorchGruStep as TorchGruStep
 from .source_layers import ParamSourceLayer as ParamSourceLayer
 from .source_layers import ValueSourceLayer as ValueSourceLayer
 from .stacks import LayerStack as LayerStack

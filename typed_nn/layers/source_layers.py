@@ -137,6 +137,13 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
             self.data = found
             return
         data: AnyTensor = zeros(self.shape, type(self).elem, type(self).device)
+        self._fill(initializer, name, data)
+        load_buffer.set(name, data)
+        self.data = data
+
+    def _fill(self, initializer: InitializerLike, name: str, data: AnyTensor) -> None:
+        """Copy the initializer's preset parameter ``name`` into ``data``, else fill it with
+        the filler of ``PInitializerIs(key)``."""
         if initializer.is_param_exist(name):
             initializer.get_param(name, data)
         elif type(self).initializer_key is None:
@@ -147,8 +154,6 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
             )
         else:
             initializer.get_filler(type(self).initializer_key).fill(data)  # type: ignore[arg-type]
-        load_buffer.set(name, data)
-        self.data = data
 
     def save_weights(self, saver: SaverLike) -> None:
         """Record the parameter under its name; a different tensor there already is an error."""

@@ -1,0 +1,300 @@
+"""``BatchNormLayer`` and ``LayerNormLayer`` (PyTorch's ``nn.BatchNorm1d/2d``, ``nn.LayerNorm``).
+
+Both are defined by their forward (a forward-only cell, backward from ``tn.vjp``) with the
+scale ``weight`` and shift ``bias`` as parameters (``name/weight``, ``name/bias``, shape
+(C,) / (dim,), initialised to 1 and 0 unless loaded or preset; ``PUpdate`` trains them).
+
+``BatchNormLayer(name, num_features, *, momentum=0.1, eps=1e-5)`` takes (N, C) or
+(N, C, H, W) data and normalises each channel:
+
+* a **training** layer (``make_train_layer``) uses the batch's mean and (biased) variance,
+  and every forward updates the running statistics as PyTorch does:
+  ``running = (1 - momentum) * running + momentum * batch_stat``, with the *unbiased*
+  variance (n / (n - 1), n = N·H·W). The update is an ``assign`` of the running tensors
+  (``name/running_mean``, ``name/running_var``: saved with the weights, never trained):
+  eagerly it is written at once; inside ``tn.compile`` it is recorded, and the Step writes
+  them in place after every read, one program with the forward (the batch statistics are
+  computed once, shared by the update and the output);
+* an **inference** layer (``make_infer_layer``) uses the running statistics.
+
+Per-channel values reach an (N, C, H, W) batch as ``tile(v, (C, H, W), new_dims=(1, 2))``,
+broadcast over N (broadcasting adds leading dims only): the tiles are 1/N of the data.
+
+``LayerNormLayer(name, dim, *, eps=1e-5)`` normalises the last dim of data of any rank (its
+statistics are taken on a view with that dim first, so they broadcast back without copies),
+then applies ``weight`` and ``bias`` (dim,).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from .. import ops
+from ..data.tensor import Tensor, Vector
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import ShapeError, message
+from ..inference_mode import inference_enabled
+from ..ops.node import format_site, user_site
+from ..policies import AnyPolicyObject, PNoUpdate, PParamTypeIs
+from ..tags import FE, D, Dv
+from .keys import LayerInput, LayerOutput, PortKey
+from .param_cells import (
+    ANY_RANK,
+    Cell,
+    ConstantParamLayer,
+    OnesParamLayer,
+    ParamComposite,
+    check_features,
+    check_number,
+    check_rank,
+)
+from .source_layers import ParamSourceLayer
+from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .var_type_dict import VarValues
+
+__all__ = ["BatchNormLayer", "LayerNormLayer"]
+
+
+class NormWeight(PortKey):
+    """The scale of a norm cell."""
+
+
+class NormBias(PortKey):
+    """The shift of a norm cell."""
+
+
+class RunningMean(PortKey):
+    """The running mean of a batch-norm cell."""
+
+
+class RunningVar(PortKey):
+    """The running variance of a batch-norm cell."""
+
+
+_VECTOR: AnyPolicyObject = PParamTypeIs(Vector)
+
+
+def training(layer: type[Any]) -> bool:
+    """Whether a (configured) norm layer normalises with its batch's statistics and updates
+    the running ones: a training layer does, outside ``tn.inference()``; an inference layer,
+    or any layer inside ``tn.inference()``, uses the running statistics and changes nothing."""
+    return layer.input_map is not None and not inference_enabled()
+
+
+def per_channel(v: AnyTensor, x: AnyTensor) -> AnyTensor:
+    """The (C,) vector ``v`` laid out to broadcast against (N, C) or (N, C, H, W) ``x``."""
+    if x.rank == 2:
+        return v
+    _, c, h, w = x.shape
+    tiled: AnyTensor = ops.tile(v, (c, h, w), new_dims=(1, 2))
+    return tiled
+
+
+def batch_stats(x: AnyTensor) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
+    """The per-channel mean, the centred data and the biased variance of ``x``, (N, C) or
+    (N, C, H, W). Built the same way by the cell and the running update (one computation)."""
+    dims = (0,) if x.rank == 2 else (0, 2, 3)
+    mean: AnyTensor = ops.reduce_mean(x, dims)
+    centred = x - per_channel(mean, x)
+    var: AnyTensor = ops.reduce_mean(ops.square(centred), dims)
+    return mean, centred, var
+
+
+class BatchNormCell(Cell):
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (batch statistics in a
+    training layer, the running ones in an inference layer)."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (
+        LayerInput,
+        NormWeight,
+        NormBias,
+        RunningMean,
+        RunningVar,
+    )
+    eps: float = 1e-5
+
+    def __init__(self, name: str, eps: float = 1e-5) -> None:
+        super().__init__(name)
+        self.eps = eps
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x: AnyTensor = inputs[LayerInput]
+        check_rank(self.name, LayerInput, x, (2, 4), "(N, C) or (N, C, H, W) data")
+        weight, bias = inputs[NormWeight], inputs[NormBias]
+        if training(type(self)):
+            _, centred, var = batch_stats(x)
+            scale = weight / ops.sqrt(var + self.eps)
+            return {LayerOutput: centred * per_channel(scale, x) + per_channel(bias, x)}
+        scale = weight / ops.sqrt(inputs[RunningVar] + self.eps)
+        shift = bias - inputs[RunningMean] * scale
+        return {LayerOutput: x * per_channel(scale, x) + per_channel(shift, x)}
+
+
+class BatchNormLayer(ParamComposite):
+    """Batch normalisation over (N, C) or (N, C, H, W) data, PyTorch's ``BatchNorm1d/2d``.
+    ``BatchNormLayer(name, num_features, *, momentum=0.1, eps=1e-5)``."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    forced_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {
+        "weight": (_VECTOR,),
+        "bias": (_VECTOR,),
+        "running_mean": (_VECTOR, PNoUpdate),
+        "running_var": (_VECTOR, PNoUpdate),
+    }
+    topology = ComposeTopology(
+        Sublayer("weight", OnesParamLayer),
+        Sublayer("bias", ConstantParamLayer),
+        Sublayer("running_mean", ConstantParamLayer),
+        Sublayer("running_var", OnesParamLayer),
+        Sublayer("cell", BatchNormCell),
+        InConnect(LayerInput, "cell", LayerInput),
+        InternalConnect("weight", LayerOutput, "cell", NormWeight),
+        InternalConnect("bias", LayerOutput, "cell", NormBias),
+        InternalConnect("running_mean", LayerOutput, "cell", RunningMean),
+        InternalConnect("running_var", LayerOutput, "cell", RunningVar),
+        OutConnect("cell", LayerOutput, LayerOutput),
+    )
+
+    def __init__(
+        self, name: str, num_features: int, *, momentum: float = 0.1, eps: float = 1e-5
+    ) -> None:
+        check_number(name, "momentum", momentum, 0.0, 1.0, "a number from 0 to 1")
+        check_number(name, "eps", eps, 0.0, None, "a positive number")
+        args = self.create_sublayers().set("cell", eps)
+        for param in ("weight", "bias", "running_mean", "running_var"):
+            args.set(param, num_features)
+        super().__init__(name, args)
+        self.num_features, self.momentum, self.eps = num_features, momentum, eps
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x: AnyTensor = inputs[LayerInput]
+        check_rank(self.name, LayerInput, x, (2, 4), "(N, C) or (N, C, H, W) data")
+        check_features(
+            self.name,
+            LayerInput,
+            x,
+            1,
+            self.num_features,
+            "channels",
+            f"feed data with {self.num_features} channels in dim 1, or build the layer for "
+            f"{x.shape[1]}.",
+        )
+        update = training(type(self))
+        count = math.prod(x.shape) // self.num_features
+        if update and count < 2:
+            raise ShapeError(
+                message(
+                    f"cannot feed layer '{self.name}': a training batch norm needs more than "
+                    "one value per channel.",
+                    [("received", x.describe())],
+                    built_at=format_site(user_site()),
+                    hint="train with a batch of at least 2 (or 2 positions per channel).",
+                )
+            )
+        outputs = super().forward(inputs)
+        if update:
+            self._update_running(x, count)
+        return outputs
+
+    def _update_running(self, x: AnyTensor, count: int) -> None:
+        """``running = (1 - momentum) * running + momentum * batch`` (unbiased variance)."""
+        mean, _, var = batch_stats(x)
+        m = self.momentum
+        for sub, batch in (("running_mean", mean), ("running_var", var * (count / (count - 1)))):
+            source = self.sublayers[sub]
+            assert isinstance(source, ParamSourceLayer)
+            running = source._param()
+            assert isinstance(running, Tensor)  # a principal parameter (init allocates it)
+            running.assign(running * (1.0 - m) + batch * m)
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
+        """``LayerOutput``: the normalised data (lazy), the input's shape; a training layer
+        also updates its running statistics."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
+        """``LayerInput``'s gradient (with ``PFeedbackOutput``); ``weight`` and ``bias`` keep
+        theirs (with ``PUpdate``)."""
+        return self._feed_backward(grads)
+
+
+class LayerNormCell(Cell):
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dim."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, NormWeight, NormBias)
+    eps: float = 1e-5
+
+    def __init__(self, name: str, eps: float = 1e-5) -> None:
+        super().__init__(name)
+        self.eps = eps
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x: AnyTensor = inputs[LayerInput]
+        check_rank(self.name, LayerInput, x, ANY_RANK, "data of rank 1 or more")
+        order = (x.rank - 1, *range(x.rank - 1))  # features first: the stats broadcast back
+        first: AnyTensor = ops.permute(x, order)
+        centred = first - ops.reduce_mean(first, 0)
+        normed = centred / ops.sqrt(ops.reduce_mean(ops.square(centred), 0) + self.eps)
+        back: AnyTensor = ops.permute_inv(normed, order)
+        return {LayerOutput: back * inputs[NormWeight] + inputs[NormBias]}
+
+
+class LayerNormLayer(ParamComposite):
+    """Layer normalisation over the last dim, PyTorch's ``LayerNorm(dim)``.
+    ``LayerNormLayer(name, dim, *, eps=1e-5)``."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    forced_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {
+        "weight": (_VECTOR,),
+        "bias": (_VECTOR,),
+    }
+    topology = ComposeTopology(
+        Sublayer("weight", OnesParamLayer),
+        Sublayer("bias", ConstantParamLayer),
+        Sublayer("cell", LayerNormCell),
+        InConnect(LayerInput, "cell", LayerInput),
+        InternalConnect("weight", LayerOutput, "cell", NormWeight),
+        InternalConnect("bias", LayerOutput, "cell", NormBias),
+        OutConnect("cell", LayerOutput, LayerOutput),
+    )
+
+    def __init__(self, name: str, dim: int, *, eps: float = 1e-5) -> None:
+        check_number(name, "eps", eps, 0.0, None, "a positive number")
+        args = self.create_sublayers().set("cell", eps).set("weight", dim).set("bias", dim)
+        super().__init__(name, args)
+        self.dim, self.eps = dim, eps
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x: AnyTensor = inputs[LayerInput]
+        check_rank(self.name, LayerInput, x, ANY_RANK, "data of rank 1 or more")
+        check_features(
+            self.name,
+            LayerInput,
+            x,
+            -1,
+            self.dim,
+            "features",
+            f"feed data whose last dim is {self.dim}, or build the layer for {x.shape[-1]}.",
+        )
+        return super().forward(inputs)
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
+        """``LayerOutput``: the normalised data (lazy), the input's shape."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
+        """``LayerInput``'s gradient (with ``PFeedbackOutput``); ``weight`` and ``bias`` keep
+        theirs (with ``PUpdate``)."""
+        return self._feed_backward(grads)

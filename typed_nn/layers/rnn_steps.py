@@ -1,0 +1,244 @@
+"""``LstmStep`` and ``TorchGruStep``: PyTorch-formulated steps for ``RecurrentLayer``.
+
+Row-vector convention (``x`` (batch, fan_in), states (batch, hidden)); parameters named
+``name/w_ih`` (fan_in, G·H), ``name/w_hh`` (H, G·H), ``name/b_ih`` and ``name/b_hh`` (G·H,),
+gate column blocks in PyTorch's order, so ``nn.LSTM`` / ``nn.GRU`` (one layer) weights load
+transposed (``weight_ih_l0`` (G·H, in) is ``w_ih``ᵀ; biases as they are)::
+
+    LSTM (G = 4, blocks i, f, g, o):          GRU (G = 3, blocks r, z, n):
+    a  = x·W_ih + b_ih + h·W_hh + b_hh         a = x·W_ih + b_ih,  b = h·W_hh + b_hh
+    i, f, o = sigmoid(a_i), sigmoid(a_f), ...   r, z = sigmoid(a_r + b_r), sigmoid(a_z + b_z)
+    g  = tanh(a_g)                              n  = tanh(a_n + r ⊙ b_n)
+    c' = f ⊙ c + i ⊙ g                          h' = z ⊙ h + (1 - z) ⊙ n
+    h' = o ⊙ tanh(c')
+
+Ports: ``LayerInput`` (x) and ``Previous(LayerOutput)`` (h), plus ``Previous(CellState)`` (c)
+for the LSTM → ``LayerOutput`` (h') and, for the LSTM, ``CellState`` (c'). Each is defined by
+its forward (a forward-only cell: the backward is ``tn.vjp`` of it). The parameters are
+``tn.Matrix`` / ``tn.Vector`` of ``PElemIs`` / ``PDeviceIs`` (default Float32, CPU), filled by
+``PInitializerIs(key)``'s filler unless loaded or preset (PyTorch draws them from
+U(-1/√H, 1/√H): ``UniformFiller(-k, k)``). Inside ``RecurrentLayer`` the step is named
+``name/kernel``, so its parameters are ``name/kernel/w_ih``, ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+from .. import ops
+from ..data.tensor import Matrix, Vector
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import ShapeError, message
+from ..ops.node import format_site, user_site
+from ..policies import AnyPolicyObject, PParamTypeIs
+from ..tags import FE, Dim2, Dv
+from .keys import LayerInput, LayerOutput, PortKey, Previous, PreviousKey
+from .param_cells import Cell, ParamComposite, check_features, check_rank
+from .source_layers import ParamSourceLayer
+from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .var_type_dict import VarValues, key_name
+
+__all__ = ["CellState", "LstmStep", "TorchGruStep"]
+
+
+class CellState(PortKey):
+    """An LSTM's cell state c (its hidden state h is ``LayerOutput``)."""
+
+
+class WeightIH(PortKey):
+    """The input-to-hidden weight of a step cell."""
+
+
+class WeightHH(PortKey):
+    """The hidden-to-hidden weight of a step cell."""
+
+
+class BiasIH(PortKey):
+    """The input-to-hidden bias of a step cell."""
+
+
+class BiasHH(PortKey):
+    """The hidden-to-hidden bias of a step cell."""
+
+
+H = Previous(LayerOutput)
+C = Previous(CellState)
+LstmPorts = LayerInput | PreviousKey[LayerOutput] | PreviousKey[CellState]
+GruPorts = LayerInput | PreviousKey[LayerOutput]
+
+_MATRIX: AnyPolicyObject = PParamTypeIs(Matrix)
+_VECTOR: AnyPolicyObject = PParamTypeIs(Vector)
+_FORCED: Mapping[str, tuple[AnyPolicyObject, ...]] = {
+    "w_ih": (_MATRIX,),
+    "w_hh": (_MATRIX,),
+    "b_ih": (_VECTOR,),
+    "b_hh": (_VECTOR,),
+}
+
+
+class _GatedCell(Cell):
+    """A step cell with ``gates`` column blocks of width H in its weights and biases."""
+
+    gates: ClassVar[int]
+
+    @classmethod
+    def probe_shape(cls, port: type, rank: int) -> tuple[int, ...]:
+        if port in (WeightIH, WeightHH):
+            return (1, cls.gates)
+        if port in (BiasIH, BiasHH):
+            return (cls.gates,)
+        return (1,) * rank
+
+    def blocks(self, a: AnyTensor, hidden: int) -> list[AnyTensor]:
+        """The ``gates`` column blocks of ``a`` (batch, gates·hidden), as views."""
+        return [ops.narrow(a, 1, k * hidden, hidden) for k in range(type(self).gates)]
+
+    def check(self, inputs: dict[type, Any], states: tuple[type, ...]) -> None:
+        """Rank 2 data (the step takes one time step of a batch)."""
+        for port in (LayerInput, *states):
+            check_rank(self.name, port, inputs[port], (2,), "(batch, features)")
+
+
+class LstmCell(_GatedCell):
+    """The LSTM step's forward (module docstring)."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, H, C, WeightIH, WeightHH, BiasIH, BiasHH)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput, CellState)
+    gates: ClassVar[int] = 4
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        self.check(inputs, (H, C))
+        x, h, c = inputs[LayerInput], inputs[H], inputs[C]
+        # the bias sum is one node per step, the same each step: computed once per sequence
+        a = x @ inputs[WeightIH] + h @ inputs[WeightHH] + (inputs[BiasIH] + inputs[BiasHH])
+        hidden = h.shape[1]
+        # i and f are adjacent: one sigmoid for both (one kernel call less per step each way)
+        i_f = ops.sigmoid(ops.narrow(a, 1, 0, 2 * hidden))
+        i, f = ops.narrow(i_f, 1, 0, hidden), ops.narrow(i_f, 1, hidden, hidden)
+        _, _, a_g, a_o = self.blocks(a, hidden)
+        c_next = f * c + i * ops.tanh(a_g)
+        return {LayerOutput: ops.sigmoid(a_o) * ops.tanh(c_next), CellState: c_next}
+
+
+class TorchGruCell(_GatedCell):
+    """The PyTorch GRU step's forward (module docstring)."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, H, WeightIH, WeightHH, BiasIH, BiasHH)
+    gates: ClassVar[int] = 3
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        self.check(inputs, (H,))
+        x, h = inputs[LayerInput], inputs[H]
+        a_r, a_z, a_n = self.blocks(x @ inputs[WeightIH] + inputs[BiasIH], h.shape[1])
+        b_r, b_z, b_n = self.blocks(h @ inputs[WeightHH] + inputs[BiasHH], h.shape[1])
+        r, z = ops.sigmoid(a_r + b_r), ops.sigmoid(a_z + b_z)
+        n = ops.tanh(a_n + r * b_n)
+        return {LayerOutput: ops.interpolate(h, n, z)}  # z ⊙ h + (1 - z) ⊙ n
+
+
+def _topology(cell: type[Cell], states: tuple[type, ...]) -> ComposeTopology:
+    return ComposeTopology(
+        *(Sublayer(n, ParamSourceLayer) for n in ("w_ih", "w_hh", "b_ih", "b_hh")),
+        Sublayer("cell", cell),
+        InConnect(LayerInput, "cell", LayerInput),
+        *(InConnect(Previous(s), "cell", Previous(s)) for s in states),
+        InternalConnect("w_ih", LayerOutput, "cell", WeightIH),
+        InternalConnect("w_hh", LayerOutput, "cell", WeightHH),
+        InternalConnect("b_ih", LayerOutput, "cell", BiasIH),
+        InternalConnect("b_hh", LayerOutput, "cell", BiasHH),
+        *(OutConnect("cell", s, s) for s in states),
+    )
+
+
+class _GatedStep(ParamComposite):
+    """The composite of a gated step: four parameters and its cell."""
+
+    forced_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = _FORCED
+    gates: ClassVar[int]
+
+    def __init__(self, name: str, fan_in: int, hidden: int) -> None:
+        width = type(self).gates * hidden
+        args = self.create_sublayers().set("w_ih", fan_in, width).set("w_hh", hidden, width)
+        super().__init__(name, args.set("b_ih", width).set("b_hh", width))
+        self.fan_in, self.hidden = fan_in, hidden
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x: AnyTensor = inputs[LayerInput]
+        states = [p for p in self.input_ports if p is not LayerInput]
+        for port in (LayerInput, *states):
+            check_rank(self.name, port, inputs[port], (2,), "(batch, features)")
+        check_features(
+            self.name,
+            LayerInput,
+            x,
+            1,
+            self.fan_in,
+            "features",
+            f"feed (batch, {self.fan_in}) data, or build the step for {x.shape[1]}.",
+        )
+        for port in states:
+            state: AnyTensor = inputs[port]
+            check_features(
+                self.name,
+                port,
+                state,
+                1,
+                self.hidden,
+                "units",
+                f"feed a (batch, {self.hidden}) state.",
+            )
+            if state.shape[0] != x.shape[0]:
+                raise ShapeError(
+                    message(
+                        f"cannot feed layer '{self.name}': port {key_name(port)} has batch "
+                        f"{state.shape[0]}, the data {x.shape[0]}.",
+                        [("data", x.describe()), ("state", state.describe())],
+                        built_at=format_site(user_site()),
+                        hint="give one state row per data row.",
+                    )
+                )
+        return super().forward(inputs)
+
+
+class LstmStep(_GatedStep):
+    """One LSTM step, PyTorch's ``nn.LSTM`` cell. ``LstmStep(name, fan_in, hidden)``."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, H, C)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput, CellState)
+    gates: ClassVar[int] = 4
+    topology = _topology(LstmCell, (LayerOutput, CellState))
+
+    def feed_forward(
+        self, inputs: VarValues[LstmPorts, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LayerOutput | CellState, TensorLike[FE, Dv, Dim2]]:
+        """``LayerOutput`` = h' and ``CellState`` = c' (lazy), each (batch, hidden)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput | CellState, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LstmPorts, TensorLike[FE, Dv, Dim2]]:
+        """Gradients of x, h and c (with ``PFeedbackOutput``); the weights keep theirs."""
+        return self._feed_backward(grads)
+
+
+class TorchGruStep(_GatedStep):
+    """One GRU step, PyTorch's ``nn.GRU`` cell (biases; the reset gate scales
+    ``h·W_hn + b_hn``). ``TorchGruStep(name, fan_in, hidden)``."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, H)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    gates: ClassVar[int] = 3
+    topology = _topology(TorchGruCell, (LayerOutput,))
+
+    def feed_forward(
+        self, inputs: VarValues[GruPorts, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
+        """``LayerOutput`` = h' (lazy), (batch, hidden)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
+    ) -> VarValues[GruPorts, TensorLike[FE, Dv, Dim2]]:
+        """Gradients of x and h (with ``PFeedbackOutput``); the weights keep theirs."""
+        return self._feed_backward(grads)
