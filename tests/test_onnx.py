@@ -129,6 +129,19 @@ def test_strided_unpadded_conv_and_overlapping_pool(tmp_path: Path) -> None:
     assert_exported_equal(f, (x,), {"x": x}, tmp_path / "conv.onnx")
 
 
+def test_average_pool_and_embedding(tmp_path: Path) -> None:
+    table = rand32(7, 3, seed=22)
+
+    def f(
+        x: tn.Tensor4[tn.Float32, tn.CPU], rows: tn.Tensor[tn.Int64, tn.CPU, tn.Dim2]
+    ) -> tuple[tn.TensorLike[Any, Any, Any], tn.TensorLike[Any, Any, Any]]:
+        return ops.avg_pool2d(x, 2), ops.embedding(table, rows)
+
+    x = rand32(2, 3, 5, 4, seed=23)
+    rows = tn.tensor(np.array([[0, 6, 2], [2, 2, 5]]), tn.Int64, tn.CPU, tn.Dim2)
+    assert_exported_equal(f, (x, rows), {"x": x, "rows": rows}, tmp_path / "pool.onnx")
+
+
 # --- recurrent networks ------------------------------------------------------------------
 
 
@@ -194,6 +207,9 @@ def test_lstm_over_a_sequence_exports_and_runs_in_onnxruntime(tmp_path: Path) ->
 
 NO_COUNTERPART = {
     "abs_grad",
+    "avg_pool2d_grad",
+    "dropout_mask",
+    "embedding_grad",
     "acos_grad",
     "acosh_grad",
     "asin_grad",

@@ -6,7 +6,7 @@ its result. ``inputs`` are the names of the node's operands in order (a Python n
 is already a constant of the node's element type). A rule reads only the node (its params,
 its operands' shapes, its element type) and ``g``, so each entry can move onto its op's
 ``OpDecl`` unchanged. Ops with no entry (the backward ops ``*_grad``, ``max_pool2d_select``,
-``tile_grad``) have no ONNX counterpart: exporting one is an ``ExportError``.
+``tile_grad``, and ``dropout_mask``, a training-time random mask) have no ONNX counterpart: exporting one is an ``ExportError``.
 
 Every rule keeps typed_nn's exact semantics; where ONNX's differ, the rule says how.
 Shapes are static: the exported graph has the example's shapes (see ``export``).
@@ -154,6 +154,18 @@ def _max_pool2d(g: GraphBuilder, node: AnyOp, xs: list[str]) -> str:
     return g.add("MaxPool", xs, kernel_shape=list(size), strides=list(stride))
 
 
+def _avg_pool2d(g: GraphBuilder, node: AnyOp, xs: list[str]) -> str:
+    """No padding (so ``count_include_pad`` does not matter), windows that do not fit
+    dropped: ONNX's AveragePool."""
+    size, stride = node.params
+    return g.add("AveragePool", xs, kernel_shape=list(size), strides=list(stride))
+
+
+def _embedding(g: GraphBuilder, node: AnyOp, xs: list[str]) -> str:
+    """Rows of the (num, dim) table picked by the indices: ONNX's Gather along axis 0."""
+    return g.add("Gather", xs, axis=0)
+
+
 def _where(g: GraphBuilder, node: AnyOp, xs: list[str]) -> str:
     """typed_nn's condition is any nonzero value (NaN included): a cast to bool is the same."""
     cond, a, b = xs
@@ -240,6 +252,8 @@ RULES: dict[str, OnnxRule] = {
     "dot": _dot,
     "conv2d": _conv2d,
     "max_pool2d": _max_pool2d,
+    "avg_pool2d": _avg_pool2d,
+    "embedding": _embedding,
     # layout and structure
     "reshape": _reshape,
     "permute": _permute,
