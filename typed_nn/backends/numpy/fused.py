@@ -70,6 +70,12 @@ for _name in GRADS:
     implement_out(_name, CPU)(implementation(_name, CPU))
 
 
+@implement_out("matmul", CPU)
+def matmul_out(a: Array, b: Array, *, out: Array) -> Array:
+    """``matmul`` into a preallocated result."""
+    return np.matmul(a, b, out=out)
+
+
 @implement_out("dot", CPU)
 def dot_out(a: Array, b: Array, k: int, *, out: Array) -> Array:
     """``dot`` into a preallocated result (one BLAS call for the matrix/vector cases)."""

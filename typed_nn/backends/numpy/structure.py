@@ -1,4 +1,4 @@
-"""numpy implementations of the structural ops: dot, slice."""
+"""numpy implementations of the structural ops: dot, matmul, slice."""
 
 from __future__ import annotations
 
@@ -49,3 +49,8 @@ def one_hot(value: Array, length: int, pos: int) -> Array:
 def stack(*items_and_axis: Any) -> Array:
     *items, axis = items_and_axis
     return np.stack(items, axis=axis)
+
+
+@implement("matmul", CPU)
+def matmul(a: Array, b: Array) -> Array:
+    return np.matmul(a, b)
