@@ -142,7 +142,7 @@ def matmul_block() -> str:
     ]
     out.append(
         f"{IND}def __matmul__(self, other: object) -> AnyTensor:\n"
-        f"{IND}{IND}return _structure.matmul(self, other)\n"
+        f"{IND}{IND}return _structure.build_matmul(self, other)\n"
     )
     return "".join(out)
 
@@ -214,7 +214,7 @@ def matmul_body() -> str:
         "    Tensor(2, 3, 4))`` is (2, 4). Raises ShapeError when the matrix dims are not aligned\n"
         "    or the batch dims do not broadcast.\n"
         '    """\n'
-        "    return _matmul(a, b)\n"
+        "    return build_matmul(a, b)\n"
     )
     return "".join(out)
 

@@ -137,9 +137,9 @@ def test_batch_dims_that_do_not_broadcast_name_both_shapes() -> None:
 
 def test_a_scalar_operand_is_rejected() -> None:
     with pytest.raises(tn.RankError, match="cannot build matmul: an operand is a scalar"):
-        ops.matmul(tn.scalar(2.0, tn.Float64, tn.CPU), t64(np.zeros((2, 2, 2))))  # type: ignore[call-overload]
+        ops.matmul(tn.scalar(2.0, tn.Float64, tn.CPU), t64(np.zeros((2, 2, 2))))  # type: ignore[arg-type]
 
 
 def test_mixed_elements_are_rejected_in_matmuls_terms() -> None:
     with pytest.raises(tn.ElemTypeError, match="cannot build matmul: operands have different"):
-        t64(np.zeros((4, 3))) @ t32(np.zeros((3, 2)))  # type: ignore[operator]
+        t64(np.zeros((4, 3))) @ t32(np.zeros((3, 2)))

@@ -562,7 +562,7 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     @overload
     def __matmul__(self: TensorLike[E, Dv, Dim6], other: TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim6]: ...
     def __matmul__(self, other: object) -> AnyTensor:
-        return _structure.matmul(self, other)
+        return _structure.build_matmul(self, other)
     @overload
     def __getitem__(self: TensorLike[E, Dv, Dim1], index: int) -> TensorLike[E, Dv, Dim0]: ...
     @overload

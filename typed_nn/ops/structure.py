@@ -26,7 +26,17 @@ from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
 from .rules import common_device, common_elem, site, tensor_operands
 
-__all__ = ["DOT", "MATMUL", "SLICE", "STACK", "dot", "matmul", "slice", "stack_items"]
+__all__ = [
+    "DOT",
+    "MATMUL",
+    "SLICE",
+    "STACK",
+    "build_matmul",
+    "dot",
+    "matmul",
+    "slice",
+    "stack_items",
+]
 
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
@@ -164,8 +174,8 @@ def _matmul_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     a2, b2 = layout.reshape_to(a, pa), layout.reshape_to(b, pb)
     batch = g.shape[: g.rank - (a.rank > 1) - (b.rank > 1)]
     g2 = layout.reshape_to(g, (*batch, pa[-2], pb[-1]))
-    to_a = layout.reshape_to(sum_to(_matmul(g2, _swap_last(b2)), pa), a.shape)
-    to_b = layout.reshape_to(sum_to(_matmul(_swap_last(a2), g2), pb), b.shape)
+    to_a = layout.reshape_to(sum_to(build_matmul(g2, _swap_last(b2)), pa), a.shape)
+    to_b = layout.reshape_to(sum_to(build_matmul(_swap_last(a2), g2), pb), b.shape)
     return to_a, to_b
 
 
@@ -277,7 +287,7 @@ def slice(x: AnyTensor, index: int) -> AnyTensor:
     return build(SLICE, (x,), (index + n if index < 0 else index,))
 
 
-def _matmul(a: object, b: object) -> AnyTensor:
+def build_matmul(a: object, b: object) -> AnyTensor:
     """The node of ``a @ b``: a ``dot`` where numpy's matmul and MetaNN's contraction agree
     (``b`` of rank 1 or 2, ``a`` of rank >= 1), else a ``matmul``."""
     if (
@@ -544,6 +554,6 @@ def matmul(a: AnyTensor, b: AnyTensor) -> AnyTensor:
     Tensor(2, 3, 4))`` is (2, 4). Raises ShapeError when the matrix dims are not aligned
     or the batch dims do not broadcast.
     """
-    return _matmul(a, b)
+    return build_matmul(a, b)
 # --- END GENERATED MATMUL ---
 # fmt: on

@@ -23,6 +23,18 @@ def dot(a: Array, b: Array, k: int) -> Array:
     return np.tensordot(a, b, axes=k)
 
 
+def rows_dot_into(a: Array, b: Array, *, out: Array) -> Array:
+    """``dot(a, b, 1)`` for ``a`` of rank > 2 and ``b`` of rank 1 or 2, into ``out``: the
+    leading dims of ``a`` as one row dim, so one GEMM / GEMV (the call tensordot makes, so
+    the same numbers), written straight into ``out`` when it is contiguous."""
+    rows = a.reshape(-1, a.shape[-1])
+    if out.flags.c_contiguous:
+        np.matmul(rows, b, out=out.reshape(rows.shape[0], *b.shape[1:]))
+    else:
+        out[...] = np.matmul(rows, b).reshape(out.shape)
+    return out
+
+
 @implement("slice", CPU)
 def slice_(x: Array, index: int) -> Array:
     return x[index]
