@@ -520,7 +520,10 @@ class Builder:
             b = Ref(partner)
         args: tuple[Arg, Arg] = (b, Ref(a)) if left else (Ref(a), b)
         rhs = args[1]
-        rhs_rank = len(self.shape(rhs.node)) if isinstance(rhs, Ref) else np.ndim(rhs.value)
+        if isinstance(rhs, Ref):
+            rhs_rank = len(self.shape(rhs.node))
+        else:
+            rhs_rank = np.ndim(rhs.value if isinstance(rhs, Const) else rhs)
         as_matmul = k == 1 and self.rng.random() < 0.5
         if as_matmul and rhs_rank <= 2:  # where @ (numpy's matmul) and dot agree
             return self.emit("matmul", *args)
