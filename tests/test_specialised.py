@@ -99,6 +99,12 @@ def test_softmax_into_the_buffer(shape: tuple[int, ...], k: int) -> None:
     _same_as_plain("softmax", [x], (k,))
 
 
+@pytest.mark.parametrize(("shape", "k"), [((8, 10), 1), ((3, 4, 5), 2), ((2, 3, 64), 1)])
+def test_softmax_grad_into_the_buffer(shape: tuple[int, ...], k: int) -> None:
+    y = implementation("softmax", CPU)(_normal(*shape), k)
+    _same_as_plain("softmax_grad", [_normal(*shape), y], (k,))
+
+
 def _nll_grad_args(t: Array) -> list[Array | float]:
     y = implementation("softmax", CPU)(_normal(*t.shape, dtype=t.dtype), 1)
     return [np.asarray(1.5, t.dtype), t, y]

@@ -125,6 +125,24 @@ def softmax(site: Site) -> Specialised:
     return Specialised(softmax_into, writes=True)
 
 
+@specialise("softmax_grad", CPU)
+def softmax_grad(site: Site) -> Specialised:
+    """``y * (g - sum(g * y))``, the plain kernel's passes written into the buffer (no
+    full-size temporary: the buffer holds ``g * y`` until the group sums are taken)."""
+    (k,) = site.params
+    assert isinstance(k, int)
+    axes = _trailing(site, k)
+
+    def softmax_grad_into(g: Array, y: Array, *, out: Array) -> Array:
+        np.multiply(g, y, out=out)
+        s = _sum(out, axis=axes, keepdims=True)
+        np.subtract(g, s, out=out)
+        out *= y
+        return out
+
+    return Specialised(softmax_grad_into, writes=True)
+
+
 @specialise("softmax_nll_grad", CPU)
 def softmax_nll_grad(site: Site) -> Specialised:
     """``g / S * (y * T - t)`` (see ``rewritten.softmax_nll_grad``), written into the buffer.
