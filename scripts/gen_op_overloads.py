@@ -2,7 +2,7 @@
 
 * the reductions (``reduce_sum`` / ``reduce_mean`` / ``reduce_max`` / ``argmax``): the result
   rank depends on which dims are reduced;
-* the select ops (``maximum`` / ``where`` / ``interpolate``): MetaNN broadcasting, result rank =
+* the select ops (``maximum`` / ``where`` / ``interpolate``): numpy broadcasting, result rank =
   the highest operand rank;
 * the shape family (``zeros`` / ``ones`` / ``ZeroTensor`` / ``ConstantTensor`` / ``reshape`` /
   ``tile``, and ``stack`` / ``ScalableTensor`` one rank up): the rank is the shape tuple's
@@ -221,7 +221,7 @@ def maximum_block() -> str:
     ]
     out.append(
         "def maximum(a: object, b: object) -> AnyTensor:\n"
-        '    """Element-wise maximum with MetaNN broadcasting; either side may be a number."""\n'
+        '    """Element-wise maximum with numpy broadcasting; either side may be a number."""\n'
         "    return build(MAXIMUM, (a, b))\n"
     )
     return "".join(out)

@@ -1,11 +1,12 @@
-"""Generate the typed operator overloads of TensorLike and Tensor, and those of ``ops.dot``.
+"""Generate the typed operator overloads of TensorLike and Tensor, and those of ``ops.dot`` and
+``ops.matmul``.
 
 Python's operators must say, for mypy and pyright, the rank of their result from the ranks of
-their operands (MetaNN broadcasting: the lower rank must equal the trailing dims of the higher,
-result rank = max; ``@`` contracts one dim, result rank = a + b - 2; ``dot(a, b, k)`` contracts
-k dims). The overloads go up to ``typed_nn.tags.MAX_RANK`` (30-odd per operator at rank 6):
-this script writes them between marker comments in ``typed_nn/data/tensor_like.py``,
-``typed_nn/data/tensor.py`` and ``typed_nn/ops/structure.py``.
+their operands (element-wise: result rank = max; ``@`` and ``ops.matmul`` follow numpy: result
+rank = max for two (stacks of) matrices, one less than the other operand's with a vector;
+``dot(a, b, k)`` contracts k dims, result rank = a + b - 2k). The overloads go up to
+``typed_nn.tags.MAX_RANK`` (30-odd per operator at rank 6): this script writes them between marker comments in ``typed_nn/data/tensor_like.py``,
+``typed_nn/data/tensor.py`` and ``typed_nn/ops/structure.py`` (``dot``, ``matmul``).
 
 Run ``python scripts/gen_operators.py`` after changing it (or the rank tags); ``--check`` exits 1
 when the committed files are stale (tests/test_ops_reduce.py runs that for both generators).
@@ -120,28 +121,28 @@ def reflected_block(name: str, builder: str, float_only: bool) -> str:
     return "".join(out)
 
 
+def matmul_rank(a: int, b: int) -> int:
+    """numpy's (PEP 465) result rank of ``a @ b``: batch dims broadcast to the higher rank, a
+    vector operand's promoted dim removed."""
+    if a == 1 or b == 1:
+        return a + b - 2
+    return max(a, b)
+
+
+def matmul_pairs() -> list[tuple[int, int, int]]:
+    return [
+        (a, b, matmul_rank(a, b)) for a in range(1, MAX_RANK + 1) for b in range(1, MAX_RANK + 1)
+    ]
+
+
 def matmul_block() -> str:
-    out: list[str] = []
-    # First, for each left rank that some right rank overflows (a result of more than MAX_RANK
-    # dims raises RankError), an overload no argument matches (``Never`` rank). When no overload
-    # matches, mypy reports the operator and types the expression by the first overload whose
-    # self-type fits: this one, of unknown rank, so that a failed ``a @ b`` nested as an
-    # argument (``ops.permute(a @ b, order)``) is not reported again as that call's error.
-    for a in range(1, MAX_RANK + 1):
-        if a + MAX_RANK - 2 > MAX_RANK:
-            out.append(overload("__matmul__", tl("E", f"Dim{a}"), tl("E", "Never"), tl("E", "Any")))
-    for a in range(1, MAX_RANK + 1):
-        for b in range(1, MAX_RANK + 1):
-            r = a + b - 2
-            if r <= MAX_RANK:
-                out.append(
-                    overload(
-                        "__matmul__", tl("E", f"Dim{a}"), tl("E", f"Dim{b}"), tl("E", f"Dim{r}")
-                    )
-                )
+    out = [
+        overload("__matmul__", tl("E", f"Dim{a}"), tl("E", f"Dim{b}"), tl("E", f"Dim{r}"))
+        for a, b, r in matmul_pairs()
+    ]
     out.append(
         f"{IND}def __matmul__(self, other: object) -> AnyTensor:\n"
-        f"{IND}{IND}return _structure.matmul(self, other)\n"
+        f"{IND}{IND}return _structure.build_matmul(self, other)\n"
     )
     return "".join(out)
 
@@ -199,6 +200,25 @@ def dot_body() -> str:
     return "".join(out)
 
 
+def matmul_body() -> str:
+    out = [
+        f"@overload\ndef matmul(a: TensorLike[E, Dv, Dim{a}], b: TensorLike[E, Dv, Dim{b}]) "
+        f"-> TensorLike[E, Dv, Dim{r}]: ...\n"
+        for a, b, r in matmul_pairs()
+    ]
+    out.append(
+        "def matmul(a: AnyTensor, b: AnyTensor) -> AnyTensor:\n"
+        '    """``a @ b`` as numpy\'s matmul (PEP 465): batched over the leading dims, which\n'
+        "    broadcast; a vector operand is promoted to a matrix and its promoted dim removed.\n\n"
+        "    ``matmul(Tensor(8, 4, 3), Tensor(8, 3, 5))`` is (8, 4, 5); ``matmul(Vector(3),\n"
+        "    Tensor(2, 3, 4))`` is (2, 4). Raises ShapeError when the matrix dims are not aligned\n"
+        "    or the batch dims do not broadcast.\n"
+        '    """\n'
+        "    return build_matmul(a, b)\n"
+    )
+    return "".join(out)
+
+
 def splice(path: Path, name: str, body: str, indent: str = IND) -> str:
     text = path.read_text()
     begin = BEGIN.format(name=name).replace(IND, indent, 1)
@@ -219,6 +239,7 @@ def main(argv: list[str]) -> int:
         (TENSOR_LIKE, "OPERATORS", tensor_like_body(), IND),
         (TENSOR, "GETITEM", tensor_body(), IND),
         (STRUCTURE, "DOT", dot_body(), ""),
+        (STRUCTURE, "MATMUL", matmul_body(), ""),
     ]:
         new = splice(path, name, body, indent)
         if new != path.read_text():

@@ -192,6 +192,18 @@ def _dot_cases() -> tuple[Case, ...]:
     )
 
 
+def _matmul_cases() -> tuple[Case, ...]:
+    """numpy's matmul: batched (broadcast, size-1 batch dims expanded), vectors promoted."""
+    return (
+        C("batched", lambda a, b: a @ b, normal(2, 3, 4), normal(2, 4, 5)),
+        C("vector-tensor3", lambda a, b: a @ b, normal(3), normal(2, 3, 4)),
+        C("matrix-tensor3-shared", U.matmul, normal(2, 3), normal(4, 3, 2)),
+        C("broadcast-size-1", U.matmul, normal(1, 2, 3), normal(4, 3, 2)),
+        C("broadcast-rank", U.matmul, normal(3, 1, 2, 3), normal(2, 3, 2)),
+        C("tensor4-tensor4", U.matmul, normal(2, 2, 3, 4), normal(2, 2, 4, 3)),
+    )
+
+
 def reduce_cases(fn: Callable[..., Any], draw: Callable[..., Array]) -> tuple[Case, ...]:
     """A reduction over every dim, named dims (int, tuple, negative), ``first=`` and
     ``keep_dim``."""
@@ -436,6 +448,7 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
     ),
     # contraction, conv, pooling
     "dot": _dot_cases(),
+    "matmul": _matmul_cases(),
     "conv2d": _conv_cases(),
     "conv2d_grad_input": _conv_grad_input_cases(),
     "conv2d_grad_weight": _conv_grad_weight_cases(),
@@ -543,7 +556,8 @@ SECOND_ORDER = (
     *("add", "sub", "mul", "div", "negative", "abs", "maximum", "where", "interpolate"),
     *("exp", "log", "sqrt", "square", "sin", "cos", "tan", "asin", "acos", "asinh", "acosh"),
     *("sigmoid", "tanh", "relu"),
-    *("dot", "reduce_sum", "reduce_mean", "reduce_max", "softmax", "log_softmax", "nll_loss"),
+    *("dot", "matmul", "reduce_sum", "reduce_mean", "reduce_max", "softmax", "log_softmax"),
+    "nll_loss",
     *("conv2d", "max_pool2d", "tile", "narrow", "concat", "avg_pool2d", "embedding"),
 )
 """Ops whose Hessian-vector products are checked (through their gradient ops' vjps)."""

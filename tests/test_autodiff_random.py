@@ -243,7 +243,7 @@ NUMPY: dict[str, Callable[..., Any]] = {
     "reduce_mean": _np_reduce(np.mean),
     "reduce_max": _np_reduce(np.max),
     "dot": lambda a, b, k: np.tensordot(a, b, k),
-    "matmul": lambda a, b: np.tensordot(a, b, 1),
+    "matmul": np.matmul,
     "permute": lambda x, order: np.transpose(x, order),
     "transpose": lambda x: x.T,
     "reshape": lambda x, shape: np.reshape(x, shape),
@@ -518,8 +518,14 @@ class Builder:
             b: Arg = self.const(rest + contracted if left else contracted + rest)
         else:
             b = Ref(partner)
-        args = (b, Ref(a)) if left else (Ref(a), b)
-        if k == 1 and self.rng.random() < 0.5:
+        args: tuple[Arg, Arg] = (b, Ref(a)) if left else (Ref(a), b)
+        rhs = args[1]
+        if isinstance(rhs, Ref):
+            rhs_rank = len(self.shape(rhs.node))
+        else:
+            rhs_rank = np.ndim(rhs.value if isinstance(rhs, Const) else rhs)
+        as_matmul = k == 1 and self.rng.random() < 0.5
+        if as_matmul and rhs_rank <= 2:  # where @ (numpy's matmul) and dot agree
             return self.emit("matmul", *args)
         return self.emit("dot", *args, k=k)
 

@@ -120,14 +120,19 @@ def test_activations_reject_integer_elements(op: Any) -> None:
 def test_grad_of_higher_rank_than_the_forward_value_is_rejected() -> None:
     g = tagged(np.ones((2, 3)), tn.Float32)
     y = tagged(np.ones((3,)), tn.Float32)
-    with pytest.raises(tn.ShapeError, match="sigmoid_grad: the gradient has a higher rank"):
+    with pytest.raises(
+        tn.ShapeError,
+        match=r"sigmoid_grad: the gradient's shape \(2, 3\) does not broadcast to the forward value's \(3\)",
+    ):
         ops.sigmoid_grad(g, y)
 
 
 def test_grad_of_another_size_is_rejected() -> None:
     g = tagged(np.ones((2,)), tn.Float32)
     y = tagged(np.ones((4, 3)), tn.Float32)
-    with pytest.raises(tn.ShapeError, match="cannot build tanh_grad: shapes do not broadcast"):
+    with pytest.raises(
+        tn.ShapeError, match="cannot build tanh_grad: operands could not be broadcast together"
+    ):
         ops.tanh_grad(g, y)
 
 

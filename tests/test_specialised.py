@@ -58,9 +58,17 @@ def test_dot_declines_tensor_contractions() -> None:
     a, b = _normal(2, 3, 4), _normal(3, 4, 5)
     want = implementation("dot", CPU)(a, b, 2)
     assert specialisation("dot", CPU, _site([a, b], (2,), want)) is None
-    a3 = _normal(2, 3, 4)
-    want3 = implementation("dot", CPU)(a3, _normal(4, 5), 1)
-    assert specialisation("dot", CPU, _site([a3, _normal(4, 5)], (1,), want3)) is None
+    b3 = _normal(4, 2, 5)
+    want3 = implementation("dot", CPU)(a, b3, 1)
+    assert specialisation("dot", CPU, _site([a, b3], (1,), want3)) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("b", [(4, 5), (4,)])
+def test_dot_of_a_stack_of_rows_is_one_gemm_into_the_buffer(dtype: Any, b: tuple[int, ...]) -> None:
+    a = _normal(2, 3, 4, dtype=dtype)
+    _same_as_plain("dot", [a, _normal(*b, dtype=dtype)], (1,))
+    _same_as_plain("dot", [np.transpose(a, (1, 0, 2)), _normal(*b, dtype=dtype)], (1,))
 
 
 @pytest.mark.parametrize("order", [(1, 0), (2, 1, 0), (0, 2, 1), (1, 2, 0)])
@@ -83,10 +91,18 @@ def test_reduce_sum_to_a_scalar_keeps_the_plain_kernel() -> None:
     assert specialisation("reduce_sum", CPU, _site([x], ((0, 1), False), want)) is None
 
 
-@pytest.mark.parametrize(("shape", "k"), [((8, 10), 1), ((3, 4, 5), 2), ((6,), 1)])
+@pytest.mark.parametrize(
+    ("shape", "k"), [((8, 10), 1), ((3, 4, 5), 2), ((6,), 1), ((2, 3, 64), 1), ((4, 7), 1)]
+)
 def test_softmax_into_the_buffer(shape: tuple[int, ...], k: int) -> None:
     x = _normal(*shape) * 30  # large logits: the max shift matters
     _same_as_plain("softmax", [x], (k,))
+
+
+@pytest.mark.parametrize(("shape", "k"), [((8, 10), 1), ((3, 4, 5), 2), ((2, 3, 64), 1)])
+def test_softmax_grad_into_the_buffer(shape: tuple[int, ...], k: int) -> None:
+    y = implementation("softmax", CPU)(_normal(*shape), k)
+    _same_as_plain("softmax_grad", [_normal(*shape), y], (k,))
 
 
 def _nll_grad_args(t: Array) -> list[Array | float]:

@@ -12,6 +12,7 @@ from .errors import ShapeError, message
 
 __all__ = [
     "Shape",
+    "broadcast_shapes",
     "canonical_axis",
     "count",
     "deprecated",
@@ -43,6 +44,21 @@ Shape = tuple[int, ...]
 def format_shape(shape: Shape) -> str:
     """``(4, 3)``; ``()`` for a scalar."""
     return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def broadcast_shapes(*shapes: Shape) -> Shape | None:
+    """numpy's broadcasting rule: trailing dims aligned, each pair equal or one of them 1
+    (which expands); the result has the highest rank. None when the shapes do not broadcast."""
+    rank = max((len(s) for s in shapes), default=0)
+    result = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s, rank - len(s)):
+            if n != result[i]:
+                if result[i] != 1 and n != 1:
+                    return None
+                if n != 1:
+                    result[i] = n
+    return tuple(result)
 
 
 def canonical_axis(axis: int, rank: int) -> int:

@@ -27,7 +27,7 @@ from .numeric import operand_ranges
 
 __all__ = ["CHECKED_OPS", "check_int_overflow"]
 
-CHECKED_OPS = frozenset({"add", "sub", "mul", "negative", "abs", "reduce_sum", "dot"})
+CHECKED_OPS = frozenset({"add", "sub", "mul", "negative", "abs", "reduce_sum", "dot", "matmul"})
 """The ops whose Int32 results debug mode recomputes in int64."""
 
 

@@ -84,8 +84,13 @@ def _named(decl: OpDecl, pattern: str) -> Batcher:
     return batcher
 
 
+def _matmul(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
+    return n.decl, n.params  # _how admits only operands whose batch dims line up
+
+
 BATCHERS: dict[str, Batcher] = {
     "dot": _dot,
+    "matmul": _matmul,
     "reduce_sum": _shift_dims,
     "reduce_mean": _shift_dims,
     "reduce_max": _shift_dims,
@@ -224,6 +229,8 @@ def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | Non
     if batcher is not None:
         if first.op == "dot" and kinds == "bb" and ranks != (2, 2):
             return None
+        if first.op == "matmul" and not _stacks_align(kinds, ranks):
+            return None
         return batcher(first, kinds, len(first.shape))
     if first.decl is None or first.decl.kind != "elementwise" or not reads_group:
         return None
@@ -232,6 +239,14 @@ def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | Non
     if any(k == "b" and r != len(first.shape) for k, r in zip(kinds, ranks, strict=True)):
         return None
     return first.decl, first.params
+
+
+def _stacks_align(kinds: str, ranks: tuple[int, ...]) -> bool:
+    """Whether matmul over stacked operands is the stack of the items' matmuls: no vector
+    operand (its promotion would change), and the stack dim must lead the broadcast batch
+    dims: every stacked operand of the top rank, every shared one of at most that rank."""
+    stacked = {r for k, r in zip(kinds, ranks, strict=True) if k == "b"}
+    return min(ranks) >= 2 and len(stacked) == 1 and max(ranks) in stacked
 
 
 def _runs_on(decl: OpDecl | None, device: Any) -> bool:

@@ -215,7 +215,6 @@ def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
         reg_of[m] = dst
         instrs.append((m, args, dst))
         gen.calls[n.op] += 1
-    rank = len(shape)
     dtype = g.nodes[root].dtype
     if not blocked:
         regs = [np.empty(shape, dtype) for _ in range(n_regs)]
@@ -227,21 +226,20 @@ def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
             gen.emit(f"{_fn(gen, m)}({_call_args(gen, m, parts)}out={target})")
         return
     split = Blocks(shape)
-    ranks = sorted(
-        {len(g.nodes[v].shape) for _, args, _ in instrs for kind, v in args if kind == "val"}
+    shapes = sorted(
+        {g.nodes[v].shape for _, args, _ in instrs for kind, v in args if kind == "val"}
     )
-    ranks = [r for r in ranks if split.operand_index(split.index[0], rank, r) is not None]
-    blocks = plan_blocks(split, shape, ranks, n_regs, dtype)
+    shapes = [o for o in shapes if split.operand_index(split.index[0], shape, o) is not None]
+    blocks = plan_blocks(split, shape, shapes, n_regs, dtype)
     bl = gen.const(f"BL{root}", blocks)
-    ix_names = [f"_i{r}" for r in ranks]
+    ix_names = [f"_i{i}" for i in range(len(shapes))]
     reg_names = [f"_r{i}" for i in range(n_regs)]
     gen.emit(f"_o = {out}")
     gen.emit(f"for _ix, {''.join(n + ', ' for n in ix_names + reg_names)}in {bl}:")
-    rank_ix = dict(zip(ranks, ix_names, strict=True))
+    shape_ix = dict(zip(shapes, ix_names, strict=True))
     for m, args, dst in instrs:
         parts = [
-            _operand(gen, m, i, kind, v, reg_names, (rank_ix, rank))
-            for i, (kind, v) in enumerate(args)
+            _operand(gen, m, i, kind, v, reg_names, shape_ix) for i, (kind, v) in enumerate(args)
         ]
         target = "_o[_ix]" if dst < 0 else reg_names[dst]
         gen.emit(f"{_fn(gen, m)}({_call_args(gen, m, parts)}out={target})", 2)
@@ -271,8 +269,7 @@ def _operand(gen: _Gen, m: int, i: int, kind: str, v: Any, regs: list[str], bloc
         return reg
     if blocked is None:
         return f"v{v}"
-    rank_ix, _ = blocked
-    ix = rank_ix.get(len(gen.g.nodes[v].shape))
+    ix = blocked.get(gen.g.nodes[v].shape)
     # Operands that lie inside the block's inner dims are read whole.
     return f"v{v}" if ix is None else f"v{v}[{ix}]"
 

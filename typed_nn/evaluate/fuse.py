@@ -8,8 +8,10 @@ full size (MShadow's expression templates, done with numpy ufuncs).
 
 Blocks split the result along one axis: the smallest ``k`` with the trailing dims after it
 holding at most ``BLOCK`` elements; each block is ``idx = (i0, ..., i_{k-1}, lo:hi)``. An
-operand of lower rank (MetaNN broadcasting: it equals the trailing dims) takes the part of
-``idx`` that covers its dims, or is used whole when it lies inside the block's inner dims.
+operand that broadcasts (numpy's rule: aligned on the trailing dims) takes the part of
+``idx`` that covers its dims, with ``0`` / ``:`` where it has a size-1 dim that expands, or
+is used whole when it lies inside the block's inner dims (the ufunc broadcasts it there).
+Only the region's root is written; no operand is ever written in place.
 """
 
 from __future__ import annotations
@@ -88,21 +90,37 @@ class Blocks:
             for lo in range(0, n, self.width)
         ]
 
-    def operand_index(self, idx: tuple[Any, ...], rank: int, operand_rank: int) -> Any:
-        """The part of block ``idx`` an operand of ``operand_rank`` reads (None: all of it)."""
-        offset = rank - operand_rank
-        return idx[offset:] if offset <= self.k else None
+    def operand_index(
+        self, idx: tuple[Any, ...], shape: tuple[int, ...], operand: tuple[int, ...]
+    ) -> Any:
+        """The part of block ``idx`` of a result ``shape`` that an operand of shape
+        ``operand`` reads (None: all of it)."""
+        offset = len(shape) - len(operand)
+        if offset > self.k:
+            return None
+        part = idx[offset:]
+        if all(operand[i] != 1 or shape[offset + i] == 1 for i in range(len(part))):
+            return part
+        return tuple(
+            (0 if isinstance(p, int) else slice(None))
+            if operand[i] == 1 and shape[offset + i] != 1
+            else p
+            for i, p in enumerate(part)
+        )
 
 
 def plan_blocks(
-    blocks: Blocks, shape: tuple[int, ...], ranks: list[int], registers: int, dtype: Any
+    blocks: Blocks,
+    shape: tuple[int, ...],
+    operands: list[tuple[int, ...]],
+    registers: int,
+    dtype: Any,
 ) -> list[tuple[Any, ...]]:
-    """Per block: (out index, index per operand rank in ``ranks``, scratch views...)."""
+    """Per block: (out index, index per operand shape in ``operands``, scratch views...)."""
     regs = [np.empty((blocks.width, *blocks.inner), dtype) for _ in range(registers)]
-    rank = len(shape)
     plan: list[tuple[Any, ...]] = []
     for idx in blocks.index:
         width = idx[-1].stop - idx[-1].start
         views = [r if width == blocks.width else r[:width] for r in regs]
-        plan.append((idx, *(blocks.operand_index(idx, rank, r) for r in ranks), *views))
+        plan.append((idx, *(blocks.operand_index(idx, shape, o) for o in operands), *views))
     return plan

@@ -5,6 +5,9 @@ See ``docs/layers.md`` and METANN.md section 3. Only re-exports live here.
 
 from typed_nn.errors import TopologyError as TopologyError
 
+from .attention import AttentionMask as AttentionMask
+from .attention import MaskedMultiHeadAttentionLayer as MaskedMultiHeadAttentionLayer
+from .attention import MultiHeadAttentionLayer as MultiHeadAttentionLayer
 from .binary_layers import AddLayer as AddLayer
 from .binary_layers import MultiplyLayer as MultiplyLayer
 from .binary_layers import SubtractLayer as SubtractLayer

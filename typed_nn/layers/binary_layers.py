@@ -3,6 +3,8 @@
 Either operand may be declared a number type (``int`` / ``float``): it is converted on entry
 and gets no gradient. Operands of different ranks broadcast (MetaNN: the lower rank matches
 the trailing dims); their gradients are summed back to the declared rank (MetaNN Collapse).
+numpy's expansion of size-1 dims, which the ops accept, is a ShapeError here: the hand-written
+backward does not sum over it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from ..ops import arithmetic
 from ..tags import D, Dv, E
 from .keys import LayerOutput, LeftOperand, RightOperand
 from .protocol import Layer
-from .stacks import collapse
+from .stacks import collapse, require_trailing
 from .var_type_dict import VarValues
 
 __all__ = ["AddLayer", "BinaryLayer", "MultiplyLayer", "SubtractLayer"]
@@ -27,6 +29,10 @@ class BinaryLayer(Layer[Ports, LayerOutput]):
 
     input_ports: ClassVar[tuple[type, ...]] = (LeftOperand, RightOperand)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+
+    def _checked(self, inputs: dict[type, Any], out: AnyTensor) -> dict[type, AnyTensor]:
+        require_trailing(self.name, inputs, out)
+        return {LayerOutput: out}
 
     def _collapse(self, port: type, grad: AnyTensor) -> AnyTensor | None:
         return collapse(grad, self.declared(port))
@@ -59,7 +65,7 @@ class AddLayer(BinaryLayer):
     vjp_exact: ClassVar[bool] = True
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        return {LayerOutput: arithmetic.add(inputs[LeftOperand], inputs[RightOperand])}
+        return self._checked(inputs, arithmetic.add(inputs[LeftOperand], inputs[RightOperand]))
 
     def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
         return {
@@ -74,7 +80,7 @@ class SubtractLayer(BinaryLayer):
     vjp_exact: ClassVar[bool] = True
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        return {LayerOutput: arithmetic.sub(inputs[LeftOperand], inputs[RightOperand])}
+        return self._checked(inputs, arithmetic.sub(inputs[LeftOperand], inputs[RightOperand]))
 
     def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
         return {
@@ -91,9 +97,10 @@ class MultiplyLayer(BinaryLayer):
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         a, b = inputs[LeftOperand], inputs[RightOperand]
+        out = self._checked(inputs, arithmetic.mul(a, b))
         self.stack("left").push(a)
         self.stack("right").push(b)
-        return {LayerOutput: arithmetic.mul(a, b)}
+        return out
 
     def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
         b = self.stack("right").pop()

@@ -20,7 +20,7 @@ from .keys import (
     LayerOutput,
 )
 from .protocol import Layer
-from .stacks import collapse
+from .stacks import collapse, require_trailing
 from .var_type_dict import VarValues
 
 __all__ = ["InterpolateLayer"]
@@ -39,10 +39,12 @@ class InterpolateLayer(Layer[Ports, LayerOutput]):
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         w1, w2, lam = inputs[W1], inputs[W2], inputs[LAM]
+        out = ops.interpolate(w1, w2, lam)
+        require_trailing(self.name, inputs, out)
         self.stack("w1").push(w1)
         self.stack("w2").push(w2)
         self.stack("lambda").push(lam)
-        return {LayerOutput: ops.interpolate(w1, w2, lam)}
+        return {LayerOutput: out}
 
     def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
         lam = self.stack("lambda").pop()

@@ -10,13 +10,14 @@
 
 from __future__ import annotations
 
-from ..data.tensor_like import AnyTensor
-from ..errors import LayerError, message
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import LayerError, ShapeError, message
 from ..inference_mode import state as inference_state
 from ..ops.reduce import reduce_sum
 from .in_map import PortType
+from .var_type_dict import key_name
 
-__all__ = ["LayerStack", "collapse"]
+__all__ = ["LayerStack", "collapse", "require_trailing"]
 
 
 class LayerStack:
@@ -88,3 +89,21 @@ def collapse(grad: AnyTensor, declared: PortType) -> AnyTensor | None:
         return grad
     summed: AnyTensor = reduce_sum(grad, first=extra)
     return summed
+
+
+def require_trailing(layer: str, operands: dict[type, object], result: AnyTensor) -> None:
+    """Reject operands that broadcast by expanding size-1 dims (numpy's rule) in a layer
+    whose hand-written backward sums gradients to the declared rank only (MetaNN Collapse):
+    each operand must be a number, a scalar, or the trailing dims of ``result``."""
+    for port, x in operands.items():
+        if isinstance(x, TensorLike) and x.shape != result.shape[result.rank - x.rank :]:
+            raise ShapeError(
+                message(
+                    f"cannot feed layer '{layer}' forward: {key_name(port)} {x.describe()} "
+                    f"broadcasts to {result.shape} by expanding size-1 dims.",
+                    [("operand", x.describe()), ("result shape", str(result.shape))],
+                    hint="this layer broadcasts as MetaNN does (an operand equals the trailing "
+                    "dims of the other); repeat the operand with ops.tile first, or use a layer "
+                    "defined by its forward only (its gradients are summed over expanded dims).",
+                )
+            )

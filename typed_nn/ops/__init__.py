@@ -73,3 +73,4 @@ from .softmax import log_softmax_grad as log_softmax_grad
 from .softmax import softmax as softmax
 from .softmax import softmax_grad as softmax_grad
 from .structure import dot as dot
+from .structure import matmul as matmul

@@ -70,7 +70,7 @@ SIGN = unary("sign", vjp=NOT_DIFFERENTIABLE, float_only=False)
 
 
 def add(a: object, b: object) -> AnyTensor:
-    """``a + b`` with MetaNN broadcasting; either side may be a Python number."""
+    """``a + b`` with numpy broadcasting; either side may be a Python number."""
     return build(ADD, (a, b))
 
 

@@ -1,13 +1,14 @@
 """Declaration helpers for element-wise ops (the ones the evaluator fuses).
 
 An element-wise op maps each output position to a function of the operands at the same
-position, with MetaNN broadcasting (lower-rank operands repeat over the leading dims). Three
+position, with numpy broadcasting (shapes aligned on their trailing dims, size-1 dims expand;
+MetaNN's rule, lower-rank operands repeated over the leading dims, is the case without 1s). Three
 shapes of declaration cover the catalogue:
 
 * ``unary(name)``: ``f(x)``;
 * ``binary(name)``: ``f(a, b)``, optionally with a Python number on either side;
 * ``grad(name)``: ``f(g, x)`` for backward passes, result shaped like ``x`` (``g`` may have
-  lower rank and is broadcast, as in MetaNN).
+  lower rank, or 1s, and is broadcast).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Protocol, overload
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import ShapeError, message
+from ..shape import format_shape
 from ..tags import (
     FE,
     D,
@@ -119,10 +121,13 @@ def _infer_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> 
     if shape != x.shape:
         raise ShapeError(
             message(
-                f"cannot build {decl.name}: the gradient has a higher rank than the forward value.",
+                f"cannot build {decl.name}: the gradient's shape "
+                f"{format_shape(operands[0].shape)} does not broadcast to the forward "
+                f"value's {format_shape(x.shape)}.",
                 [("grad", operands[0].describe()), ("forward", x.describe())],
                 built_at=site(),
-                hint="the gradient must have the forward value's shape or its trailing dims.",
+                hint="the gradient must have the forward value's shape, or one that "
+                "broadcasts to it (its trailing dims, 1s where it repeats).",
             )
         )
     return shape, elem, device

@@ -14,7 +14,7 @@ import numpy as np
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
-from ..shape import format_shape
+from ..shape import broadcast_shapes, format_shape
 from ..tags import DeviceTag, ElemTag, FloatTag, IntTag
 from .declare import OpDecl, Operand
 from .node import NumpyNumber, Operation, format_site, user_site
@@ -181,29 +181,28 @@ def require_rank(
 
 
 def broadcast_shape(decl: OpDecl, tensors: Sequence[AnyTensor]) -> tuple[int, ...]:
-    """MetaNN broadcasting: lower-rank shapes must equal the trailing dims of the highest.
-
-    Scalars broadcast with anything; there is no size-1 expansion: ``(10, 1) + (10, 7)`` is
-    an error, as in MetaNN.
-    """
-    result = max((t.shape for t in tensors), key=len)
-    for t in tensors:
-        s = t.shape
-        if s and result[len(result) - len(s) :] != s:
-            mismatch = [
-                f"dim {len(result) - len(s) + i}: {a} vs {b}"
-                for i, (a, b) in enumerate(zip(result[len(result) - len(s) :], s, strict=True))
-                if a != b
-            ]
-            raise ShapeError(
-                message(
-                    f"cannot build {decl.name}: shapes do not broadcast.",
-                    [(f"operand {i + 1}", u.describe()) for i, u in enumerate(tensors)]
-                    + [("rule", "the lower rank must equal the trailing dims of the higher")]
-                    + [("mismatch", "; ".join(mismatch))],
-                    built_at=site(),
-                    hint=f"make the operands {format_shape(result)} or its trailing dims "
-                    "(use ops.tile to repeat along leading dims).",
-                )
-            )
-    return result
+    """numpy's broadcasting: shapes aligned on their trailing dims, each pair of sizes equal
+    or one of them 1 (which expands); the result has the highest rank. MetaNN's rule (a
+    lower-rank operand equals the trailing dims of the higher) is the case without 1s."""
+    result = broadcast_shapes(*(t.shape for t in tensors))
+    if result is not None:
+        return result
+    rank = max(t.rank for t in tensors)
+    shapes = " and ".join(format_shape(t.shape) for t in tensors)
+    mismatch = []
+    for d in range(rank):
+        sizes = {t.shape[d - rank + t.rank] for t in tensors if d - rank + t.rank >= 0} - {1}
+        if len(sizes) > 1:
+            mismatch.append(f"dim {d}: " + " vs ".join(str(n) for n in sorted(sizes)))
+    raise ShapeError(
+        message(
+            f"cannot build {decl.name}: operands could not be broadcast together with shapes "
+            f"{shapes}.",
+            [(f"operand {i + 1}", u.describe()) for i, u in enumerate(tensors)]
+            + [("rule", "trailing dims aligned; each pair equal, or one of them 1")]
+            + [("mismatch", "; ".join(mismatch))],
+            built_at=site(),
+            hint="reshape an operand to put a 1 where it should repeat (ops.reshape), or "
+            "repeat it explicitly with ops.tile.",
+        )
+    )

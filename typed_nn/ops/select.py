@@ -1,7 +1,7 @@
 """Selection: element-wise ``maximum``, ``where`` and ``interpolate`` (METANN.md §2.2).
 
-All three are element-wise with MetaNN broadcasting (a lower-rank operand must equal the
-trailing dims of the highest-rank one; the result has the highest rank), so the evaluator
+All three are element-wise with numpy broadcasting (shapes aligned on their trailing dims,
+size-1 dims expand; the result has the highest rank), so the evaluator
 fuses them with their neighbours.
 
 * ``maximum(a, b)``: the larger of ``a`` and ``b``; a Python number may stand on either side.
@@ -114,7 +114,7 @@ def maximum(a: TensorLike[FE, Dv, D], b: float) -> TensorLike[FE, Dv, D]: ...
 @overload
 def maximum(a: float, b: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]: ...
 def maximum(a: object, b: object) -> AnyTensor:
-    """Element-wise maximum with MetaNN broadcasting; either side may be a number."""
+    """Element-wise maximum with numpy broadcasting; either side may be a number."""
     return build(MAXIMUM, (a, b))
 
 

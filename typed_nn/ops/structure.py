@@ -1,7 +1,12 @@
-"""Structural ops: dot / ``@``, slicing (``x[i]``).
+"""Structural ops: ``@`` / matmul, dot, slicing (``x[i]``).
 
-``dot(a, b, k)`` contracts the last ``k`` dims of ``a`` with the first ``k`` dims of ``b``
-(result rank = rank a + rank b - 2k); ``a @ b`` is ``dot(a, b, 1)``.
+``a @ b`` (``matmul``) follows numpy / PEP 465: the last two dims are matrices, the leading
+dims are a batch and broadcast (numpy's rule), a 1-D operand is promoted to a matrix (a row
+on the left, a column on the right) and its promoted dim removed from the result.
+``dot(a, b, k)`` is MetaNN's contraction: the last ``k`` dims of ``a`` with the first ``k``
+dims of ``b`` (result rank = rank a + rank b - 2k). The two agree whenever ``b`` has rank 1
+or 2, and ``matmul`` builds a ``dot`` node there (one kernel, one set of evaluator rules);
+with a batched ``b`` (rank >= 3) it builds a ``matmul`` node.
 """
 
 from __future__ import annotations
@@ -14,14 +19,24 @@ import numpy as np
 from ..data.special import zeros_like
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
-from ..shape import format_shape
+from ..shape import broadcast_shapes, format_shape
 from ..tags import MAX_RANK, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
 from . import layout  # a module reference: data/tensor_like imports this file mid-cycle
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
 from .rules import common_device, common_elem, site, tensor_operands
 
-__all__ = ["DOT", "SLICE", "STACK", "dot", "matmul", "slice", "stack_items"]
+__all__ = [
+    "DOT",
+    "MATMUL",
+    "SLICE",
+    "STACK",
+    "build_matmul",
+    "dot",
+    "matmul",
+    "slice",
+    "stack_items",
+]
 
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
@@ -93,6 +108,78 @@ def _dot_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
 
 
 DOT = OpDecl("dot", 2, _infer_dot, params=("k",), kind="contraction", vjp=_dot_vjp)
+
+
+def _promoted(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The operand shapes as matrices (stacks of): a vector ``a`` is a row, a vector ``b``
+    a column (PEP 465)."""
+    return (a if len(a) > 1 else (1, *a)), (b if len(b) > 1 else (*b, 1))
+
+
+def _infer_matmul(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    tensors = tensor_operands(decl, operands)
+    device = common_device(decl, tensors)
+    elem = common_elem(decl, tensors)
+    a, b = tensors
+    if a.rank == 0 or b.rank == 0:
+        raise RankError(
+            message(
+                "cannot build matmul: an operand is a scalar.",
+                [("lhs", a.describe()), ("rhs", b.describe())],
+                built_at=site(),
+                hint="multiply by a scalar with *; @ needs operands of rank >= 1.",
+            )
+        )
+    pa, pb = _promoted(a.shape, b.shape)
+    if pa[-1] != pb[-2]:
+        raise ShapeError(
+            message(
+                f"cannot build matmul: shapes {format_shape(a.shape)} and "
+                f"{format_shape(b.shape)} are not aligned: {pa[-1]} (dim {a.rank - 1} of lhs) "
+                f"!= {pb[-2]} (dim {max(b.rank - 2, 0)} of rhs).",
+                [("lhs", a.describe()), ("rhs", b.describe())],
+                built_at=site(),
+                hint="the last dim of lhs must equal the second-to-last of rhs (its only dim "
+                "for a vector); for MetaNN's contraction over the first dims use ops.dot.",
+            )
+        )
+    batch = broadcast_shapes(pa[:-2], pb[:-2])
+    if batch is None:
+        raise ShapeError(
+            message(
+                f"cannot build matmul: batch dims {format_shape(pa[:-2])} and "
+                f"{format_shape(pb[:-2])} of shapes {format_shape(a.shape)} and "
+                f"{format_shape(b.shape)} do not broadcast.",
+                [("lhs", a.describe()), ("rhs", b.describe())],
+                built_at=site(),
+                hint="leading dims are aligned from the right; each pair must be equal or 1.",
+            )
+        )
+    rows = (pa[-2],) if a.rank > 1 else ()
+    cols = (pb[-1],) if b.rank > 1 else ()
+    return (*batch, *rows, *cols), elem, device
+
+
+def _swap_last(x: AnyTensor) -> AnyTensor:
+    return layout.permute(x, (*range(x.rank - 2), x.rank - 1, x.rank - 2))
+
+
+def _matmul_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    # With both sides as (stacks of) matrices: dA = g @ B^T, dB = A^T @ g, each summed over
+    # the batch dims its operand was broadcast along and reshaped back from its promotion.
+    from ..autodiff.reverse import sum_to  # autodiff imports the ops
+
+    a, b = n.operands
+    pa, pb = _promoted(a.shape, b.shape)
+    a2, b2 = layout.reshape_to(a, pa), layout.reshape_to(b, pb)
+    batch = g.shape[: g.rank - (a.rank > 1) - (b.rank > 1)]
+    g2 = layout.reshape_to(g, (*batch, pa[-2], pb[-1]))
+    to_a = layout.reshape_to(sum_to(build_matmul(g2, _swap_last(b2)), pa), a.shape)
+    to_b = layout.reshape_to(sum_to(build_matmul(_swap_last(a2), g2), pb), b.shape)
+    return to_a, to_b
+
+
+MATMUL = OpDecl("matmul", 2, _infer_matmul, kind="contraction", vjp=_matmul_vjp)
 
 
 def _infer_slice(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
@@ -200,9 +287,20 @@ def slice(x: AnyTensor, index: int) -> AnyTensor:
     return build(SLICE, (x,), (index + n if index < 0 else index,))
 
 
-def matmul(a: object, b: object) -> AnyTensor:
-    """``a @ b`` = ``dot(a, b, 1)``."""
-    return build(DOT, (a, b), (1,))
+def build_matmul(a: object, b: object) -> AnyTensor:
+    """The node of ``a @ b``: a ``dot`` where numpy's matmul and MetaNN's contraction agree
+    (``b`` of rank 1 or 2, ``a`` of rank >= 1), else a ``matmul``."""
+    if (
+        isinstance(a, TensorLike)
+        and isinstance(b, TensorLike)
+        and 1 <= b.rank <= 2
+        and a.rank >= 1
+        and a.shape[-1] == b.shape[0]
+        and a.elem is b.elem
+        and a.device is b.device
+    ):
+        return build(DOT, (a, b), (1,))
+    return build(MATMUL, (a, b), ())  # its checks name the problem in matmul's terms
 
 
 # fmt: off
@@ -371,4 +469,91 @@ def dot(a: AnyTensor, b: AnyTensor, k: int = 1) -> AnyTensor:
     """
     return build(DOT, (a, b), (k,))
 # --- END GENERATED DOT ---
+# fmt: on
+
+
+# fmt: off
+# --- BEGIN GENERATED MATMUL (scripts/gen_operators.py) ---
+@overload
+def matmul(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim1]) -> TensorLike[E, Dv, Dim0]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim3]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim4]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim5]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim1]) -> TensorLike[E, Dv, Dim1]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim3]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim4]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim5]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim1]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim3]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim4]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim5]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim1]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim3]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim4]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim5]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim5], b: TensorLike[E, Dv, Dim1]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim5], b: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim5], b: TensorLike[E, Dv, Dim3]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim5], b: TensorLike[E, Dv, Dim4]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim5], b: TensorLike[E, Dv, Dim5]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim5], b: TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim6], b: TensorLike[E, Dv, Dim1]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim6], b: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim6], b: TensorLike[E, Dv, Dim3]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim6], b: TensorLike[E, Dv, Dim4]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim6], b: TensorLike[E, Dv, Dim5]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def matmul(a: TensorLike[E, Dv, Dim6], b: TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim6]: ...
+def matmul(a: AnyTensor, b: AnyTensor) -> AnyTensor:
+    """``a @ b`` as numpy's matmul (PEP 465): batched over the leading dims, which
+    broadcast; a vector operand is promoted to a matrix and its promoted dim removed.
+
+    ``matmul(Tensor(8, 4, 3), Tensor(8, 3, 5))`` is (8, 4, 5); ``matmul(Vector(3),
+    Tensor(2, 3, 4))`` is (2, 4). Raises ShapeError when the matrix dims are not aligned
+    or the batch dims do not broadcast.
+    """
+    return build_matmul(a, b)
+# --- END GENERATED MATMUL ---
 # fmt: on

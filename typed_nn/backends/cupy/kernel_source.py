@@ -6,7 +6,8 @@ the four strings of a ``cupy.ElementwiseKernel``: one loop body where every step
 expression held in a register, so the region reads each input once and writes its result
 once. MetaNN broadcasting: an input of lower rank (≥ 1) than the result is passed ``raw``
 and read at ``i % count``, ``i`` being the result's row-major element index; rank-0 inputs
-and Python numbers are plain scalars.
+and Python numbers are plain scalars. (A region with an input whose size-1 dims expand,
+numpy's rule, gets no kernel: ``region.region_spec`` declines it and it runs op by op.)
 
 >>> spec = RegionSpec(
 ...     (Input("array", "float32"),), (Step("sigmoid", (Ref("in", 0),), "float32"),)

@@ -46,6 +46,9 @@ def region_spec(g: Graph, members: Sequence[int]) -> tuple[RegionSpec, list[Ref]
                 k = input_of.get(a)
                 if k is None:
                     node = g.nodes[a]
+                    if shape[len(shape) - len(node.shape) :] != node.shape:
+                        return None  # a size-1 dim expands: ``i % count`` cannot read it
+
                     kind: InputKind = "broadcast" if 0 < len(node.shape) < len(shape) else "array"
                     k = input_of[a] = len(inputs)
                     inputs.append(Input(kind, node.dtype.name))

@@ -26,7 +26,7 @@ SHARED: tuple[str, ...] = (
     *("tan_grad", "asin_grad", "acos_grad", "asinh_grad", "acosh_grad"),
     *("sigmoid_grad", "tanh_grad", "relu_grad", "maximum", "where", "interpolate"),
     # structure, layout, joins, conversions
-    *("dot", "slice", "zeros", "fill", "one_hot", "stack", "concat"),
+    *("dot", "matmul", "slice", "zeros", "fill", "one_hot", "stack", "concat"),
     *("permute", "reshape", "tile", "tile_grad", "narrow", "astype"),
     # reductions and normalisation
     *("reduce_sum", "reduce_mean", "reduce_max", "argmax"),

@@ -16,6 +16,7 @@ from ...ops.declare import implement_out, implementation
 from ...tags import CPU
 from . import activation as _activation  # noqa: F401 - the plain forms must be registered
 from . import elementwise as _elementwise  # noqa: F401
+from .structure import rows_dot_into
 
 Array = Any
 
@@ -70,10 +71,18 @@ for _name in GRADS:
     implement_out(_name, CPU)(implementation(_name, CPU))
 
 
+@implement_out("matmul", CPU)
+def matmul_out(a: Array, b: Array, *, out: Array) -> Array:
+    """``matmul`` into a preallocated result."""
+    return np.matmul(a, b, out=out)
+
+
 @implement_out("dot", CPU)
 def dot_out(a: Array, b: Array, k: int, *, out: Array) -> Array:
     """``dot`` into a preallocated result (one BLAS call for the matrix/vector cases)."""
     if k == 1 and a.ndim <= 2 and b.ndim <= 2 and out.ndim > 0:
         return np.matmul(a, b, out=out)
+    if k == 1 and b.ndim <= 2 and a.ndim > 2:
+        return rows_dot_into(a, b, out=out)
     out[...] = np.tensordot(a, b, axes=k)
     return out

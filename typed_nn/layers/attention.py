@@ -1,0 +1,308 @@
+"""``MultiHeadAttentionLayer``: scaled dot-product multi-head self-attention (as PyTorch's
+``nn.MultiheadAttention(d, h, batch_first=True)`` with query = key = value = the input).
+
+For an input ``x`` of shape (batch, seq, d) and ``h`` heads of width ``dh = d / h``::
+
+    q, k, v = split(x @ w_qkv + b_qkv)                 # (batch, h, seq, dh) each
+    a = softmax(q @ kᵀ / sqrt(dh) + mask)             # (batch, h, seq, seq), batched matmul
+    y = merge_heads(a @ v) @ w_out + b_out             # (batch, seq, d)
+
+``mask`` is additive: 0 keeps a position, a large negative number drops it (PyTorch's float
+``attn_mask``). ``causal=True`` drops every key after its query; ``MaskedMultiHeadAttentionLayer``
+takes an explicit mask too, at the port ``AttentionMask``: (seq, seq), or (batch, seq, seq)
+for one per sample (both added to the causal mask when there is one).
+
+Parameters (with the layer named ``L``): ``L/w_qkv`` (d, 3d), its column blocks q, k, v;
+``L/b_qkv`` (3d,); ``L/w_out`` (d, d); ``L/b_out`` (d,). PyTorch's ``in_proj_weight`` and
+``out_proj.weight`` are the transposes. The attention itself is a sublayer (``L/attn``) that
+defines its forward only: its backward, and so the composite's, is ``tn.vjp`` of it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import ops
+from ..data.factories import tensor
+from ..data.special import ZeroTensor
+from ..data.tensor import Matrix, Vector
+from ..data.tensor_like import AnyTensor, TensorLike
+from ..errors import LayerError, ShapeError, message
+from ..evaluate.plan import evaluate
+from ..ops.node import format_site, user_site
+from ..policies import AnyPolicyObject, PParamTypeIs
+from ..shape import format_shape
+from ..tags import CPU, FE, Dim2, Dim3, Dv
+from .compose import ComposeKernel, SublayerArgs
+from .in_map import port_type, tensor_type
+from .keys import LayerInput, LayerOutput, PortKey
+from .protocol import Layer
+from .source_layers import ParamSourceLayer
+from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .var_type_dict import VarValues
+
+__all__ = [
+    "AttentionMask",
+    "MaskedMultiHeadAttentionLayer",
+    "MultiHeadAttentionLayer",
+    "QkvBias",
+    "QkvWeight",
+    "OutBias",
+    "OutWeight",
+]
+
+MASKED = -1e9
+"""What the causal mask adds to a dropped score: finite (no inf in debug mode's checks), and
+far enough below any score that its softmax weight is exactly 0 in Float32 and Float64."""
+
+
+class AttentionMask(PortKey):
+    """An additive attention mask: (seq, seq) or (batch, seq, seq)."""
+
+
+class QkvWeight(PortKey):
+    """The attention core's input projection weight (d, 3d)."""
+
+
+class QkvBias(PortKey):
+    """The attention core's input projection bias (3d,)."""
+
+
+class OutWeight(PortKey):
+    """The attention core's output projection weight (d, d)."""
+
+
+class OutBias(PortKey):
+    """The attention core's output projection bias (d,)."""
+
+
+def _causal_mask(x: AnyTensor, seq: int) -> AnyTensor:
+    """(seq, seq): 0 on and below the diagonal, MASKED above, as a tensor of ``x``'s kind."""
+    values = np.triu(np.full((seq, seq), MASKED, dtype=x.elem.dtype), 1)
+    mask: AnyTensor = tensor(values, x.elem, CPU, Dim2)
+    return mask if x.device is CPU else evaluate(ops.to_device(mask, x.device))
+
+
+_PROBE_SHAPES: dict[type, tuple[int, ...]] = {
+    LayerInput: (1, 1, 1),
+    QkvWeight: (1, 3),
+    QkvBias: (3,),
+    OutWeight: (1, 1),
+    OutBias: (1,),
+    AttentionMask: (1, 1),
+}
+
+
+class ScaledDotProductAttention(Layer[Any, LayerOutput]):
+    """The attention of ``MultiHeadAttentionLayer``, parameters as inputs; forward only."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, QkvWeight, QkvBias, OutWeight, OutBias)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+
+    def __init__(self, name: str, n_heads: int = 1, causal: bool = False) -> None:
+        super().__init__(name)
+        self.n_heads = n_heads
+        self.causal = causal
+        self._masks: dict[tuple[int, type, type], AnyTensor] = {}
+
+    @classmethod
+    def output_types(cls, input_types: Mapping[type, object] | None = None) -> dict[type, object]:
+        """As the base's, from probes whose shapes fit together (one head of width 1)."""
+        given = input_types if input_types is not None else cls.input_map
+        if given is None:
+            return super().output_types(input_types)  # raises its error
+        probes: dict[type, Any] = {}
+        for port in cls.input_ports:
+            t = port_type(given[port])
+            assert t.elem is not None
+            assert t.device is not None
+            assert t.rank is not None
+            shape = _PROBE_SHAPES[port]
+            probes[port] = ZeroTensor(
+                shape if len(shape) == t.rank else (1,) * t.rank, t.elem, t.device
+            )
+        layer = cls(f"<types of {cls.__name__}>")
+        return {p: tensor_type(v.elem, v.device, v.rank) for p, v in layer.forward(probes).items()}
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
+        x: Any = inputs[LayerInput]  # rank 3, checked below (the ops' overloads cannot know)
+        if x.rank != 3:
+            raise ShapeError(
+                message(
+                    f"cannot feed layer '{self.name}' forward: attention takes (batch, seq, d).",
+                    [("input", x.describe()), ("accepted", "rank 3: (batch, seq, d)")],
+                    built_at=format_site(user_site()),
+                    hint="reshape a single sequence to (1, seq, d).",
+                )
+            )
+        batch, seq, d = x.shape
+        h = self.n_heads
+        dh = d // h
+        w, b = inputs[QkvWeight], inputs[QkvBias]
+
+        def project(i: int, order: tuple[int, int, int, int]) -> Any:
+            # block i of the projection, split into heads: (batch, seq, h, dh) permuted. Three
+            # products rather than one split: the split's gradient would be three full-size
+            # zero-padded stacks summed; the blocks' are zero-padded (d, d) weight blocks.
+            cols = x @ ops.narrow(w, 1, i * d, d) + ops.narrow(b, 0, i * d, d)
+            return ops.permute(ops.reshape(cols, (batch, seq, h, dh)), order)
+
+        q = project(0, (0, 2, 1, 3))  # (batch, h, seq, dh)
+        k_t = project(1, (0, 2, 3, 1))  # (batch, h, dh, seq)
+        v = project(2, (0, 2, 1, 3))
+        scores = (q * (1.0 / math.sqrt(dh))) @ k_t  # scaled on q: 1/seq of the scores' size
+        mask = self._mask(x, inputs.get(AttentionMask))
+        if mask is not None:
+            scores = scores + mask
+        attn: Any = ops.softmax(scores)  # (batch, h, seq, seq)
+        merged = ops.reshape(ops.permute(attn @ v, (0, 2, 1, 3)), (batch, seq, d))
+        return {LayerOutput: merged @ inputs[OutWeight] + inputs[OutBias]}
+
+    def feed_forward(self, inputs: VarValues[Any, Any]) -> VarValues[LayerOutput, Any]:
+        return self._feed_forward(inputs)
+
+    def feed_backward(self, grads: VarValues[LayerOutput, Any]) -> VarValues[Any, Any]:
+        return self._feed_backward(grads)
+
+    def _mask(self, x: AnyTensor, given: AnyTensor | None) -> AnyTensor | None:
+        """The additive mask, broadcastable to the scores (batch, h, seq, seq), or None."""
+        batch, seq, _ = x.shape
+        causal = None
+        if self.causal:
+            key = (seq, x.elem, x.device)
+            causal = self._masks.get(key)
+            if causal is None:
+                causal = self._masks[key] = _causal_mask(x, seq)
+        if given is None:
+            return causal
+        if given.shape not in ((seq, seq), (batch, seq, seq)):
+            raise ShapeError(
+                message(
+                    f"cannot feed layer '{self.name}' forward: the attention mask has shape "
+                    f"{format_shape(given.shape)}.",
+                    [
+                        ("input", x.describe()),
+                        ("mask", given.describe()),
+                        (
+                            "accepted",
+                            f"{format_shape((seq, seq))} or {format_shape((batch, seq, seq))}",
+                        ),
+                    ],
+                    built_at=format_site(user_site()),
+                    hint="give one additive mask (seq, seq) for every sample, or one per sample.",
+                )
+            )
+        if given.rank == 3:  # one per sample: repeated over the heads
+            given = ops.tile(given, (batch, self.n_heads, seq, seq), new_dims=(1,))
+        return given if causal is None else given + causal
+
+
+class MaskedScaledDotProductAttention(ScaledDotProductAttention):
+    """``ScaledDotProductAttention`` with an explicit mask input."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (
+        *ScaledDotProductAttention.input_ports,
+        AttentionMask,
+    )
+
+
+_MATRIX: AnyPolicyObject = PParamTypeIs(Matrix)
+_VECTOR: AnyPolicyObject = PParamTypeIs(Vector)
+_PARAMS = (("w_qkv", QkvWeight), ("b_qkv", QkvBias), ("w_out", OutWeight), ("b_out", OutBias))
+
+
+def _topology(core: type[Layer[Any, Any]], masked: bool) -> ComposeTopology:
+    return ComposeTopology(
+        *(Sublayer(name, ParamSourceLayer) for name, _ in _PARAMS),
+        Sublayer("attn", core),
+        InConnect(LayerInput, "attn", LayerInput),
+        *((InConnect(AttentionMask, "attn", AttentionMask),) if masked else ()),
+        *(InternalConnect(name, LayerOutput, "attn", port) for name, port in _PARAMS),
+        OutConnect("attn", LayerOutput, LayerOutput),
+    )
+
+
+def _sublayer_args(
+    layer: ComposeKernel[Any, Any], name: str, d_model: int, n_heads: int, causal: bool
+) -> SublayerArgs:
+    """The parameters' shapes and the attention's heads, once the width is checked."""
+    if n_heads < 1 or d_model < 1 or d_model % n_heads:
+        raise LayerError(
+            message(
+                f"cannot create layer '{name}': {n_heads} heads do not divide the model "
+                f"width {d_model}.",
+                [("d_model", str(d_model)), ("n_heads", str(n_heads))],
+                built_at=format_site(user_site()),
+                hint="choose n_heads >= 1 dividing d_model (each head is d_model / n_heads wide).",
+            )
+        )
+    return (
+        layer.create_sublayers()
+        .set("w_qkv", d_model, 3 * d_model)
+        .set("b_qkv", 3 * d_model)
+        .set("w_out", d_model, d_model)
+        .set("b_out", d_model)
+        .set("attn", n_heads, causal)
+    )
+
+
+class MultiHeadAttentionLayer(ComposeKernel[LayerInput, LayerOutput]):
+    """Multi-head self-attention; ``MultiHeadAttentionLayer(name, d_model, n_heads, *,
+    causal=False)``, input (batch, seq, d_model). See the module docstring."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {
+        "w_qkv": (_MATRIX,),
+        "b_qkv": (_VECTOR,),
+        "w_out": (_MATRIX,),
+        "b_out": (_VECTOR,),
+    }
+    topology = _topology(ScaledDotProductAttention, masked=False)
+
+    def __init__(self, name: str, d_model: int, n_heads: int, *, causal: bool = False) -> None:
+        self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
+        super().__init__(name, _sublayer_args(self, name, d_model, n_heads, causal))
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim3]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]:
+        """``LayerOutput`` = the attention of the input (lazy), (batch, seq, d_model)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]
+    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim3]]:
+        """``LayerInput``'s gradient (with ``PFeedbackOutput``); the four parameters keep
+        theirs for ``grad_collect`` (with ``PUpdate``)."""
+        return self._feed_backward(grads)
+
+
+class MaskedMultiHeadAttentionLayer(ComposeKernel[LayerInput | AttentionMask, LayerOutput]):
+    """``MultiHeadAttentionLayer`` with an explicit additive mask at ``AttentionMask``."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput, AttentionMask)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    sublayer_policies = MultiHeadAttentionLayer.sublayer_policies
+    topology = _topology(MaskedScaledDotProductAttention, masked=True)
+
+    def __init__(self, name: str, d_model: int, n_heads: int, *, causal: bool = False) -> None:
+        self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
+        super().__init__(name, _sublayer_args(self, name, d_model, n_heads, causal))
+
+    def feed_forward(
+        self, inputs: VarValues[LayerInput | AttentionMask, TensorLike[FE, Dv, Any]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]:
+        """``LayerOutput`` = the masked attention of the input (lazy), (batch, seq, d_model)."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]
+    ) -> VarValues[LayerInput | AttentionMask, TensorLike[FE, Dv, Any]]:
+        """The input's and the mask's gradients (with ``PFeedbackOutput``); the parameters
+        keep theirs (with ``PUpdate``)."""
+        return self._feed_backward(grads)
