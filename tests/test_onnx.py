@@ -142,6 +142,18 @@ def test_average_pool_and_embedding(tmp_path: Path) -> None:
     assert_exported_equal(f, (x, rows), {"x": x, "rows": rows}, tmp_path / "pool.onnx")
 
 
+def test_batched_matmul_follows_numpy(tmp_path: Path) -> None:
+    v = rand32(3, seed=24)
+
+    def f(
+        a: tn.Tensor[tn.Float32, tn.CPU, tn.Dim3], b: tn.Tensor[tn.Float32, tn.CPU, tn.Dim3]
+    ) -> tuple[tn.TensorLike[Any, Any, Any], tn.TensorLike[Any, Any, Any]]:
+        return ops.matmul(a, b), ops.matmul(v, b)
+
+    a, b = rand32(2, 4, 3, seed=25), rand32(2, 3, 5, seed=26)
+    assert_exported_equal(f, (a, b), {"a": a, "b": b}, tmp_path / "matmul.onnx")
+
+
 # --- recurrent networks ------------------------------------------------------------------
 
 

@@ -250,6 +250,7 @@ RULES: dict[str, OnnxRule] = {
     "nll_loss": _nll_loss,
     # contraction, convolution, pooling
     "dot": _dot,
+    "matmul": _plain("MatMul"),  # numpy's matmul, as ONNX's: batched, vectors promoted
     "conv2d": _conv2d,
     "max_pool2d": _max_pool2d,
     "avg_pool2d": _avg_pool2d,
