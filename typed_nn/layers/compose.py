@@ -35,9 +35,9 @@ gradients, built with less overhead. ``init``, ``save_weights``, ``grad_collect`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
-from ..data.tensor_like import AnyTensor
+from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import LayerError, TopologyError, TypedNNError, message
 from ..ops.node import format_site, user_site
 from ..policies import (
@@ -49,7 +49,7 @@ from ..policies import (
     policy_select,
     sub_policies,
 )
-from ..tags import CPU
+from ..tags import CPU, FE, DimTag, Dv
 from .in_map import LayerInMap, tensor_type
 from .interface import (
     layer_grad_collect,
@@ -64,10 +64,28 @@ from .source_layers import ParamSourceLayer, ValueSourceLayer
 from .topology import ComposeTopology
 from .var_type_dict import VarValues, key_name
 
-__all__ = ["ComposeKernel", "LayerInstance", "SublayerArgs", "as_instance", "layer_output_types"]
+__all__ = [
+    "DIn",
+    "DOut",
+    "ComposeKernel",
+    "LayerInstance",
+    "SublayerArgs",
+    "as_instance",
+    "layer_output_types",
+]
 
 KIn = TypeVar("KIn")
 KOut = TypeVar("KOut")
+if TYPE_CHECKING:
+    # PEP 696 defaults, for the checkers only (typing_extensions is not a dependency): a
+    # composite declared ``ComposeKernel[In, Out]`` has inputs and outputs of any rank.
+    from typing_extensions import TypeVar as DefaultTypeVar
+
+    DIn = DefaultTypeVar("DIn", bound=DimTag, default=Any)
+    DOut = DefaultTypeVar("DOut", bound=DimTag, default=Any)
+else:
+    DIn = TypeVar("DIn", bound=DimTag)
+    DOut = TypeVar("DOut", bound=DimTag)
 AnyLayer = Layer[Any, Any]
 
 
@@ -151,12 +169,27 @@ class SublayerArgs:
         return self
 
 
-class ComposeKernel(Layer[KIn, KOut]):
+class ComposeKernel(Layer[KIn, KOut], Generic[KIn, KOut, DIn, DOut]):
     """Base of composite layers: set ``input_ports``, ``output_ports`` and ``topology``.
+
+    ``ComposeKernel[In, Out, DIn, DOut]``: input ports ``In``, output ports ``Out``; the type
+    arguments ``DIn`` / ``DOut`` (rank tags, default: any rank) type ``feed_forward`` with no
+    override: data ``TensorLike[FE, Dv, DIn]`` gives outputs ``TensorLike[FE, Dv, DOut]`` of the
+    inputs' element and device (a composite that changes them declares its own
+    ``feed_forward``), and ``feed_backward`` the reverse.
 
     Class attributes of a configured composite: ``sublayer_classes`` (name -> configured
     class), and everything a layer has. Instance attribute ``sublayers``: name -> layer.
     """
+
+    if not TYPE_CHECKING:
+
+        def __class_getitem__(cls, params: Any) -> Any:
+            # The run-time side of the checkers' defaults: ComposeKernel[In, Out] leaves the
+            # ranks free (Python 3.11's typing has no TypeVar defaults).
+            if isinstance(params, tuple) and len(params) == 2 and cls is ComposeKernel:
+                params = (*params, Any, Any)
+            return super().__class_getitem__(params)
 
     topology: ClassVar[ComposeTopology]
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {}
@@ -364,11 +397,15 @@ class ComposeKernel(Layer[KIn, KOut]):
                 result = result.set(port, grad)
         return result
 
-    def feed_forward(self, inputs: VarValues[KIn, Any]) -> VarValues[KOut, Any]:
+    def feed_forward(
+        self, inputs: VarValues[KIn, TensorLike[FE, Dv, DIn]]
+    ) -> VarValues[KOut, TensorLike[FE, Dv, DOut]]:
         """The composite outputs (lazy), from its inputs through every sublayer in order."""
         return self._feed_forward(inputs)
 
-    def feed_backward(self, grads: VarValues[KOut, Any]) -> VarValues[KIn, Any]:
+    def feed_backward(
+        self, grads: VarValues[KOut, TensorLike[FE, Dv, DOut]]
+    ) -> VarValues[KIn, TensorLike[FE, Dv, DIn]]:
         """The composite input gradients (when it feeds back); parameter gradients are kept
         by the parameter sublayers for ``grad_collect``."""
         return self._feed_backward(grads)

@@ -65,7 +65,7 @@ Activations = tuple[type | None, ...]
 _TEMPLATES: dict[Activations, type[MLP]] = {}
 
 
-class MLP(ComposeKernel[LayerInput, LayerOutput], Generic[NetElem, NetDevice]):
+class MLP(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2], Generic[NetElem, NetDevice]):
     """``LayerInput`` (batch, widths[0]) → ``LayerOutput`` (batch, widths[-1]).
 
     Sublayers ``fc1`` … ``fcN`` in a chain; ``fc{i}`` is a SingleLayerPerceptron with
@@ -169,13 +169,15 @@ class MLP(ComposeKernel[LayerInput, LayerOutput], Generic[NetElem, NetDevice]):
             args.set(f"fc{i}", widths[i - 1], widths[i])
         super().__init__(name, args)
 
-    def feed_forward(
+    # Kept, narrower than ComposeKernel's (any element and device) on purpose: a declared
+    # MLP[elem, device] takes only its own element and device.
+    def feed_forward(  # type: ignore[override]
         self: MLP[FE, Dv], inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
         """``LayerOutput`` (batch, widths[-1]) from ``LayerInput`` (batch, widths[0]), lazy."""
         return self._feed_forward(inputs)
 
-    def feed_backward(
+    def feed_backward(  # type: ignore[override]
         self: MLP[FE, Dv], grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
     ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]:
         """The input gradient (only with ``PFeedbackOutput``; ``build`` does not ask for it);
