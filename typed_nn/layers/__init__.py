@@ -66,6 +66,9 @@ from .protocol import Layer as Layer
 from .protocol import make_infer_layer as make_infer_layer
 from .protocol import make_train_layer as make_train_layer
 from .recurrent import RecurrentLayer as RecurrentLayer
+from .sequential import Residual as Residual
+from .sequential import Sequential as Sequential
+from .sequential import residual as residual
 from .source_layers import ParamSourceLayer as ParamSourceLayer
 from .source_layers import ValueSourceLayer as ValueSourceLayer
 from .stacks import LayerStack as LayerStack
