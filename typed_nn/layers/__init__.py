@@ -10,6 +10,8 @@ from .binary_layers import MultiplyLayer as MultiplyLayer
 from .binary_layers import SubtractLayer as SubtractLayer
 from .compose import ComposeKernel as ComposeKernel
 from .compose import SublayerArgs as SublayerArgs
+from .declared import Declared as Declared
+from .declared import Undeclared as Undeclared
 from .dot_layer import DotLayer as DotLayer
 from .gru import GruStep as GruStep
 from .in_map import LayerInMap as LayerInMap
@@ -79,5 +81,6 @@ from .topology import InternalConnect as InternalConnect
 from .topology import OutConnect as OutConnect
 from .topology import Sublayer as Sublayer
 from .unary import UnaryLayer as UnaryLayer
+from .var_type_dict import DeclaredValues as DeclaredValues
 from .var_type_dict import VarTypeDict as VarTypeDict
 from .var_type_dict import VarValues as VarValues

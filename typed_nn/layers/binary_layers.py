@@ -12,6 +12,7 @@ from typing import Any, ClassVar, overload
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..ops import arithmetic
 from ..tags import D, Dv, E
+from .declared import Decl
 from .keys import LayerOutput, LeftOperand, RightOperand
 from .protocol import Layer
 from .stacks import collapse
@@ -22,7 +23,7 @@ __all__ = ["AddLayer", "BinaryLayer", "MultiplyLayer", "SubtractLayer"]
 Ports = LeftOperand | RightOperand
 
 
-class BinaryLayer(Layer[Ports, LayerOutput]):
+class BinaryLayer(Layer[Ports, LayerOutput, Decl]):
     """Common ports and typed entry points of the element-wise binary layers."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LeftOperand, RightOperand)
@@ -53,7 +54,7 @@ class BinaryLayer(Layer[Ports, LayerOutput]):
         return self._feed_backward(grads)
 
 
-class AddLayer(BinaryLayer):
+class AddLayer(BinaryLayer[Decl]):
     """``a + b``; backward ``g`` to both operands."""
 
     vjp_exact: ClassVar[bool] = True
@@ -68,7 +69,7 @@ class AddLayer(BinaryLayer):
         }
 
 
-class SubtractLayer(BinaryLayer):
+class SubtractLayer(BinaryLayer[Decl]):
     """``a - b``; backward ``g`` to ``a`` and ``-g`` to ``b`` (MetaNN ``SubstractLayer``)."""
 
     vjp_exact: ClassVar[bool] = True
@@ -83,7 +84,7 @@ class SubtractLayer(BinaryLayer):
         }
 
 
-class MultiplyLayer(BinaryLayer):
+class MultiplyLayer(BinaryLayer[Decl]):
     """``a * b``; backward ``g * b`` to ``a`` and ``g * a`` to ``b`` (keeps both operands)."""
 
     stacks: ClassVar[tuple[str, ...]] = ("left", "right")

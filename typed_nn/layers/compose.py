@@ -50,6 +50,7 @@ from ..policies import (
     sub_policies,
 )
 from ..tags import CPU, FE, DimTag, Dv
+from .declared import TYPE_DEFAULTS, Decl
 from .in_map import LayerInMap, tensor_type
 from .interface import (
     layer_grad_collect,
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
 else:
     DIn = TypeVar("DIn", bound=DimTag)
     DOut = TypeVar("DOut", bound=DimTag)
+TYPE_DEFAULTS.update({DIn: Any, DOut: Any})
 AnyLayer = Layer[Any, Any]
 
 
@@ -169,10 +171,11 @@ class SublayerArgs:
         return self
 
 
-class ComposeKernel(Layer[KIn, KOut], Generic[KIn, KOut, DIn, DOut]):
+class ComposeKernel(Layer[KIn, KOut, Decl], Generic[KIn, KOut, DIn, DOut, Decl]):
     """Base of composite layers: set ``input_ports``, ``output_ports`` and ``topology``.
 
-    ``ComposeKernel[In, Out, DIn, DOut]``: input ports ``In``, output ports ``Out``; the type
+    ``ComposeKernel[In, Out, DIn, DOut, Decl]``: input ports ``In``, output ports ``Out``,
+    ``Decl`` as for every layer (``declared.py``); the type
     arguments ``DIn`` / ``DOut`` (rank tags, default: any rank) type ``feed_forward`` with no
     override: data ``TensorLike[FE, Dv, DIn]`` gives outputs ``TensorLike[FE, Dv, DOut]`` of the
     inputs' element and device (a composite that changes them declares its own
@@ -181,15 +184,6 @@ class ComposeKernel(Layer[KIn, KOut], Generic[KIn, KOut, DIn, DOut]):
     Class attributes of a configured composite: ``sublayer_classes`` (name -> configured
     class), and everything a layer has. Instance attribute ``sublayers``: name -> layer.
     """
-
-    if not TYPE_CHECKING:
-
-        def __class_getitem__(cls, params: Any) -> Any:
-            # The run-time side of the checkers' defaults: ComposeKernel[In, Out] leaves the
-            # ranks free (Python 3.11's typing has no TypeVar defaults).
-            if isinstance(params, tuple) and len(params) == 2 and cls is ComposeKernel:
-                params = (*params, Any, Any)
-            return super().__class_getitem__(params)
 
     topology: ClassVar[ComposeTopology]
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {}

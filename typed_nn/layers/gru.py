@@ -23,6 +23,7 @@ from ..policies import ParamPolicy, PolicyContainer, PParamTypeIs, change_policy
 from ..tags import CPU, Dim2, Float32
 from .binary_layers import AddLayer, MultiplyLayer
 from .compose import ComposeKernel
+from .declared import Decl
 from .in_map import tensor_type
 from .interpolate_layer import InterpolateLayer
 from .keys import (
@@ -50,7 +51,7 @@ def _link(src: str, dst: str, port: type = LayerInput) -> InternalConnect:
     return InternalConnect(src, LayerOutput, dst, port)
 
 
-class GruStep(ComposeKernel[Ports, LayerOutput, Dim2, Dim2]):
+class GruStep(ComposeKernel[Ports, LayerOutput, Dim2, Dim2, Decl]):
     """One GRU step: ``h' = z ⊙ tanh((h ⊙ r)·U + x·W) + (1 - z) ⊙ h``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, H)

@@ -18,7 +18,7 @@ LinearLayer ``fc/weight``, ``fc/bias``, ``fc/dot`` and ``fc/add``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..data.tensor import Matrix, Vector
 from ..data.tensor_like import TensorLike
@@ -26,6 +26,7 @@ from ..policies import AnyPolicyObject, PParamTypeIs
 from ..tags import FE, D, Dim2, Dv
 from .binary_layers import AddLayer
 from .compose import ComposeKernel
+from .declared import Decl
 from .dot_layer import DotLayer
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
 from .source_layers import ParamSourceLayer
@@ -38,7 +39,7 @@ _MATRIX: AnyPolicyObject = PParamTypeIs(Matrix)
 _VECTOR: AnyPolicyObject = PParamTypeIs(Vector)
 
 
-class BiasLayer(ComposeKernel[LayerInput, LayerOutput]):
+class BiasLayer(ComposeKernel[LayerInput, LayerOutput, Any, Any, Decl]):
     """``x + b``, ``b`` a parameter (default type ``tn.Vector``). ``BiasLayer(name, *shape)``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -72,7 +73,7 @@ class BiasLayer(ComposeKernel[LayerInput, LayerOutput]):
         return self._feed_backward(grads)
 
 
-class WeightLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2]):
+class WeightLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
     """``x·W``, ``W`` a parameter (default type ``tn.Matrix``). ``WeightLayer(name, *shape)``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -91,7 +92,7 @@ class WeightLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2]):
         super().__init__(name, self.create_sublayers().set("param", *shape))
 
 
-class LinearLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2]):
+class LinearLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
     """``x·W + b``; ``LinearLayer(name, fan_in, fan_out)``: ``W`` is (fan_in, fan_out) and ``b``
     is (fan_out,). MetaNN's constructor takes the two shapes; this one takes the two widths."""
 

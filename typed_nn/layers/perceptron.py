@@ -27,6 +27,7 @@ from ..policies import (
 )
 from ..tags import Dim2
 from .compose import ComposeKernel
+from .declared import Decl
 from .dot_layer import DotLayer
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
 from .linear import LinearLayer
@@ -63,7 +64,7 @@ def perceptron_topology(act: type, bias: bool) -> ComposeTopology:
     return _TOPOLOGIES[key]
 
 
-class SingleLayerPerceptron(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2]):
+class SingleLayerPerceptron(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
     """``act(x·W + b)`` (or ``act(x·W)``) for a batch ``x`` of shape (batch, fan_in)."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)

@@ -47,6 +47,7 @@ from ..policies import (
 )
 from ..tags import D, Dim1, Dim2, Dim3, Dim4, Dv, E
 from .compose import LayerInstance, as_instance, layer_output_types
+from .declared import Decl
 from .in_map import LayerInMap, port_type, tensor_type
 from .interface import (
     layer_grad_collect,
@@ -78,7 +79,7 @@ def _is_previous(port: type) -> bool:
     return issubclass(port, PreviousKey)
 
 
-class RecurrentLayer(Layer[object, object]):
+class RecurrentLayer(Layer[object, object, Decl]):
     """A kernel layer unrolled over time. ``RecurrentLayer(name, *kernel_args)``, e.g.
     ``L("rnn", fan_in, fan_out)`` for a GruStep kernel."""
 

@@ -31,6 +31,7 @@ from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
 from .binary_layers import AddLayer
 from .compose import ComposeKernel, DIn, DOut
+from .declared import Decl
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
 from .protocol import Layer
 from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
@@ -81,7 +82,7 @@ def _arguments(layer: ComposeKernel[Any, Any], given: SublayerArguments | None) 
     return args
 
 
-class Sequential(ComposeKernel[LayerInput, LayerOutput, DIn, DOut]):
+class Sequential(ComposeKernel[LayerInput, LayerOutput, DIn, DOut, Decl]):
     """Sublayers fed one into the next: set ``chain`` (``("name", Template)`` pairs, or
     ``Sublayer`` clauses) in a subclass. ``Sequential[DIn, DOut]``: input and output ranks.
 
@@ -103,7 +104,7 @@ class Sequential(ComposeKernel[LayerInput, LayerOutput, DIn, DOut]):
         super().__init__(name, _arguments(self, sublayers))
 
 
-class Residual(ComposeKernel[LayerInput, LayerOutput, DIn, DIn]):
+class Residual(ComposeKernel[LayerInput, LayerOutput, DIn, DIn, Decl]):
     """``x + body(x)``; made by :func:`residual`. ``Residual[D]``: input and output rank ``D``.
 
     ``residual(Body)(name, *body_args)``: the body is built as ``Body(name, *body_args)``.
