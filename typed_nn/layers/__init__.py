@@ -10,6 +10,7 @@ from .binary_layers import MultiplyLayer as MultiplyLayer
 from .binary_layers import SubtractLayer as SubtractLayer
 from .compose import ComposeKernel as ComposeKernel
 from .compose import SublayerArgs as SublayerArgs
+from .declared import Decl as Decl
 from .declared import Declared as Declared
 from .declared import Undeclared as Undeclared
 from .dot_layer import DotLayer as DotLayer

@@ -32,6 +32,8 @@ class BinaryLayer(Layer[Ports, LayerOutput, Decl]):
     def _collapse(self, port: type, grad: AnyTensor) -> AnyTensor | None:
         return collapse(grad, self.declared(port))
 
+    # The element-wise typing rule, written once for the three binary layers (the base Layer
+    # types no feed_forward): operands of one type give it, mixed ranks or a number any rank.
     @overload
     def feed_forward(
         self, inputs: VarValues[Ports, TensorLike[E, Dv, D]]

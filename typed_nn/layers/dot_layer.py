@@ -86,6 +86,8 @@ class DotLayer(Layer[Ports, LayerOutput, Decl]):
             RightOperand: contract(rotate(a, a.rank - k), grad, a.rank - k),
         }
 
+    # The dot's typing rule: operands share element and device; the rank follows the k policy,
+    # which the class's type does not carry.
     def feed_forward(
         self, inputs: VarValues[Ports, TensorLike[E, Dv, Any]]
     ) -> VarValues[LayerOutput, TensorLike[E, Dv, Any]]:

@@ -55,6 +55,7 @@ class InterpolateLayer(Layer[Ports, LayerOutput, Decl]):
             LAM: collapse(mul(grad, sub(w1, w2)), self.declared(LAM)),
         }
 
+    # The interpolation's typing rule (as the binary layers': one type, or mixed ranks).
     @overload
     def feed_forward(
         self, inputs: VarValues[Ports, TensorLike[FE, Dv, D]]

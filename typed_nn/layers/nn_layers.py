@@ -75,6 +75,7 @@ class NLLLossLayer(Layer[LayerInput | LossLayerWeight, LayerOutput, Decl]):
         assert isinstance(pred, TensorLike)
         return {LayerInput: ops.nll_loss_grad(grad, truth, pred)}
 
+    # The loss's typing rule: any float rank in, a Scalar out (no other base says it).
     def feed_forward(
         self, inputs: VarValues[LayerInput | LossLayerWeight, TensorLike[FE, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim0]]:

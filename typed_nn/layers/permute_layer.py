@@ -61,6 +61,7 @@ class PermuteLayer(Layer[LayerInput, LayerOutput, Decl]):
     def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
         return {LayerInput: ops.permute_inv(grad, self.order)}
 
+    # Typing rule for every permutation: any element, the input's rank (not ComposeKernel's).
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[E, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[E, Dv, D]]:

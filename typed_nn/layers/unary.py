@@ -50,6 +50,8 @@ class UnaryLayer(Layer[LayerInput, LayerOutput, Decl]):
         assert isinstance(kept, TensorLike)
         return {LayerInput: self.grad_op(grad, kept)}
 
+    # The element-wise typing rule of every unary layer (float data keeps its type), written
+    # once here; the base Layer types no feed_forward.
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
