@@ -3,7 +3,7 @@
 from typing import Any, ClassVar, assert_type
 
 import typed_nn as tn
-from typed_nn import CPU, Dim2, Dim3, Float32, Float64, TensorLike
+from typed_nn import CPU, Dim0, Dim2, Dim3, Float32, Float64, TensorLike
 from typed_nn.layers import (
     MLP,
     AddLayer,
@@ -20,6 +20,8 @@ from typed_nn.layers import (
     LayerOutput,
     LeftOperand,
     LinearLayer,
+    LossLayerWeight,
+    NLLLossLayer,
     OutConnect,
     Previous,
     RecurrentLayer,
@@ -97,6 +99,10 @@ assert_type(dot.feed_forward(dot.input_cont().set(LeftOperand, x).set(RightOpera
 Fc = make_train_layer(LinearLayer[Declared[Float32, CPU]], LayerInMap({LayerInput: M32}), PUpdate)
 fc = Fc("fc", 3, 2)
 assert_type(fc.feed_forward(fc.input_cont().set(LayerInput, x)).get(LayerOutput), TensorLike[Float32, CPU, Dim2])
+Loss = make_train_layer(NLLLossLayer[Declared[Float32, CPU]], LayerInMap({LayerInput: M32, LossLayerWeight: M32}))
+loss = Loss("loss")
+value = loss.feed_forward(loss.input_cont().set(LayerInput, x).set(LossLayerWeight, x)).get(LayerOutput)
+assert_type(value, TensorLike[Float32, CPU, Dim0])
 net = MLP.build("net", [3, 4, 2], [ReLULayer, None])
 assert_type(net.feed_forward(net.input_cont().set(LayerInput, x)).get(LayerOutput), TensorLike[Float32, CPU, Dim2])
 
