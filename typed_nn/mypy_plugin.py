@@ -57,6 +57,7 @@ from mypy.nodes import (
     ArgKind,
     CallExpr,
     Context,
+    DictExpr,
     Expression,
     FloatExpr,
     IntExpr,
@@ -65,14 +66,16 @@ from mypy.nodes import (
     NameExpr,
     RefExpr,
     StrExpr,
+    SymbolTableNode,
     TupleExpr,
     TypeInfo,
     UnaryExpr,
     Var,
 )
-from mypy.subtypes import is_subtype
+from mypy.subtypes import is_same_type, is_subtype
 from mypy.types import (
     AnyType,
+    CallableType,
     ExtraAttrs,
     FunctionLike,
     Instance,
@@ -124,6 +127,7 @@ _SUB_NAME = "typed_nn sublayer"  # Literal[name] of a SubPolicyContainer
 _Key: TypeAlias = tuple[str, str]
 _Ctx: TypeAlias = mypy.plugin.FunctionContext | mypy.plugin.MethodContext
 _Hook: TypeAlias = Callable[[_Ctx], Type]
+_Lookup: TypeAlias = Callable[[str], SymbolTableNode | None]
 
 
 def _literal_str(typ: Type) -> str | None:
@@ -380,6 +384,88 @@ def _check_policies(ctx: _Ctx) -> Type:
     return ctx.default_return_type
 
 
+_TRAIN = "typed_nn.layers.protocol.make_train_layer"
+_DECL = "typed_nn.layers.declared.Decl"
+_DECLARED = "typed_nn.layers.declared.Declared"
+_UNDECLARED = "typed_nn.layers.declared.Undeclared"
+_TENSOR_LIKE = "typed_nn.data.tensor_like.TensorLike"
+
+
+def _declared_tags(ctx: _Ctx) -> tuple[Type, Type] | None:
+    """(element, device) every tensor port of a literal ``LayerInMap({...})`` argument
+    declares; None when the map is not a literal or its ports disagree."""
+    if len(ctx.args) < 2 or len(ctx.args[1]) != 1:
+        return None
+    call = ctx.args[1][0]
+    if not (isinstance(call, CallExpr) and len(call.args) == 1):
+        return None
+    items = call.args[0]
+    if not isinstance(items, DictExpr):
+        return None
+    tags: tuple[Type, Type] | None = None
+    for _, value in items.items:
+        typ = get_proper_type(ctx.api.get_expression_type(value))
+        if isinstance(typ, CallableType) and typ.is_type_obj():
+            typ = get_proper_type(typ.ret_type)
+        elif isinstance(typ, TypeType):
+            typ = typ.item
+        if not isinstance(typ, Instance):
+            return None
+        if typ.type.fullname in _NUMBERS:
+            continue  # a number port: no element or device
+        base = next((b for b in typ.type.mro if b.fullname == _TENSOR_LIKE), None)
+        if base is None:
+            return None
+        elem, device, _ = map_instance_to_supertype(typ, base).args
+        found = (elem, device)
+        if any(isinstance(get_proper_type(t), AnyType) for t in found):
+            return None
+        if tags is not None and not all(
+            is_same_type(a, b) for a, b in zip(tags, found, strict=True)
+        ):
+            return None
+        tags = found
+    return tags
+
+
+def _declare(ctx: _Ctx, lookup: _Lookup, train: bool) -> Type:
+    """``make_train_layer(Template, LayerInMap({...}))``: the class is typed
+    ``Template[..., Declared[elem, device]]`` from the map's types (what pyright users write
+    as the template's type argument), so data of another element or device is rejected; a map
+    that is not a literal, or ``make_infer_layer``, gives ``Undeclared`` (what the checkers
+    read a bare template as), so outputs are typed from the inputs."""
+    result = get_proper_type(ctx.default_return_type)
+    if not (isinstance(result, TypeType) and isinstance(result.item, Instance)):
+        return ctx.default_return_type
+    layer = result.item
+    slot = next((i for i, v in enumerate(layer.type.defn.type_vars) if v.fullname == _DECL), None)
+    given = get_proper_type(layer.args[slot]) if slot is not None else None
+    undeclared = isinstance(given, Instance) and given.type.fullname == _UNDECLARED
+    if slot is None or not (isinstance(given, AnyType) or undeclared):
+        return ctx.default_return_type  # not generic in Decl, or declared in the argument
+    tags = _declared_tags(ctx) if train else None
+    sym = lookup(_UNDECLARED if tags is None else _DECLARED)
+    if sym is None or not isinstance(sym.node, TypeInfo):
+        return ctx.default_return_type
+    args = list(layer.args)
+    args[slot] = Instance(sym.node, list(tags) if tags is not None else [])
+    return TypeType(layer.copy_modified(args=args))
+
+
+def _maker_hook(lookup: _Lookup) -> _Hook:
+    """``make_train_layer`` / ``make_infer_layer``: policies checked, then what the class is
+    declared for put into its type."""
+
+    def hook(ctx: _Ctx) -> Type:
+        _check_policies(ctx)
+        callee = ctx.context.callee if isinstance(ctx.context, CallExpr) else None
+        if not isinstance(callee, RefExpr):
+            return ctx.default_return_type
+        return _declare(ctx, lookup, callee.fullname == _TRAIN)
+
+    return hook
+
+
 def _xavier_hook(ctx: _Ctx) -> Type:
     """``XavierFiller(...)``: it adds ``PVarScaleFanAvg`` itself."""
     key = ("typed_nn.policies.var_scale.VarScaleFillerPolicy", "scale_mode")
@@ -594,7 +680,7 @@ class PolicyPlugin(mypy.plugin.Plugin):
         if fullname == _OBJECT or fullname in _TEMPLATES:
             return _refine_maker
         if fullname in _MAKERS:
-            return _check_policies
+            return _maker_hook(self.lookup_fully_qualified)
         init = self._owner(fullname, "__init__")  # a filler's (or a subclass's) constructor
         if init == f"{_XAVIER}.__init__":
             return _xavier_hook

@@ -19,7 +19,7 @@ ints = tn.zeros((4, 3), Int32, CPU)
 cube = tn.zeros((4, 3, 2), Float32, CPU)
 x = tn.zeros((4, 3), Float32, CPU)
 
-fc.feed_forward(fc.input_cont().set(LayerInput, ints))  # E: Value of type variable "FE" of "feed_forward" of "LinearLayer" cannot be "Int32"
+fc.feed_forward(fc.input_cont().set(LayerInput, ints))  # E: Argument 2 to "set" of "DeclaredValues" has incompatible type "Tensor[Int32, CPU, Dim2]"
 fc.feed_forward(fc.input_cont().set(LayerInput, cube))  # E: incompatible type "Tensor[Float32, CPU, Dim3]"
 fc.input_cont().set(LeftOperand, x)  # E: incompatible type "type[LeftOperand]"; expected "type[LayerInput]"
 out: TensorLike[Float32, CPU, Dim2] = fc.feed_forward(fc.input_cont().set(LayerInput, x)).get(LayerInput)  # E: Argument 1 to "get" of "VarValues" has incompatible type "type[LayerInput]"

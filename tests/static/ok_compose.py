@@ -7,6 +7,7 @@ from typed_nn import CPU, Dim2, Float32, TensorLike
 from typed_nn.layers import (
     MLP,
     ComposeTopology,
+    Declared,
     GruStep,
     InConnect,
     InternalConnect,
@@ -29,8 +30,10 @@ M32 = tn.Matrix[Float32, CPU]
 x = tn.zeros((4, 3), Float32, CPU)
 h = tn.zeros((4, 2), Float32, CPU)
 
-Linear = make_train_layer(LinearLayer, LayerInMap({LayerInput: M32}), PUpdate)
-assert_type(Linear, type[LinearLayer])
+# pyright reads the declared element and device from the type argument; mypy's plugin
+# writes it from the map (ok_plugin_declared.py).
+Linear = make_train_layer(LinearLayer[Declared[Float32, CPU]], LayerInMap({LayerInput: M32}), PUpdate)
+assert_type(Linear, type[LinearLayer[Declared[Float32, CPU]]])
 fc = Linear("fc", 3, 2)
 y = fc.feed_forward(fc.input_cont().set(LayerInput, x)).get(LayerOutput)
 assert_type(y, TensorLike[Float32, CPU, Dim2])

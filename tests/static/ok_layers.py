@@ -6,6 +6,8 @@ import typed_nn as tn
 from typed_nn import CPU, Dim0, Dim2, Float32, TensorLike
 from typed_nn.layers import (
     AddLayer,
+    Declared,
+    DeclaredValues,
     LayerInMap,
     LayerInput,
     LayerOutput,
@@ -39,12 +41,14 @@ assert_type(values.get(A), float)
 assert_type(VarTypeDict(LayerOutput, Previous(LayerOutput)), VarTypeDict[LayerOutput | PreviousKey[LayerOutput]])
 
 M32 = tn.Matrix[Float32, CPU]
-Add = make_train_layer(AddLayer, LayerInMap({LeftOperand: M32, RightOperand: M32}), PFeedbackOutput)
-assert_type(Add, type[AddLayer])
+Add = make_train_layer(AddLayer[Declared[Float32, CPU]], LayerInMap({LeftOperand: M32, RightOperand: M32}), PFeedbackOutput)
+assert_type(Add, type[AddLayer[Declared[Float32, CPU]]])
 add = Add("add")
 a = tn.zeros((2, 3), Float32, CPU)
 inputs = add.input_cont().set(LeftOperand, a).set(RightOperand, a)
-assert_type(inputs, VarValues[LeftOperand | RightOperand, tn.Tensor[Float32, CPU, Dim2]])
+assert_type(inputs, DeclaredValues[LeftOperand | RightOperand, TensorLike[Float32, CPU, Dim2], Float32, CPU])
+undeclared = make_infer_layer(AddLayer)("plain")
+assert_type(undeclared.input_cont().set(LeftOperand, a), VarValues[LeftOperand | RightOperand, tn.Tensor[Float32, CPU, Dim2]])
 out = add.feed_forward(inputs).get(LayerOutput)
 assert_type(out, TensorLike[Float32, CPU, Dim2])
 grads = add.feed_backward(add.output_cont().set(LayerOutput, out))

@@ -17,6 +17,9 @@ from .conv_layers import AvgPool2dLayer as AvgPool2dLayer
 from .conv_layers import Conv2dLayer as Conv2dLayer
 from .conv_layers import FlattenLayer as FlattenLayer
 from .conv_layers import MaxPool2dLayer as MaxPool2dLayer
+from .declared import Decl as Decl
+from .declared import Declared as Declared
+from .declared import Undeclared as Undeclared
 from .dot_layer import DotLayer as DotLayer
 from .dropout import DropoutLayer as DropoutLayer
 from .embedding import EmbeddingLayer as EmbeddingLayer
@@ -80,6 +83,9 @@ from .recurrent import RecurrentLayer as RecurrentLayer
 from .rnn_steps import CellState as CellState
 from .rnn_steps import LstmStep as LstmStep
 from .rnn_steps import TorchGruStep as TorchGruStep
+from .sequential import Residual as Residual
+from .sequential import Sequential as Sequential
+from .sequential import residual as residual
 from .source_layers import ParamSourceLayer as ParamSourceLayer
 from .source_layers import ValueSourceLayer as ValueSourceLayer
 from .stacks import LayerStack as LayerStack
@@ -93,5 +99,6 @@ from .topology import InternalConnect as InternalConnect
 from .topology import OutConnect as OutConnect
 from .topology import Sublayer as Sublayer
 from .unary import UnaryLayer as UnaryLayer
+from .var_type_dict import DeclaredValues as DeclaredValues
 from .var_type_dict import VarTypeDict as VarTypeDict
 from .var_type_dict import VarValues as VarValues

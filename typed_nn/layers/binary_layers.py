@@ -14,6 +14,7 @@ from typing import Any, ClassVar, overload
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..ops import arithmetic
 from ..tags import D, Dv, E
+from .declared import Decl
 from .keys import LayerOutput, LeftOperand, RightOperand
 from .protocol import Layer
 from .stacks import collapse, require_trailing
@@ -24,7 +25,7 @@ __all__ = ["AddLayer", "BinaryLayer", "MultiplyLayer", "SubtractLayer"]
 Ports = LeftOperand | RightOperand
 
 
-class BinaryLayer(Layer[Ports, LayerOutput]):
+class BinaryLayer(Layer[Ports, LayerOutput, Decl]):
     """Common ports and typed entry points of the element-wise binary layers."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LeftOperand, RightOperand)
@@ -37,6 +38,8 @@ class BinaryLayer(Layer[Ports, LayerOutput]):
     def _collapse(self, port: type, grad: AnyTensor) -> AnyTensor | None:
         return collapse(grad, self.declared(port))
 
+    # The element-wise typing rule, written once for the three binary layers (the base Layer
+    # types no feed_forward): operands of one type give it, mixed ranks or a number any rank.
     @overload
     def feed_forward(
         self, inputs: VarValues[Ports, TensorLike[E, Dv, D]]
@@ -59,7 +62,7 @@ class BinaryLayer(Layer[Ports, LayerOutput]):
         return self._feed_backward(grads)
 
 
-class AddLayer(BinaryLayer):
+class AddLayer(BinaryLayer[Decl]):
     """``a + b``; backward ``g`` to both operands."""
 
     vjp_exact: ClassVar[bool] = True
@@ -74,7 +77,7 @@ class AddLayer(BinaryLayer):
         }
 
 
-class SubtractLayer(BinaryLayer):
+class SubtractLayer(BinaryLayer[Decl]):
     """``a - b``; backward ``g`` to ``a`` and ``-g`` to ``b`` (MetaNN ``SubstractLayer``)."""
 
     vjp_exact: ClassVar[bool] = True
@@ -89,7 +92,7 @@ class SubtractLayer(BinaryLayer):
         }
 
 
-class MultiplyLayer(BinaryLayer):
+class MultiplyLayer(BinaryLayer[Decl]):
     """``a * b``; backward ``g * b`` to ``a`` and ``g * a`` to ``b`` (keeps both operands)."""
 
     stacks: ClassVar[tuple[str, ...]] = ("left", "right")

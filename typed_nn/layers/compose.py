@@ -35,9 +35,9 @@ gradients, built with less overhead. ``init``, ``save_weights``, ``grad_collect`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
-from ..data.tensor_like import AnyTensor
+from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import LayerError, TopologyError, TypedNNError, message
 from ..ops.node import format_site, user_site
 from ..policies import (
@@ -49,7 +49,8 @@ from ..policies import (
     policy_select,
     sub_policies,
 )
-from ..tags import CPU
+from ..tags import CPU, FE, DimTag, Dv
+from .declared import TYPE_DEFAULTS, Decl
 from .in_map import LayerInMap, tensor_type
 from .interface import (
     layer_grad_collect,
@@ -64,10 +65,29 @@ from .source_layers import ParamSourceLayer, ValueSourceLayer
 from .topology import ComposeTopology
 from .var_type_dict import VarValues, key_name
 
-__all__ = ["ComposeKernel", "LayerInstance", "SublayerArgs", "as_instance", "layer_output_types"]
+__all__ = [
+    "DIn",
+    "DOut",
+    "ComposeKernel",
+    "LayerInstance",
+    "SublayerArgs",
+    "as_instance",
+    "layer_output_types",
+]
 
 KIn = TypeVar("KIn")
 KOut = TypeVar("KOut")
+if TYPE_CHECKING:
+    # PEP 696 defaults, for the checkers only (typing_extensions is not a dependency): a
+    # composite declared ``ComposeKernel[In, Out]`` has inputs and outputs of any rank.
+    from typing_extensions import TypeVar as DefaultTypeVar
+
+    DIn = DefaultTypeVar("DIn", bound=DimTag, default=Any)
+    DOut = DefaultTypeVar("DOut", bound=DimTag, default=Any)
+else:
+    DIn = TypeVar("DIn", bound=DimTag)
+    DOut = TypeVar("DOut", bound=DimTag)
+TYPE_DEFAULTS.update({DIn: Any, DOut: Any})
 AnyLayer = Layer[Any, Any]
 
 
@@ -151,8 +171,15 @@ class SublayerArgs:
         return self
 
 
-class ComposeKernel(Layer[KIn, KOut]):
+class ComposeKernel(Layer[KIn, KOut, Decl], Generic[KIn, KOut, DIn, DOut, Decl]):
     """Base of composite layers: set ``input_ports``, ``output_ports`` and ``topology``.
+
+    ``ComposeKernel[In, Out, DIn, DOut, Decl]``: input ports ``In``, output ports ``Out``,
+    ``Decl`` as for every layer (``declared.py``); the type
+    arguments ``DIn`` / ``DOut`` (rank tags, default: any rank) type ``feed_forward`` with no
+    override: data ``TensorLike[FE, Dv, DIn]`` gives outputs ``TensorLike[FE, Dv, DOut]`` of the
+    inputs' element and device (a composite that changes them declares its own
+    ``feed_forward``), and ``feed_backward`` the reverse.
 
     Class attributes of a configured composite: ``sublayer_classes`` (name -> configured
     class), and everything a layer has. Instance attribute ``sublayers``: name -> layer.
@@ -364,11 +391,15 @@ class ComposeKernel(Layer[KIn, KOut]):
                 result = result.set(port, grad)
         return result
 
-    def feed_forward(self, inputs: VarValues[KIn, Any]) -> VarValues[KOut, Any]:
+    def feed_forward(
+        self, inputs: VarValues[KIn, TensorLike[FE, Dv, DIn]]
+    ) -> VarValues[KOut, TensorLike[FE, Dv, DOut]]:
         """The composite outputs (lazy), from its inputs through every sublayer in order."""
         return self._feed_forward(inputs)
 
-    def feed_backward(self, grads: VarValues[KOut, Any]) -> VarValues[KIn, Any]:
+    def feed_backward(
+        self, grads: VarValues[KOut, TensorLike[FE, Dv, DOut]]
+    ) -> VarValues[KIn, TensorLike[FE, Dv, DIn]]:
         """The composite input gradients (when it feeds back); parameter gradients are kept
         by the parameter sublayers for ``grad_collect``."""
         return self._feed_backward(grads)

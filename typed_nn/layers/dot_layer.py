@@ -18,6 +18,7 @@ from .. import ops
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..policies import PolicyContainer
 from ..tags import Dv, E
+from .declared import Decl
 from .dims import dim_count
 from .keys import LayerOutput, LeftOperand, RightOperand
 from .protocol import Layer
@@ -49,7 +50,7 @@ def contract(a: AnyTensor, b: AnyTensor, k: int) -> AnyTensor:
     return ops.dot(column, row, 1)
 
 
-class DotLayer(Layer[Ports, LayerOutput]):
+class DotLayer(Layer[Ports, LayerOutput, Decl]):
     """``dot(a, b, k)``; keeps both operands for backward."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LeftOperand, RightOperand)
@@ -85,6 +86,8 @@ class DotLayer(Layer[Ports, LayerOutput]):
             RightOperand: contract(rotate(a, a.rank - k), grad, a.rank - k),
         }
 
+    # The dot's typing rule: operands share element and device; the rank follows the k policy,
+    # which the class's type does not carry.
     def feed_forward(
         self, inputs: VarValues[Ports, TensorLike[E, Dv, Any]]
     ) -> VarValues[LayerOutput, TensorLike[E, Dv, Any]]:

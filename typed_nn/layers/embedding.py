@@ -129,13 +129,15 @@ class EmbeddingLayer(ComposeKernel[LayerInput, LayerOutput]):
         super().__init__(name, self.create_sublayers().set("weight", num_embeddings, dim))
         self.num_embeddings, self.dim = num_embeddings, dim
 
-    def feed_forward(
+    # ComposeKernel types a composite's ports as float data of one element; this one takes
+    # integer indices in and gives float rows out, so it keeps its own signatures.
+    def feed_forward(  # type: ignore[override]
         self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Any]]:
         """``LayerOutput`` = the rows of the indices (lazy), ``indices.shape + (dim,)``."""
         return self._feed_forward(inputs)
 
-    def feed_backward(
+    def feed_backward(  # type: ignore[override]
         self, grads: VarValues[LayerOutput, TensorLike[Any, Dv, Any]]
     ) -> VarValues[LayerInput, TensorLike[Int64, Dv, D]]:
         """Nothing for the indices; the table keeps its gradient (with ``PUpdate``)."""

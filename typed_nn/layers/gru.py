@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..data.tensor_like import TensorLike
 from ..policies import ParamPolicy, PolicyContainer, PParamTypeIs, change_policy, policy_select
-from ..tags import CPU, FE, Dim2, Dv, Float32
+from ..tags import CPU, Dim2, Float32
 from .binary_layers import AddLayer, MultiplyLayer
 from .compose import ComposeKernel
+from .declared import Decl
 from .in_map import tensor_type
 from .interpolate_layer import InterpolateLayer
 from .keys import (
@@ -40,7 +40,6 @@ from .keys import (
 from .linear import WeightLayer
 from .math_layers import SigmoidLayer, TanhLayer
 from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
-from .var_type_dict import VarValues
 
 __all__ = ["GruStep"]
 
@@ -52,7 +51,7 @@ def _link(src: str, dst: str, port: type = LayerInput) -> InternalConnect:
     return InternalConnect(src, LayerOutput, dst, port)
 
 
-class GruStep(ComposeKernel[Ports, LayerOutput]):
+class GruStep(ComposeKernel[Ports, LayerOutput, Dim2, Dim2, Decl]):
     """One GRU step: ``h' = z ⊙ tanh((h ⊙ r)·U + x·W) + (1 - z) ⊙ h``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, H)
@@ -105,15 +104,3 @@ class GruStep(ComposeKernel[Ports, LayerOutput]):
         for u in ("U", "Uz", "Ur"):
             args.set(u, fan_out, fan_out)
         super().__init__(name, args)
-
-    def feed_forward(
-        self, inputs: VarValues[Ports, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
-        """``LayerOutput`` = the next hidden state h' (lazy), shape (batch, fan_out)."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[Ports, TensorLike[FE, Dv, Dim2]]:
-        """Gradients of x and h (with ``PFeedbackOutput``); the six weights keep theirs."""
-        return self._feed_backward(grads)

@@ -13,6 +13,7 @@ from .. import ops
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..ops.arithmetic import mul, sub
 from ..tags import FE, D, Dv
+from .declared import Decl
 from .keys import (
     InterpolateLayerLambda,
     InterpolateLayerWeight1,
@@ -29,7 +30,7 @@ Ports = InterpolateLayerWeight1 | InterpolateLayerWeight2 | InterpolateLayerLamb
 W1, W2, LAM = InterpolateLayerWeight1, InterpolateLayerWeight2, InterpolateLayerLambda
 
 
-class InterpolateLayer(Layer[Ports, LayerOutput]):
+class InterpolateLayer(Layer[Ports, LayerOutput, Decl]):
     """``interpolate(w1, w2, lam)``; keeps all three for backward."""
 
     input_ports: ClassVar[tuple[type, ...]] = (W1, W2, LAM)
@@ -56,6 +57,7 @@ class InterpolateLayer(Layer[Ports, LayerOutput]):
             LAM: collapse(mul(grad, sub(w1, w2)), self.declared(LAM)),
         }
 
+    # The interpolation's typing rule (as the binary layers': one type, or mixed ranks).
     @overload
     def feed_forward(
         self, inputs: VarValues[Ports, TensorLike[FE, Dv, D]]

@@ -18,7 +18,7 @@ LinearLayer ``fc/weight``, ``fc/bias``, ``fc/dot`` and ``fc/add``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..data.tensor import Matrix, Vector
 from ..data.tensor_like import TensorLike
@@ -26,6 +26,7 @@ from ..policies import AnyPolicyObject, PParamTypeIs
 from ..tags import FE, D, Dim2, Dv
 from .binary_layers import AddLayer
 from .compose import ComposeKernel
+from .declared import Decl
 from .dot_layer import DotLayer
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
 from .source_layers import ParamSourceLayer
@@ -38,7 +39,7 @@ _MATRIX: AnyPolicyObject = PParamTypeIs(Matrix)
 _VECTOR: AnyPolicyObject = PParamTypeIs(Vector)
 
 
-class BiasLayer(ComposeKernel[LayerInput, LayerOutput]):
+class BiasLayer(ComposeKernel[LayerInput, LayerOutput, Any, Any, Decl]):
     """``x + b``, ``b`` a parameter (default type ``tn.Vector``). ``BiasLayer(name, *shape)``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -56,6 +57,8 @@ class BiasLayer(ComposeKernel[LayerInput, LayerOutput]):
     def __init__(self, name: str, *shape: int) -> None:
         super().__init__(name, self.create_sublayers().set("param", *shape))
 
+    # Typed here, not by ComposeKernel's rank arguments: the output has the input's rank,
+    # whatever it is, which fixed rank arguments cannot say.
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
@@ -70,7 +73,7 @@ class BiasLayer(ComposeKernel[LayerInput, LayerOutput]):
         return self._feed_backward(grads)
 
 
-class WeightLayer(ComposeKernel[LayerInput, LayerOutput]):
+class WeightLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
     """``x·W``, ``W`` a parameter (default type ``tn.Matrix``). ``WeightLayer(name, *shape)``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -88,20 +91,8 @@ class WeightLayer(ComposeKernel[LayerInput, LayerOutput]):
     def __init__(self, name: str, *shape: int) -> None:
         super().__init__(name, self.create_sublayers().set("param", *shape))
 
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
-        """``LayerOutput`` = ``x·W`` (lazy) for a batch ``x`` of shape (batch, fan_in)."""
-        return self._feed_forward(inputs)
 
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]:
-        """``LayerInput`` = ``g·Wᵀ`` (with ``PFeedbackOutput``); ``W`` keeps ``xᵀ·g``."""
-        return self._feed_backward(grads)
-
-
-class LinearLayer(ComposeKernel[LayerInput, LayerOutput]):
+class LinearLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
     """``x·W + b``; ``LinearLayer(name, fan_in, fan_out)``: ``W`` is (fan_in, fan_out) and ``b``
     is (fan_out,). MetaNN's constructor takes the two shapes; this one takes the two widths."""
 
@@ -127,16 +118,3 @@ class LinearLayer(ComposeKernel[LayerInput, LayerOutput]):
     def __init__(self, name: str, fan_in: int, fan_out: int) -> None:
         args = self.create_sublayers().set("weight", fan_in, fan_out).set("bias", fan_out)
         super().__init__(name, args)
-
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
-        """``LayerOutput`` = ``x·W + b`` (lazy) for a batch ``x`` of shape (batch, fan_in)."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]:
-        """``LayerInput`` = ``g·Wᵀ`` (with ``PFeedbackOutput``); ``W`` keeps ``xᵀ·g`` and ``b``
-        the batch sum of ``g`` (with ``PUpdate``)."""
-        return self._feed_backward(grads)

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Generic
 
-from ..data.tensor_like import TensorLike
 from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
 from ..policies import (
@@ -30,15 +29,15 @@ from ..policies import (
     PUpdate,
     SubPolicyContainer,
 )
-from ..tags import CPU, FE, DeviceTag, Dim2, Dv, Float32, FloatTag
+from ..tags import CPU, DeviceTag, Dim2, Float32, FloatTag
 from .compose import ComposeKernel
+from .declared import Declared
 from .in_map import LayerInMap, tensor_type
 from .keys import LayerInput, LayerOutput
 from .linear import LinearLayer
 from .perceptron import SingleLayerPerceptron
 from .protocol import make_infer_layer, make_train_layer
 from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
-from .var_type_dict import VarValues
 
 __all__ = ["MLP"]
 
@@ -65,7 +64,10 @@ Activations = tuple[type | None, ...]
 _TEMPLATES: dict[Activations, type[MLP]] = {}
 
 
-class MLP(ComposeKernel[LayerInput, LayerOutput], Generic[NetElem, NetDevice]):
+class MLP(
+    ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Declared[NetElem, NetDevice]],
+    Generic[NetElem, NetDevice],
+):
     """``LayerInput`` (batch, widths[0]) → ``LayerOutput`` (batch, widths[-1]).
 
     Sublayers ``fc1`` … ``fcN`` in a chain; ``fc{i}`` is a SingleLayerPerceptron with
@@ -168,19 +170,6 @@ class MLP(ComposeKernel[LayerInput, LayerOutput], Generic[NetElem, NetDevice]):
         for i in range(1, len(type(self).activations) + 1):
             args.set(f"fc{i}", widths[i - 1], widths[i])
         super().__init__(name, args)
-
-    def feed_forward(
-        self: MLP[FE, Dv], inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
-        """``LayerOutput`` (batch, widths[-1]) from ``LayerInput`` (batch, widths[0]), lazy."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self: MLP[FE, Dv], grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]:
-        """The input gradient (only with ``PFeedbackOutput``; ``build`` does not ask for it);
-        every parameter keeps its gradient for ``grad_collect``."""
-        return self._feed_backward(grads)
 
 
 def _error(headline: str, items: list[tuple[str, str]]) -> LayerError:

@@ -8,6 +8,7 @@ from .. import ops
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..policies import PolicyContainer
 from ..tags import FE, D, Dim0, Dv
+from .declared import Decl
 from .dims import dim_count
 from .keys import LayerInput, LayerOutput, LossLayerWeight
 from .protocol import Layer
@@ -17,7 +18,7 @@ from .var_type_dict import VarValues
 __all__ = ["NLLLossLayer", "ReLULayer", "SoftmaxLayer"]
 
 
-class ReLULayer(UnaryLayer):
+class ReLULayer(UnaryLayer[Decl]):
     """``max(x, 0)``; backward ``g`` where ``x > 0``, else 0."""
 
     vjp_exact: ClassVar[bool] = True
@@ -26,7 +27,7 @@ class ReLULayer(UnaryLayer):
     grad_op = staticmethod(ops.relu_grad)
 
 
-class SoftmaxLayer(UnaryLayer):
+class SoftmaxLayer(UnaryLayer[Decl]):
     """Softmax over the last ``k`` dims (``PModifyDimNumIs(k)``, default 1); backward
     ``y * (g - sum(g * y))`` per group, from the kept output ``y``."""
 
@@ -51,7 +52,7 @@ class SoftmaxLayer(UnaryLayer):
         return ops.softmax_grad(g, kept, self.k)
 
 
-class NLLLossLayer(Layer[LayerInput | LossLayerWeight, LayerOutput]):
+class NLLLossLayer(Layer[LayerInput | LossLayerWeight, LayerOutput, Decl]):
     """Negative log-likelihood ``-sum(t ln p) / sum(t)`` of the prediction ``LayerInput``
     against the truth ``LossLayerWeight``; a Scalar. Backward gives a gradient to the
     prediction only."""
@@ -74,6 +75,7 @@ class NLLLossLayer(Layer[LayerInput | LossLayerWeight, LayerOutput]):
         assert isinstance(pred, TensorLike)
         return {LayerInput: ops.nll_loss_grad(grad, truth, pred)}
 
+    # The loss's typing rule: any float rank in, a Scalar out (no other base says it).
     def feed_forward(
         self, inputs: VarValues[LayerInput | LossLayerWeight, TensorLike[FE, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim0]]:

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from ..data.tensor import Matrix
-from ..data.tensor_like import TensorLike
 from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
 from ..policies import (
@@ -26,14 +25,14 @@ from ..policies import (
     has_policy,
     policy_select,
 )
-from ..tags import FE, Dim2, Dv
+from ..tags import Dim2
 from .compose import ComposeKernel
+from .declared import Decl
 from .dot_layer import DotLayer
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
 from .linear import LinearLayer
 from .source_layers import ParamSourceLayer
 from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
-from .var_type_dict import VarValues
 
 __all__ = ["SingleLayerPerceptron"]
 
@@ -65,7 +64,7 @@ def perceptron_topology(act: type, bias: bool) -> ComposeTopology:
     return _TOPOLOGIES[key]
 
 
-class SingleLayerPerceptron(ComposeKernel[LayerInput, LayerOutput]):
+class SingleLayerPerceptron(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
     """``act(x·W + b)`` (or ``act(x·W)``) for a batch ``x`` of shape (batch, fan_in)."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -102,16 +101,3 @@ class SingleLayerPerceptron(ComposeKernel[LayerInput, LayerOutput]):
         else:
             args.set("weight", fan_in, fan_out, name=f"{name}/weight")
         super().__init__(name, args)
-
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
-        """``LayerOutput`` = ``act(x·W + b)`` (lazy)."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim2]]:
-        """``LayerInput`` = the input gradient (with ``PFeedbackOutput``); parameters keep
-        theirs (with ``PUpdate``)."""
-        return self._feed_backward(grads)

@@ -14,6 +14,7 @@ from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
 from ..policies import DimPolicy, PDimArrayIs, PolicyContainer, change_policy, policy_select
 from ..tags import D, Dv, E
+from .declared import Decl
 from .keys import LayerInput, LayerOutput
 from .protocol import Layer
 from .var_type_dict import VarValues
@@ -21,7 +22,7 @@ from .var_type_dict import VarValues
 __all__ = ["PermuteLayer", "TransposeLayer"]
 
 
-class PermuteLayer(Layer[LayerInput, LayerOutput]):
+class PermuteLayer(Layer[LayerInput, LayerOutput, Decl]):
     """``permute(x, order)``: output dim ``i`` is input dim ``order[i]``; backward
     ``permute_inv(g, order)``. Stores nothing."""
 
@@ -60,6 +61,7 @@ class PermuteLayer(Layer[LayerInput, LayerOutput]):
     def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
         return {LayerInput: ops.permute_inv(grad, self.order)}
 
+    # Typing rule for every permutation: any element, the input's rank (not ComposeKernel's).
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[E, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[E, Dv, D]]:
@@ -73,7 +75,7 @@ class PermuteLayer(Layer[LayerInput, LayerOutput]):
         return self._feed_backward(grads)
 
 
-class TransposeLayer(PermuteLayer):
+class TransposeLayer(PermuteLayer[Decl]):
     """A PermuteLayer with order ``(1, 0)`` whatever ``PDimArrayIs`` says (MetaNN's alias)."""
 
     vjp_exact: ClassVar[bool] = True

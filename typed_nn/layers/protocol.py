@@ -18,8 +18,9 @@ invariant as a hand-written one.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Mapping
-from typing import Any, ClassVar, Generic, Never, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Never, TypeAlias, TypeVar, overload
 
 from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor
@@ -27,11 +28,13 @@ from ..errors import LayerError, message
 from ..inference_mode import state as inference_state
 from ..ops.node import format_site, user_site
 from ..policies import GradPolicy, PolicyContainer, PolicyItem, policy_select
+from ..tags import Dv, E
 from . import derived
+from .declared import TYPE_DEFAULTS, Decl, Declared, declared_tags
 from .in_map import LayerInMap, PortType, check_input, port_type, tensor_type
 from .keys import LayerOutput
 from .stacks import LayerStack
-from .var_type_dict import VarTypeDict, VarValues, key_name
+from .var_type_dict import DeclaredValues, VarTypeDict, VarValues, key_name
 
 __all__ = ["Layer", "LayerT", "Values", "make_infer_layer", "make_train_layer"]
 
@@ -41,8 +44,11 @@ Values = VarValues[Any, Any]
 """A container of any ports and values (what the dynamic protocol methods exchange)."""
 
 
-class Layer(Generic[KIn, KOut]):
+class Layer(Generic[KIn, KOut, Decl]):
     """Base of every layer template; configure it with make_train_layer / make_infer_layer.
+
+    ``Layer[In, Out, Decl]``: input ports ``In``, output ports ``Out``; ``Decl`` is what the
+    class was declared for (``Declared[E, Dv]``, or ``Undeclared``: see ``declared.py``).
 
     Subclasses set ``input_ports``, ``output_ports`` and ``stacks`` (names of their LIFO
     buffers), implement ``forward`` (and ``backward``, or let it be derived) on plain dicts,
@@ -75,6 +81,17 @@ class Layer(Generic[KIn, KOut]):
     own overhead outweighs the walk it saves: benchmarks/layer_backward.py)."""
     no_grad_ports: ClassVar[tuple[type, ...]] = ()
     """Input ports a derived backward gives no gradient (MetaNN's loss weights)."""
+
+    if not TYPE_CHECKING:
+
+        def __class_getitem__(cls, params: Any) -> Any:
+            # The run-time side of the checkers' TypeVar defaults (Python 3.11's typing has
+            # none): trailing parameters left out take their defaults (TYPE_DEFAULTS).
+            given = params if isinstance(params, tuple) else (params,)
+            missing = cls.__parameters__[len(given) :]
+            if missing and all(p in TYPE_DEFAULTS for p in missing):
+                params = (*given, *(TYPE_DEFAULTS[p] for p in missing))
+            return super().__class_getitem__(params)
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
@@ -119,9 +136,17 @@ class Layer(Generic[KIn, KOut]):
         self._param_sources: list[Layer[Any, Any]] | None = None
 
     # --- containers -------------------------------------------------------------------
+    @overload
+    def input_cont(self: Layer[KIn, Any, Declared[E, Dv]]) -> DeclaredValues[KIn, Never, E, Dv]: ...
+    @overload
+    def input_cont(self) -> VarValues[KIn, Never]: ...
     def input_cont(self) -> VarValues[KIn, Never]:
-        """An empty container of the input ports (the forward input, the backward result)."""
-        return _decl(self.input_ports).create()  # type: ignore[return-value]  # ports are KIn
+        """An empty container of the input ports (the forward input, the backward result);
+        a ``DeclaredValues`` for a class declared ``Declared[E, Dv]``, whose ``set`` the
+        checkers restrict to that element and device."""
+        decl = _decl(self.input_ports)
+        empty = decl.create() if type(self).input_map is None else decl.create_declared()
+        return empty  # type: ignore[return-value]  # the ports are KIn
 
     def output_cont(self) -> VarValues[KOut, Never]:
         """An empty container of the output ports (the forward result, the backward input)."""
@@ -311,6 +336,19 @@ class Layer(Generic[KIn, KOut]):
 
 LayerT = TypeVar("LayerT", bound=Layer[Any, Any])
 
+if TYPE_CHECKING:
+    _L = TypeVar("_L")
+    TemplateOf: TypeAlias = type[_L]
+else:
+
+    class TemplateOf:
+        """``type[L]`` for the checkers; at run time (what beartype reads in debug mode)
+        anything: make_*_layer check their template themselves, and a ``Declared``
+        subscription (``SigmoidLayer[Declared[Float32, CPU]]``) is no class."""
+
+        def __class_getitem__(cls, item: object) -> object:
+            return Any
+
 
 def _probe(t: PortType) -> object:
     if t.is_number:
@@ -345,9 +383,47 @@ def _flatten(items: tuple[PolicyItem | PolicyContainer, ...]) -> PolicyContainer
 _CONFIGURED: dict[tuple[type, LayerInMap | None, PolicyContainer], type] = {}
 
 
+def _unsubscribed(layer: Any) -> tuple[Any, tuple[type, type] | None]:
+    """``(LinearLayer, (Float32, CPU))`` for ``LinearLayer[Declared[Float32, CPU]]`` (a
+    subscription that carries what the class is declared for, for the checkers); ``(layer,
+    None)`` for a plain class."""
+    origin = typing.get_origin(layer)
+    if not (isinstance(origin, type) and issubclass(origin, Layer)):
+        return layer, None
+    args = typing.get_args(layer)
+    return origin, declared_tags(args[-1]) if args else None
+
+
+def _check_declared(layer: type, tags: tuple[type, type], input_map: LayerInMap) -> None:
+    """Every tensor port of ``input_map`` has the element and device the subscription says."""
+    elem, device = tags
+    for port in input_map:
+        t = input_map[port]
+        if not t.is_number and (t.elem is not elem or t.device is not device):
+            raise LayerError(
+                message(
+                    f"cannot make a train {layer.__name__}: it is declared for "
+                    f"{elem.__name__} {device.__name__} data, but port {key_name(port)} is "
+                    f"declared {t.show()}.",
+                    [
+                        (
+                            "declared",
+                            f"{layer.__name__}[Declared[{elem.__name__}, {device.__name__}]]",
+                        ),
+                        ("input map", repr(input_map)),
+                    ],
+                    built_at=format_site(user_site()),
+                    hint="make the type argument and the input map agree.",
+                )
+            )
+
+
 def _make(
-    layer: type[LayerT], input_map: LayerInMap | None, policies: PolicyContainer
+    layer: TemplateOf[LayerT], input_map: LayerInMap | None, policies: PolicyContainer
 ) -> type[LayerT]:
+    layer, tags = _unsubscribed(layer)
+    if tags is not None and input_map is not None:
+        _check_declared(layer, tags, input_map)
     given: object = layer  # callers without a type checker may pass anything
     if not (isinstance(given, type) and issubclass(given, Layer)) or given.configured:
         problem = (
@@ -382,7 +458,9 @@ def _make(
     return configured
 
 
-def make_infer_layer(layer: type[LayerT], *policies: PolicyItem | PolicyContainer) -> type[LayerT]:
+def make_infer_layer(
+    layer: TemplateOf[LayerT], *policies: PolicyItem | PolicyContainer
+) -> type[LayerT]:
     """An inference-only configured class of ``layer`` (MetaNN ``MakeInferLayer``).
 
     Raises:
@@ -405,7 +483,7 @@ def make_infer_layer(layer: type[LayerT], *policies: PolicyItem | PolicyContaine
 
 
 def make_train_layer(
-    layer: type[LayerT], input_map: LayerInMap, *policies: PolicyItem | PolicyContainer
+    layer: TemplateOf[LayerT], input_map: LayerInMap, *policies: PolicyItem | PolicyContainer
 ) -> type[LayerT]:
     """A training configured class of ``layer`` whose inputs are checked against ``input_map``
     (MetaNN ``MakeTrainLayer``).
@@ -426,7 +504,7 @@ def make_train_layer(
                 hint="wrap the dict: LayerInMap({LayerInput: tn.Matrix[tn.Float32, tn.CPU]}).",
             )
         )
-    ports_for = getattr(layer, "ports_for", None)
+    ports_for = getattr(_unsubscribed(layer)[0], "ports_for", None)
     declared = tuple(ports_for(_flatten(policies))) if ports_for is not None else ()
     ports = frozenset(declared)
     if input_map.ports() != ports:

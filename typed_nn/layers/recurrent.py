@@ -27,10 +27,10 @@ The kernel is named ``name/kernel``, so a GRU's parameters are ``name/kernel/W/p
 from __future__ import annotations
 
 from functools import reduce
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 from .. import ops
-from ..data.tensor_like import AnyTensor
+from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import LayerError, ShapeError, message
 from ..ops.node import format_site, user_site
 from ..ops.structure import slice as slice_op
@@ -45,7 +45,9 @@ from ..policies import (
     policy_select,
     sub_policies,
 )
+from ..tags import D, Dim1, Dim2, Dim3, Dim4, Dv, E
 from .compose import LayerInstance, as_instance, layer_output_types
+from .declared import Decl
 from .in_map import LayerInMap, port_type, tensor_type
 from .interface import (
     layer_grad_collect,
@@ -77,7 +79,7 @@ def _is_previous(port: type) -> bool:
     return issubclass(port, PreviousKey)
 
 
-class RecurrentLayer(Layer[Any, Any]):
+class RecurrentLayer(Layer[object, object, Decl]):
     """A kernel layer unrolled over time. ``RecurrentLayer(name, *kernel_args)``, e.g.
     ``L("rnn", fan_in, fan_out)`` for a GruStep kernel."""
 
@@ -361,12 +363,35 @@ class RecurrentLayer(Layer[Any, Any]):
             )
         return grad
 
-    def feed_forward(self, inputs: VarValues[Any, Any]) -> VarValues[Any, AnyTensor]:
+    # The typing rule of unrolling (no other place says it): a sequence of rank r + 1 and a
+    # state of rank r give outputs of rank r + 1 (time first). Tried from the highest rank
+    # down, so a container of one rank (a sequence of the state's rank) gives rank + 1 too;
+    # other mixes give the inputs' element and device, the rank checked at run time.
+    @overload
+    def feed_forward(  # type: ignore[overload-overlap]  # one-rank containers: first wins
+        self, inputs: VarValues[object, TensorLike[E, Dv, Dim4] | TensorLike[E, Dv, Dim3]]
+    ) -> VarValues[object, TensorLike[E, Dv, Dim4]]: ...
+    @overload
+    def feed_forward(  # type: ignore[overload-overlap]  # one-rank containers: first wins
+        self, inputs: VarValues[object, TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim2]]
+    ) -> VarValues[object, TensorLike[E, Dv, Dim3]]: ...
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[object, TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim1]]
+    ) -> VarValues[object, TensorLike[E, Dv, Dim2]]: ...
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[object, TensorLike[E, Dv, Any] | float]
+    ) -> VarValues[object, TensorLike[E, Dv, Any]]: ...
+    def feed_forward(self, inputs: VarValues[object, object]) -> VarValues[object, AnyTensor]:
         """Every output stacked over time (lazy), shape (T, ...)."""
         return self._feed_forward(inputs)
 
-    def feed_backward(self, grads: VarValues[Any, Any]) -> VarValues[Any, AnyTensor]:
-        """Input gradients (with ``PFeedbackOutput``); the kernel keeps its parameters'."""
+    def feed_backward(
+        self, grads: VarValues[object, TensorLike[E, Dv, D]]
+    ) -> VarValues[object, TensorLike[E, Dv, Any]]:
+        """Input gradients (with ``PFeedbackOutput``; each input's own rank, the output
+        gradient's element and device); the kernel keeps its parameters'."""
         return self._feed_backward(grads)
 
     # --- forwarded to the kernel ----------------------------------------------------------

@@ -180,6 +180,7 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
     def drop_stacks(self) -> None:
         """Nothing: a forward stores nothing here (the grad stack fills in backwards)."""
 
+    # A source has no inputs; its output's type comes from PParamTypeIs, a run-time policy.
     def feed_forward(self, inputs: VarValues[Never, object]) -> VarValues[LayerOutput, AnyTensor]:
         """``LayerOutput`` = the parameter (the tensor itself)."""
         return self._feed_forward(inputs)

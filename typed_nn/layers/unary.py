@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..tags import FE, D, Dv
+from .declared import Decl
 from .keys import LayerInput, LayerOutput
 from .protocol import Layer
 from .var_type_dict import VarValues
@@ -22,7 +23,7 @@ UnaryOp = Callable[[AnyTensor], AnyTensor]
 GradOp = Callable[[AnyTensor, AnyTensor], AnyTensor]
 
 
-class UnaryLayer(Layer[LayerInput, LayerOutput]):
+class UnaryLayer(Layer[LayerInput, LayerOutput, Decl]):
     """``y = op(x)``; backward ``grad_op(g, x)`` or ``grad_op(g, y)`` (per ``keeps``)."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -49,6 +50,8 @@ class UnaryLayer(Layer[LayerInput, LayerOutput]):
         assert isinstance(kept, TensorLike)
         return {LayerInput: self.grad_op(grad, kept)}
 
+    # The element-wise typing rule of every unary layer (float data keeps its type), written
+    # once here; the base Layer types no feed_forward.
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:

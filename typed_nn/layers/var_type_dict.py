@@ -25,12 +25,14 @@ longer rejected at ``set``.)
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Generic, Never, TypeVar, overload
+from typing import Any, Generic, Never, TypeVar, overload
 
+from ..data.tensor_like import TensorLike
 from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
+from ..tags import D, Dv, E
 
-__all__ = ["VarTypeDict", "VarValues", "key_name"]
+__all__ = ["DeclaredValues", "VarTypeDict", "VarValues", "key_name"]
 
 K = TypeVar("K")
 V_co = TypeVar("V_co", covariant=True)
@@ -172,6 +174,10 @@ class VarTypeDict(Generic[K]):
         """An empty container of these keys (every slot unset)."""
         return VarValues(self, (_UNSET,) * len(self._keys))
 
+    def create_declared(self) -> DeclaredValues[K, Never, Any, Any]:
+        """An empty ``DeclaredValues`` of these keys (a declared layer's inputs)."""
+        return DeclaredValues(self, (_UNSET,) * len(self._keys))
+
     def position(self, key: object, action: str) -> int:
         """The slot of ``key``; a LayerError naming ``action`` if it was not declared."""
         try:
@@ -256,3 +262,24 @@ class VarValues(Generic[K, V_co]):
             for k, v in zip(self.keys, self._values, strict=True)
         )
         return f"VarValues({shown})"
+
+
+class DeclaredValues(VarValues[K, V_co], Generic[K, V_co, E, Dv]):
+    """The inputs of a layer declared for element ``E`` on device ``Dv`` (what its
+    ``input_cont()`` gives): ``set`` takes data of that element and device, or a number (for a
+    number port), so mypy and pyright reject other data where it is set. The layer still
+    checks every input against its declared map when fed."""
+
+    __slots__ = ()
+
+    @overload  # type: ignore[override]  # narrower than VarValues.set: that is its point
+    def set(
+        self, key: type[K], value: TensorLike[E, Dv, D]
+    ) -> DeclaredValues[K, V_co | TensorLike[E, Dv, D], E, Dv]: ...
+    @overload
+    def set(self, key: type[K], value: float) -> DeclaredValues[K, V_co | float, E, Dv]: ...
+    def set(self, key: type[K], value: object) -> DeclaredValues[K, Any, E, Dv]:
+        """A new container equal to this one with ``key`` set to ``value``."""
+        i = self._decl.position(key, "set")
+        values = (*self._values[:i], value, *self._values[i + 1 :])
+        return DeclaredValues(self._decl, values)
