@@ -29,7 +29,7 @@ from ..data.tensor import Tensor
 from ..data.tensor_like import TensorLike
 from ..errors import CompileError, OperandError, RetraceWarning, message
 from ..ops.node import format_site, user_site
-from .guard import Guard, signature_guard
+from .guard import Guard, call_guard
 from .step import Step, build_step, memory_base
 from .trace import floats, is_float, qualname, trace_function, tracing
 
@@ -78,13 +78,12 @@ class Compiled(Generic[P, R]):
         result: R
         last = self._last
         if last is not None and not kwargs:
-            # The same signature as the last call, checked by code written for it.
+            # The last call's signature and Step, checked by code written for them.
             bound = last[2](args)
             if bound is not None:
                 with self._lock:  # a Step's numbers and buffers serve one call at a time
-                    step = last[1]
-                    if self._last is last and not step.stale(bound[0]):
-                        result = step.run(bound[0], bound[1], list(args))
+                    if self._last is last:
+                        result = last[1].run(bound[0], bound[1], list(args))
                         return result
         values = self._bind(args, kwargs)
         key, arrays, numbers = self._key(values)
@@ -95,7 +94,7 @@ class Compiled(Generic[P, R]):
             if found is None or found.stale(arrays):
                 found = self._trace(key, values)
             if last is None or last[1] is not found:
-                self._last = (key, found, signature_guard(key, self._names, self._static))
+                self._last = (key, found, call_guard(key, self._names, self._static, found))
             result = found.run(arrays, numbers, values)
         return result
 

@@ -1,11 +1,14 @@
-"""The check that a call has a given signature, as code written for that signature.
+"""The check that a call can replay the last call's Step, as code written for that Step.
 
 ``Compiled`` keys its Steps by a call's signature (``Compiled._key``: each tensor argument's
 element, device and shape, each float argument's place, other arguments by value, and which
-tensor arguments share memory). Working the key out and comparing it takes a microsecond and
-more, as long as a small Step runs; most calls repeat the last call's signature. For that
-signature ``signature_guard`` writes a function that compares a call's arguments with it
-directly and returns their arrays and numbers, or None: the caller then works out the key.
+tensor arguments share memory), then asks the Step whether its trace still fits
+(``Step.stale``: the names ``fn`` read tensors from, the closed-over tensors' memory, and
+which arguments share memory with them). Working all that out takes microseconds, as long as a
+small Step runs, and most calls repeat the last call's signature. For the last call's Step
+``call_guard`` writes one function that checks a call's arguments against that signature and
+that Step directly and returns their arrays and numbers, or None: the caller then takes the
+general path (key, lookup, staleness check, a new trace if needed).
 """
 
 from __future__ import annotations
@@ -14,86 +17,109 @@ from collections.abc import Callable
 from typing import Any
 
 from ..data.tensor import Tensor
+from .step import MISSING, Step
 from .trace import is_float
 
-__all__ = ["Guard", "signature_guard"]
+__all__ = ["Guard", "call_guard"]
 
 Guard = Callable[[tuple[Any, ...]], tuple[list[Any], list[float]] | None]
 """Positional arguments -> (arrays, numbers) as ``Compiled._key`` gives them, or None."""
 
 
-def _never(args: tuple[Any, ...]) -> None:
-    return None
+class _Code:
+    """The guard's source lines and the constants they name."""
+
+    def __init__(self) -> None:
+        self.ns: dict[str, Any] = {"Tensor": Tensor, "IS_FLOAT": is_float, "MISSING": MISSING}
+        self.lines: list[str] = []
+
+    def reject_if(self, condition: str) -> None:
+        self.lines += [f"    if {condition}:", "        return None"]
 
 
-def signature_guard(key: tuple[Any, ...], names: list[str], static: frozenset[str]) -> Guard:
-    """The guard of ``key``, a signature ``Compiled._key`` computed for parameters ``names``.
-    A signature with a tuple of floats gets a guard that always says no (the key decides)."""
+def call_guard(key: tuple[Any, ...], names: list[str], static: frozenset[str], step: Step) -> Guard:
+    """The guard of signature ``key`` (computed by ``Compiled._key`` for parameters
+    ``names``) and of ``step``, the Step traced for it."""
     n = len(names)
-    ns: dict[str, Any] = {"Tensor": Tensor, "IS_FLOAT": is_float}
-    params = ", ".join(f"a{i}" for i in range(n))
-    lines = ["def guard(args):", f"    if len(args) != {n}:", "        return None"]
+    code = _Code()
+    code.lines += ["def guard(args):", f"    if len(args) != {n}:", "        return None"]
     if n:
-        lines.append(f"    {params}{',' if n == 1 else ''} = args")
-    arrays: list[str] = []
-    numbers: list[str] = []
-    tensors: list[int] = []
-    for i, entry in enumerate(key[:n]):
-        if (
-            names[i] not in static
-            and type(entry) is tuple
-            and len(entry) == 3
-            and entry[0] != "value"
-        ):
-            elem, device, shape = entry
-            ns[f"E{i}"], ns[f"D{i}"], ns[f"S{i}"] = elem, device, shape
-            lines += [
-                f"    if type(a{i}) is not Tensor or a{i}._elem is not E{i} "
-                f"or a{i}._device is not D{i}:",
-                "        return None",
-                f"    x{i} = a{i}._array",
-                f"    if x{i}.shape != S{i}:",
-                "        return None",
-            ]
-            arrays.append(f"x{i}")
-            tensors.append(i)
-        elif entry is float:
-            lines += [
-                f"    if type(a{i}) is not float:",
-                f"        if not IS_FLOAT(a{i}):",  # numpy's floats key as float too
-                "            return None",
-                f"        a{i} = float(a{i})",
-            ]
-            numbers.append(f"a{i}")
-            arrays.append("None")
-        elif type(entry) is tuple and entry[0] == "value":
-            _, kind, value = entry
-            ns[f"T{i}"], ns[f"V{i}"] = kind, value
-            # As a dict compares keys: identity, then equality.
-            lines += [
-                f"    if type(a{i}) is not T{i} or (a{i} is not V{i} and not a{i} == V{i}):",
-                "        return None",
-            ]
-            arrays.append("None")
-        else:  # a tuple of floats
-            return _never
-    if len(tensors) > 1:
-        # Which tensor arguments share memory must be as when traced (the key's last entry
-        # when some did, else none did).
-        for i in tensors:
-            lines += [f"    b{i} = x{i}.base", f"    m{i} = id(x{i}) if b{i} is None else id(b{i})"]
-        bases = "[" + ", ".join(f"m{i}" for i in tensors) + "]"
-        if len(key) > n:
-            ns["SHARING"] = key[n]
-            lines += [
-                f"    bases = {bases}",
-                "    if tuple(bases.index(b) for b in bases) != SHARING:",
-                "        return None",
-            ]
-        else:
-            lines += [f"    if len({{{', '.join(f'm{i}' for i in tensors)}}}) != {len(tensors)}:"]
-            lines.append("        return None")
-    lines.append(f"    return [{', '.join(arrays)}], [{', '.join(numbers)}]")
-    exec(compile("\n".join(lines), "<signature guard>", "exec"), ns)
-    guard: Guard = ns["guard"]
+        code.lines.append(f"    {', '.join(f'a{i}' for i in range(n))}{',' * (n == 1)} = args")
+    code.lines.append("    numbers = []")
+    arrays = [_argument(code, i, entry, names[i] in static) for i, entry in enumerate(key[:n])]
+    tensors = [i for i, a in enumerate(arrays) if a != "None"]
+    _sharing(code, key[n] if len(key) > n else None, tensors, step)
+    _closure(code, step)
+    code.lines.append(f"    return [{', '.join(arrays)}], numbers")
+    exec(compile("\n".join(code.lines), "<call guard>", "exec"), code.ns)
+    guard: Guard = code.ns["guard"]
     return guard
+
+
+def _argument(code: _Code, i: int, entry: Any, static: bool) -> str:
+    """Check argument ``i`` against its key entry; the expression of its array (or None)."""
+    a = f"a{i}"
+    if not static and type(entry) is tuple and len(entry) == 3 and entry[0] != "value":
+        code.ns[f"E{i}"], code.ns[f"D{i}"], code.ns[f"S{i}"] = entry
+        code.reject_if(
+            f"type({a}) is not Tensor or {a}._elem is not E{i} or {a}._device is not D{i}"
+        )
+        code.lines.append(f"    x{i} = {a}._array")
+        code.reject_if(f"x{i}.shape != S{i}")
+        return f"x{i}"
+    if entry is float:
+        code.lines += [
+            f"    if type({a}) is not float:",
+            f"        if not IS_FLOAT({a}):",  # numpy's floats key as float too
+            "            return None",
+            f"        {a} = float({a})",
+            f"    numbers.append({a})",
+        ]
+    elif type(entry) is tuple and entry[0] is float:  # a tuple of floats
+        code.reject_if(f"type({a}) is not tuple or len({a}) != {entry[1]}")
+        code.lines += [
+            f"    for v in {a}:",
+            "        if type(v) is not float and not IS_FLOAT(v):",
+            "            return None",
+            f"    numbers.extend(map(float, {a}))",
+        ]
+    else:  # a value: compared as a dict compares keys (identity, then equality)
+        _, kind, value = entry
+        code.ns[f"T{i}"], code.ns[f"V{i}"] = kind, value
+        code.reject_if(f"type({a}) is not T{i} or ({a} is not V{i} and not {a} == V{i})")
+    return "None"
+
+
+def _sharing(code: _Code, traced: Any, tensors: list[int], step: Step) -> None:
+    """Which tensor arguments share memory, with each other and with the closed-over
+    tensors, must be as when traced (``traced``: the key's sharing entry, None when no two
+    arguments shared)."""
+    if len(tensors) < 2 and not step.held:
+        return
+    for i in tensors:  # as ``memory_base``: numpy and cupy keep one owner as ``base``
+        code.lines += [
+            f"    b{i} = getattr(x{i}, 'base', None)",
+            f"    m{i} = id(x{i}) if b{i} is None else id(b{i})",
+        ]
+    ids = ", ".join(f"m{i}" for i in tensors)
+    if len(tensors) > 1 and traced is not None:
+        code.ns["SHARING"] = traced
+        code.lines.append(f"    bases = [{ids}]")
+        code.reject_if("tuple(bases.index(b) for b in bases) != SHARING")
+    elif len(tensors) > 1:
+        code.reject_if(f"len({{{ids}}}) != {len(tensors)}")
+    if step.held:
+        code.ns["HELD"] = step.held_bases
+        for i in tensors:
+            code.reject_if(f"(m{i} in HELD) is not {i in step.shared}")
+
+
+def _closure(code: _Code, step: Step) -> None:
+    """The names ``fn`` read tensors from still hold them; the closed-over tensors still
+    hold the memory they held when traced (``Step.stale``)."""
+    for j, (scope, name, obj) in enumerate(step.names):
+        code.ns[f"SC{j}"], code.ns[f"O{j}"] = scope, obj
+        code.reject_if(f"SC{j}.get({name!r}, MISSING) is not O{j}")
+    for j, (tensor, array) in enumerate(step.held):
+        code.ns[f"H{j}"], code.ns[f"HA{j}"] = tensor, array
+        code.reject_if(f"H{j}._array is not HA{j}")

@@ -9,6 +9,7 @@ specialised kernel computes exactly the plain kernel's numbers (``tests/test_spe
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from operator import attrgetter, methodcaller
 from typing import Any
@@ -27,6 +28,9 @@ from . import structure as _structure
 Array = Any
 _sum = np.add.reduce
 _max = np.maximum.reduce
+
+HALVING_ROWS = 256
+"""Rows from which softmax's row maximum is taken by halving the rows (``_last_max``)."""
 
 
 def _trailing(site: Site, k: int) -> tuple[int, ...]:
@@ -115,8 +119,13 @@ def softmax(site: Site) -> Specialised:
     assert isinstance(k, int)
     axes = _trailing(site, k)
 
+    rows = math.prod(site.shape[:-1]) if site.shape else 0
+    # Halving beats numpy's row-at-a-time reduce only over many rows (measured: 2048 rows of
+    # 10: 37 vs 101 us; 32 rows of 10: 4.7 vs 2.2 us; even at 256 rows of 64).
+    halve = k == 1 and rows >= HALVING_ROWS and site.shape[-1] > 1
+
     def softmax_into(x: Array, *, out: Array) -> Array:
-        peak = _last_max(x) if k == 1 and x.shape[-1] else _max(x, axis=axes, keepdims=True)
+        peak = _last_max(x) if halve else _max(x, axis=axes, keepdims=True)
         np.subtract(x, peak, out=out)
         np.exp(out, out=out)
         out /= _sum(out, axis=axes, keepdims=True)
