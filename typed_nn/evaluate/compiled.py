@@ -94,7 +94,10 @@ class Compiled(Generic[P, R]):
             if found is None or found.stale(arrays):
                 found = self._trace(key, values)
             if last is None or last[1] is not found:
-                self._last = (key, found, call_guard(key, self._names, self._static, found))
+                guard = found.guard
+                if guard is None:  # written once per Step (a last, shorter batch alternates)
+                    guard = found.guard = call_guard(key, self._names, self._static, found)
+                self._last = (key, found, guard)
             result = found.run(arrays, numbers, values)
         return result
 

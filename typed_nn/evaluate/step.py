@@ -73,6 +73,8 @@ class Step:
         self.shared: frozenset[int] = frozenset()
         """Argument indices that shared memory with a closed-over tensor when traced."""
         self._runner: Callable[[list[Any], list[float], list[Any]], Any] | None = None
+        self.guard: Callable[[tuple[Any, ...]], tuple[list[Any], list[float]] | None] | None = None
+        """The code that checks a call can replay this Step (``guard.call_guard``)."""
 
     def stale(self, arrays: list[Any]) -> bool:
         """Whether the trace no longer fits: a name ``fn`` read a tensor from now holds
