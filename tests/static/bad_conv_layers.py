@@ -1,7 +1,7 @@
 """Convolution, pooling, dropout and embedding code that mypy and pyright must reject."""
 
 import typed_nn as tn
-from typed_nn import CPU, Dim2, Dim4, Float32, Int64
+from typed_nn import CPU, Dim2, Dim3, Dim4, Float32, Int64
 from typed_nn.layers import (
     Conv2dLayer,
     DropoutLayer,
@@ -9,6 +9,7 @@ from typed_nn.layers import (
     LayerInMap,
     LayerInput,
     MaxPool2dLayer,
+    MultiHeadAttentionLayer,
     make_train_layer,
 )
 
@@ -23,3 +24,6 @@ drop = make_train_layer(DropoutLayer, LayerInMap({LayerInput: Images}))("d", "ha
 emb = make_train_layer(EmbeddingLayer, LayerInMap({LayerInput: tn.Tensor[Int64, CPU, Dim2]}))("e", 10, 4)
 floats = tn.zeros((2, 3), Float32, CPU)
 float_ids = emb.feed_forward(emb.input_cont().set(LayerInput, floats))  # E: expected "TensorLike[Int64, CPU, Dim2]"
+mha = make_train_layer(MultiHeadAttentionLayer, LayerInMap({LayerInput: tn.Tensor[Float32, CPU, Dim3]}))("mha", 8, 2)
+rows_to_attention = mha.feed_forward(mha.input_cont().set(LayerInput, rows))  # E: expected "TensorLike[Float32, CPU, Dim3]"
+int_conv = conv.feed_forward(conv.input_cont().set(LayerInput, ints))  # E: incompatible type "Tensor[Int64, CPU, Dim4]"

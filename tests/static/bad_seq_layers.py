@@ -20,4 +20,4 @@ H, C = Previous(LayerOutput), Previous(CellState)
 seq = tn.zeros((4, 2, 3), Float32, CPU)
 h = tn.zeros((2, 5), Float32, CPU)
 lstm = make_infer_layer(LstmStep)("lstm", 3, 5)
-whole_sequence = lstm.feed_forward(lstm.input_cont().set(LayerInput, seq).set(H, h).set(C, h))  # E: Argument 1 to "feed_forward" of "LstmStep" has incompatible type
+whole_sequence = lstm.feed_forward(lstm.input_cont().set(LayerInput, seq).set(H, h).set(C, h))  # E: Argument 1 to "feed_forward" of "ComposeKernel" has incompatible type

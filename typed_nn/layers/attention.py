@@ -30,14 +30,15 @@ from .. import ops
 from ..data.factories import tensor
 from ..data.special import ZeroTensor
 from ..data.tensor import Matrix, Vector
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor_like import AnyTensor
 from ..errors import LayerError, ShapeError, message
 from ..evaluate.plan import evaluate
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs
 from ..shape import format_shape
-from ..tags import CPU, FE, Dim2, Dim3, Dv
+from ..tags import CPU, Dim2, Dim3
 from .compose import ComposeKernel, SublayerArgs
+from .declared import Decl
 from .in_map import port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
 from .protocol import Layer
@@ -250,7 +251,7 @@ def _sublayer_args(
     )
 
 
-class MultiHeadAttentionLayer(ComposeKernel[LayerInput, LayerOutput]):
+class MultiHeadAttentionLayer(ComposeKernel[LayerInput, LayerOutput, Dim3, Dim3, Decl]):
     """Multi-head self-attention; ``MultiHeadAttentionLayer(name, d_model, n_heads, *,
     causal=False)``, input (batch, seq, d_model). See the module docstring."""
 
@@ -268,21 +269,11 @@ class MultiHeadAttentionLayer(ComposeKernel[LayerInput, LayerOutput]):
         self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
         super().__init__(name, _sublayer_args(self, name, d_model, n_heads, causal))
 
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim3]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]:
-        """``LayerOutput`` = the attention of the input (lazy), (batch, seq, d_model)."""
-        return self._feed_forward(inputs)
 
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim3]]:
-        """``LayerInput``'s gradient (with ``PFeedbackOutput``); the four parameters keep
-        theirs for ``grad_collect`` (with ``PUpdate``)."""
-        return self._feed_backward(grads)
-
-
-class MaskedMultiHeadAttentionLayer(ComposeKernel[LayerInput | AttentionMask, LayerOutput]):
+class MaskedMultiHeadAttentionLayer(
+    # The mask is (seq, seq) or (batch, seq, seq): inputs of any rank, output (batch, seq, d).
+    ComposeKernel[LayerInput | AttentionMask, LayerOutput, Any, Dim3, Decl]
+):
     """``MultiHeadAttentionLayer`` with an explicit additive mask at ``AttentionMask``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, AttentionMask)
@@ -293,16 +284,3 @@ class MaskedMultiHeadAttentionLayer(ComposeKernel[LayerInput | AttentionMask, La
     def __init__(self, name: str, d_model: int, n_heads: int, *, causal: bool = False) -> None:
         self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
         super().__init__(name, _sublayer_args(self, name, d_model, n_heads, causal))
-
-    def feed_forward(
-        self, inputs: VarValues[LayerInput | AttentionMask, TensorLike[FE, Dv, Any]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]:
-        """``LayerOutput`` = the masked attention of the input (lazy), (batch, seq, d_model)."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]
-    ) -> VarValues[LayerInput | AttentionMask, TensorLike[FE, Dv, Any]]:
-        """The input's and the mask's gradients (with ``PFeedbackOutput``); the parameters
-        keep theirs (with ``PUpdate``)."""
-        return self._feed_backward(grads)

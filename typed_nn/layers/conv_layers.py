@@ -35,6 +35,7 @@ from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, ParamPolicy, PParamTypeIs, policy_select
 from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32, FloatTag
 from .compose import ComposeKernel
+from .declared import Decl
 from .in_map import port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
 from .protocol import Layer, make_infer_layer
@@ -195,8 +196,9 @@ _KERNEL: AnyPolicyObject = PParamTypeIs(TensorLike[Any, Any, Dim4])
 _BIAS: AnyPolicyObject = PParamTypeIs(TensorLike[Any, Any, Dim1])
 
 
-class Conv2dLayer(ComposeKernel[LayerInput, LayerOutput]):
-    """A 2-D convolution of NCHW images with ``out_channels`` filters (see the module)."""
+class Conv2dLayer(ComposeKernel[LayerInput, LayerOutput, Dim4, Dim4, Decl]):
+    """A 2-D convolution of NCHW images with ``out_channels`` filters (see the module): its
+    ``feed_forward`` maps ``TensorLike[E, Dv, Dim4]`` to ``TensorLike[E, Dv, Dim4]``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
@@ -239,19 +241,6 @@ class Conv2dLayer(ComposeKernel[LayerInput, LayerOutput]):
                 PParamTypeIs(ZeroTensor[param.elem or Float32, param.device or CPU, Dim1]),  # type: ignore[misc]  # a runtime subscription
             )
             self.sublayers["bias"] = zero(f"{name}/bias", channels[1])
-
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim4]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]:
-        """``LayerOutput`` = the convolution (lazy), (N, out_channels, H', W')."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, Dim4]]:
-        """``LayerInput`` = the input gradient (with ``PFeedbackOutput``); the weight and bias
-        keep theirs for ``grad_collect`` (with ``PUpdate``)."""
-        return self._feed_backward(grads)
 
     def __repr__(self) -> str:
         return (

@@ -39,6 +39,7 @@ from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PNoUpdate, PParamTypeIs
 from ..tags import FE, D, Dv
+from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey
 from .param_cells import (
     ANY_RANK,
@@ -132,7 +133,7 @@ class BatchNormCell(Cell):
         return {LayerOutput: x * per_channel(scale, x) + per_channel(shift, x)}
 
 
-class BatchNormLayer(ParamComposite):
+class BatchNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
     """Batch normalisation over (N, C) or (N, C, H, W) data, PyTorch's ``BatchNorm1d/2d``.
     ``BatchNormLayer(name, num_features, *, momentum=0.1, eps=1e-5)``."""
 
@@ -210,6 +211,7 @@ class BatchNormLayer(ParamComposite):
             assert isinstance(running, Tensor)  # a principal parameter (init allocates it)
             running.assign(running * (1.0 - m) + batch * m)
 
+    # Kept: the output has the input's rank, 2 or 4 (class rank arguments fix one rank).
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
@@ -246,7 +248,7 @@ class LayerNormCell(Cell):
         return {LayerOutput: back * inputs[NormWeight] + inputs[NormBias]}
 
 
-class LayerNormLayer(ParamComposite):
+class LayerNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
     """Layer normalisation over the last dim, PyTorch's ``LayerNorm(dim)``.
     ``LayerNormLayer(name, dim, *, eps=1e-5)``."""
 
@@ -286,6 +288,7 @@ class LayerNormLayer(ParamComposite):
         )
         return super().forward(inputs)
 
+    # Kept: the output has the input's rank, any (class rank arguments fix one rank).
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:

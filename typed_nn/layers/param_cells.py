@@ -29,7 +29,8 @@ from ..errors import LayerError, RankError, ShapeError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PolicyContainer, change_policy
 from ..tags import MAX_RANK
-from .compose import ComposeKernel
+from .compose import ComposeKernel, DIn, DOut, KIn, KOut
+from .declared import Decl
 from .in_map import port_type, tensor_type
 from .model_protocols import InitializerLike
 from .protocol import Layer
@@ -84,8 +85,9 @@ class Cell(Layer[Any, Any]):
         return self._feed_backward(grads)
 
 
-class ParamComposite(ComposeKernel[Any, Any]):
-    """A composite whose sublayers get ``forced_policies[name]`` over whatever they inherit."""
+class ParamComposite(ComposeKernel[KIn, KOut, DIn, DOut, Decl]):
+    """A composite whose sublayers get ``forced_policies[name]`` over whatever they inherit;
+    its type arguments are ``ComposeKernel``'s (ports, ranks, ``Decl``)."""
 
     forced_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {}
 

@@ -28,16 +28,18 @@ from typing import Any, ClassVar
 
 from .. import ops
 from ..data.tensor import Matrix, Vector
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor_like import AnyTensor
 from ..errors import ShapeError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs
-from ..tags import FE, Dim2, Dv
+from ..tags import Dim2
+from .compose import KIn, KOut
+from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey, Previous, PreviousKey
 from .param_cells import Cell, ParamComposite, check_features, check_rank
 from .source_layers import ParamSourceLayer
 from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
-from .var_type_dict import VarValues, key_name
+from .var_type_dict import key_name
 
 __all__ = ["CellState", "LstmStep", "TorchGruStep"]
 
@@ -151,8 +153,9 @@ def _topology(cell: type[Cell], states: tuple[type, ...]) -> ComposeTopology:
     )
 
 
-class _GatedStep(ParamComposite):
-    """The composite of a gated step: four parameters and its cell."""
+class _GatedStep(ParamComposite[KIn, KOut, Dim2, Dim2, Decl]):
+    """The composite of a gated step: four parameters and its cell; (batch, features) data
+    in, (batch, hidden) out, on every port."""
 
     forced_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = _FORCED
     gates: ClassVar[int]
@@ -201,28 +204,17 @@ class _GatedStep(ParamComposite):
         return super().forward(inputs)
 
 
-class LstmStep(_GatedStep):
-    """One LSTM step, PyTorch's ``nn.LSTM`` cell. ``LstmStep(name, fan_in, hidden)``."""
+class LstmStep(_GatedStep[LstmPorts, LayerOutput | CellState, Decl]):
+    """One LSTM step, PyTorch's ``nn.LSTM`` cell. ``LstmStep(name, fan_in, hidden)``:
+    ``LayerOutput`` = h' and ``CellState`` = c', each (batch, hidden)."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, H, C)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput, CellState)
     gates: ClassVar[int] = 4
     topology = _topology(LstmCell, (LayerOutput, CellState))
 
-    def feed_forward(
-        self, inputs: VarValues[LstmPorts, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerOutput | CellState, TensorLike[FE, Dv, Dim2]]:
-        """``LayerOutput`` = h' and ``CellState`` = c' (lazy), each (batch, hidden)."""
-        return self._feed_forward(inputs)
 
-    def feed_backward(
-        self, grads: VarValues[LayerOutput | CellState, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LstmPorts, TensorLike[FE, Dv, Dim2]]:
-        """Gradients of x, h and c (with ``PFeedbackOutput``); the weights keep theirs."""
-        return self._feed_backward(grads)
-
-
-class TorchGruStep(_GatedStep):
+class TorchGruStep(_GatedStep[GruPorts, LayerOutput, Decl]):
     """One GRU step, PyTorch's ``nn.GRU`` cell (biases; the reset gate scales
     ``h·W_hn + b_hn``). ``TorchGruStep(name, fan_in, hidden)``."""
 
@@ -230,15 +222,3 @@ class TorchGruStep(_GatedStep):
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     gates: ClassVar[int] = 3
     topology = _topology(TorchGruCell, (LayerOutput,))
-
-    def feed_forward(
-        self, inputs: VarValues[GruPorts, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:
-        """``LayerOutput`` = h' (lazy), (batch, hidden)."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]
-    ) -> VarValues[GruPorts, TensorLike[FE, Dv, Dim2]]:
-        """Gradients of x and h (with ``PFeedbackOutput``); the weights keep theirs."""
-        return self._feed_backward(grads)

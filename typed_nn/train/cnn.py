@@ -29,6 +29,7 @@ from ..layers import (
     make_train_layer,
 )
 from ..layers.compose import ComposeKernel
+from ..layers.declared import Decl
 from ..layers.topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
 from ..model import ConstantFiller, LoadBuffer, MSRAFiller, ParamInitializer
 from ..policies import (
@@ -39,7 +40,7 @@ from ..policies import (
     PUpdate,
     SubPolicyContainer,
 )
-from ..tags import CPU, DeviceTag, Dim4, Float32
+from ..tags import CPU, DeviceTag, Dim2, Dim4, Float32
 
 __all__ = ["DigitsCNN", "build_cnn"]
 
@@ -48,8 +49,9 @@ def _link(src: str, dst: str) -> InternalConnect:
     return InternalConnect(src, LayerOutput, dst, LayerInput)
 
 
-class DigitsCNN(ComposeKernel[LayerInput, LayerOutput]):
-    """conv(channels, 3x3, padding 1) -> ReLU -> 2x2 max pool -> flatten -> linear(classes).
+class DigitsCNN(ComposeKernel[LayerInput, LayerOutput, Dim4, Dim2, Decl]):
+    """conv(channels, 3x3, padding 1) -> ReLU -> 2x2 max pool -> flatten -> linear(classes):
+    (N, 1, H, W) images in, (N, classes) scores out.
 
     ``DigitsCNN(name, height, width, channels=8, classes=10)`` for (N, 1, height, width)
     images (height and width even)."""
