@@ -31,6 +31,7 @@ from .. import ops
 from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor, TensorLike
 from ..errors import ElemTypeError, RankError, ShapeError, message
+from ..ops.conv import as_pair
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, ParamPolicy, PParamTypeIs, policy_select
 from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32, FloatTag
@@ -65,21 +66,7 @@ class Conv2dBias(PortKey):
 
 
 def _check_pair(layer: str, what: str, value: object, minimum: int) -> tuple[int, int]:
-    pair = (value, value) if isinstance(value, int) else value
-    if (
-        not isinstance(pair, tuple)
-        or len(pair) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= minimum for v in pair)
-    ):
-        raise ShapeError(
-            message(
-                f"cannot create layer '{layer}': {what} must be an int >= {minimum} or a pair "
-                f"of them, got {value!r}.",
-                built_at=format_site(user_site()),
-                hint=f"e.g. {what}=2 or {what}=(2, 3) for (along H, along W).",
-            )
-        )
-    return pair[0], pair[1]
+    return as_pair(what, value, minimum, f"cannot create layer '{layer}'", format_site(user_site()))
 
 
 def _image(layer: str, x: AnyTensor) -> None:

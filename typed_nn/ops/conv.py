@@ -54,8 +54,11 @@ Pair = int | tuple[int, int]
 Shape4 = tuple[int, int, int, int]
 
 
-def _pair(op: str, name: str, value: object, minimum: int) -> tuple[int, int]:
-    """``value`` as an (H, W) pair of ints >= ``minimum``."""
+def as_pair(
+    name: str, value: object, minimum: int, cannot: str, built_at: str | None
+) -> tuple[int, int]:
+    """``value`` (an int, or an (H, W) pair) as an (H, W) pair of ints >= ``minimum``; else a
+    ``ShapeError`` that begins with ``cannot`` (what could not be made) and names ``name``."""
     pair = (value, value) if isinstance(value, int) else value
     if (
         not isinstance(pair, tuple)
@@ -64,13 +67,16 @@ def _pair(op: str, name: str, value: object, minimum: int) -> tuple[int, int]:
     ):
         raise ShapeError(
             message(
-                f"cannot build {op}: {name} must be an int >= {minimum} or a pair of them, "
-                f"got {value!r}.",
-                built_at=site(),
-                hint=f"e.g. {name}=1 or {name}=(1, 2) for (along H, along W).",
+                f"{cannot}: {name} must be an int >= {minimum} or a pair of them, got {value!r}.",
+                built_at=built_at,
+                hint=f"e.g. {name}=2 or {name}=(2, 3) for (along H, along W).",
             )
         )
     return pair[0], pair[1]
+
+
+def _pair(op: str, name: str, value: object, minimum: int) -> tuple[int, int]:
+    return as_pair(name, value, minimum, f"cannot build {op}", site())
 
 
 def out_size(
