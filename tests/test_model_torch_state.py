@@ -4,7 +4,10 @@ The layouts are checked against fixtures written by scripts/gen_torch_state_refe
 PyTorch module's state dict is mapped into typed_nn parameters with the agreed layout
 (CONVENTIONS: torch_mapping), the module's forward is recomputed from those parameters with
 typed_nn ops, and compared with the output PyTorch computed. No torch needed, except for the
-MLP round trip through a real ``torch.nn.Sequential`` (skipped without torch).
+round trips through real PyTorch modules (skipped without torch): a trained MLP and CNN to a
+``torch.nn.Sequential`` and back, and the state dicts of ``nn.LSTM``, ``nn.GRU``,
+``nn.BatchNorm2d``, ``nn.Embedding`` and ``nn.MultiheadAttention`` loaded into the typed_nn
+layers, whose outputs equal the modules'.
 """
 
 from __future__ import annotations
@@ -20,16 +23,32 @@ from safetensors.numpy import load_file
 
 import typed_nn as tn
 from typed_nn import CPU, Dim1, Dim2, Dim3, Dim4, Float32, ops
+from typed_nn.layers import (
+    BatchNormLayer,
+    CellState,
+    EmbeddingLayer,
+    LayerInput,
+    LayerOutput,
+    LstmStep,
+    MultiHeadAttentionLayer,
+    Previous,
+    RecurrentLayer,
+    TorchGruStep,
+    make_infer_layer,
+)
 from typed_nn.model import (
     LoadBuffer,
+    ParamInitializer,
     TorchMapping,
     from_torch_state_dict,
     to_torch_state_dict,
     torch_mapping,
 )
 from typed_nn.model.torch_mapping import TorchParam
+from typed_nn.policies import PActFuncIs, PElemIs, PSeqIDsAre, SeqID
 from typed_nn.train import fit, load_digits, predict
 from typed_nn.train.classifier import build_mlp, make_optimizer
+from typed_nn.train.cnn import build_cnn
 
 REFERENCES = Path(__file__).parent / "references"
 Array = npt.NDArray[Any]
@@ -263,6 +282,170 @@ def test_trained_mlp_round_trip_through_torch() -> None:
     )
 
 
+def test_trained_cnn_round_trip_through_torch() -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (an optional anchor)")
+    nn = torch.nn
+    split = load_digits(seed=0)
+    shape = (1, 8, 8)
+    net, params = build_cnn(seed=0)
+    fit(
+        net,
+        split.train,
+        make_optimizer("adam"),
+        epochs=2,
+        batch_size=64,
+        progress=False,
+        input_shape=shape,
+    )
+    mapping = torch_mapping.digits_cnn("cnn")
+    module = nn.Sequential(
+        nn.Conv2d(1, 8, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(8 * 4 * 4, 10),
+    )
+    images = torch.from_numpy(split.test.features.reshape(-1, *shape))
+
+    def torch_probabilities() -> Array:
+        with torch.no_grad():
+            out: Array = torch.softmax(module(images), 1).numpy()
+        return out
+
+    state = to_torch_state_dict(params, mapping)
+    assert list(state) == ["0.weight", "0.bias", "4.weight", "4.bias"]
+    module.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()})  # strict
+    ours = predict(net, split.test, input_shape=shape)
+    np.testing.assert_allclose(torch_probabilities(), ours, rtol=1e-5, atol=1e-5)
+
+    torch.manual_seed(1)  # other weights in PyTorch, loaded back into the typed_nn model
+    for layer in (module[0], module[4]):
+        layer.reset_parameters()
+    back = {k: v.detach().numpy() for k, v in module.state_dict().items()}
+    report = from_torch_state_dict(back, params, mapping)
+    assert report.loaded == tuple(params)
+    after = predict(net, split.test, input_shape=shape)
+    assert not np.allclose(after, ours)  # the new weights are in use
+    np.testing.assert_allclose(torch_probabilities(), after, rtol=1e-5, atol=1e-5)
+
+
+# ---- PyTorch modules' state dicts through the real typed_nn layers ---------------------------
+
+
+def _torch_into(
+    layer: Any, module: Any, mapping: TorchMapping, shapes: Mapping[str, tuple[int, ...]]
+) -> LoadBuffer[Float32, CPU]:
+    """``module``'s state dict loaded strictly into zero parameters of ``shapes``, which
+    ``layer`` then takes (a layer loads what its load buffer holds); exporting them gives the
+    state dict back."""
+    state = {k: v.detach().numpy() for k, v in module.state_dict().items()}
+    params: LoadBuffer[Float32, CPU] = LoadBuffer(Float32, CPU)
+    for name, shape in shapes.items():
+        params.set(name, tn.zeros(shape, Float32, CPU))
+    from_torch_state_dict(state, params, mapping)
+    layer.init(ParamInitializer(), params)
+    assert sorted(params) == sorted(shapes)  # the layer created none of its own
+    _check_round_trip(params, mapping, state)
+    return params
+
+
+def _forward(layer: Any, inputs: Mapping[type, Any]) -> Any:
+    cont = layer.input_cont()
+    for port, value in inputs.items():
+        cont = cont.set(port, value)
+    return layer.feed_forward(cont)
+
+
+def _t(a: Array, rank: type) -> Any:
+    return tn.tensor(np.ascontiguousarray(a), Float32, CPU, rank)
+
+
+def _randomised(torch: Any, module: Any) -> Any:
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for value in module.state_dict().values():
+            if value.is_floating_point():
+                value.copy_(torch.randn(value.shape) * 0.5)
+    return module.eval()
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_torch_recurrent_layers_load_into_steps(kind: str) -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (an optional anchor)")
+    fan_in, hidden, steps, batch = 3, 4, 5, 2
+    lstm = kind == "lstm"
+    module = _randomised(torch, (torch.nn.LSTM if lstm else torch.nn.GRU)(fan_in, hidden))
+    step = LstmStep if lstm else TorchGruStep
+    h_port, c_port = Previous(LayerOutput), Previous(CellState)
+    layer = make_infer_layer(
+        RecurrentLayer, PActFuncIs(step), PSeqIDsAre(SeqID(LayerInput, 0)), PElemIs(Float32)
+    )("rnn", fan_in, hidden)
+    mapping = (torch_mapping.lstm if lstm else torch_mapping.gru)("rnn/kernel", "")
+    _torch_into(layer, module, mapping, _recurrent_shapes("rnn/kernel", 4 if lstm else 3))
+    x = torch.randn(steps, batch, fan_in)
+    h0, c0 = torch.randn(1, batch, hidden), torch.randn(1, batch, hidden)
+    inputs: dict[type, Any] = {LayerInput: _t(x.numpy(), Dim3), h_port: _t(h0[0].numpy(), Dim2)}
+    if lstm:
+        inputs[c_port] = _t(c0[0].numpy(), Dim2)
+    with torch.no_grad():
+        want, _ = module(x, (h0, c0) if lstm else h0)
+    _close(_forward(layer, inputs).get(LayerOutput), want.numpy())
+
+
+def test_torch_batch_norm_loads_into_the_layer() -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (an optional anchor)")
+    module = torch.nn.BatchNorm2d(3)
+    module.train()
+    with torch.no_grad():  # non-trivial running statistics and affine parameters
+        for _ in range(3):
+            module(torch.randn(6, 3, 4, 4) * 2.0 + 0.5)
+        module.weight.uniform_(0.5, 1.5)
+        module.bias.uniform_(-0.5, 0.5)
+    module.eval()
+    layer = make_infer_layer(BatchNormLayer, PElemIs(Float32))("bn", 3)
+    shapes = {f"bn/{n}": (3,) for n in ("weight", "bias", "running_mean", "running_var")}
+    params = _torch_into(layer, module, torch_mapping.batch_norm("bn", ""), shapes)
+    np.testing.assert_array_equal(params["bn/running_var"].numpy(), module.running_var.numpy())
+    x = torch.randn(2, 3, 4, 4)
+    with torch.no_grad():
+        want = module(x).numpy()
+    _close(_forward(layer, {LayerInput: _t(x.numpy(), Dim4)}).get(LayerOutput), want)
+
+
+def test_torch_embedding_loads_into_the_layer() -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (an optional anchor)")
+    module = _randomised(torch, torch.nn.Embedding(7, 4))
+    layer = make_infer_layer(EmbeddingLayer, PElemIs(Float32))("emb", 7, 4)
+    _torch_into(layer, module, torch_mapping.embedding("emb", ""), {"emb/weight": (7, 4)})
+    ids = np.array([[0, 3, 6], [3, 3, 1]])
+    with torch.no_grad():
+        want = module(torch.from_numpy(ids)).numpy()
+    got = _forward(layer, {LayerInput: tn.tensor(ids, tn.Int64, CPU, Dim2)}).get(LayerOutput)
+    _close(got, want)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_torch_multi_head_attention_loads_into_the_layer(causal: bool) -> None:
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (an optional anchor)")
+    d, heads, seq = 8, 2, 5
+    module = _randomised(torch, torch.nn.MultiheadAttention(d, heads, batch_first=True))
+    layer = make_infer_layer(MultiHeadAttentionLayer, PElemIs(Float32))(
+        "mha", d, heads, causal=causal
+    )
+    shapes = {
+        "mha/w_qkv": (d, 3 * d),
+        "mha/b_qkv": (3 * d,),
+        "mha/w_out": (d, d),
+        "mha/b_out": (d,),
+    }
+    _torch_into(layer, module, torch_mapping.multi_head_attention("mha", ""), shapes)
+    x = torch.randn(3, seq, d)
+    mask = torch.triu(torch.full((seq, seq), float("-inf")), 1) if causal else None
+    with torch.no_grad():
+        want, _ = module(x, x, x, attn_mask=mask, need_weights=False)
+    _close(_forward(layer, {LayerInput: _t(x.numpy(), Dim3)}).get(LayerOutput), want.numpy())
+
+
 # ---- mappings ------------------------------------------------------------------------------
 
 
@@ -286,6 +469,12 @@ def test_mlp_mapping_names_and_layouts() -> None:
         "body.1.weight",
         "body.1.bias",
     ]
+    assert torch_mapping.digits_cnn("net", module="features").params == (
+        TorchParam("features.0.weight", "net/conv/weight"),
+        TorchParam("features.0.bias", "net/conv/bias"),
+        TorchParam("features.4.weight", "net/fc/weight", transpose=True),
+        TorchParam("features.4.bias", "net/fc/bias"),
+    )
 
 
 def test_mapping_rejects_duplicates() -> None:

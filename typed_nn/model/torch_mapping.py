@@ -26,6 +26,7 @@ __all__ = [
     "TorchParam",
     "batch_norm",
     "conv2d",
+    "digits_cnn",
     "embedding",
     "gru",
     "layer_norm",
@@ -189,3 +190,12 @@ def mlp(name: str, layers: int, *, module: str = "", stride: int = 2) -> TorchMa
     for i in range(layers):
         total = total + linear(f"{name}/fc{i + 1}", _key(module, str(i * stride)))
     return total
+
+
+def digits_cnn(name: str = "cnn", *, module: str = "") -> TorchMapping:
+    """A ``DigitsCNN`` named ``name`` (``build_cnn``: ``name/conv``, ``name/fc``) ↔
+    ``nn.Sequential(nn.Conv2d(1, C, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+    nn.Linear(C·H/2·W/2, classes))``: keys ``0.*`` and ``4.*``, under ``module`` when the
+    Sequential is a submodule. Both flatten (C, H, W) in that order, so the linear weight maps
+    as it is (transposed)."""
+    return conv2d(f"{name}/conv", _key(module, "0")) + linear(f"{name}/fc", _key(module, "4"))
