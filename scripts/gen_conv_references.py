@@ -27,7 +27,7 @@ OUT = Path(__file__).resolve().parent.parent / "tests" / "references"
 
 
 def _np(t: torch.Tensor) -> np.ndarray:
-    return t.detach().numpy().copy()
+    return np.array(t.detach().numpy())  # a copy, typed as numpy's with or without torch
 
 
 def conv_cases(rng: np.random.Generator) -> dict[str, np.ndarray]:
