@@ -66,7 +66,7 @@ class Compiled(Generic[P, R]):
         self._steps: dict[Any, Step] = {}
         self._warned = False
         self._lock = threading.RLock()
-        self._last: tuple[Any, Step, Guard] | None = None
+        self._last: tuple[Step, Guard] | None = None
         """The last call's signature, Step, and the code that checks a call has it."""
         self.traces = 0
         """How many times ``fn`` was traced."""
@@ -79,11 +79,11 @@ class Compiled(Generic[P, R]):
         last = self._last
         if last is not None and not kwargs:
             # The last call's signature and Step, checked by code written for them.
-            bound = last[2](args)
+            bound = last[1](args)
             if bound is not None:
                 with self._lock:  # a Step's numbers and buffers serve one call at a time
                     if self._last is last:
-                        result = last[1].run(bound[0], bound[1], list(args))
+                        result = last[0].run(bound[0], bound[1], list(args))
                         return result
         values = self._bind(args, kwargs)
         key, arrays, numbers = self._key(values)
@@ -93,11 +93,11 @@ class Compiled(Generic[P, R]):
                 self._steps[key] = found  # the most recently used last
             if found is None or found.stale(arrays):
                 found = self._trace(key, values)
-            if last is None or last[1] is not found:
+            if last is None or last[0] is not found:
                 guard = found.guard
                 if guard is None:  # written once per Step (a last, shorter batch alternates)
                     guard = found.guard = call_guard(key, self._names, self._static, found)
-                self._last = (key, found, guard)
+                self._last = (found, guard)
             result = found.run(arrays, numbers, values)
         return result
 

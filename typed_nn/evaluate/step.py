@@ -97,22 +97,18 @@ class Step:
         return runner(arrays, numbers, args)
 
     def run_by_node(self, env: list[Any], args: list[Any]) -> None:
-        """Debug mode, or the program failed before writing: the outputs by ``_run_by_node``."""
-        for r, value in zip(self.roots, self._run_by_node(args), strict=True):
-            env[r] = value
-
-    def _run_by_node(self, args: list[Any]) -> list[Any]:
         """Debug mode, or the compiled program failed before it wrote any target: trace
         ``fn`` again with this call's values and run that graph node by node (each node
-        checked in debug mode; an error names the node and the line that built it).
-        Returns the outputs' arrays."""
+        checked in debug mode; an error names the node and the line that built it). The
+        outputs' arrays go into their ``env`` slots."""
         outputs, assigns = trace_function(*self.source, args, placeholders=False)[:2]
         invalidate_caches()
         results = reference.execute([*outputs, *(expr for _, expr in assigns)])
         invalidate_caches()
         for (target, _), result in zip(assigns, results[len(outputs) :], strict=True):
             np.copyto(target.array, result.array)
-        return [r.array for r in results[: len(outputs)]]
+        for r, result in zip(self.roots, results[: len(outputs)], strict=True):
+            env[r] = result.array
 
 
 MISSING = object()

@@ -226,7 +226,7 @@ def fit(
         if isinstance(test, ArrayDataset):
             tester = LossGraph(model, chosen, test, device)
         features, targets, metrics = (
-            on_device(x_all.reshape(n, *(shape or (width,)))),
+            on_device(x_all.reshape(n, *step.sample_shape)),
             on_device(y_all),
             LossMetrics(n, batch_size, check),
         )
@@ -247,7 +247,7 @@ def fit(
             tester = PredictGraph(
                 model, len(test), test.n_features, test.n_classes, device, input_shape=shape
             )
-        features = on_device(train.features.reshape(n, *(shape or (train.n_features,))))
+        features = on_device(train.features.reshape(n, *step.sample_shape))
         targets = on_device(train.y().array)  # one-hot once; batches are gathered into the step
         metrics = EpochMetrics(train.labels, batch_size // world.size, train.n_classes, check)
     history = History()

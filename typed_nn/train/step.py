@@ -106,6 +106,11 @@ def _collected(
     return [(name, w) for name, w, _ in collected]
 
 
+def sample_shape(features: int, input_shape: tuple[int, ...] | None) -> tuple[int, ...]:
+    """One sample's shape as the model takes it: ``input_shape``, else ``(features,)``."""
+    return input_shape if input_shape is not None else (features,)
+
+
 def trainable_weights(
     model: TrainableModel,
     features: int,
@@ -116,8 +121,7 @@ def trainable_weights(
 ) -> list[tuple[str, Weight]]:
     """The (name, weight) pairs a training step updates, in its order (a forward and
     backward graph is built to find them; nothing is computed)."""
-    sample = input_shape if input_shape is not None else (features,)
-    x: Batch32 = zeros((1, *sample), Float32, device)
+    x: Batch32 = zeros((1, *sample_shape(features, input_shape)), Float32, device)
     return _collected(model, device, _forward(model, x, classes, regression))
 
 
@@ -154,7 +158,7 @@ class TrainStep:
         self.model, self.optimizer = model, optimizer
         self.all_reduce = GradientAllReduce(world if world is not None else World())
         self.features, self.classes, self.device = features, classes, device
-        self.sample_shape = input_shape if input_shape is not None else (features,)
+        self.sample_shape = sample_shape(features, input_shape)
         """The shape of one sample as the model takes it (``features`` reshaped)."""
         self.loss = loss
         self.weights: list[tuple[str, Weight]] = []
@@ -242,8 +246,7 @@ class PredictGraph:
         input_shape: tuple[int, ...] | None = None,
     ) -> None:
         self.device = device
-        sample = input_shape if input_shape is not None else (features,)
-        self.x: Batch32 = zeros((rows, *sample), Float32, device)
+        self.x: Batch32 = zeros((rows, *sample_shape(features, input_shape)), Float32, device)
         with inference():  # a forward only: the layers keep nothing for a backward
             out = _forward(model, self.x, classes, regression)
             self.probs = out if regression else ops.softmax(out)
