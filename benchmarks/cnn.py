@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from _anchors import torch_fit
 
 import typed_nn as tn
 from typed_nn.layers import LayerInMap, LayerInput, layer_init, make_train_layer
@@ -118,24 +119,17 @@ def torch_run(
     model = torch.nn.Sequential(
         conv, torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(), fc
     )
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    xs = torch.from_numpy(train.features.reshape(-1, *SHAPE))
-    ys = torch.from_numpy(train.labels)
-    rng = np.random.default_rng(seed)
-    times: list[float] = []
-    for _ in range(epochs):
-        start = time.process_time()
-        order = torch.from_numpy(rng.permutation(len(train)))
-        for i in range(0, len(train), BATCH):
-            idx = order[i : i + BATCH]
-            opt.zero_grad()
-            loss_fn(model(xs[idx]), ys[idx]).backward()
-            opt.step()
-        times.append(time.process_time() - start)
-    with torch.no_grad():
-        logits = model(torch.from_numpy(test.features.reshape(-1, *SHAPE)))
-    return min(times), float(np.mean(logits.argmax(dim=1).numpy() == test.labels))
+    return torch_fit(
+        model,
+        train.features.reshape(-1, *SHAPE),
+        train.labels,
+        test.features.reshape(-1, *SHAPE),
+        test.labels,
+        lr=LR,
+        batch=BATCH,
+        epochs=epochs,
+        seed=seed,
+    )
 
 
 Runner = Callable[[Dataset, Dataset, dict[str, Array], int, int], Result | None]

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from _anchors import torch_fit
 
 import typed_nn as tn
 from typed_nn.layers import MLP, ReLULayer, layer_init
@@ -162,23 +163,17 @@ def torch_run(
             layer.weight.copy_(torch.from_numpy(w.T.copy()))
             layer.bias.copy_(torch.from_numpy(b))
     model = torch.nn.Sequential(fc1, torch.nn.ReLU(), fc2)
-    opt = torch.optim.SGD(model.parameters(), lr=LR)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    xs, ys = torch.from_numpy(train.features), torch.from_numpy(train.labels)
-    rng = np.random.default_rng(seed)
-    times: list[float] = []
-    for _ in range(epochs):
-        start = time.process_time()
-        order = torch.from_numpy(rng.permutation(len(train)))
-        for i in range(0, len(train), batch):
-            idx = order[i : i + batch]
-            opt.zero_grad()
-            loss_fn(model(xs[idx]), ys[idx]).backward()
-            opt.step()
-        times.append(time.process_time() - start)
-    with torch.no_grad():
-        pred = model(torch.from_numpy(test.features)).argmax(dim=1).numpy()
-    return min(times), float(np.mean(pred == test.labels))
+    return torch_fit(
+        model,
+        train.features,
+        train.labels,
+        test.features,
+        test.labels,
+        lr=LR,
+        batch=batch,
+        epochs=epochs,
+        seed=seed,
+    )
 
 
 def numpy_metrics_run(
