@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     if reason is not None:
         print(f"benchmarks/gpu.py: nothing to measure here: {reason}.")
         return 0
-    cupy = tn.backends.array_module(tn.GPU)
+    cupy = tn.devices.array_module(tn.GPU)
     torch = None if quick else torch_cuda()
     name, theory, copy_peak = peak_bandwidth(cupy, 1 << 12 if quick else 1 << 28)
     print(f"device: {name}; memory bandwidth {theory:.0f} GB/s theoretical, {copy_peak:.0f} copy")

@@ -5,7 +5,7 @@ Python's operators must say, for mypy and pyright, the rank of their result from
 their operands (element-wise: result rank = max; ``@`` and ``ops.matmul`` follow numpy: result
 rank = max for two (stacks of) matrices, one less than the other operand's with a vector;
 ``dot(a, b, k)`` contracts k dims, result rank = a + b - 2k). The overloads go up to
-``typed_nn.tags.MAX_RANK`` (30-odd per operator at rank 6): this script writes them between marker comments in ``typed_nn/data/tensor_like.py``,
+``typed_nn.tags.MAX_RANK`` (30-odd per operator at rank 6): this script writes them between marker comments in ``typed_nn/data/tensor.py``,
 ``typed_nn/data/tensor.py`` and ``typed_nn/ops/structure.py`` (``dot``, ``matmul``).
 
 Run ``python scripts/gen_operators.py`` after changing it (or the rank tags); ``--check`` exits 1
@@ -33,7 +33,7 @@ def _max_rank() -> int:
 
 
 MAX_RANK = _max_rank()
-TENSOR_LIKE = ROOT / "typed_nn" / "data" / "tensor_like.py"
+TENSOR_LIKE = ROOT / "typed_nn" / "data" / "tensor.py"
 TENSOR = ROOT / "typed_nn" / "data" / "tensor.py"
 STRUCTURE = ROOT / "typed_nn" / "ops" / "structure.py"
 BEGIN = "    # --- BEGIN GENERATED {name} (scripts/gen_operators.py) ---\n"
@@ -93,7 +93,7 @@ def binary_block(name: str, builder: str, float_only: bool) -> str:
     out.extend(number_overloads(name, float_only))
     out.append(
         f"{IND}def {name}(self, other: object) -> AnyTensor:\n"
-        f"{IND}{IND}return _build(_arithmetic.{builder}, (self, other))\n"
+        f"{IND}{IND}return UP.build(UP.{builder}, (self, other))\n"
     )
     return "".join(out)
 
@@ -111,12 +111,12 @@ def reflected_block(name: str, builder: str, float_only: bool) -> str:
     if float_only:  # one signature: a float on the left of a float tensor
         return (
             f"{IND}def {name}(self: {self_type('D', True)}, other: float) -> {tl('E', 'D')}:\n"
-            f"{IND}{IND}return _build(_arithmetic.{builder}, (other, self))\n"
+            f"{IND}{IND}return UP.build(UP.{builder}, (other, self))\n"
         )
     out = number_overloads(name, float_only)
     out.append(
         f"{IND}def {name}(self, other: object) -> AnyTensor:\n"
-        f"{IND}{IND}return _build(_arithmetic.{builder}, (other, self))\n"
+        f"{IND}{IND}return UP.build(UP.{builder}, (other, self))\n"
     )
     return "".join(out)
 
@@ -142,7 +142,7 @@ def matmul_block() -> str:
     ]
     out.append(
         f"{IND}def __matmul__(self, other: object) -> AnyTensor:\n"
-        f"{IND}{IND}return _structure.build_matmul(self, other)\n"
+        f"{IND}{IND}return UP.matmul(self, other)\n"
     )
     return "".join(out)
 
@@ -162,14 +162,13 @@ def tensor_like_body() -> str:
     parts = [binary_block(*spec) for spec in BINARY]
     parts += [reflected_block(*spec) for spec in REFLECTED]
     parts.append(
-        f"{IND}def __neg__(self) -> TensorLike[E, Dv, D]:\n"
-        f"{IND}{IND}return _arithmetic.negative(self)\n"
+        f"{IND}def __neg__(self) -> TensorLike[E, Dv, D]:\n{IND}{IND}return UP.negative(self)\n"
     )
     parts.append(
-        f"{IND}def __abs__(self) -> TensorLike[E, Dv, D]:\n{IND}{IND}return _arithmetic.abs(self)\n"
+        f"{IND}def __abs__(self) -> TensorLike[E, Dv, D]:\n{IND}{IND}return UP.abs(self)\n"
     )
     parts.append(matmul_block())
-    parts.append(getitem_block("TensorLike", f"{IND}{IND}return _structure.slice(self, index)\n"))
+    parts.append(getitem_block("TensorLike", f"{IND}{IND}return UP.slice(self, index)\n"))
     return "".join(parts)
 
 

@@ -68,7 +68,7 @@ def replay(calls: list[Call], device: type[DeviceTag], to_device: Callable[[Any]
         impl = declare.implementation(call.op, device)
         with np.errstate(all="ignore"):
             got = impl(*(_move(v, device, to_device) for v in call.args))
-        host = tn.backends.to_host(got) if not isinstance(got, np.ndarray) else got
+        host = tn.devices.to_host(got) if not isinstance(got, np.ndarray) else got
         expected = np.asarray(call.result)
         assert host.shape == expected.shape, call.op
         assert host.dtype == expected.dtype, call.op

@@ -12,8 +12,8 @@ from helpers import t32, t64
 
 import typed_nn as tn
 from typed_nn import ops
-from typed_nn.data.special import ZEROS
 from typed_nn.ops.node import Operation
+from typed_nn.ops.special import ZEROS
 from typed_nn.tags import D, Dv, E
 
 RNG = np.random.default_rng(0)

@@ -28,13 +28,14 @@ from helpers import Array, numerical_gradient, t64, tagged
 
 import typed_nn as tn
 from typed_nn import ops
-from typed_nn.data.special import BiasVector, ConstantTensor, ZeroTensor
-from typed_nn.data.tensor_like import AnyTensor
+from typed_nn.data.tensor import AnyTensor
 from typed_nn.ops.conv import MAX_POOL2D_SELECT, out_size
 from typed_nn.ops.declare import NOT_DIFFERENTIABLE, catalogue
 from typed_nn.ops.layout import TILE_GRAD
 from typed_nn.ops.node import Operation, build
-from typed_nn.ops.structure import slice as slice_op
+from typed_nn.ops.rows import BiasVector
+from typed_nn.ops.rows import slice as slice_op
+from typed_nn.ops.special import ConstantTensor, ZeroTensor
 
 U: Any = ops
 """The ops without static types: the cases pick ranks and parameters in tables."""

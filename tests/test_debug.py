@@ -67,7 +67,7 @@ def test_the_switched_off_path_adds_no_wrapper_and_no_check(value: str | None) -
         """
         import sys, types, typing
         import typed_nn as tn
-        from typed_nn.debug.switch import FACADES
+        from typed_nn.debug.public import FACADES
         from typed_nn.evaluate import hooks
         problems = []
         for facade in FACADES:
@@ -162,7 +162,7 @@ def test_install_checks_a_user_package_and_turns_debug_mode_on(tmp_path: Path) -
     assert (
         "BeartypeCallHintParamViolation: Function user_model.first_row() parameter x=" in out.stderr
     )
-    expected = 'not instance of <class "typed_nn.data.tensor_like.TensorLike[Float32, CPU, Dim2]">'
+    expected = 'not instance of <class "typed_nn.data.tensor.TensorLike[Float32, CPU, Dim2]">'
     assert expected in out.stderr
 
 

@@ -112,7 +112,7 @@ def test_a_rank_3_tensor_passed_as_a_matrix_through_any_is_rejected(
     with pytest.raises(
         TypeCheckError,
         match=r"(?s)parameter 'x'.*Actual value: Tensor\[Float32, CPU, Dim3\]\(2, 3, 4\)"
-        r".*Expected type: typed_nn\.data\.tensor_like\.TensorLike\[typed_nn\.tags\.Float32, "
+        r".*Expected type: typed_nn\.data\.tensor\.TensorLike\[typed_nn\.tags\.Float32, "
         r"typed_nn\.tags\.CPU, typed_nn\.tags\.Dim2\]",
     ):
         user_module.trace_like(cube)
@@ -164,7 +164,7 @@ def test_concrete_subscriptions_are_checked_by_element_device_and_rank() -> None
     for wrong in (t32([1.0]), tn.zeros((1, 2), tn.Float64, tn.CPU)):
         with pytest.raises(
             BeartypeCallHintParamViolation,
-            match=r"not instance of <class \"typed_nn\.data\.tensor_like\.TensorLike\[Float32, CPU, Dim2\]\">",
+            match=r"not instance of <class \"typed_nn\.data\.tensor\.TensorLike\[Float32, CPU, Dim2\]\">",
         ):
             keep(as_any(wrong))
 

@@ -392,7 +392,7 @@ def test_the_nccl_calls_follow_cupys_api(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setitem(sys.modules, "cupy.cuda.nccl", nccl)
     monkeypatch.setenv("MPI_LOCALRANKID", "3")
     w = World(FakeComm(1, 4))
-    gpu = NcclWorld.connect(w)
+    gpu = NcclWorld.connect(w.rank, w.size, w.comm)
     assert used == [1]
     assert calls == [("init", 4, None, 1)]
     send, out = _GpuArray(100, 6, "float32"), _GpuArray(200, 6, "float32")

@@ -54,7 +54,7 @@ def _host_kernels(monkeypatch: pytest.MonkeyPatch, fake: types.ModuleType) -> li
 
         return run, refs
 
-    monkeypatch.setattr(region, "compile_region", compiled)
+    monkeypatch.setitem(hooks.region_compilers, tn.GPU, compiled)
     fake.empty = lambda shape, dtype: FakeGpuArray(np.empty(shape, dtype))  # type: ignore[attr-defined]
     return calls
 
@@ -73,7 +73,7 @@ def root_value(node: Any) -> Any:
 def test_a_gpu_region_is_one_kernel_call(
     fake_cupy: types.ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tn.backends.array_module(tn.GPU)
+    tn.devices.array_module(tn.GPU)
     calls = _host_kernels(monkeypatch, fake_cupy)
     x, b = _gpu(np.linspace(-1, 1, 12).reshape(3, 4)), _gpu(np.ones(4))
     y = ops.tanh(2.0 * x + b) * 0.5 + x
@@ -91,8 +91,8 @@ def test_a_gpu_region_is_one_kernel_call(
 def test_a_region_without_a_kernel_runs_node_by_node(
     fake_cupy: types.ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tn.backends.array_module(tn.GPU)
-    monkeypatch.setattr(region, "compile_region", lambda g, members, cache=None: None)
+    tn.devices.array_module(tn.GPU)
+    monkeypatch.setitem(hooks.region_compilers, tn.GPU, lambda g, members: None)
     x = _gpu(np.ones((2, 3)))
     g = build_graph(collect([ops.tanh(x * 2.0) + 1.0], True, -1))
     program = generate(g, g.live(), {}, {}, {}, [])
@@ -105,7 +105,7 @@ def test_a_region_without_a_kernel_runs_node_by_node(
 
 
 def test_an_out_on_the_device_is_not_read_as_host_memory(fake_cupy: types.ModuleType) -> None:
-    tn.backends.array_module(tn.GPU)
+    tn.devices.array_module(tn.GPU)
     x = _gpu(np.ones((2, 3)))
     col = collect([ops.tanh(x)], True, -1)
     assert executor._alias(col, _gpu(np.zeros((2, 3)))) == -2  # computed aside, then copied

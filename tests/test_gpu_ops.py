@@ -67,7 +67,7 @@ def test_recorder_sees_the_cpu_calls_and_replay_on_cpu_agrees(
 def test_every_catalogue_op_on_gpu_equals_cpu(
     spec: Any, data: st.DataObject, cupy_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tn.backends.array_module(tn.GPU)
+    tn.devices.array_module(tn.GPU)
     with monkeypatch.context() as patch:
         calls = record_cpu_calls(patch)
         g = data.draw(random_graphs(catalogue=[spec], max_ops=2))
@@ -80,7 +80,7 @@ def test_every_catalogue_op_on_gpu_equals_cpu(
 def test_the_ops_outside_the_random_graphs_on_gpu_equal_cpu(
     cupy_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tn.backends.array_module(tn.GPU)
+    tn.devices.array_module(tn.GPU)
     calls = record_cpu_calls(monkeypatch)
     _extra_cpu_calls()
     done = replay(calls, tn.GPU, _gpu_array(cupy_module))
@@ -169,7 +169,7 @@ def test_equal_scalars_on_two_devices_stay_two_values(cupy_module: Any) -> None:
 def test_a_gpu_implementation_returning_host_data_is_caught(
     cupy_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    tn.backends.array_module(tn.GPU)  # registers the GPU implementations first
+    tn.devices.array_module(tn.GPU)  # registers the GPU implementations first
     monkeypatch.setitem(declare._IMPLS["exp"], "GPU", [(0, lambda x: np.exp(x.get()))])
     _, x = _pair((2,))
     with pytest.raises(

@@ -38,7 +38,7 @@ def _chain(x: Untyped, b: Untyped) -> Untyped:
 
 
 def test_the_chain_is_one_region_and_one_kernel(fake_cupy: types.ModuleType) -> None:
-    tn.backends.array_module(tn.GPU)  # registers the GPU backend (fake cupy)
+    tn.devices.array_module(tn.GPU)  # registers the GPU backend (fake cupy)
     x = _gpu(np.ones((4, 6)))
     g, regions = _regions(_chain(x, _gpu(np.ones(6))))
     assert len(regions) == 1
@@ -57,7 +57,7 @@ def test_the_chain_is_one_region_and_one_kernel(fake_cupy: types.ModuleType) -> 
 
 
 def test_same_structure_new_values_and_sizes_reuse_the_kernel(fake_cupy: types.ModuleType) -> None:
-    tn.backends.array_module(tn.GPU)
+    tn.devices.array_module(tn.GPU)
     for n in (3, 5):
         x = _gpu(np.ones((n, 6)))
         g, regions = _regions(ops.sigmoid(x * float(n)) - x)
@@ -68,7 +68,7 @@ def test_same_structure_new_values_and_sizes_reuse_the_kernel(fake_cupy: types.M
 def test_a_region_with_a_parametrised_or_unknown_op_is_left_to_the_evaluator(
     fake_cupy: types.ModuleType,
 ) -> None:
-    tn.backends.array_module(tn.GPU)
+    tn.devices.array_module(tn.GPU)
     g, regions = _regions(ops.exp(_gpu(np.ones((2, 3)))))
     (members,) = regions.values()
     g.nodes[members[-1]].op = "not_an_op"  # an element-wise op with no kernel expression
@@ -80,7 +80,7 @@ def test_a_region_with_a_parametrised_or_unknown_op_is_left_to_the_evaluator(
 def test_the_chain_kernel_computes_what_the_cpu_backend_does(
     fake_cupy: types.ModuleType, tmp_path: Path
 ) -> None:
-    tn.backends.array_module(tn.GPU)
+    tn.devices.array_module(tn.GPU)
     rng = np.random.default_rng(0)
     xv, bv = rng.standard_normal((4, 6)), rng.standard_normal(6)
     g, regions = _regions(_chain(_gpu(xv), _gpu(bv)))

@@ -12,8 +12,7 @@ from gpu_fakes import FakeGpuArray
 from helpers import t32
 
 import typed_nn as tn
-from typed_nn import backends, ops
-from typed_nn.backends import xp
+from typed_nn import devices, ops
 from typed_nn.backends.cupy import registration
 from typed_nn.backends.cupy.kernel_source import EXPRESSIONS
 from typed_nn.ops.declare import _IMPLS, implementation, implemented_devices, out_implementation
@@ -48,7 +47,7 @@ def test_first_request_for_cupy_registers_every_cpu_op_for_the_gpu(
     fake_cupy: types.ModuleType,
 ) -> None:
     assert not registration.registered()
-    assert backends.array_module(tn.GPU) is fake_cupy
+    assert devices.array_module(tn.GPU) is fake_cupy
     assert registration.registered()
     missing = sorted(op for op in _cpu_ops() if "GPU" not in implemented_devices(op))
     assert missing == []
@@ -100,12 +99,12 @@ def _gpu_impls(op: str) -> list[object]:
 
 
 def test_module_of_tells_host_values_from_gpu_arrays(fake_cupy: types.ModuleType) -> None:
-    assert xp.module_of(np.ones(2), 1.5, 2, np.float32(1)) is np
-    assert xp.module_of(np.ones(2), FakeGpuArray([1.0])) is fake_cupy
+    assert devices.module_of(np.ones(2), 1.5, 2, np.float32(1)) is np
+    assert devices.module_of(np.ones(2), FakeGpuArray([1.0])) is fake_cupy
 
 
 def test_asarray_like_keeps_the_library_of_its_reference() -> None:
-    r = xp.asarray_like(np.float32(2.0), np.ones(2, np.float32))
+    r = devices.asarray_like(np.float32(2.0), np.ones(2, np.float32))
     assert isinstance(r, np.ndarray)
     assert r.shape == ()
 

@@ -10,7 +10,7 @@ import pytest
 from helpers import t32
 
 import typed_nn as tn
-from typed_nn.data.tensor_like import AnyTensor
+from typed_nn.data.tensor import AnyTensor
 from typed_nn.layers import (
     LayerInMap,
     LayerOutput,

@@ -128,7 +128,7 @@ def test_a_gpu_region_with_an_expanding_input_runs_op_by_op(fake_cupy: types.Mod
         dim = (tn.Dim0, tn.Dim1, tn.Dim2)[a.ndim]
         return tn.Tensor(FakeGpuArray(np.asarray(a, np.float32)), tn.Float32, tn.GPU, dim)
 
-    tn.backends.array_module(tn.GPU)
+    tn.devices.array_module(tn.GPU)
     for other, expect_kernel in (((6,), True), ((4, 1), False)):
         root = ops.tanh(gpu_tensor(np.ones((4, 6))) * gpu_tensor(np.ones(other)))
         g = build_graph(collect([root], True, -1))

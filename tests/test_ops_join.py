@@ -10,7 +10,7 @@ import typed_nn as tn
 from typed_nn import ops
 from typed_nn.ops.join import CONCAT
 from typed_nn.ops.node import build
-from typed_nn.ops.structure import stack_items
+from typed_nn.ops.rows import stack_items
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2, -1])

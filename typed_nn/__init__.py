@@ -7,9 +7,6 @@ build lazy, checked expression graphs; one evaluation runs the whole graph.
 from . import ops as ops
 from .autodiff import grad as grad
 from .autodiff import vjp as vjp
-from .data import BiasVector as BiasVector
-from .data import ConstantTensor as ConstantTensor
-from .data import DynamicData as DynamicData
 from .data import Matrix as Matrix
 from .data import ScalableTensor as ScalableTensor
 from .data import Scalar as Scalar
@@ -20,7 +17,6 @@ from .data import Tensor5 as Tensor5
 from .data import Tensor6 as Tensor6
 from .data import TensorLike as TensorLike
 from .data import Vector as Vector
-from .data import ZeroTensor as ZeroTensor
 from .data import data_category as data_category
 from .data import from_dlpack as from_dlpack
 from .data import is_matrix as is_matrix
@@ -30,7 +26,6 @@ from .data import is_tensor4 as is_tensor4
 from .data import is_tensor5 as is_tensor5
 from .data import is_tensor6 as is_tensor6
 from .data import is_vector as is_vector
-from .data import make_dynamic as make_dynamic
 from .data import ones as ones
 from .data import scalar as scalar
 from .data import tensor as tensor
@@ -69,6 +64,11 @@ from .evaluate import EvalPlan as EvalPlan
 from .evaluate import compile as compile
 from .evaluate import evaluate as evaluate
 from .inference_mode import inference as inference
+from .ops.dynamic import DynamicData as DynamicData
+from .ops.dynamic import make_dynamic as make_dynamic
+from .ops.rows import BiasVector as BiasVector
+from .ops.special import ConstantTensor as ConstantTensor
+from .ops.special import ZeroTensor as ZeroTensor
 from .tags import CPU as CPU
 from .tags import GPU as GPU
 from .tags import DeviceTag as DeviceTag
@@ -89,8 +89,11 @@ from .tags import Int64 as Int64
 from .tags import IntTag as IntTag
 
 # isort: split
-# Debug mode (TYPED_NN_DEBUG=1; docs/debug.md): the package's one side effect, kept LAST so that
-# every public name above exists when it is wrapped. Off, it imports nothing more.
+# The package's two side effects, LAST so that every public name above exists first: the
+# backends register from here only (no module below the facade imports one), then debug mode
+# (TYPED_NN_DEBUG=1; docs/debug.md) wraps the public names. Off, it imports nothing more.
+from .backends import install as _install_backends
 from .debug.switch import enable_if_requested as _enable_if_requested
 
+_install_backends()
 _enable_if_requested()

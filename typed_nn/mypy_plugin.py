@@ -388,7 +388,7 @@ _TRAIN = "typed_nn.layers.protocol.make_train_layer"
 _DECL = "typed_nn.layers.declared.Decl"
 _DECLARED = "typed_nn.layers.declared.Declared"
 _UNDECLARED = "typed_nn.layers.declared.Undeclared"
-_TENSOR_LIKE = "typed_nn.data.tensor_like.TensorLike"
+_TENSOR_LIKE = "typed_nn.data.tensor.TensorLike"
 
 
 def _declared_tags(ctx: _Ctx) -> tuple[Type, Type] | None:

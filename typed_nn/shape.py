@@ -9,11 +9,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from .errors import ShapeError, message
+from .tags import dim_of_rank
 
 __all__ = [
     "Shape",
     "broadcast_shapes",
     "canonical_axis",
+    "check_shape",
     "count",
     "deprecated",
     "format_shape",
@@ -159,3 +161,18 @@ def shift_index(shape: Shape, index: Sequence[int], carry: int = 1) -> tuple[int
             )
         )
     return index_of(shape, flat)
+
+
+def check_shape(shape: object, what: str) -> tuple[int, ...]:
+    """A shape tuple of non-negative ints with at most ``MAX_RANK`` (6) dims."""
+    if not isinstance(shape, tuple) or not all(
+        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+    ):
+        raise ShapeError(
+            message(
+                f"{what} needs a shape tuple of non-negative ints, got {shape!r}.",
+                hint="write the shape as a tuple, e.g. (4, 3); () for a scalar.",
+            )
+        )
+    dim_of_rank(len(shape))
+    return shape

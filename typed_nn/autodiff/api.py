@@ -16,11 +16,11 @@ from typing import Any, TypeAlias, TypeVar, overload
 import numpy as np
 
 from ..data.factories import scalar
-from ..data.special import zeros_like
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
 from ..ops.node import format_site, user_site
 from ..ops.rules import describe
+from ..ops.special import zeros_like
 from ..tags import FE, D, DeviceTag, Dim0, DimTag, Dv, Float32, Float64, FloatTag, tag_name
 from .reverse import backpropagate
 

@@ -12,19 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from ..data.special import ZeroTensor
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor
+from ..data.tensor import AnyTensor, Tensor
 from ..errors import NoImplementationError, message
 from ..ops.declare import NotDifferentiable
 from ..ops.join import CONCAT, zero_block
-from ..ops.layout import expand
 from ..ops.node import AnyOp, Operation, build
-from ..ops.reduce import REDUCE_SUM
-from ..ops.structure import slice as slice_node
+from ..ops.reduce import sum_to
+from ..ops.rows import slice as slice_node
+from ..ops.special import ZeroTensor
 from ..tags import FloatTag
 
-__all__ = ["backpropagate", "sum_to"]
+__all__ = ["backpropagate"]
 
 
 class _Lowering:
@@ -47,23 +45,6 @@ class _Lowering:
             else:
                 entry = self._done[id(x)] = (x, self(x.lower()))
         return entry[1]
-
-
-def sum_to(c: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
-    """The cotangent ``c`` of a broadcast value, summed back to the operand ``shape``:
-    over the leading dims the operand lacks, and over its size-1 dims that were expanded."""
-    if c.shape == shape:
-        return c
-    lead = c.rank - len(shape)
-    if lead < 0:  # a cotangent of lower rank stands for its repeats (a scalar zero, ...)
-        return sum_to(expand(c, (*shape[:-lead], *c.shape), tuple(range(-lead))), shape)
-    if lead:
-        c = build(REDUCE_SUM, (c,), (tuple(range(lead)), False))
-    ones = tuple(i for i, (n, m) in enumerate(zip(c.shape, shape, strict=True)) if m == 1 != n)
-    if ones:
-        c = build(REDUCE_SUM, (c,), (ones, True))
-    assert c.shape == shape, f"cannot sum a cotangent {c.shape} back to {shape}"
-    return c
 
 
 def _order(

@@ -9,12 +9,7 @@ from .category import is_tensor5 as is_tensor5
 from .category import is_tensor6 as is_tensor6
 from .category import is_vector as is_vector
 from .dlpack import from_dlpack as from_dlpack
-from .dynamic import DynamicData as DynamicData
-from .dynamic import make_dynamic as make_dynamic
 from .scalable import ScalableTensor as ScalableTensor
-from .special import BiasVector as BiasVector
-from .special import ConstantTensor as ConstantTensor
-from .special import ZeroTensor as ZeroTensor
 from .tensor import Matrix as Matrix
 from .tensor import Scalar as Scalar
 from .tensor import Tensor as Tensor
@@ -22,8 +17,8 @@ from .tensor import Tensor3 as Tensor3
 from .tensor import Tensor4 as Tensor4
 from .tensor import Tensor5 as Tensor5
 from .tensor import Tensor6 as Tensor6
+from .tensor import TensorLike as TensorLike
 from .tensor import Vector as Vector
-from .tensor_like import TensorLike as TensorLike
 
 # isort: split
 # After ``.tensor``: pyright binds the submodule name on ``from .tensor import``; the

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import OperandError, message
-from .tensor_like import TensorLike
+from .tensor import TensorLike
 
 __all__ = [
     "data_category",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import backends
+from .. import devices
 from ..errors import DeviceError, OperandError, message
 from ..tags import CPU, GPU, D, Dv, E
 from .tensor import Tensor
@@ -58,5 +58,5 @@ def from_dlpack(obj: object, elem: type[E], device: type[Dv], dim: type[D]) -> T
                 "on, then move it with ops.to_device, or move it in its own library first.",
             )
         )
-    array: Any = backends.array_module(device).from_dlpack(obj)
+    array: Any = devices.array_module(device).from_dlpack(obj)
     return Tensor(array, elem, device, dim)  # checks the dtype and the rank

@@ -11,9 +11,9 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
-from .. import backends
+from .. import devices
 from ..errors import ElemRangeError, ElemTypeError, RankError, ShapeError, TagError, message
-from ..shape import deprecated
+from ..shape import check_shape, deprecated
 from ..tags import (
     CPU,
     DEVICE_TAGS,
@@ -36,7 +36,6 @@ from ..tags import (
     ElemTag,
     dim_of_rank,
 )
-from .special import check_shape
 from .tensor import Tensor
 
 __all__ = ["ones", "scalar", "tensor", "zeros"]
@@ -78,7 +77,7 @@ def _name_of(tag: object) -> str:
 def _convert(data: object, elem: type[ElemTag], what: str) -> npt.NDArray[Any]:
     """``data`` as a host array of ``elem``'s dtype; only same-kind conversions are allowed."""
     try:
-        array = np.asarray(backends.to_host(data) if backends.device_of_array(data) else data)
+        array = np.asarray(devices.to_host(data) if devices.device_of_array(data) else data)
     except ValueError as exc:  # nested lists numpy cannot make one shape of
         raise ShapeError(
             message(
@@ -102,7 +101,7 @@ def _convert(data: object, elem: type[ElemTag], what: str) -> npt.NDArray[Any]:
 def _place(array: npt.NDArray[Any], device: type[DeviceTag]) -> Any:
     if device is CPU:
         return array
-    return backends.array_module(device).asarray(array)
+    return devices.array_module(device).asarray(array)
 
 
 def tensor(
@@ -263,7 +262,7 @@ def zeros(
     if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
         _check_tags("zeros", "tn.zeros((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
     shape = check_shape(shape, "zeros")
-    array = backends.array_module(device).zeros(shape, elem.dtype)
+    array = devices.array_module(device).zeros(shape, elem.dtype)
     return Tensor(array, elem, device, dim_of_rank(len(shape)))
 
 
@@ -297,7 +296,7 @@ def ones(
     if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
         _check_tags("ones", "tn.ones((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
     shape = check_shape(shape, "ones")
-    array = backends.array_module(device).ones(shape, elem.dtype)
+    array = devices.array_module(device).ones(shape, elem.dtype)
     return Tensor(array, elem, device, dim_of_rank(len(shape)))
 
 

@@ -11,7 +11,7 @@ from typing import overload
 
 from ..errors import LayerError, OperandError, ShapeError, message
 from ..tags import MAX_RANK, D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E
-from .tensor_like import AnyTensor, TensorLike
+from .tensor import UP, AnyTensor, TensorLike
 
 __all__ = ["ScalableTensor"]
 
@@ -134,9 +134,8 @@ class ScalableTensor(TensorLike[E, Dv, D]):
         return device
 
     def lower(self) -> TensorLike[E, Dv, D]:
-        from ..ops.structure import stack_items
-
-        return stack_items(self._items)
+        lowered: TensorLike[E, Dv, D] = UP.stack_items(self._items)
+        return lowered
 
     def describe(self) -> str:
         if not self._items:

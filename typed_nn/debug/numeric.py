@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from ..data.tensor import Tensor, TensorLike
 from ..errors import NumericError, message
 from ..ops.node import Operation
 

@@ -15,9 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import backends
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from .. import devices
+from ..data.tensor import Tensor, TensorLike
 from ..errors import NumericError, message
 from ..evaluate.cache import cached
 from ..ops.declare import implementation
@@ -39,7 +38,7 @@ def check_int_overflow(node: Operation[Any, Any, Any], result: Tensor[Any, Any, 
     if any(x is None for x in operands):
         return  # an operand's values cannot be had (a test fake): nothing to compare
     exact = np.asarray(implementation(node.op.name, CPU)(*operands, *node.params))
-    computed = np.asarray(backends.to_host(result.array)).astype(np.int64)
+    computed = np.asarray(devices.to_host(result.array)).astype(np.int64)
     wrapped = exact != computed
     if not wrapped.any():
         return
@@ -78,7 +77,7 @@ def _wide(x: object) -> Any:
         return None
     if not hasattr(array, "dtype"):
         return None
-    return np.asarray(backends.to_host(array)).astype(np.int64)
+    return np.asarray(devices.to_host(array)).astype(np.int64)
 
 
 def _at(index: tuple[int, ...]) -> str:

@@ -31,9 +31,19 @@ from beartype.roar import (
 
 from ..errors import TypedNNError
 from .checker import beartype_tagged
-from .switch import FACADES
 
-__all__ = ["UNCHECKED", "checked", "wrap_facades", "wrap_module"]
+__all__ = ["FACADES", "UNCHECKED", "checked", "wrap_facades", "wrap_module"]
+
+FACADES = (
+    "typed_nn",
+    "typed_nn.data",
+    "typed_nn.evaluate",
+    "typed_nn.ops",
+    "typed_nn.layers",
+    "typed_nn.model",
+    "typed_nn.policies",
+)
+"""The modules whose exported functions are the public surface."""
 
 
 UNCHECKED: dict[str, str] = {}

@@ -14,7 +14,7 @@ import typing
 from abc import ABCMeta
 from typing import Any
 
-from ..data.tensor_like import TensorLike
+from ..data.tensor import TensorLike
 from ..tags import DeviceTag, DimTag, ElemTag
 
 __all__ = ["TagCheckMeta", "concrete", "concrete_tags"]

@@ -21,21 +21,10 @@ import os
 
 from ..evaluate import hooks
 
-__all__ = ["ENV_VAR", "FACADES", "enable", "enable_if_requested", "is_enabled"]
+__all__ = ["ENV_VAR", "enable", "enable_if_requested", "is_enabled"]
 
 ENV_VAR = "TYPED_NN_DEBUG"
 """Set to ``1`` (or ``true`` / ``yes`` / ``on``) to enable debug mode when typed_nn is imported."""
-
-FACADES = (
-    "typed_nn",
-    "typed_nn.data",
-    "typed_nn.evaluate",
-    "typed_nn.ops",
-    "typed_nn.layers",
-    "typed_nn.model",
-    "typed_nn.policies",
-)
-"""The modules whose exported functions are the public surface."""
 
 
 class _State:

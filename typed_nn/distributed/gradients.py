@@ -26,10 +26,9 @@ from typing import Any
 import numpy as np
 
 from .. import ops
-from ..backends.xp import module_of
 from ..data.factories import zeros
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from ..data.tensor import Tensor, TensorLike
+from ..devices import module_of
 from ..ops.declare import OpDecl, Operand, Params, implement, implement_out
 from ..ops.node import build
 from ..tags import CPU, GPU, DeviceTag, ElemTag

@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import DistributedError, message
-
-if TYPE_CHECKING:
-    from .world import World
 
 __all__ = ["NcclWorld", "nccl_module"]
 
@@ -62,7 +59,7 @@ def local_rank(rank: int) -> int:
 
 
 class NcclWorld:
-    """An NCCL communicator over the ranks of a :class:`World`, one GPU per rank."""
+    """An NCCL communicator over the ranks of a world, one GPU per rank."""
 
     def __init__(self, nccl: Any, cupy: Any, comm: Any) -> None:
         self.nccl, self.cupy, self.comm = nccl, cupy, comm
@@ -74,15 +71,16 @@ class NcclWorld:
         }
 
     @classmethod
-    def connect(cls, world: World) -> NcclWorld:
-        """Choose this rank's GPU and join the world's NCCL communicator (collective)."""
-        nccl = nccl_module(world.size)
+    def connect(cls, rank: int, size: int, comm: Any) -> NcclWorld:
+        """Choose this rank's GPU and join the NCCL communicator of the ``size`` ranks that
+        MPI's ``comm`` connects (collective; rank 0's unique id is broadcast over MPI)."""
+        nccl = nccl_module(size)
         cupy = importlib.import_module("cupy")
         count = cupy.cuda.runtime.getDeviceCount()
-        cupy.cuda.Device(local_rank(world.rank) % max(count, 1)).use()
-        uid = nccl.get_unique_id() if world.is_root else None
-        uid = world.comm.bcast(uid, root=0) if world.comm is not None else uid
-        return cls(nccl, cupy, nccl.NcclCommunicator(world.size, uid, world.rank))
+        cupy.cuda.Device(local_rank(rank) % max(count, 1)).use()
+        uid = nccl.get_unique_id() if rank == 0 else None
+        uid = comm.bcast(uid, root=0) if comm is not None else uid
+        return cls(nccl, cupy, nccl.NcclCommunicator(size, uid, rank))
 
     def _dtype(self, array: Any) -> Any:
         code = self.dtypes.get(str(array.dtype))

@@ -182,7 +182,7 @@ class World:
         if self._nccl is None:
             from .nccl import NcclWorld
 
-            self._nccl = NcclWorld.connect(self)
+            self._nccl = NcclWorld.connect(self.rank, self.size, self.comm)
         return self._nccl
 
     def _check_root(self, root: int) -> None:
@@ -207,7 +207,7 @@ def _check_tensor(t: object, what: str) -> None:
 
 
 def _module(array: Any) -> Any:
-    from ..backends.xp import module_of
+    from ..devices import module_of
 
     return module_of(array)
 

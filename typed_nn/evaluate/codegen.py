@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import array_module, device_of_result
+from ..devices import array_module, device_of_result
 from ..ops.declare import Site, implementation, out_implementation, specialisation
 from ..tags import DeviceTag
 from . import fuse

@@ -25,8 +25,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from ..data.tensor import Tensor, TensorLike
 from ..errors import CompileError, OperandError, RetraceWarning, message
 from ..ops.node import format_site, user_site
 from .guard import Guard, call_guard

@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor
+from ..data.tensor import AnyTensor, Tensor
 from ..errors import EvaluationError, TypedNNError, message
 from ..fp_errors import ignore_fp_errors, restore_fp_errors
 from ..ops.declare import registry_version
@@ -158,10 +157,9 @@ def _writes_last(g: Any, alive: list[bool], direct: dict[int, int]) -> list[int]
 
 
 def _compile_device_region(g: Any, members: list[int]) -> tuple[Any, list[Any]] | None:
-    """The GPU backend's one-kernel form of a region (imported only for GPU graphs)."""
-    from ..backends.cupy.region import compile_region
-
-    return compile_region(g, members)
+    """The device backend's one-kernel form of a region (evaluate/hooks.py), or None."""
+    compile_region = hooks.region_compilers.get(g.nodes[members[-1]].device)
+    return None if compile_region is None else compile_region(g, members)
 
 
 def _reads_done_before(

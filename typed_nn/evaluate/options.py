@@ -21,17 +21,21 @@ other threads' pools when they next allocate a buffer they do not have.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ..errors import OptionError, message
 
-__all__ = ["POOL_MAX_BYTES", "EvalOptions", "EvalStats", "options", "stats"]
+__all__ = ["POOL_LIMIT_LISTENERS", "POOL_MAX_BYTES", "EvalOptions", "EvalStats", "options", "stats"]
 
 POOL_MAX_BYTES = 512 << 20
 """Default bound of a thread's buffer pool, in bytes (512 MiB): above the working sets the
 benchmarks reach (4 MB for the 784-512-256-10 MLP, 120 MB for element-wise chains over 10^7
 floats), while a stream of ever new shapes can no longer grow the pool without end."""
+
+POOL_LIMIT_LISTENERS: list[Callable[[], None]] = []
+"""Called when ``options.pool_max_bytes`` is set (the buffer pool trims the calling thread's
+pool; it reads the options, so it registers here rather than being imported)."""
 
 
 class EvalOptions:
@@ -71,9 +75,8 @@ class EvalOptions:
         if name in EvalOptions.flags:
             object.__setattr__(self, "_key", None)
         elif name == "pool_max_bytes":  # this thread's pool at once; others at their next miss
-            from .pool import buffer_pool  # pool reads these options: imported when set
-
-            buffer_pool().trim()
+            for listener in POOL_LIMIT_LISTENERS:
+                listener()
 
     def key(self) -> tuple[bool, ...]:
         """The flags that change a compiled schedule (part of the plan-cache key); the same

@@ -14,15 +14,13 @@ The default plan is per thread (MetaNN master's global plan is not thread-safe).
 from __future__ import annotations
 
 import threading
-from typing import Any, Generic
+from typing import Any
 
-from ..data.tensor import Tensor, check_writable
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import UP, AnyTensor, EvalHandle, Tensor, TensorLike, check_writable
 from ..errors import (
     CompileError,
     DeviceError,
     ElemTypeError,
-    NotEvaluatedError,
     OperandError,
     ShapeError,
     message,
@@ -33,41 +31,6 @@ from . import executor
 from .trace import tracing
 
 __all__ = ["EvalHandle", "EvalPlan", "evaluate", "register"]
-
-
-class EvalHandle(Generic[E, Dv, D]):
-    """The promise of a registered value; ``data()`` after the plan was evaluated."""
-
-    __slots__ = ("_result", "_source")
-
-    def __init__(self, source: TensorLike[E, Dv, D]) -> None:
-        self._source = source
-        self._result: Tensor[E, Dv, D] | None = None
-
-    @property
-    def source(self) -> TensorLike[E, Dv, D]:
-        """The registered data."""
-        return self._source
-
-    def is_evaluated(self) -> bool:
-        """Whether ``data()`` can be called."""
-        return self._result is not None
-
-    def data(self) -> Tensor[E, Dv, D]:
-        """The evaluated principal tensor."""
-        if self._result is None:
-            raise NotEvaluatedError(
-                message(
-                    "Data is not evaluated.",
-                    [("registered", self._source.describe())],
-                    hint="call tn.EvalPlan.eval() after registering, then read data().",
-                )
-            )
-        return self._result
-
-    def __repr__(self) -> str:
-        state = "evaluated" if self._result is not None else "pending"
-        return f"EvalHandle({self._source.describe()}, {state})"
 
 
 class EvalPlan:
@@ -212,3 +175,9 @@ def _check_out(x: AnyTensor, out: AnyTensor) -> None:
                     f"tn.{x.device.__name__}).",
                 )
             )
+
+
+# data/ cannot import the evaluator; ``x.numpy()``, ``x.eval_register()`` and
+# ``Tensor.assign`` reach it through data/tensor.py's UP.
+UP.evaluate = evaluate
+UP.register = register

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .options import options
+from .options import POOL_LIMIT_LISTENERS, options
 
 __all__ = ["BufferPool", "buffer_pool"]
 
@@ -130,3 +130,10 @@ def buffer_pool() -> BufferPool:
     if pool is None:
         pool = _local.pool = BufferPool()
     return pool
+
+
+def _trim_this_threads_pool() -> None:
+    buffer_pool().trim()
+
+
+POOL_LIMIT_LISTENERS.append(_trim_this_threads_pool)

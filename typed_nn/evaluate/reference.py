@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import backends
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor
+from .. import devices
+from ..data.tensor import AnyTensor, Tensor
 from ..errors import EvaluationError, TypedNNError, message
 from ..ops.declare import implementation
 from ..ops.rules import describe
@@ -88,7 +87,7 @@ def _compute(n: INode, args: list[Any]) -> AnyResult:
                 hint="check the operands' values; the line above built the failing node.",
             )
         ) from exc
-    where = backends.device_of_result(array)
+    where = devices.device_of_result(array)
     if array.shape != n.shape or array.dtype != n.dtype or where is not n.device:
         received = f"{array.dtype}{tuple(array.shape)} on {where.name if where else type(array)}"
         raise EvaluationError(

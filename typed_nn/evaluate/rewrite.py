@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..data.special import ZEROS
 from ..ops.declare import OpDecl, implemented_devices, internal_op
+from ..ops.special import ZEROS
 from .graph import Graph, INode, Ref, is_number
 
 __all__ = ["RULES", "rewrite", "rule"]

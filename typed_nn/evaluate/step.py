@@ -14,8 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor
+from ..data.tensor import AnyTensor, Tensor
 from . import hooks, reference
 from .cache import invalidate_caches
 from .codegen import Program

@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import CompileError, OperandError, message
 from ..ops.node import format_site, user_site
 from ..tracing import active, state

@@ -28,12 +28,11 @@ import numpy as np
 
 from .. import ops
 from ..data.factories import tensor
-from ..data.special import ZeroTensor
-from ..data.tensor import Matrix, Vector
-from ..data.tensor_like import AnyTensor
+from ..data.tensor import AnyTensor, Matrix, Vector
 from ..errors import LayerError, ShapeError, message
 from ..evaluate.plan import evaluate
 from ..ops.node import format_site, user_site
+from ..ops.special import ZeroTensor
 from ..policies import AnyPolicyObject, PParamTypeIs
 from ..shape import format_shape
 from ..tags import CPU, Dim2, Dim3

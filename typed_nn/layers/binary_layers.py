@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, overload
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..ops import arithmetic
 from ..tags import D, Dv, E
 from .declared import Decl

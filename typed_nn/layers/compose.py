@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import LayerError, TopologyError, TypedNNError, message
 from ..ops.node import format_site, user_site
 from ..policies import (

@@ -28,11 +28,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import ops
-from ..data.special import ZeroTensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, RankError, ShapeError, message
 from ..ops.conv import as_pair
 from ..ops.node import format_site, user_site
+from ..ops.special import ZeroTensor
 from ..policies import AnyPolicyObject, ParamPolicy, PParamTypeIs, policy_select
 from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32, FloatTag
 from .compose import ComposeKernel

@@ -39,19 +39,33 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 from ..autodiff import vjp
 from ..autodiff.reverse import backpropagate
-from ..data.dynamic import DynamicData
-from ..data.special import ZeroTensor, zeros_like
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..ops.arithmetic import mul
+from ..ops.dynamic import DynamicData
+from ..ops.special import ZeroTensor, zeros_like
 from ..tags import FloatTag
+from .var_type_dict import VarValues
 
-if TYPE_CHECKING:
-    from .protocol import Layer, Values
+Values = VarValues[Any, Any]
+
+
+class Layer(Protocol):
+    """What deriving a backward needs of a layer: ``layers/protocol.py``'s ``Layer``, which
+    calls this module (so this module names it structurally rather than importing it)."""
+
+    has_hand_backward: ClassVar[bool]
+    is_feedback_output: ClassVar[bool]
+    no_grad_ports: ClassVar[tuple[type, ...]]
+
+    def param_sources(self) -> list[Any]: ...
+    def drop_stacks(self) -> None: ...
+    def checked_grad(self, port: type, grad: Any, output: Any) -> Any: ...
+    def input_cont(self) -> VarValues[Any, Any]: ...
+
 
 __all__ = ["BY_HAND", "ForwardRecord", "Pending", "backward", "derive_backward", "prepare"]
 
@@ -117,7 +131,7 @@ def _leaf(x: AnyTensor) -> AnyTensor:
     return x
 
 
-def prepare(layer: Layer[Any, Any], picked: dict[type, Any]) -> Pending:
+def prepare(layer: Layer, picked: dict[type, Any]) -> Pending:
     """Decide, before a recording layer's forward, how its backward will run."""
     cls = type(layer)
     hand = cls.has_hand_backward
@@ -161,7 +175,7 @@ def prepare(layer: Layer[Any, Any], picked: dict[type, Any]) -> Pending:
     return Pending(inputs, ForwardRecord(wrt, updated, {}))
 
 
-def backward(layer: Layer[Any, Any], record: ForwardRecord, grads: Values) -> Values:
+def backward(layer: Layer, record: ForwardRecord, grads: Values) -> Values:
     """The backward of a recorded forward: pop the rest of what it stored, then one vjp."""
     layer.drop_stacks()
     ys: list[Any] = []  # float data, but for a forward-only layer's (tn.vjp says so)

@@ -23,8 +23,7 @@ import numpy as np
 
 from .. import ops, tracing
 from ..data.factories import tensor
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import ElemTypeError, LayerError, message
 from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site

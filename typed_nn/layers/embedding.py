@@ -16,8 +16,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import ops, tracing
-from ..data.tensor import Matrix, Tensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, Matrix, Tensor, TensorLike
 from ..errors import ElemTypeError, IndexRangeError, LayerError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs

@@ -19,9 +19,9 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
-from ..data.dynamic import DynamicData, make_dynamic
-from ..data.tensor_like import TensorLike
+from ..data.tensor import TensorLike
 from ..errors import DeviceError, ElemTypeError, LayerError, OperandError, RankError, message
+from ..ops.dynamic import DynamicData, make_dynamic
 from ..ops.node import format_site, user_site
 from ..tags import DeviceTag, DimTag, ElemTag, dim_of_rank
 from .var_type_dict import key_name

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, overload
 
 from .. import ops
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..ops.arithmetic import mul, sub
 from ..tags import FE, D, Dv
 from .declared import Decl

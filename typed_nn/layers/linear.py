@@ -20,8 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..data.tensor import Matrix, Vector
-from ..data.tensor_like import TensorLike
+from ..data.tensor import Matrix, TensorLike, Vector
 from ..policies import AnyPolicyObject, PParamTypeIs
 from ..tags import FE, D, Dim2, Dv
 from .binary_layers import AddLayer

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor
+from ..data.tensor import AnyTensor, Tensor
 
 __all__ = ["FillerLike", "GradCollectorLike", "InitializerLike", "LoadBufferLike", "SaverLike"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Literal
 
 from .. import ops
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..policies import PolicyContainer
 from ..tags import FE, D, Dim0, Dv
 from .declared import Decl

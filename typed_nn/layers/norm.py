@@ -32,8 +32,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import ops
-from ..data.tensor import Tensor, Vector
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike, Vector
 from ..errors import ShapeError, message
 from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site

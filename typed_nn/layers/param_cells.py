@@ -22,11 +22,10 @@ import math
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..data.special import ZeroTensor
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor
+from ..data.tensor import AnyTensor, Tensor
 from ..errors import LayerError, RankError, ShapeError, message
 from ..ops.node import format_site, user_site
+from ..ops.special import ZeroTensor
 from ..policies import AnyPolicyObject, PolicyContainer, change_policy
 from ..tags import MAX_RANK
 from .compose import ComposeKernel, DIn, DOut, KIn, KOut

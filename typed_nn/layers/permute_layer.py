@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from .. import ops
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
 from ..policies import DimPolicy, PDimArrayIs, PolicyContainer, change_policy, policy_select

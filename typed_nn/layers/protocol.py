@@ -22,11 +22,11 @@ import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Never, TypeAlias, TypeVar, overload
 
-from ..data.special import ZeroTensor
-from ..data.tensor_like import AnyTensor
+from ..data.tensor import AnyTensor
 from ..errors import LayerError, message
 from ..inference_mode import state as inference_state
 from ..ops.node import format_site, user_site
+from ..ops.special import ZeroTensor
 from ..policies import GradPolicy, PolicyContainer, PolicyItem, policy_select
 from ..tags import Dv, E
 from . import derived

@@ -30,10 +30,10 @@ from functools import reduce
 from typing import Any, ClassVar, overload
 
 from .. import ops
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import LayerError, ShapeError, message
 from ..ops.node import format_site, user_site
-from ..ops.structure import slice as slice_op
+from ..ops.rows import slice as slice_op
 from ..policies import (
     GradPolicy,
     LayerStructurePolicy,

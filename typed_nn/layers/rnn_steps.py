@@ -27,8 +27,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import ops
-from ..data.tensor import Matrix, Vector
-from ..data.tensor_like import AnyTensor
+from ..data.tensor import AnyTensor, Matrix, Vector
 from ..errors import ShapeError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs

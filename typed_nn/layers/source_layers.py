@@ -6,13 +6,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Never
 
-from ..data.dynamic import make_dynamic
 from ..data.factories import tensor, zeros
-from ..data.special import ZeroTensor
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import LayerError, message
+from ..ops.dynamic import make_dynamic
 from ..ops.node import format_site, user_site
+from ..ops.special import ZeroTensor
 from ..policies import (
     GradPolicy,
     ParamPolicy,

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import LayerError, ShapeError, message
 from ..inference_mode import state as inference_state
 from ..ops.reduce import reduce_sum

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..data.tensor_like import TensorLike
+from ..data.tensor import TensorLike
 from ..errors import LayerError, OperandError, message
 from ..inference_mode import inference
 from ..inference_mode import state as inference_state

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, Generic, Never, TypeVar, overload
 
-from ..data.tensor_like import TensorLike
+from ..data.tensor import TensorLike
 from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
 from ..tags import D, Dv, E

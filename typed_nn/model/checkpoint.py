@@ -39,9 +39,8 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from .. import backends
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from .. import devices
+from ..data.tensor import Tensor, TensorLike
 from ..errors import CheckpointError, OperandError, ParamError, brief, listed, message
 from ..tags import CPU, dim_of_rank
 from .load_buffer import LoadBuffer
@@ -477,5 +476,5 @@ def _optimizer_problems(
 
 def _on_device(host: npt.NDArray[Any], weight: AnyParam) -> Any:
     if weight.device.name != "CPU":
-        return backends.array_module(weight.device).asarray(host)
+        return devices.array_module(weight.device).asarray(host)
     return host

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import ops
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, ParamError, message
 from ..tags import FE, Dim0, Dv, FloatTag
 

@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from .. import backends
+from .. import devices
 from ..data.tensor import Tensor, check_writable
 from ..errors import ElemTypeError, OperandError, ParamError, message
 from ..policies import (
@@ -108,7 +108,7 @@ def _store(tensor: Tensor[Any, Any, Any], values: npt.NDArray[Any]) -> None:
     """Write host ``values`` (any float/int dtype) into ``tensor``'s memory."""
     values = values.astype(tensor.elem.dtype, copy=False)
     if tensor.device.name != "CPU":
-        values = backends.array_module(tensor.device).asarray(values)
+        values = devices.array_module(tensor.device).asarray(values)
     tensor.array[...] = values
 
 

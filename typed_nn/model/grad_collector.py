@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from functools import reduce
 from typing import Any, Generic
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from ..data.tensor import Tensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ParamError, ShapeError, message
 from ..tags import D, Dv, E
 

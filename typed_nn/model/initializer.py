@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .. import backends
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from .. import devices
+from ..data.tensor import Tensor, TensorLike
 from ..errors import ElemTypeError, OperandError, ParamError, ShapeError, message
 from ..shape import format_shape
 from ..tags import D, Dv, E, elem_of_dtype
@@ -129,7 +128,7 @@ class ParamInitializer:
             )
         values = array.astype(dst.elem.dtype, copy=False)
         if dst.device.name != "CPU":
-            values = backends.array_module(dst.device).asarray(values)
+            values = devices.array_module(dst.device).asarray(values)
         dst.array[...] = values
 
     # --- name map ------------------------------------------------------------------------

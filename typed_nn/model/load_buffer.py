@@ -21,8 +21,7 @@ import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any, Generic, overload
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from ..data.tensor import Tensor, TensorLike
 from ..errors import (
     DeviceError,
     ElemTypeError,

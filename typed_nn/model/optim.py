@@ -29,10 +29,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeAlias
 
-from .. import backends
+from .. import devices
 from ..data.factories import scalar as tn_scalar
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from ..data.tensor import Tensor, TensorLike
 from ..errors import ElemTypeError, OperandError, ParamError, message
 from ..evaluate import EvalPlan
 from ..ops import sqrt, square
@@ -155,7 +154,7 @@ class Optimizer(ABC):
         """This weight's state tensors (zeros at first)."""
         entry = self._state.get(id(weight))
         if entry is None:
-            xp = backends.array_module(weight.device)
+            xp = devices.array_module(weight.device)
             dim = dim_of_rank(weight.rank)
             slots = {
                 n: Tensor(xp.zeros_like(weight.array), weight.elem, weight.device, dim)

@@ -22,9 +22,8 @@ from typing import Any, NamedTuple, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from .. import backends
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from .. import devices
+from ..data.tensor import Tensor, TensorLike
 from ..errors import OperandError, ParamError, brief, listed, message
 from ..shape import format_shape
 from .torch_mapping import TorchMapping, TorchParam
@@ -141,7 +140,7 @@ def from_torch_state_dict(
     for name, value in values.items():
         target = params[name]
         if target.device.name != "CPU":
-            value = backends.array_module(target.device).asarray(value)
+            value = devices.array_module(target.device).asarray(value)
         target.array[...] = value
     return TorchLoadReport(tuple(values), tuple(missing), tuple(unexpected), unmapped)
 

@@ -30,9 +30,8 @@ from typing import Any, TypeAlias
 import numpy as np
 import numpy.typing as npt
 
-from .. import backends
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from .. import devices
+from ..data.tensor import Tensor, TensorLike
 from ..errors import (
     OperandError,
     ParamError,
@@ -310,5 +309,5 @@ def _value(entry: Entry, data: bytes, base: int, target: AnyParam | None, into: 
         assert isinstance(into, LoadBuffer)
         device, host = into.device, host.astype(entry.elem.dtype)  # owned, native order, writable
     if device.name != "CPU":
-        return backends.array_module(device).asarray(host)
+        return devices.array_module(device).asarray(host)
     return host

@@ -27,9 +27,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from .. import backends
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from .. import devices
+from ..data.tensor import Tensor, TensorLike
 from ..errors import ExportError, MissingDependencyError, OperandError, message
 from ..evaluate.step import _names_read
 from ..evaluate.trace import Number, floats, is_float, qualname, trace_function
@@ -267,7 +266,7 @@ class _Writer:
             for i in reversed(rows):
                 name = self.g.add("Gather", [name, self.g.constant(i, np.dtype(np.int64))], axis=0)
             return name
-        return self.g.initializer(self._weight_name(t), backends.to_host(t._array))
+        return self.g.initializer(self._weight_name(t), devices.to_host(t._array))
 
     def _weight_name(self, t: Tensor[Any, Any, Any]) -> str:
         name = self._weight_names.get(id(t))

@@ -1,8 +1,6 @@
 """The op catalogue: each op declared once (name, checks, result type) and implemented per
 device. Everything here builds lazy nodes; nothing computes until evaluation."""
 
-from .. import backends as _backends  # noqa: F401
-from ..backends import numpy as _numpy_backend  # noqa: F401 - registers the CPU implementations
 from .activation import relu as relu
 from .activation import relu_grad as relu_grad
 from .activation import sigmoid as sigmoid
@@ -74,3 +72,23 @@ from .softmax import softmax as softmax
 from .softmax import softmax_grad as softmax_grad
 from .structure import dot as dot
 from .structure import matmul as matmul
+
+# isort: split
+# What the operators on TensorLike build with: data cannot import ops, so ops hands these
+# down when it loads (data/tensor.py's UP is the one place data reaches up).
+from ..data.tensor import UP as _UP
+from . import arithmetic as _arithmetic
+from . import rows as _rows
+from . import structure as _structure
+from .node import build as _build
+
+_UP.build = _build
+_UP.ADD = _arithmetic.ADD
+_UP.SUB = _arithmetic.SUB
+_UP.MUL = _arithmetic.MUL
+_UP.DIV = _arithmetic.DIV
+_UP.negative = _arithmetic.negative
+_UP.abs = _arithmetic.abs
+_UP.matmul = _structure.build_matmul
+_UP.slice = _rows.slice
+_UP.stack_items = _rows.stack_items

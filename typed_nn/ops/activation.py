@@ -9,7 +9,7 @@ leading dims; the result has the forward value's shape.
 
 from __future__ import annotations
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..tags import D2, FE, D, Dv
 from .elementwise import elementwise_grad, grad, unary
 from .node import AnyOp, Cotangents, build

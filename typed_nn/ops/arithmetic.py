@@ -6,7 +6,7 @@ the generated overloads, so the builders themselves take plain objects and check
 
 from __future__ import annotations
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..tags import D, Dv, E
 from .declare import NOT_DIFFERENTIABLE
 from .elementwise import binary, unary

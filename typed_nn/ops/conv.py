@@ -22,7 +22,7 @@ on both sides. Output sizes: ``H' = (H + 2 * padding - KH) // stride + 1`` (same
 
 from __future__ import annotations
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ShapeError, message
 from ..shape import format_shape
 from ..tags import FE, DeviceTag, Dim4, Dv, ElemTag

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TypeVar
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, message
 from ..tags import DEVICE_TAGS, ELEM_TAGS, D, DeviceTag, Dv, E, ElemTag, FloatTag
 from .declare import OpDecl, Operand, Params

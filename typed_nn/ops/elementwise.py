@@ -17,8 +17,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Protocol, overload
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import ShapeError, message
 from ..shape import format_shape
 from ..tags import (

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, ShapeError, message
 from ..tags import FE, DeviceTag, Dim2, Dv, ElemTag, IntTag
 from .declare import OpDecl, Operand, Params

@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import overload
 
-from ..data.special import ZeroTensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
+from .rows import STACK, stack_items
 from .rules import common_device, common_elem, site, tensor_operands
-from .structure import STACK, stack_items
+from .special import ZeroTensor
 
 __all__ = ["CONCAT", "NARROW", "STACK", "concat", "narrow", "stack"]
 

@@ -14,8 +14,7 @@ from math import inf
 from typing import Literal, TypeAlias
 
 from ..data.factories import scalar
-from ..data.special import ZeroTensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ParamError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dim0, Dv, ElemTag
 from .activation import relu
@@ -26,6 +25,7 @@ from .node import AnyOp, Cotangents, build
 from .reduce import REDUCE_SUM, reduce_mean, reduce_sum
 from .rules import common_device, common_elem, require_float, require_rank, site, tensor_operands
 from .select import WHERE
+from .special import ZeroTensor
 
 __all__ = [
     "NLL_LOSS",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..tags import D2, FE, D, Dv
 from .declare import Vjp
 from .elementwise import elementwise_grad, grad, unary

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import tracing
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..tags import D, Dv, E, IntTag
 from .declare import OpDecl, Operand, Params
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, ShapeError, message
 from ..tags import DeviceTag, Dv, ElemTag, FloatTag, Int64
 from .declare import NOT_DIFFERENTIABLE, OpDecl, Operand, Params

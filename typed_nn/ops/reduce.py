@@ -17,7 +17,7 @@ from __future__ import annotations
 from math import prod
 from typing import Any, Literal, overload
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import OperandError, RankError, ShapeError, message
 from ..tags import (
     FE,
@@ -42,6 +42,7 @@ from .node import AnyOp, Cotangents, build
 from .rules import require_float, require_rank, site, tensor_operands
 
 __all__ = [
+    "sum_to",
     "ARGMAX",
     "REDUCE_MAX",
     "REDUCE_MEAN",
@@ -570,3 +571,20 @@ def argmax(x: AnyTensor, axis: int = -1) -> AnyTensor:
     return _argmax(x, axis)
 # --- END GENERATED REDUCE ---
 # fmt: on
+
+
+def sum_to(c: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
+    """The cotangent ``c`` of a broadcast value, summed back to the operand ``shape``:
+    over the leading dims the operand lacks, and over its size-1 dims that were expanded."""
+    if c.shape == shape:
+        return c
+    lead = c.rank - len(shape)
+    if lead < 0:  # a cotangent of lower rank stands for its repeats (a scalar zero, ...)
+        return sum_to(expand(c, (*shape[:-lead], *c.shape), tuple(range(-lead))), shape)
+    if lead:
+        c = build(REDUCE_SUM, (c,), (tuple(range(lead)), False))
+    ones = tuple(i for i, (n, m) in enumerate(zip(c.shape, shape, strict=True)) if m == 1 != n)
+    if ones:
+        c = build(REDUCE_SUM, (c,), (ones, True))
+    assert c.shape == shape, f"cannot sum a cotangent {c.shape} back to {shape}"
+    return c

@@ -11,8 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..data.tensor import Tensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
 from ..shape import broadcast_shapes, format_shape
 from ..tags import DeviceTag, ElemTag, FloatTag, IntTag

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 from typing import Any, TypeVar, overload
 
-from ..data.special import ZeroTensor
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, message
 from ..tags import FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
 from .arithmetic import sign
@@ -27,6 +26,7 @@ from .declare import OpDecl, Operand, Params
 from .elementwise import binary, ternary
 from .node import AnyOp, Cotangents, build
 from .rules import broadcast_shape, common_device, site, tensor_operands
+from .special import ZeroTensor
 
 __all__ = ["INTERPOLATE", "MAXIMUM", "WHERE", "interpolate", "maximum", "where"]
 

@@ -7,7 +7,7 @@ Both subtract the group maximum first, so large inputs never overflow.
 
 from __future__ import annotations
 
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dv, ElemTag
 from .declare import OpDecl, Operand, Params

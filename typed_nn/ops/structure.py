@@ -11,31 +11,24 @@ with a batched ``b`` (rank >= 3) it builds a ``matmul`` node.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Literal, overload
 
-import numpy as np
-
-from ..data.special import zeros_like
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..shape import broadcast_shapes, format_shape
 from ..tags import MAX_RANK, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
-from . import layout  # a module reference: data/tensor_like imports this file mid-cycle
+from . import layout
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
+from .reduce import sum_to
 from .rules import common_device, common_elem, site, tensor_operands
 
 __all__ = [
     "DOT",
     "MATMUL",
-    "SLICE",
-    "STACK",
     "build_matmul",
     "dot",
     "matmul",
-    "slice",
-    "stack_items",
 ]
 
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
@@ -167,8 +160,6 @@ def _swap_last(x: AnyTensor) -> AnyTensor:
 def _matmul_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     # With both sides as (stacks of) matrices: dA = g @ B^T, dB = A^T @ g, each summed over
     # the batch dims its operand was broadcast along and reshaped back from its promotion.
-    from ..autodiff.reverse import sum_to  # autodiff imports the ops
-
     a, b = n.operands
     pa, pb = _promoted(a.shape, b.shape)
     a2, b2 = layout.reshape_to(a, pa), layout.reshape_to(b, pb)
@@ -180,111 +171,6 @@ def _matmul_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
 
 
 MATMUL = OpDecl("matmul", 2, _infer_matmul, kind="contraction", vjp=_matmul_vjp)
-
-
-def _infer_slice(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
-    (x,) = tensor_operands(decl, operands)
-    (index,) = params
-    assert isinstance(index, int)
-    if x.rank == 0:
-        raise RankError(
-            message("cannot index a scalar.", [("data", x.describe())], built_at=site())
-        )
-    n = x.shape[0]
-    if not 0 <= index < n:
-        raise ShapeError(
-            message(
-                "ID out of bound.",
-                [("data", x.describe()), ("index", str(index)), ("valid", f"0 .. {n - 1}")],
-                built_at=site(),
-                hint="index dim 0 within its size.",
-            )
-        )
-    return x.shape[1:], x.elem, x.device
-
-
-def _slice_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
-    # g in row ``index`` of zeros shaped like x (one ZeroTensor object: evaluated once)
-    (index,), rows = n.params, n.operands[0].shape[0]
-    zero = zeros_like(g)
-    return (stack_items([zero] * index + [g] + [zero] * (rows - index - 1)),)
-
-
-SLICE = OpDecl("slice", 1, _infer_slice, params=("index",), kind="view", vjp=_slice_vjp)
-
-
-def _infer_stack(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
-    tensors = tensor_operands(decl, operands)
-    device = common_device(decl, tensors)
-    elem = common_elem(decl, tensors)
-    (axis,) = params
-    assert isinstance(axis, int)
-    first = tensors[0].shape
-    for i, t in enumerate(tensors):
-        if t.shape != first:
-            raise ShapeError(
-                message(
-                    f"cannot build {decl.name}: item shapes differ.",
-                    [("item 1", tensors[0].describe()), (f"item {i + 1}", t.describe())],
-                    built_at=site(),
-                    hint="every stacked item must have the same shape.",
-                )
-            )
-    if len(first) + 1 > MAX_RANK:
-        raise RankError(
-            message(
-                f"cannot build {decl.name}: the result would have rank {len(first) + 1}.",
-                [("item", tensors[0].describe())],
-                built_at=site(),
-                hint=f"typed_nn data has at most {MAX_RANK} dims.",
-            )
-        )
-    if not 0 <= axis <= len(first):
-        raise ShapeError(
-            message(
-                f"cannot build {decl.name}: axis {axis} is out of range.",
-                [("item", tensors[0].describe()), ("valid axes", f"0 .. {len(first)}")],
-                built_at=site(),
-            )
-        )
-    return (*first[:axis], len(tensors), *first[axis:]), elem, device
-
-
-def _stack_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
-    (axis,) = n.params
-    if axis:
-        order = tuple([int(axis), *(d for d in range(g.rank) if d != axis)])  # run-time length
-        g = layout.permute(g, order)
-    return tuple(slice(g, i) for i in range(len(n.operands)))
-
-
-STACK = OpDecl("stack", -1, _infer_stack, params=("axis",), vjp=_stack_vjp)
-
-
-def stack_items(items: Sequence[AnyTensor], axis: int = 0) -> AnyTensor:
-    """Stack same-shaped items along a new dim ``axis`` (untyped core of ``ops.stack``)."""
-    if not items:
-        raise ShapeError(
-            message(
-                "Cannot initialize dynamic array with empty sequence.",
-                hint="stack at least one item.",
-            )
-        )
-    return build(STACK, tuple(items), (axis,))
-
-
-def slice(x: AnyTensor, index: int) -> AnyTensor:
-    """Row ``index`` of ``x`` along dim 0 (negative counts from the end); ``x[i]``."""
-    if isinstance(index, bool) or not isinstance(index, int | np.integer):
-        raise ShapeError(
-            message(
-                f"cannot index {x.describe()} with {type(index).__name__} {index!r}.",
-                hint="use an int; slicing ranges is ops.reshape / ops.tile territory.",
-            )
-        )
-    index = int(index)
-    n = x.shape[0] if x.shape else 0
-    return build(SLICE, (x,), (index + n if index < 0 else index,))
 
 
 def build_matmul(a: object, b: object) -> AnyTensor:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ..data.tensor_like import TensorLike
+from ..data.tensor import TensorLike
 from ..layers import (
     Conv2dLayer,
     FlattenLayer,

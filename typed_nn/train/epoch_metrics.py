@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from .. import backends
+from .. import devices
 from ..data.tensor import Tensor
 from ..errors import TrainingError, message
 from ..model.optim import Optimizer
@@ -72,7 +72,7 @@ class EpochMetrics:
 
     def batch_loss(self, probs: Any, rows: npt.NDArray[np.int64]) -> float:
         """One batch's mean NLL (for a progress bar)."""
-        picked = backends.to_host(probs)[np.arange(len(rows)), self.labels[rows]]
+        picked = devices.to_host(probs)[np.arange(len(rows)), self.labels[rows]]
         with np.errstate(divide="ignore", invalid="ignore"):  # a loss of inf or nan is shown
             return -float(np.log(picked).mean())
 
@@ -80,7 +80,7 @@ class EpochMetrics:
         if not self.pending:
             return
         chunk = np.concatenate(self.pending) if len(self.pending) > 1 else self.pending[0]
-        chunk = backends.to_host(chunk)  # on the GPU: one copy to the host per chunk
+        chunk = devices.to_host(chunk)  # on the GPU: one copy to the host per chunk
         start, stop = self.done, self.done + len(chunk)
         # mode "clip" writes straight into out; the indices are in range by construction
         chunk.ravel().take(self.label_at[start:stop], 0, self.picked[start:stop], "clip")
@@ -181,7 +181,7 @@ def weights_diverged(
     after the batch at ``where`` (an epoch's last update, which no later loss would show);
     else None."""
     for name, weight in weights:
-        xp = backends.array_module(weight.device)
+        xp = devices.array_module(weight.device)
         if not bool(xp.all(xp.isfinite(weight.array))):
             items = [("declared", "finite weights"), ("received", f"{name} holds NaN or Inf")]
             step = optimizer.step_count - 1

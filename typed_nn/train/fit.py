@@ -26,7 +26,7 @@ from typing import Any, TextIO
 import numpy as np
 import numpy.typing as npt
 
-from .. import backends
+from .. import devices
 from ..data.tensor import Tensor
 from ..distributed.data_parallel import (
     check_batch,
@@ -212,7 +212,7 @@ def fit(
     check_batch(world, batch_size)
     check_device(world, device)
     rng = np.random.default_rng(seed)  # one seed: the same order on every rank
-    on_device = backends.array_module(device).asarray  # numpy's: no copy on the CPU
+    on_device = devices.array_module(device).asarray  # numpy's: no copy on the CPU
     check = on_nonfinite == "raise"
     n = len(train)
     tester: PredictGraph | LossGraph | None = None

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backends
+from .. import devices
 from ..data.factories import zeros
 from ..errors import TrainingError, message
 from ..evaluate import EvalPlan
@@ -100,7 +100,7 @@ class LossMetrics:
 
     def add(self, loss: Array) -> None:
         """The next batch's loss, a rank-0 array on any device."""
-        value = float(backends.to_host(loss))
+        value = float(devices.to_host(loss))
         self.losses[self.done] = value
         if self.check and self.first_bad is None and not math.isfinite(value):
             self.first_bad = self.done * self.batch_size
@@ -108,7 +108,7 @@ class LossMetrics:
 
     def batch_loss(self, loss: Array, rows: Any) -> float:
         """One batch's loss (for a progress bar)."""
-        return float(backends.to_host(loss))
+        return float(devices.to_host(loss))
 
     def batch_nll(self, batch: int) -> float:
         """The loss of the epoch's ``batch`` (0-based)."""
@@ -129,7 +129,7 @@ class LossGraph:
         self, model: TrainableModel, loss: Loss, data: ArrayDataset, device: type[DeviceTag] = CPU
     ) -> None:
         features, targets = data.arrays
-        xp = backends.array_module(device)
+        xp = devices.array_module(device)
         self.x = zeros(features.shape, Float32, device)
         self.y = zeros(targets.shape, Float32, device)
         self.x.array[...] = xp.asarray(features)

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple, TypeAlias
 
 import numpy as np
 
-from .. import backends
+from .. import devices
 from ..data.tensor import Tensor
 from ..errors import CheckpointError, message
 from ..model.checkpoint import load_checkpoint, save_checkpoint
@@ -136,7 +136,7 @@ def resume(
         value = history.metric(early_stopping.monitor)[history.best_epoch]
         device = weights[0][1].device if weights else CPU
         snapshot = [
-            (w, backends.array_module(device).asarray(ckpt.arrays[BEST + name]))
+            (w, devices.array_module(device).asarray(ckpt.arrays[BEST + name]))
             if BEST + name in ckpt.arrays
             else (w, w.array.copy())
             for name, w in weights

@@ -22,10 +22,9 @@ import numpy.typing as npt
 
 from .. import ops
 from ..autodiff import grad, vjp
-from ..backends.xp import module_of
 from ..data.factories import zeros
-from ..data.tensor import Tensor
-from ..data.tensor_like import TensorLike
+from ..data.tensor import Tensor, TensorLike
+from ..devices import module_of
 from ..distributed.gradients import GradientAllReduce
 from ..distributed.world import World
 from ..errors import DeviceError, TrainingError, message

@@ -1,5 +1,5 @@
 """The GPU backend: cupy implementations of every op and one generated kernel per fused
-element-wise region. Registered when cupy is first needed (``backends.array_module(GPU)``),
+element-wise region. Registered when cupy is first needed (``devices.array_module(GPU)``),
 never at ``import typed_nn``.
 """
 

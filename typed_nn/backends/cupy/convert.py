@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...devices import array_module
 from ...tags import GPU, DeviceTag
-from .. import array_module
 
 Array = Any
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..xp import module_of
+from ...devices import module_of
 
 Array = Any
 

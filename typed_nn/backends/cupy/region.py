@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...devices import array_module
 from ...evaluate.graph import Graph, Ref, is_number
 from ...tags import GPU
-from .. import array_module
 from .kernel_cache import KernelCache
 from .kernel_source import Input, InputKind, RegionSpec, Step, supports
 from .kernel_source import Ref as Arg

@@ -11,10 +11,11 @@ find those regions.
 
 from __future__ import annotations
 
+from ...evaluate import hooks
 from ...ops.declare import Impl, implement, implementation
 from ...tags import CPU, GPU
 from .. import numpy as _numpy  # noqa: F401 - the shared CPU implementations must be registered
-from . import convert, fused, nn
+from . import convert, fused, nn, region
 
 __all__ = ["GPU_OWN", "SHARED", "register", "registered"]
 
@@ -72,3 +73,4 @@ def register() -> None:
     for name, fn in GPU_OWN.items():
         implement(name, GPU)(fn)
     fused.register_out_forms()
+    hooks.region_compilers[GPU] = region.compile_region  # fused regions: one generated kernel each

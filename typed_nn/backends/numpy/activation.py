@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from ...devices import module_of
 from ...fp_errors import ignore_fp_errors, restore_fp_errors
 from ...ops.declare import implement
 from ...tags import CPU
-from ..xp import module_of
 
 Array = Any
 Out = Array | None

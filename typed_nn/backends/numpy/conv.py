@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ...devices import module_of
 from ...ops.declare import implement
 from ...tags import CPU
-from ..xp import module_of
 
 Array = Any
 Pair = tuple[int, int]

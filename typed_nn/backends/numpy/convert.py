@@ -3,7 +3,7 @@
 ``to_device`` is implemented per *destination* device (the node's device). The CPU one
 receives a numpy array (nothing to move) or a cupy array (copied to the host). Moving onto
 the GPU belongs to the cupy backend, which registers itself when cupy is first imported
-(``backends.array_module(GPU)``). The guard below is what a plan built before that finds:
+(``devices.array_module(GPU)``). The guard below is what a plan built before that finds:
 it imports cupy (or raises an error naming it), then hands over to the backend's own.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import backends
+from ... import devices
 from ...errors import NoImplementationError, message
 from ...ops.declare import implement, implementation
 from ...tags import CPU, GPU, DeviceTag, ElemTag
@@ -26,12 +26,12 @@ def astype(x: Array, elem: type[ElemTag]) -> Array:
 
 @implement("to_device", CPU)
 def to_device(x: Array, device: type[DeviceTag]) -> Array:
-    return backends.to_host(x)
+    return devices.to_host(x)
 
 
 @implement("to_device", GPU, priority=-1)
 def to_device_guard(x: Array, device: type[DeviceTag]) -> Array:
-    backends.array_module(GPU)  # BackendUnavailableError naming cupy; else registers the backend
+    devices.array_module(GPU)  # BackendUnavailableError naming cupy; else registers the backend
     impl = implementation("to_device", GPU)
     if impl is not to_device_guard:  # the cupy backend's own, registered just now
         return impl(x, device)

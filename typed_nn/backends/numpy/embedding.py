@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from ...devices import module_of
 from ...errors import IndexRangeError, message
 from ...ops.declare import implement
 from ...tags import CPU
-from ..xp import module_of
 
 Array = Any
 

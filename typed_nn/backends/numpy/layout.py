@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from ...devices import asarray_like
 from ...ops.declare import implement
 from ...ops.layout import mute_shape
 from ...tags import CPU
-from ..xp import asarray_like
 
 Array = Any
 

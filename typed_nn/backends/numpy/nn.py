@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from ...devices import asarray_like
 from ...ops.declare import implement
 from ...tags import CPU
-from ..xp import asarray_like
 
 Array = Any
 _sum = np.add.reduce

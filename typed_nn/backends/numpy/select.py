@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ...devices import module_of
 from ...ops.declare import implement, implement_out
 from ...tags import CPU
-from ..xp import module_of
 
 Array = Any
 Out = Array | None

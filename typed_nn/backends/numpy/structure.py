@@ -6,10 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from ...devices import array_module, module_of
 from ...ops.declare import implement
 from ...tags import CPU
-from .. import array_module
-from ..xp import module_of
 
 Array = Any
 

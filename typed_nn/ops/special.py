@@ -1,4 +1,5 @@
-"""Lazy data with no storage until evaluated: ``ZeroTensor``, ``ConstantTensor``, ``BiasVector``.
+"""Lazy data with no storage until evaluated: ``ZeroTensor`` and ``ConstantTensor``
+(``BiasVector``, a one-hot row, lives with the slice it transposes, in ``ops/rows.py``).
 
 They are operation nodes with no tensor inputs (their values come from their parameters), so
 the evaluator treats them like any node, and can fold them away: ``x + ZeroTensor`` is ``x``.
@@ -9,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, overload
 
-from ..errors import OperandError, ShapeError, message
-from ..ops.declare import OpDecl, Operand, Params
-from ..ops.node import AnyOp, Cotangents, Operation, build, user_site
-from ..shape import deprecated
+from ..data.tensor import AnyTensor, TensorLike
+from ..errors import OperandError, message
+from ..shape import check_shape, deprecated
 from ..tags import (
     D,
     DeviceTag,
@@ -26,28 +26,14 @@ from ..tags import (
     Dv,
     E,
     ElemTag,
-    dim_of_rank,
 )
-from .tensor_like import AnyTensor, TensorLike
+from .declare import OpDecl, Operand, Params
+from .node import AnyOp, Cotangents, Operation, build, user_site
+from .reduce import REDUCE_SUM
 
-__all__ = ["BiasVector", "ConstantTensor", "ZeroTensor", "zeros_like"]
+__all__ = ["ConstantTensor", "Inferred", "ZeroTensor", "scalar_operand", "zeros_like"]
 
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
-
-
-def check_shape(shape: object, what: str) -> tuple[int, ...]:
-    """A shape tuple of non-negative ints with at most ``MAX_RANK`` (6) dims."""
-    if not isinstance(shape, tuple) or not all(
-        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
-    ):
-        raise ShapeError(
-            message(
-                f"{what} needs a shape tuple of non-negative ints, got {shape!r}.",
-                hint="write the shape as a tuple, e.g. (4, 3); () for a scalar.",
-            )
-        )
-    dim_of_rank(len(shape))
-    return shape
 
 
 def _infer_params(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
@@ -58,7 +44,7 @@ def _infer_params(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -
     return shape, elem, device
 
 
-def _scalar_operand(what: str, value: object) -> TensorLike[Any, Any, Dim0]:
+def scalar_operand(what: str, value: object) -> TensorLike[Any, Any, Dim0]:
     if not isinstance(value, TensorLike) or value.rank != 0:
         raise OperandError(
             message(
@@ -85,31 +71,11 @@ def _infer_fill(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> 
     return shape, operands[0].elem, operands[0].device
 
 
-def _infer_one_hot(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
-    length = params[0]
-    assert isinstance(length, int)
-    return (length,), operands[0].elem, operands[0].device
-
-
-# These data kinds are declared as ops here, so their vjps reach up into ops/ for the sum and
-# the slice (imported when first differentiated; moving the declarations into ops/ would
-# remove this upward edge).
 def _fill_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
-    from ..ops.reduce import REDUCE_SUM
-
     return (build(REDUCE_SUM, (g,), (tuple(range(g.rank)), False)) if g.rank else g,)
 
 
-def _one_hot_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
-    from ..ops.structure import slice
-
-    return (slice(g, n.params[1]),)
-
-
 FILL = OpDecl("fill", 1, _infer_fill, params=("shape",), kind="source", vjp=_fill_vjp)
-ONE_HOT = OpDecl(
-    "one_hot", 1, _infer_one_hot, params=("length", "pos"), kind="source", vjp=_one_hot_vjp
-)
 
 
 class ZeroTensor(Operation[E, Dv, D]):
@@ -177,7 +143,7 @@ class ConstantTensor(Operation[E, Dv, D]):
     # --- END GENERATED CONSTANT TENSOR ---
     # fmt: on
     def __init__(self, scalar: TensorLike[E, Dv, Dim0], shape: tuple[int, ...]) -> None:
-        value = _scalar_operand("ConstantTensor", scalar)
+        value = scalar_operand("ConstantTensor", scalar)
         shape = check_shape(shape, "ConstantTensor")
         super().__init__(FILL, (value,), (shape,), shape, value.elem, value.device, user_site())
 
@@ -189,42 +155,6 @@ class ConstantTensor(Operation[E, Dv, D]):
 
     def _kind(self) -> str:
         return "ConstantTensor"
-
-
-class BiasVector(Operation[E, Dv, Dim1]):
-    """A vector of zeros with one value at ``pos`` (MetaNN's BiasVector / OneHotVector)."""
-
-    __slots__ = ()
-
-    def __init__(self, length: int, pos: int, scalar: TensorLike[E, Dv, Dim0]) -> None:
-        value = _scalar_operand("BiasVector", scalar)
-        if not 0 <= pos < length:
-            raise ShapeError(
-                message(
-                    "BiasVector position is out of range.",
-                    [("length", str(length)), ("pos", str(pos))],
-                    hint=f"use 0 <= pos < {length}.",
-                )
-            )
-        super().__init__(
-            ONE_HOT, (value,), (length, pos), (length,), value.elem, value.device, user_site()
-        )
-
-    @property
-    def hot_pos(self) -> int:
-        """The index of the non-zero element."""
-        pos = self.params[1]
-        assert isinstance(pos, int)
-        return pos
-
-    @property
-    def scalar(self) -> TensorLike[E, Dv, Dim0]:
-        """The value at ``hot_pos``."""
-        value: TensorLike[E, Dv, Dim0] = self.operands[0]
-        return value
-
-    def _kind(self) -> str:
-        return "BiasVector"
 
 
 def zeros_like(x: TensorLike[E, Dv, D]) -> TensorLike[E, Dv, D]:

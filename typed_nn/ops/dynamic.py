@@ -1,21 +1,19 @@
 """``DynamicData``: a type-erased holder that keeps E, Dv and D (MetaNN DynamicData).
 
 Layers use it to store values of different concrete kinds in one stack. An empty holder
-(``DynamicData()``) has no shape; reading it or evaluating it is an error.
+(``DynamicData()``) has no shape; reading it or evaluating it is an error. It lives with the
+ops because ``try_cast`` knows every data kind, the op-node kinds (``ZeroTensor``) included.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import Any, TypeVar, overload
 
+from ..data.scalable import ScalableTensor
+from ..data.tensor import Tensor, TensorLike
 from ..errors import LayerError, message
 from ..tags import D, Dv, E
-from .tensor_like import TensorLike
-
-if TYPE_CHECKING:  # annotations only: special.py imports the ops package
-    from .scalable import ScalableTensor
-    from .special import ConstantTensor, ZeroTensor
-    from .tensor import Tensor
+from .special import ConstantTensor, ZeroTensor
 
 __all__ = ["DynamicData", "make_dynamic"]
 
