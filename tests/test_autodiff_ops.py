@@ -406,6 +406,7 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
     # activations (sigmoid_grad / tanh_grad take the forward output)
     "sigmoid": unary_cases(U.sigmoid, -3.0, 3.0),
     "tanh": unary_cases(U.tanh, -2.0, 2.0),
+    "softplus": unary_cases(U.softplus, -3.0, 3.0),
     "relu": away_unary_cases(U.relu),
     "sigmoid_grad": grad_cases(U.sigmoid_grad, in_range(0.05, 0.95)),
     "tanh_grad": grad_cases(U.tanh_grad, in_range(-0.95, 0.95)),
@@ -556,7 +557,7 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
 SECOND_ORDER = (
     *("add", "sub", "mul", "div", "negative", "abs", "maximum", "where", "interpolate"),
     *("exp", "log", "sqrt", "square", "sin", "cos", "tan", "asin", "acos", "asinh", "acosh"),
-    *("sigmoid", "tanh", "relu"),
+    *("sigmoid", "tanh", "relu", "softplus"),
     *("dot", "matmul", "reduce_sum", "reduce_mean", "reduce_max", "softmax", "log_softmax"),
     "nll_loss",
     *("conv2d", "max_pool2d", "tile", "narrow", "concat", "avg_pool2d", "embedding"),

@@ -193,7 +193,9 @@ def test_the_debug_checks_pass_in_a_typed_nn_debug_subprocess() -> None:
 
 # "general", not "elementwise": a fused region would not call this implementation alone;
 # internal: a test's op stays out of the catalogue that the autodiff tests walk.
-FAILING = dataclasses.replace(EXP, name="debug_test_failing", kind="general", internal=True)
+FAILING = dataclasses.replace(
+    EXP, name="debug_test_failing", kind="general", internal=True, ufunc=None, cuda=None
+)
 
 
 @implement(FAILING, tn.CPU)

@@ -91,7 +91,7 @@ def test_relu_grad_gives_zero_not_nan_for_an_infinite_gradient_where_x_is_negati
     assert ops.relu_grad(g, x).numpy().tolist() == [0.0, np.inf]
 
 
-@pytest.mark.parametrize("name", ["sigmoid", "tanh", "relu"])
+@pytest.mark.parametrize("name", ["sigmoid", "tanh", "relu", "softplus"])
 def test_unary_implementations_write_into_out(name: str) -> None:
     x = rng.normal(size=(3, 4)).astype(np.float32)
     out = np.full((3, 4), np.nan, np.float32)
@@ -111,7 +111,7 @@ def test_grad_implementations_write_into_out(name: str) -> None:
     np.testing.assert_array_equal(out, impl(g, y))
 
 
-@pytest.mark.parametrize("op", [ops.sigmoid, ops.tanh, ops.relu])
+@pytest.mark.parametrize("op", [ops.sigmoid, ops.tanh, ops.relu, ops.softplus])
 def test_activations_reject_integer_elements(op: Any) -> None:
     with pytest.raises(tn.ElemTypeError, match=r"cannot build \w+: it needs float elements"):
         op(tagged(np.array([1, 2]), tn.Int32))
@@ -141,3 +141,29 @@ def test_grad_with_mixed_elements_is_rejected() -> None:
     x = tagged(np.ones((3,)), tn.Float32)
     with pytest.raises(tn.ElemTypeError, match="relu_grad: operands have different element"):
         ops.relu_grad(g, x)
+
+
+@pytest.mark.parametrize("elem", [tn.Float32, tn.Float64])
+def test_softplus_is_log_one_plus_exp_without_overflow(elem: type[tn.Float32]) -> None:
+    x = np.array([-800.0, -30.0, -1.0, 0.0, 1e-8, 2.0, 30.0, 800.0])
+    got = ops.softplus(tagged(x, elem)).numpy()
+    assert got.dtype == elem.dtype
+    assert np.isfinite(got).all()
+    want = np.where(x > 30, x, np.log1p(np.exp(np.minimum(x, 30))))  # exact in float64 here
+    np.testing.assert_allclose(
+        got, want.astype(elem.dtype), rtol=2e-7 if elem is tn.Float32 else 1e-15
+    )
+
+
+def test_softplus_gradient_is_sigmoid_fused_and_compiled() -> None:
+    x = tagged(rng.normal(size=(3, 4)), tn.Float32)
+    g = tn.grad(ops.reduce_sum(ops.softplus(x * 2.0)), x).numpy()
+    np.testing.assert_allclose(g, 2.0 / (1.0 + np.exp(-2.0 * x.numpy())), rtol=1e-6)
+
+    @tn.compile
+    def step(
+        x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim2],
+    ) -> tn.TensorLike[tn.Float32, tn.CPU, tn.Dim2]:
+        return ops.softplus(x) * 0.5 + 1.0  # one fused element-wise region
+
+    np.testing.assert_allclose(step(x).numpy(), ops.softplus(x).numpy() * 0.5 + 1.0, rtol=1e-6)

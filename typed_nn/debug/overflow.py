@@ -24,15 +24,13 @@ from ..ops.node import Operation
 from ..tags import CPU, Int32
 from .numeric import operand_ranges
 
-__all__ = ["CHECKED_OPS", "check_int_overflow"]
-
-CHECKED_OPS = frozenset({"add", "sub", "mul", "negative", "abs", "reduce_sum", "dot", "matmul"})
-"""The ops whose Int32 results debug mode recomputes in int64."""
+__all__ = ["check_int_overflow"]
 
 
 def check_int_overflow(node: Operation[Any, Any, Any], result: Tensor[Any, Any, Any]) -> None:
-    """Raise NumericError when ``node``'s Int32 result wrapped around."""
-    if node.elem is not Int32 or node.op.name not in CHECKED_OPS or result.size == 0:
+    """Raise NumericError when ``node``'s Int32 result wrapped around (for the ops whose
+    declaration says integer results may wrap: ``OpDecl.int_overflow``)."""
+    if node.elem is not Int32 or not node.op.int_overflow or result.size == 0:
         return
     operands = [_wide(x) for x in node.operands]
     if any(x is None for x in operands):

@@ -6,104 +6,24 @@ sit at the same depth of the graph (so none depends on another), apply the same 
 same params, and read, at each operand position, either one shared value (a weight) or one
 item each of an earlier group (or of a gathered stack of same-shaped leaves). A group becomes
 one node over stacked values (``(n, *item_shape)``), and each member an ``item`` view of it.
-A chain of ``add`` nodes that sums every member of a group becomes one reduction over the
+A chain of additions that sums every member of a group becomes one reduction over the
 stack — for a group of per-sample outer products, one contraction (``X^T @ G``).
 
-Which ops batch, and how, is :data:`BATCHERS`: element-wise ops run unchanged on stacks
-(shared operands broadcast as trailing dims), others shift their dims by one or use a
-dedicated kernel (``backends/numpy/batched.py``).
+Which ops batch, and how, each op's declaration says (``OpDecl.batching``, rules in
+``ops/batching.py``): element-wise ops run unchanged on stacks (shared operands broadcast as
+trailing dims), others shift their dims by one or use a dedicated group op.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from ..ops.declare import OpDecl, Params, implemented_devices, internal_op
+from ..ops.arithmetic import ADD
+from ..ops.batching import DOT_SUM, ITEM, MATMUL, STACK, SUM
+from ..ops.declare import OpDecl, Params, implemented_devices
 from .graph import Graph, INode, Ref, is_number
 
-__all__ = ["BATCHERS", "batch"]
-
-
-def _internal(name: str, arity: int) -> OpDecl:
-    return internal_op(name, arity, "batching")
-
-
-STACK, ITEM, SUM = (
-    _internal("batch_stack", -1),
-    _internal("batch_item", 1),
-    _internal("batch_sum", 1),
-)
-MATMUL, DOT_SHARED_LEFT = _internal("batch_matmul", 2), _internal("batch_dot_shared_left", 2)
-DOT_SUM = _internal("batch_dot_sum", 2)
-NLL_LOSS, SOFTMAX_NLL = _internal("batch_nll_loss", 2), _internal("batch_softmax_nll_grad", 3)
-
-# (decl, params) of the group node, or None when the pattern does not batch. ``kinds`` says
-# per operand: "s" shared, "b" batched (stacked).
-Batcher = Callable[[INode, str, int], tuple[OpDecl | None, Params] | None]
-
-
-def _same(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
-    return n.decl, n.params
-
-
-def _dot(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
-    if n.params != (1,):
-        return None
-    if kinds == "bs":
-        return n.decl, n.params
-    if kinds == "bb":
-        return MATMUL, ()
-    return (DOT_SHARED_LEFT, ()) if kinds == "sb" else None
-
-
-def _shift_dims(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
-    dims, *rest = n.params
-    if not isinstance(dims, tuple):
-        return None
-    return n.decl, (tuple(d + 1 for d in dims), *rest)
-
-
-def _reshape(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
-    return None if kinds != "b" else (n.decl, (("batch", *n.params[0]),))
-
-
-def _permute(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
-    order = n.params[0]
-    return None if kinds != "b" else (n.decl, ((0, *(o + 1 for o in order)),))
-
-
-def _last_k(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
-    return (n.decl, n.params) if "s" not in kinds else None
-
-
-def _named(decl: OpDecl, pattern: str) -> Batcher:
-    def batcher(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
-        return (decl, n.params) if kinds == pattern else None
-
-    return batcher
-
-
-def _matmul(n: INode, kinds: str, item_rank: int) -> tuple[OpDecl | None, Params] | None:
-    return n.decl, n.params  # _how admits only operands whose batch dims line up
-
-
-BATCHERS: dict[str, Batcher] = {
-    "dot": _dot,
-    "matmul": _matmul,
-    "reduce_sum": _shift_dims,
-    "reduce_mean": _shift_dims,
-    "reduce_max": _shift_dims,
-    "reshape": _reshape,
-    "permute": _permute,
-    "softmax": _last_k,
-    "log_softmax": _last_k,
-    "softmax_grad": _last_k,
-    "log_softmax_grad": _last_k,
-    "nll_loss": _named(NLL_LOSS, "bb"),
-    "softmax_nll_grad": _named(SOFTMAX_NLL, "sbb"),
-}
-"""Op name -> how a group of it runs on stacks (element-wise ops need no entry)."""
+__all__ = ["batch"]
 
 
 def _depths(g: Graph) -> list[int]:
@@ -225,13 +145,9 @@ def _make_group(
 def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | None, Params] | None:
     reads_group = "g" in kinds
     kinds = kinds.replace("g", "b")
-    batcher = BATCHERS.get(first.op)
+    batcher = first.decl.batching if first.decl is not None else None
     if batcher is not None:
-        if first.op == "dot" and kinds == "bb" and ranks != (2, 2):
-            return None
-        if first.op == "matmul" and not _stacks_align(kinds, ranks):
-            return None
-        return batcher(first, kinds, len(first.shape))
+        return batcher(first, kinds, ranks)
     if first.decl is None or first.decl.kind != "elementwise" or not reads_group:
         return None
     # Stacked operands must be item-shaped: a lower-rank one would broadcast against the
@@ -239,14 +155,6 @@ def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | Non
     if any(k == "b" and r != len(first.shape) for k, r in zip(kinds, ranks, strict=True)):
         return None
     return first.decl, first.params
-
-
-def _stacks_align(kinds: str, ranks: tuple[int, ...]) -> bool:
-    """Whether matmul over stacked operands is the stack of the items' matmuls: no vector
-    operand (its promotion would change), and the stack dim must lead the broadcast batch
-    dims: every stacked operand of the top rank, every shared one of at most that rank."""
-    stacked = {r for k, r in zip(kinds, ranks, strict=True) if k == "b"}
-    return min(ranks) >= 2 and len(stacked) == 1 and max(ranks) in stacked
 
 
 def _runs_on(decl: OpDecl | None, device: Any) -> bool:
@@ -284,7 +192,7 @@ def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, i
     made = 0
     for s in g.order:
         n = g.nodes[s]
-        if not alive[s] or n.op != "add" or any(is_number(a) for a in n.args):
+        if not alive[s] or n.decl is not ADD or any(is_number(a) for a in n.args):
             continue
         parts = []
         for a in n.args:

@@ -5,7 +5,7 @@ Every optimisation is on by default; tests switch them off to compare::
     from typed_nn.evaluate import options, stats
     with options.using(fuse=False, pool=False):
         tn.evaluate(expr)
-    stats.kernel_calls["add"]      # how many times the add kernel ran
+    stats.kernel_calls["matmul"]   # how many times the matmul kernel ran
 
 ``cse`` merges identical sub-trees, ``rewrite`` applies the algebraic rules, ``fuse`` runs
 element-wise regions as one blocked pass, ``pool`` recycles large buffers, ``batch`` merges

@@ -11,7 +11,9 @@ None. Rules see operands after earlier rewrites. Every rule that fires is counte
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+from ..ops import batching
 from ..ops.declare import OpDecl, implemented_devices, internal_op
 from ..ops.special import ZEROS
 from .graph import Graph, INode, Ref, is_number
@@ -34,15 +36,17 @@ def rule(*ops: str, name: str) -> Callable[[RuleFn], RuleFn]:
     return register
 
 
-def _internal(name: str, arity: int) -> OpDecl:
-    return internal_op(name, arity, "rewrites")
+def _internal(name: str, arity: int, **fields: Any) -> OpDecl:
+    return internal_op(name, arity, "rewrites", **fields)
 
 
 PICK_ROW = _internal("pick_row", 2)
 """``pick_row(m, s, pos)`` = ``s * m[pos]``: a one-hot vector dotted with ``m``."""
 PICK_COL = _internal("pick_col", 2)
 """``pick_col(m, s, pos)`` = ``s * m[..., pos]``: ``m`` dotted with a one-hot vector."""
-SOFTMAX_NLL_GRAD = _internal("softmax_nll_grad", 3)
+SOFTMAX_NLL_GRAD = _internal(
+    "softmax_nll_grad", 3, batching=batching.by(batching.SOFTMAX_NLL, "sbb")
+)
 """``softmax_nll_grad(g, t, y, k)``: softmax_grad(nll_loss_grad(g, t, y), y, k) in one pass."""
 
 

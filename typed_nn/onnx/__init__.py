@@ -3,7 +3,7 @@
 
 Importing this package does not import onnx; ``export`` does, and raises a
 ``MissingDependencyError`` naming the extra (``typed_nn[onnx]``) when it is not installed.
-The per-op mapping is :data:`typed_nn.onnx.rules.RULES`.
+The per-op mapping is :func:`typed_nn.onnx.rules.rule_for`.
 """
 
 from .export import DEFAULT_OPSET as DEFAULT_OPSET

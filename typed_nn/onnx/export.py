@@ -217,9 +217,9 @@ class _Writer:
         return lowered
 
     def _node(self, node: AnyOp) -> str:
-        from .rules import RULES
+        from .rules import rule_for
 
-        rule = RULES.get(node.op.name)
+        rule = rule_for(node.op)
         if rule is None:
             raise ExportError(
                 message(

@@ -1,4 +1,5 @@
-"""How each typed_nn op is written in ONNX: one table, :data:`RULES`, op name -> rule.
+"""How each typed_nn op is written in ONNX: :func:`rule_for` — the one operator an op's
+declaration names (``OpDecl.onnx``), else its rule in :data:`RULES` (op name -> rule).
 
 A rule ``rule(g, node, inputs) -> name`` appends the ONNX nodes that compute ``node`` to the
 :class:`~typed_nn.onnx.graph.GraphBuilder` ``g`` and returns the name of the value holding
@@ -20,13 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..ops.declare import OpDecl
 from ..ops.layout import mute_shape
 from ..ops.node import AnyOp
 
 if TYPE_CHECKING:
     from .graph import GraphBuilder
 
-__all__ = ["RULES", "OnnxRule"]
+__all__ = ["RULES", "OnnxRule", "rule_for"]
 
 OnnxRule = Callable[["GraphBuilder", AnyOp, list[str]], str]
 
@@ -215,29 +217,8 @@ def _nll_loss(g: GraphBuilder, node: AnyOp, xs: list[str]) -> str:
 
 
 RULES: dict[str, OnnxRule] = {
-    # element-wise
-    "add": _plain("Add"),
-    "sub": _plain("Sub"),
-    "mul": _plain("Mul"),
-    "div": _plain("Div"),
-    "maximum": _plain("Max"),
-    "negative": _plain("Neg"),
-    "abs": _plain("Abs"),
-    "sign": _plain("Sign"),
-    "exp": _plain("Exp"),
-    "log": _plain("Log"),
-    "sqrt": _plain("Sqrt"),
+    # element-wise (those that are one ONNX operator say so in their declaration: OpDecl.onnx)
     "square": _square,
-    "sin": _plain("Sin"),
-    "cos": _plain("Cos"),
-    "tan": _plain("Tan"),
-    "asin": _plain("Asin"),
-    "acos": _plain("Acos"),
-    "asinh": _plain("Asinh"),
-    "acosh": _plain("Acosh"),
-    "sigmoid": _plain("Sigmoid"),
-    "tanh": _plain("Tanh"),
-    "relu": _plain("Relu"),
     "where": _where,
     "interpolate": _interpolate,
     # normalisation, reductions, losses
@@ -250,7 +231,6 @@ RULES: dict[str, OnnxRule] = {
     "nll_loss": _nll_loss,
     # contraction, convolution, pooling
     "dot": _dot,
-    "matmul": _plain("MatMul"),  # numpy's matmul, as ONNX's: batched, vectors promoted
     "conv2d": _conv2d,
     "max_pool2d": _max_pool2d,
     "avg_pool2d": _avg_pool2d,
@@ -270,3 +250,12 @@ RULES: dict[str, OnnxRule] = {
     "astype": _astype,
     "to_device": _to_device,
 }
+
+
+def rule_for(decl: OpDecl) -> OnnxRule | None:
+    """How ``decl`` is written in ONNX: its rule here, else the one operator its declaration
+    names (``OpDecl.onnx``), else None (not exportable)."""
+    rule = RULES.get(decl.name)
+    if rule is None and decl.onnx is not None:
+        rule = _plain(decl.onnx)
+    return rule

@@ -5,6 +5,7 @@ from .activation import relu as relu
 from .activation import relu_grad as relu_grad
 from .activation import sigmoid as sigmoid
 from .activation import sigmoid_grad as sigmoid_grad
+from .activation import softplus as softplus
 from .activation import tanh as tanh
 from .activation import tanh_grad as tanh_grad
 from .arithmetic import abs as abs

@@ -9,6 +9,8 @@ leading dims; the result has the forward value's shape.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..data.tensor import AnyTensor, TensorLike
 from ..tags import D2, FE, D, Dv
 from .elementwise import elementwise_grad, grad, unary
@@ -19,12 +21,14 @@ __all__ = [
     "RELU_GRAD",
     "SIGMOID",
     "SIGMOID_GRAD",
+    "SOFTPLUS",
     "TANH",
     "TANH_GRAD",
     "relu",
     "relu_grad",
     "sigmoid",
     "sigmoid_grad",
+    "softplus",
     "tanh",
     "tanh_grad",
 ]
@@ -58,12 +62,47 @@ def _relu_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
     return relu_grad(c, n.operands[1]), None  # relu' is piecewise constant
 
 
-SIGMOID = unary("sigmoid", vjp=_sigmoid_vjp)
-TANH = unary("tanh", vjp=_tanh_vjp)
-RELU = unary("relu", vjp=_relu_vjp)
-SIGMOID_GRAD = grad("sigmoid_grad", vjp=_sigmoid_grad_vjp)
-TANH_GRAD = grad("tanh_grad", vjp=_tanh_grad_vjp)
-RELU_GRAD = grad("relu_grad", vjp=_relu_grad_vjp)
+# sigmoid's numpy kernel runs its steps in place on ``out``, and relu is np.maximum(x, 0):
+# both alias-safe. NaN stays NaN through relu, as through np.maximum.
+SIGMOID = unary(
+    "sigmoid",
+    onnx="Sigmoid",
+    vjp=_sigmoid_vjp,
+    alias_safe=True,
+    cuda="{one} / ({one} + {exp}(-{0}))",
+)
+TANH = unary("tanh", onnx="Tanh", vjp=_tanh_vjp, ufunc=np.tanh, cuda="{tanh}({0})")
+RELU = unary(
+    "relu", onnx="Relu", vjp=_relu_vjp, alias_safe=True, cuda="({0} < {zero} ? {zero} : {0})"
+)
+SIGMOID_GRAD = grad("sigmoid_grad", vjp=_sigmoid_grad_vjp, cuda="({one} - {1}) * {1} * {0}")
+TANH_GRAD = grad("tanh_grad", vjp=_tanh_grad_vjp, cuda="({one} - {1} * {1}) * {0}")
+RELU_GRAD = grad(  # a select: inf * 0 is not NaN here
+    "relu_grad", vjp=_relu_grad_vjp, cuda="({1} > {zero} ? {0} : {zero})"
+)
+
+
+def _softplus_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    return (g * sigmoid(n.operands[0]),)  # softplus' = sigmoid
+
+
+SOFTPLUS = unary(  # numpy: np.logaddexp(x, 0), a ufunc (alias-safe); C: the same stable form
+    "softplus",
+    onnx="Softplus",
+    vjp=_softplus_vjp,
+    alias_safe=True,
+    cuda="({0} > {zero} ? {0} + {log}({one} + {exp}(-{0})) : {log}({one} + {exp}({0})))",
+)
+
+
+def softplus(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+    """log(1 + e^x), element-wise; computed stably (no overflow for large x). Its gradient is
+    ``sigmoid(x)``.
+
+    >>> ops.softplus(tn.tensor([0.0], tn.Float32, tn.CPU, tn.Dim1)).numpy()
+    array([0.6931472], dtype=float32)
+    """
+    return build(SOFTPLUS, (x,))
 
 
 def sigmoid(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:

@@ -6,11 +6,13 @@ the generated overloads, so the builders themselves take plain objects and check
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..data.tensor import AnyTensor, TensorLike
 from ..tags import D, Dv, E
 from .declare import NOT_DIFFERENTIABLE
 from .elementwise import binary, unary
-from .math import abs_grad
+from .math import SIGN_OF_0, abs_grad
 from .node import AnyOp, Cotangents, build
 
 __all__ = [
@@ -60,13 +62,37 @@ def _abs_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     return (abs_grad(g, n.operands[0]),)
 
 
-ADD = binary("add", vjp=_add_vjp)
-SUB = binary("sub", vjp=_sub_vjp)
-MUL = binary("mul", vjp=_mul_vjp)
-DIV = binary("div", vjp=_div_vjp, float_only=True)
-NEGATIVE = unary("negative", vjp=_negative_vjp, float_only=False)
-ABS = unary("abs", vjp=_abs_vjp, float_only=False)
-SIGN = unary("sign", vjp=NOT_DIFFERENTIABLE, float_only=False)
+ADD = binary("add", onnx="Add", vjp=_add_vjp, ufunc=np.add, cuda="{0} + {1}", int_overflow=True)
+SUB = binary(
+    "sub", onnx="Sub", vjp=_sub_vjp, ufunc=np.subtract, cuda="{0} - {1}", int_overflow=True
+)
+MUL = binary(
+    "mul", onnx="Mul", vjp=_mul_vjp, ufunc=np.multiply, cuda="{0} * {1}", int_overflow=True
+)
+DIV = binary(
+    "div", onnx="Div", vjp=_div_vjp, float_only=True, ufunc=np.true_divide, cuda="{0} / {1}"
+)
+NEGATIVE = unary(
+    "negative",
+    onnx="Neg",
+    vjp=_negative_vjp,
+    float_only=False,
+    ufunc=np.negative,
+    cuda="-{0}",
+    int_overflow=True,
+)
+ABS = unary(
+    "abs",
+    onnx="Abs",
+    vjp=_abs_vjp,
+    float_only=False,
+    ufunc=np.absolute,
+    cuda="{abs}({0})",
+    int_overflow=True,
+)
+SIGN = unary(
+    "sign", onnx="Sign", vjp=NOT_DIFFERENTIABLE, float_only=False, ufunc=np.sign, cuda=SIGN_OF_0
+)
 
 
 def add(a: object, b: object) -> AnyTensor:

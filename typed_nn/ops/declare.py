@@ -39,11 +39,15 @@ __all__ = [
     "Site",
     "Specialised",
     "Vjp",
+    "Batching",
     "catalogue",
+    "declaration",
+    "declarations",
     "implement",
     "implementation",
     "internal_op",
     "implemented_devices",
+    "implemented_ops",
     "implement_out",
     "out_implementation",
     "registry_version",
@@ -88,6 +92,14 @@ class NotDifferentiable:
 NOT_DIFFERENTIABLE = NotDifferentiable()
 
 _CATALOGUE: dict[str, OpDecl] = {}
+_DECLARED: dict[str, OpDecl] = {}
+
+Batching = Callable[[Any, str, tuple[int, ...]], "tuple[OpDecl | None, Params] | None"]
+"""``batching(node, kinds, ranks) -> (op, params) | None``: given one node of a group, its
+operands' kinds (``"b"`` stacked, ``"s"`` shared, one letter each) and their item ranks, the
+op and parameters
+that compute the whole group on the stacks (``None`` op: the group is its stacked operand),
+or None where the group cannot run as one call."""
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -105,8 +117,26 @@ class OpDecl:
     """The vector-Jacobian product (see :data:`Vjp`); None only for internal ops."""
     internal: bool = False
     """Made by the evaluator's rewrites and batching, never by users (not in the catalogue)."""
+    ufunc: Any = None
+    """The numpy ufunc that computes it (an element-wise op): the CPU backend registers it as
+    the plain implementation and as the write-into form."""
+    alias_safe: bool = False
+    """Element-wise, and its write-into form may write into an operand's own array (element i
+    of the result is written after element i of every operand is read: ufuncs are)."""
+    cuda: str | None = None
+    """The C expression of one element of the result (``"{0} + {1}"``; ``{abs}``, ``{one}``
+    ... are the dtype's spellings): the GPU backend's fused kernels are made of these."""
+    batching: Batching | None = None
+    """How independent nodes of this op run as one call on stacked operands (``ops/batching.py``;
+    element-wise ops need none: the evaluator stacks their operands)."""
+    onnx: str | None = None
+    """The ONNX operator it is, on the same inputs (ONNX broadcasts as numpy does); an op with
+    no one-to-one counterpart has a rule in ``onnx/rules.py`` instead."""
+    int_overflow: bool = False
+    """Integer results may wrap around (debug mode recomputes them in int64 to check)."""
 
     def __post_init__(self) -> None:
+        _DECLARED[self.name] = self
         if not self.internal:
             _CATALOGUE[self.name] = self
 
@@ -114,14 +144,24 @@ class OpDecl:
         return f"OpDecl({self.name!r})"
 
 
-def internal_op(name: str, arity: int, made_by: str) -> OpDecl:
+def internal_op(name: str, arity: int, made_by: str, **fields: Any) -> OpDecl:
     """The declaration of a node only the evaluator makes (``made_by``: its rewrites or its
     batching); building one is an error, and it has no vjp (it never reaches ``tn.grad``)."""
 
     def infer(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Any:
         raise EvaluationError(f"{name} is made by the evaluator's {made_by}, not built")
 
-    return OpDecl(name, arity, infer, internal=True)
+    return OpDecl(name, arity, infer, internal=True, **fields)
+
+
+def declaration(name: str) -> OpDecl | None:
+    """The declaration named ``name`` (internal ones included), or None."""
+    return _DECLARED.get(name)
+
+
+def declarations() -> list[OpDecl]:
+    """Every declaration made so far, internal ones included."""
+    return list(_DECLARED.values())
 
 
 def catalogue() -> dict[str, OpDecl]:
@@ -181,6 +221,11 @@ def implementation(op: str, device: type[DeviceTag]) -> Impl:
             )
         )
     return impls[0][1]
+
+
+def implemented_ops(device: type[DeviceTag]) -> list[str]:
+    """Names of the ops with an implementation on ``device``."""
+    return sorted(op for op, per_device in _IMPLS.items() if per_device.get(device.name))
 
 
 def implemented_devices(op: str) -> list[str]:

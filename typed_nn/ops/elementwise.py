@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Protocol, overload
+from typing import Any, Protocol, TypedDict, Unpack, overload
 
 from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import ShapeError, message
@@ -36,7 +36,7 @@ from ..tags import (
     FloatTag,
     IntTag,
 )
-from .declare import NotDifferentiable, OpDecl, Operand, Params, Vjp
+from .declare import Infer, NotDifferentiable, OpDecl, Operand, Params, Vjp
 from .node import Operation
 from .rules import (
     broadcast_shape,
@@ -132,28 +132,55 @@ def _infer_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> 
     return shape, elem, device
 
 
-def unary(name: str, *, vjp: Vjp | NotDifferentiable, float_only: bool = True) -> OpDecl:
+class Code(TypedDict, total=False):
+    """How an element-wise op computes, where the declaration says it (see :class:`OpDecl`):
+    ``ufunc`` (numpy; its implementation and write-into form on the CPU), ``cuda`` (the C
+    expression of one element, for the GPU's fused kernels), ``onnx`` (the ONNX operator),
+    ``alias_safe`` (default: whether there is a ufunc) and ``int_overflow``."""
+
+    ufunc: Any
+    cuda: str
+    onnx: str
+    alias_safe: bool
+    int_overflow: bool
+
+
+def _elementwise(name: str, arity: int, infer: Infer, **fields: Any) -> OpDecl:
+    fields.setdefault("alias_safe", fields.get("ufunc") is not None)
+    return OpDecl(name, arity, infer, kind="elementwise", **fields)
+
+
+def unary(
+    name: str, *, vjp: Vjp | NotDifferentiable, float_only: bool = True, **code: Unpack[Code]
+) -> OpDecl:
     """Declare ``name(x)``."""
-    return OpDecl(name, 1, _infer_float if float_only else _infer_any, kind="elementwise", vjp=vjp)
+    return _elementwise(name, 1, _infer_float if float_only else _infer_any, vjp=vjp, **code)
 
 
 def binary(
-    name: str, *, vjp: Vjp | NotDifferentiable, float_only: bool = False, numbers: bool = True
+    name: str,
+    *,
+    vjp: Vjp | NotDifferentiable,
+    float_only: bool = False,
+    numbers: bool = True,
+    **code: Unpack[Code],
 ) -> OpDecl:
     """Declare ``name(a, b)``; numbers may stand on either side when ``numbers``."""
     infer = _infer_float if float_only else _infer_any
-    return OpDecl(name, 2, infer, kind="elementwise", numbers=numbers, vjp=vjp)
+    return _elementwise(name, 2, infer, numbers=numbers, vjp=vjp, **code)
 
 
-def ternary(name: str, *, vjp: Vjp, float_only: bool = True, numbers: bool = False) -> OpDecl:
+def ternary(
+    name: str, *, vjp: Vjp, float_only: bool = True, numbers: bool = False, **code: Unpack[Code]
+) -> OpDecl:
     """Declare ``name(a, b, c)`` (interpolate)."""
     infer = _infer_float if float_only else _infer_any
-    return OpDecl(name, 3, infer, kind="elementwise", numbers=numbers, vjp=vjp)
+    return _elementwise(name, 3, infer, numbers=numbers, vjp=vjp, **code)
 
 
-def grad(name: str, *, vjp: Vjp) -> OpDecl:
+def grad(name: str, *, vjp: Vjp, **code: Unpack[Code]) -> OpDecl:
     """Declare the backward op ``name(g, x)``, shaped like ``x``."""
-    return OpDecl(name, 2, _infer_grad, kind="elementwise", vjp=vjp)
+    return _elementwise(name, 2, _infer_grad, vjp=vjp, **code)
 
 
 class ElementwiseGrad(Protocol):

@@ -18,6 +18,7 @@ from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..shape import deprecated, format_shape
 from ..tags import MAX_RANK, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
+from . import batching
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
 from .rules import site, tensor_operands
@@ -107,7 +108,15 @@ def _permute_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     return (permute_inv(g, order),)
 
 
-PERMUTE = OpDecl("permute", 1, _infer_permute, params=("order",), kind="view", vjp=_permute_vjp)
+PERMUTE = OpDecl(
+    "permute",
+    1,
+    _infer_permute,
+    params=("order",),
+    kind="view",
+    vjp=_permute_vjp,
+    batching=batching.permute,
+)
 
 
 # ``order`` names every dim once, so its length is the rank: one overload per rank, then for each
@@ -302,7 +311,15 @@ def _reshape_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     return (reshape_to(g, n.operands[0].shape),)
 
 
-RESHAPE = OpDecl("reshape", 1, _infer_reshape, params=("shape",), kind="view", vjp=_reshape_vjp)
+RESHAPE = OpDecl(
+    "reshape",
+    1,
+    _infer_reshape,
+    params=("shape",),
+    kind="view",
+    vjp=_reshape_vjp,
+    batching=batching.reshape,
+)
 
 
 def reshape_to(x: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:

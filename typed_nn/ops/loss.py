@@ -17,6 +17,7 @@ from ..data.factories import scalar
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ParamError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dim0, Dv, ElemTag
+from . import batching
 from .activation import relu
 from .arithmetic import abs as abs_
 from .declare import OpDecl, Operand, Params
@@ -96,7 +97,14 @@ def _all(x: AnyTensor) -> tuple[int, ...]:
     return tuple(range(x.rank))
 
 
-NLL_LOSS = OpDecl("nll_loss", 2, _infer_loss, kind="reduction", vjp=_nll_vjp)
+NLL_LOSS = OpDecl(
+    "nll_loss",
+    2,
+    _infer_loss,
+    kind="reduction",
+    vjp=_nll_vjp,
+    batching=batching.by(batching.NLL_LOSS, "bb"),
+)
 NLL_LOSS_GRAD = OpDecl("nll_loss_grad", 3, _infer_grad, vjp=_nll_grad_vjp)
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ..data.tensor import AnyTensor, TensorLike
 from ..tags import D2, FE, D, Dv
 from .declare import Vjp
@@ -176,33 +178,70 @@ def _second(grad_op: GradOp, d_x: Callable[[AnyTensor, AnyTensor], AnyTensor | N
     return vjp
 
 
-EXP, LOG = unary("exp", vjp=_grad_of(exp_grad)), unary("log", vjp=_grad_of(log_grad))
-SQRT, SQUARE = unary("sqrt", vjp=_grad_of(sqrt_grad)), unary("square", vjp=_grad_of(square_grad))
-SIN, COS, TAN = (
-    unary("sin", vjp=_grad_of(sin_grad)),
-    unary("cos", vjp=_grad_of(cos_grad)),
-    unary("tan", vjp=_grad_of(tan_grad)),
-)
-ASIN, ACOS = unary("asin", vjp=_grad_of(asin_grad)), unary("acos", vjp=_grad_of(acos_grad))
-ASINH, ACOSH = unary("asinh", vjp=_grad_of(asinh_grad)), unary("acosh", vjp=_grad_of(acosh_grad))
+SIGN_OF_0 = "({0} > {zero} ? {one} : ({0} < {zero} ? -{one} : {0}))"
+"""sign in C (NaN and 0 map to themselves, as np.sign); ``abs_grad`` and ``sign`` use it."""
 
-ABS_GRAD = grad("abs_grad", vjp=_second(abs_grad, lambda cg, x: None))  # sign' = 0
-EXP_GRAD = grad("exp_grad", vjp=_second(exp_grad, exp_grad))
-LOG_GRAD = grad("log_grad", vjp=_second(log_grad, lambda cg, x: -cg / square(x)))
-SQRT_GRAD = grad("sqrt_grad", vjp=_second(sqrt_grad, lambda cg, x: sqrt_grad(cg, x) / x * -0.5))
-SQUARE_GRAD = grad("square_grad", vjp=_second(square_grad, lambda cg, x: cg * 2.0))
-SIN_GRAD = grad("sin_grad", vjp=_second(sin_grad, cos_grad))
-COS_GRAD = grad("cos_grad", vjp=_second(cos_grad, lambda cg, x: -sin_grad(cg, x)))
-TAN_GRAD = grad("tan_grad", vjp=_second(tan_grad, lambda cg, x: tan_grad(cg, x) * tan(x) * 2.0))
+EXP = unary("exp", onnx="Exp", vjp=_grad_of(exp_grad), ufunc=np.exp, cuda="{exp}({0})")
+LOG = unary("log", onnx="Log", vjp=_grad_of(log_grad), ufunc=np.log, cuda="{log}({0})")
+SQRT = unary("sqrt", onnx="Sqrt", vjp=_grad_of(sqrt_grad), ufunc=np.sqrt, cuda="{sqrt}({0})")
+SQUARE = unary("square", vjp=_grad_of(square_grad), ufunc=np.square, cuda="{0} * {0}")
+SIN = unary("sin", onnx="Sin", vjp=_grad_of(sin_grad), ufunc=np.sin, cuda="{sin}({0})")
+COS = unary("cos", onnx="Cos", vjp=_grad_of(cos_grad), ufunc=np.cos, cuda="{cos}({0})")
+TAN = unary("tan", onnx="Tan", vjp=_grad_of(tan_grad), ufunc=np.tan, cuda="{tan}({0})")
+ASIN = unary("asin", onnx="Asin", vjp=_grad_of(asin_grad), ufunc=np.arcsin, cuda="{asin}({0})")
+ACOS = unary("acos", onnx="Acos", vjp=_grad_of(acos_grad), ufunc=np.arccos, cuda="{acos}({0})")
+ASINH = unary(
+    "asinh", onnx="Asinh", vjp=_grad_of(asinh_grad), ufunc=np.arcsinh, cuda="{asinh}({0})"
+)
+ACOSH = unary(
+    "acosh", onnx="Acosh", vjp=_grad_of(acosh_grad), ufunc=np.arccosh, cuda="{acosh}({0})"
+)
+
+# The gradients ``g * f'(x)``: their numpy kernels (backends/numpy/elementwise.py) write a
+# partial result into ``out`` before reading every operand, so they are not alias-safe.
+ABS_GRAD = grad(  # sign' = 0
+    "abs_grad",
+    vjp=_second(abs_grad, lambda cg, x: None),
+    cuda="{0} * " + SIGN_OF_0.replace("{0}", "{1}"),
+)
+EXP_GRAD = grad("exp_grad", vjp=_second(exp_grad, exp_grad), cuda="{0} * {exp}({1})")
+LOG_GRAD = grad(
+    "log_grad", vjp=_second(log_grad, lambda cg, x: -cg / square(x)), cuda="{0} * ({one} / {1})"
+)
+SQRT_GRAD = grad(
+    "sqrt_grad",
+    vjp=_second(sqrt_grad, lambda cg, x: sqrt_grad(cg, x) / x * -0.5),
+    cuda="{0} * ({one} / ({sqrt}({1}) * {two}))",
+)
+SQUARE_GRAD = grad(
+    "square_grad", vjp=_second(square_grad, lambda cg, x: cg * 2.0), cuda="{0} * ({1} * {two})"
+)
+SIN_GRAD = grad("sin_grad", vjp=_second(sin_grad, cos_grad), cuda="{0} * {cos}({1})")
+COS_GRAD = grad(
+    "cos_grad", vjp=_second(cos_grad, lambda cg, x: -sin_grad(cg, x)), cuda="{0} * -{sin}({1})"
+)
+TAN_GRAD = grad(
+    "tan_grad",
+    vjp=_second(tan_grad, lambda cg, x: tan_grad(cg, x) * tan(x) * 2.0),
+    cuda="{0} * ({one} / ({cos}({1}) * {cos}({1})))",
+)
 ASIN_GRAD = grad(
-    "asin_grad", vjp=_second(asin_grad, lambda cg, x: asin_grad(cg * x, x) / (1.0 - square(x)))
+    "asin_grad",
+    vjp=_second(asin_grad, lambda cg, x: asin_grad(cg * x, x) / (1.0 - square(x))),
+    cuda="{0} * ({one} / {sqrt}({one} - {1} * {1}))",
 )
 ACOS_GRAD = grad(
-    "acos_grad", vjp=_second(acos_grad, lambda cg, x: acos_grad(cg * x, x) / (1.0 - square(x)))
+    "acos_grad",
+    vjp=_second(acos_grad, lambda cg, x: acos_grad(cg * x, x) / (1.0 - square(x))),
+    cuda="{0} * -({one} / {sqrt}({one} - {1} * {1}))",
 )
 ASINH_GRAD = grad(
-    "asinh_grad", vjp=_second(asinh_grad, lambda cg, x: -asinh_grad(cg * x, x) / (square(x) + 1.0))
+    "asinh_grad",
+    vjp=_second(asinh_grad, lambda cg, x: -asinh_grad(cg * x, x) / (square(x) + 1.0)),
+    cuda="{0} * ({one} / {sqrt}({1} * {1} + {one}))",
 )
 ACOSH_GRAD = grad(
-    "acosh_grad", vjp=_second(acosh_grad, lambda cg, x: -acosh_grad(cg * x, x) / (square(x) - 1.0))
+    "acosh_grad",
+    vjp=_second(acosh_grad, lambda cg, x: -acosh_grad(cg * x, x) / (square(x) - 1.0)),
+    cuda="{0} * ({one} / {sqrt}({1} * {1} - {one}))",
 )

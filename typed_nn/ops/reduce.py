@@ -35,6 +35,7 @@ from ..tags import (
     ElemTag,
     Int64,
 )
+from . import batching
 from .arithmetic import sign
 from .declare import NOT_DIFFERENTIABLE, OpDecl, Operand, Params
 from .layout import expand, reshape_to
@@ -197,13 +198,32 @@ def group_sums(x: AnyTensor, k: int) -> AnyTensor:
 
 
 REDUCE_SUM = OpDecl(
-    "reduce_sum", 1, _infer_reduce, params=("dims", "keep_dim"), kind="reduction", vjp=_sum_vjp
+    "reduce_sum",
+    1,
+    _infer_reduce,
+    params=("dims", "keep_dim"),
+    kind="reduction",
+    vjp=_sum_vjp,
+    batching=batching.shift_dims,
+    int_overflow=True,
 )
 REDUCE_MEAN = OpDecl(
-    "reduce_mean", 1, _infer_reduce, params=("dims", "keep_dim"), kind="reduction", vjp=_mean_vjp
+    "reduce_mean",
+    1,
+    _infer_reduce,
+    params=("dims", "keep_dim"),
+    kind="reduction",
+    vjp=_mean_vjp,
+    batching=batching.shift_dims,
 )
 REDUCE_MAX = OpDecl(
-    "reduce_max", 1, _infer_reduce, params=("dims", "keep_dim"), kind="reduction", vjp=_max_vjp
+    "reduce_max",
+    1,
+    _infer_reduce,
+    params=("dims", "keep_dim"),
+    kind="reduction",
+    vjp=_max_vjp,
+    batching=batching.shift_dims,
 )
 ARGMAX = OpDecl(
     "argmax", 1, _infer_argmax, params=("axis",), kind="reduction", vjp=NOT_DIFFERENTIABLE

@@ -70,9 +70,19 @@ def _interpolate_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     return to_a, g - to_a, g * (a - b)
 
 
-MAXIMUM = binary("maximum", vjp=_maximum_vjp)
-WHERE = OpDecl("where", 3, _infer_where, kind="elementwise", vjp=_where_vjp)
-INTERPOLATE = ternary("interpolate", vjp=_interpolate_vjp)
+MAXIMUM = binary(  # NaN wins, as np.maximum
+    "maximum",
+    onnx="Max",
+    vjp=_maximum_vjp,
+    alias_safe=True,
+    cuda="(({0} > {1} || {0} != {0}) ? {0} : {1})",
+)
+WHERE = OpDecl(
+    "where", 3, _infer_where, kind="elementwise", vjp=_where_vjp, cuda="({0} != 0 ? {1} : {2})"
+)
+INTERPOLATE = ternary(  # MetaNN's order: lam = 1 gives a
+    "interpolate", vjp=_interpolate_vjp, cuda="{1} * ({one} - {2}) + {0} * {2}"
+)
 
 
 # fmt: off

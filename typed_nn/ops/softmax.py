@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dv, ElemTag
+from . import batching
 from .declare import OpDecl, Operand, Params
 from .math import exp
 from .node import AnyOp, Cotangents, build
@@ -91,11 +92,23 @@ def _log_softmax_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
     return c - group_sums(ce, k), -ce * group_sums(g, k)
 
 
-SOFTMAX = OpDecl("softmax", 1, _infer_unary, params=("k",), vjp=_softmax_vjp)
-LOG_SOFTMAX = OpDecl("log_softmax", 1, _infer_unary, params=("k",), vjp=_log_softmax_vjp)
-SOFTMAX_GRAD = OpDecl("softmax_grad", 2, _infer_grad, params=("k",), vjp=_softmax_grad_vjp)
+# Over the last ``k`` dims: a group of stacked operands runs unchanged (one call).
+SOFTMAX = OpDecl(
+    "softmax", 1, _infer_unary, params=("k",), vjp=_softmax_vjp, batching=batching.last_k
+)
+LOG_SOFTMAX = OpDecl(
+    "log_softmax", 1, _infer_unary, params=("k",), vjp=_log_softmax_vjp, batching=batching.last_k
+)
+SOFTMAX_GRAD = OpDecl(
+    "softmax_grad", 2, _infer_grad, params=("k",), vjp=_softmax_grad_vjp, batching=batching.last_k
+)
 LOG_SOFTMAX_GRAD = OpDecl(
-    "log_softmax_grad", 2, _infer_grad, params=("k",), vjp=_log_softmax_grad_vjp
+    "log_softmax_grad",
+    2,
+    _infer_grad,
+    params=("k",),
+    vjp=_log_softmax_grad_vjp,
+    batching=batching.last_k,
 )
 
 

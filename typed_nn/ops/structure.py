@@ -17,7 +17,7 @@ from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..shape import broadcast_shapes, format_shape
 from ..tags import MAX_RANK, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
-from . import layout
+from . import batching, layout
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
 from .reduce import sum_to
@@ -100,7 +100,16 @@ def _dot_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     return to_a, to_b
 
 
-DOT = OpDecl("dot", 2, _infer_dot, params=("k",), kind="contraction", vjp=_dot_vjp)
+DOT = OpDecl(
+    "dot",
+    2,
+    _infer_dot,
+    params=("k",),
+    kind="contraction",
+    vjp=_dot_vjp,
+    batching=batching.dot,
+    int_overflow=True,
+)
 
 
 def _promoted(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -170,7 +179,16 @@ def _matmul_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     return to_a, to_b
 
 
-MATMUL = OpDecl("matmul", 2, _infer_matmul, kind="contraction", vjp=_matmul_vjp)
+MATMUL = OpDecl(
+    "matmul",
+    2,
+    _infer_matmul,
+    kind="contraction",
+    vjp=_matmul_vjp,
+    batching=batching.matmul,
+    int_overflow=True,
+    onnx="MatMul",  # numpy's matmul, as ONNX's: batched, vectors promoted
+)
 
 
 def build_matmul(a: object, b: object) -> AnyTensor:

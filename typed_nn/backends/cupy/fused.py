@@ -9,21 +9,12 @@ to cupy through ``__array_ufunc__``.
 
 from __future__ import annotations
 
-from typing import Any
+from ...tags import GPU
+from ..numpy.fused import register_elementwise_out_forms
 
-from ...ops.declare import implement_out, implementation
-from ...tags import CPU, GPU
-from ..numpy.fused import ALIAS_SAFE, GRADS
-
-Array = Any
-
-SELECT_ALIAS_SAFE = ["maximum"]
-SELECT = ["where", "interpolate"]
+__all__ = ["register_out_forms"]
 
 
 def register_out_forms() -> None:
     """Register the GPU write-into forms (after the plain GPU implementations)."""
-    for name in [*ALIAS_SAFE, *SELECT_ALIAS_SAFE]:
-        implement_out(name, GPU, alias_safe=True)(implementation(name, CPU))
-    for name in [*GRADS, *SELECT]:
-        implement_out(name, GPU)(implementation(name, CPU))
+    register_elementwise_out_forms(GPU)

@@ -22,14 +22,16 @@ import hashlib
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
+from ...ops.declare import declaration
+
 __all__ = [
-    "EXPRESSIONS",
     "Input",
     "KernelSource",
     "Ref",
     "RegionSpec",
     "Step",
     "c_type",
+    "expression",
     "kernel_source",
     "supports",
 ]
@@ -112,58 +114,18 @@ def _words(dtype: str) -> dict[str, str]:
     return words
 
 
-_SIGN = "({0} > {zero} ? {one} : ({0} < {zero} ? -{one} : {0}))"  # NaN and 0 map to themselves
-_SIGN_OF_1 = _SIGN.replace("{0}", "{1}")
-
-EXPRESSIONS: dict[str, str] = {
-    "add": "{0} + {1}",
-    "sub": "{0} - {1}",
-    "mul": "{0} * {1}",
-    "div": "{0} / {1}",
-    "negative": "-{0}",
-    "abs": "{abs}({0})",
-    "sign": _SIGN,
-    "exp": "{exp}({0})",
-    "log": "{log}({0})",
-    "sqrt": "{sqrt}({0})",
-    "square": "{0} * {0}",
-    "sin": "{sin}({0})",
-    "cos": "{cos}({0})",
-    "tan": "{tan}({0})",
-    "asin": "{asin}({0})",
-    "acos": "{acos}({0})",
-    "asinh": "{asinh}({0})",
-    "acosh": "{acosh}({0})",
-    "sigmoid": "{one} / ({one} + {exp}(-{0}))",
-    "tanh": "{tanh}({0})",
-    "relu": "({0} < {zero} ? {zero} : {0})",  # NaN stays NaN, as np.maximum(x, 0)
-    "maximum": "(({0} > {1} || {0} != {0}) ? {0} : {1})",  # NaN wins, as np.maximum
-    "where": "({0} != 0 ? {1} : {2})",
-    "interpolate": "{1} * ({one} - {2}) + {0} * {2}",  # MetaNN's order: lam = 1 gives a
-    "sigmoid_grad": "({one} - {1}) * {1} * {0}",
-    "tanh_grad": "({one} - {1} * {1}) * {0}",
-    "relu_grad": "({1} > {zero} ? {0} : {zero})",  # a select: inf * 0 is not NaN here
-    "abs_grad": "{0} * " + _SIGN_OF_1,
-    "exp_grad": "{0} * {exp}({1})",
-    "log_grad": "{0} * ({one} / {1})",
-    "sqrt_grad": "{0} * ({one} / ({sqrt}({1}) * {two}))",
-    "square_grad": "{0} * ({1} * {two})",
-    "sin_grad": "{0} * {cos}({1})",
-    "cos_grad": "{0} * -{sin}({1})",
-    "tan_grad": "{0} * ({one} / ({cos}({1}) * {cos}({1})))",
-    "asin_grad": "{0} * ({one} / {sqrt}({one} - {1} * {1}))",
-    "acos_grad": "{0} * -({one} / {sqrt}({one} - {1} * {1}))",
-    "asinh_grad": "{0} * ({one} / {sqrt}({1} * {1} + {one}))",
-    "acosh_grad": "{0} * ({one} / {sqrt}({1} * {1} - {one}))",
-}
-"""One C expression per element-wise op; ``{0}``, ``{1}``, ``{2}`` are the operands (always
-plain names), the other fields the dtype's spellings. Each mirrors the numpy backend's
-formula, so float results agree to rounding."""
+def expression(op: str) -> str | None:
+    """The C expression of one element of ``op`` (its declaration's ``cuda``; ``{0}``,
+    ``{1}``, ``{2}`` are the operands, always plain names, the other fields the dtype's
+    spellings), or None where it has none. Each mirrors the numpy backend's formula, so float
+    results agree to rounding."""
+    decl = declaration(op)
+    return None if decl is None else decl.cuda
 
 
 def supports(op: str, dtypes: tuple[str, ...]) -> bool:
     """Whether a kernel can compute ``op`` with operand/result dtypes ``dtypes``."""
-    return op in EXPRESSIONS and all(d in _C_TYPES for d in dtypes)
+    return expression(op) is not None and all(d in _C_TYPES for d in dtypes)
 
 
 def _operand(spec: RegionSpec, ref: Ref) -> str:
@@ -184,7 +146,9 @@ def kernel_source(spec: RegionSpec) -> KernelSource:
             params.append(f"{inp.dtype} in{k}")
     for j, step in enumerate(spec.steps):
         args = [_operand(spec, a) for a in step.args]
-        expr = EXPRESSIONS[step.op].format(*args, **_words(step.dtype))
+        expr = expression(step.op)
+        assert expr is not None, f"{step.op} has no kernel expression"
+        expr = expr.format(*args, **_words(step.dtype))
         lines.append(f"const {c_type(step.dtype)} t{j} = {expr};")
     last = len(spec.steps) - 1
     lines.append(f"out0 = t{last};")

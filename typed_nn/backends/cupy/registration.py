@@ -2,7 +2,7 @@
 
 Most ops share the numpy backend's function: it runs on cupy arrays through numpy's
 ``__array_ufunc__`` / ``__array_function__`` dispatch, and takes its allocations from its
-inputs' library (``backends/xp.py``), so reductions, softmax, ``dot`` (cuBLAS), layout,
+inputs' library (``typed_nn.devices.module_of``), so reductions, softmax, ``dot`` (cuBLAS), layout,
 joins and convolution run as cupy calls. The few that need a GPU form of their own
 (the losses, ``to_device``) live beside this file. Element-wise regions are compiled into
 one kernel each (``region.py``); the write-into forms registered here let the evaluator
@@ -14,35 +14,10 @@ from __future__ import annotations
 from ...evaluate import hooks
 from ...ops.declare import Impl, implement, implementation
 from ...tags import CPU, GPU
-from .. import numpy as _numpy  # noqa: F401 - the shared CPU implementations must be registered
+from .. import numpy as _numpy  # the shared CPU implementations
 from . import convert, fused, nn, region
 
-__all__ = ["GPU_OWN", "SHARED", "register", "registered"]
-
-SHARED: tuple[str, ...] = (
-    # element-wise (backends/numpy/elementwise.py, activation.py, select.py)
-    *("add", "sub", "mul", "div", "negative", "abs", "sign", "exp", "log", "sqrt", "square"),
-    *("sin", "cos", "tan", "asin", "acos", "asinh", "acosh", "sigmoid", "tanh", "relu"),
-    *("abs_grad", "exp_grad", "log_grad", "sqrt_grad", "square_grad", "sin_grad", "cos_grad"),
-    *("tan_grad", "asin_grad", "acos_grad", "asinh_grad", "acosh_grad"),
-    *("sigmoid_grad", "tanh_grad", "relu_grad", "maximum", "where", "interpolate"),
-    # structure, layout, joins, conversions
-    *("dot", "matmul", "slice", "zeros", "fill", "one_hot", "stack", "concat"),
-    *("permute", "reshape", "tile", "tile_grad", "narrow", "astype"),
-    # reductions and normalisation
-    *("reduce_sum", "reduce_mean", "reduce_max", "argmax"),
-    *("softmax", "log_softmax", "softmax_grad", "log_softmax_grad"),
-    # convolution and pooling
-    *("conv2d", "conv2d_grad_weight", "conv2d_grad_input", "max_pool2d", "max_pool2d_grad"),
-    *("max_pool2d_select", "avg_pool2d", "avg_pool2d_grad"),
-    # embedding and dropout (backends/numpy/embedding.py; the mask is drawn on the host)
-    *("embedding", "embedding_grad", "dropout_mask"),
-    # nodes made by the evaluator's rewrites and batching
-    *("pick_row", "pick_col", "softmax_nll_grad"),
-    *("batch_stack", "batch_item", "batch_sum", "batch_matmul", "batch_dot_shared_left"),
-    *("batch_dot_sum", "batch_softmax_nll_grad"),
-)
-"""Ops whose numpy implementation is registered unchanged for the GPU."""
+__all__ = ["GPU_OWN", "register", "registered", "shared"]
 
 GPU_OWN: dict[str, Impl] = {
     "nll_loss": nn.nll_loss,
@@ -51,6 +26,13 @@ GPU_OWN: dict[str, Impl] = {
     "to_device": convert.to_device,
 }
 """Ops with a GPU implementation of their own."""
+
+
+def shared() -> list[str]:
+    """Ops whose numpy implementation is registered unchanged for the GPU: every op the
+    numpy backend registered (``backends/numpy``), but those in :data:`GPU_OWN`."""
+    return sorted(op for op in _numpy.REGISTERED if op not in GPU_OWN)
+
 
 _done: list[bool] = []
 
@@ -68,7 +50,7 @@ def register() -> None:
     if _done:
         return
     _done.append(True)
-    for name in SHARED:
+    for name in shared():
         implement(name, GPU)(implementation(name, CPU))
     for name, fn in GPU_OWN.items():
         implement(name, GPU)(fn)

@@ -21,3 +21,11 @@ from . import batched as batched
 from . import fused as fused
 from . import rewritten as rewritten
 from . import specialised as specialised
+
+# isort: split
+from ...ops.declare import implemented_ops as _implemented_ops
+from ...tags import CPU as _CPU
+
+REGISTERED = frozenset(_implemented_ops(_CPU))
+"""The ops this backend implements (taken at import, before anyone else registers): the GPU
+backend shares these implementations, but for its own few."""

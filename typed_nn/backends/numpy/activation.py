@@ -48,6 +48,12 @@ def sigmoid(x: Array, out: Out = None) -> Array:
         restore_fp_errors(token)
 
 
+@implement("softplus", CPU)
+def softplus(x: Array, out: Out = None) -> Array:
+    # log(1 + e^x) = logaddexp(x, 0): one ufunc pass, exact for large |x| (no e^x overflow)
+    return np.logaddexp(x, 0, out=_result(out, x))
+
+
 @implement("relu", CPU)
 def relu(x: Array, out: Out = None) -> Array:
     return np.maximum(x, 0, out=_result(out, x))

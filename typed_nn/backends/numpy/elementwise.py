@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ...ops.declare import implement
+from ... import ops as _ops  # noqa: F401 - every declaration is made before it is read
+from ...ops.declare import declarations, implement
 from ...tags import CPU
 
 Array = Any
@@ -23,29 +24,10 @@ def _register(name: str, fn: Callable[..., Array]) -> None:
     implement(name, CPU)(fn)
 
 
-# Unary and binary ops that are a single numpy ufunc.
-for _name, _ufunc in {
-    "add": np.add,
-    "sub": np.subtract,
-    "mul": np.multiply,
-    "div": np.true_divide,
-    "negative": np.negative,
-    "abs": np.absolute,
-    "sign": np.sign,
-    "exp": np.exp,
-    "tanh": np.tanh,
-    "log": np.log,
-    "sqrt": np.sqrt,
-    "square": np.square,
-    "sin": np.sin,
-    "cos": np.cos,
-    "tan": np.tan,
-    "asin": np.arcsin,
-    "acos": np.arccos,
-    "asinh": np.arcsinh,
-    "acosh": np.arccosh,
-}.items():
-    _register(_name, _ufunc)
+# Ops that are a single numpy ufunc say so in their declaration.
+for _decl in list(declarations()):
+    if _decl.ufunc is not None:
+        _register(_decl.name, _decl.ufunc)
 
 
 def _grad(derivative: Callable[[Array, Array], Array]) -> Callable[..., Array]:

@@ -12,63 +12,26 @@ from typing import Any
 
 import numpy as np
 
-from ...ops.declare import implement_out, implementation
-from ...tags import CPU
+from ...ops.declare import declarations, implement_out, implementation, implemented_devices
+from ...tags import CPU, DeviceTag
 from . import activation as _activation  # noqa: F401 - the plain forms must be registered
 from . import elementwise as _elementwise  # noqa: F401
+from . import select as _select  # noqa: F401
 from .structure import rows_dot_into
 
 Array = Any
 
-# Ufuncs (and sigmoid, whose steps run in place on out) write element i of out from
-# elements i of their inputs only: out may be an input.
-ALIAS_SAFE = [
-    "sigmoid",
-    "tanh",
-    "relu",
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "negative",
-    "abs",
-    "sign",
-    "exp",
-    "log",
-    "sqrt",
-    "square",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "asinh",
-    "acosh",
-]
-# Gradient kernels write a partial result into out before reading every operand: out
-# must not be an operand.
-GRADS = [
-    "sigmoid_grad",
-    "tanh_grad",
-    "relu_grad",
-    "abs_grad",
-    "exp_grad",
-    "log_grad",
-    "sqrt_grad",
-    "square_grad",
-    "sin_grad",
-    "cos_grad",
-    "tan_grad",
-    "asin_grad",
-    "acos_grad",
-    "asinh_grad",
-    "acosh_grad",
-]
 
-for _name in ALIAS_SAFE:
-    implement_out(_name, CPU, alias_safe=True)(implementation(_name, CPU))
-for _name in GRADS:
-    implement_out(_name, CPU)(implementation(_name, CPU))
+def register_elementwise_out_forms(device: type[DeviceTag]) -> None:
+    """Every element-wise op's write-into form on ``device``: the plain implementation
+    itself (ufuncs and kernels that take ``out``), alias-safe where the declaration says so."""
+    for decl in declarations():
+        if decl.kind == "elementwise" and device.name in implemented_devices(decl.name):
+            of = implementation(decl.name, device)
+            implement_out(decl, device, alias_safe=decl.alias_safe, of=of)(of)
+
+
+register_elementwise_out_forms(CPU)
 
 
 @implement_out("matmul", CPU)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ...devices import module_of
-from ...ops.declare import implement, implement_out
+from ...ops.declare import implement
 from ...tags import CPU
 
 Array = Any
@@ -56,8 +56,3 @@ def interpolate(a: Array, b: Array, lam: Array, out: Out = None) -> Array:
     np.multiply(b, np.subtract(1, lam), out=out)
     out += np.multiply(a, lam)
     return out
-
-
-implement_out("maximum", CPU, alias_safe=True)(maximum)
-implement_out("where", CPU)(where)
-implement_out("interpolate", CPU)(interpolate)
