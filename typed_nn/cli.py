@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, get_args
+from typing import Any, NamedTuple, NoReturn, get_args
 
 from .distributed.world import World, abort_on_error, launched, world
 from .errors import (
@@ -31,11 +31,13 @@ from .errors import (
     TrainingError,
     TypedNNError,
 )
-from .model import save_weights
-from .tags import CPU, GPU, DeviceTag
+from .model import LoadBuffer, Optimizer, save_weights
+from .tags import CPU, GPU, DeviceTag, Float32
 from .train import accuracy, fit, load_digits, plot_history
 from .train.classifier import ActivationName, OptimizerName, build_mlp, make_optimizer
 from .train.cnn import build_cnn
+from .train.data import Dataset
+from .train.history import History
 from .train.model import TrainableModel
 
 __all__ = ["main"]
@@ -92,6 +94,13 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=_Help,
     )
     train.add_argument("dataset", help=f"the data set: {', '.join(DATASETS)}")
+    _add_training_options(train)
+    _add_output_options(train)
+    return top
+
+
+def _add_training_options(train: argparse.ArgumentParser) -> None:
+    """The model, the optimizer and the run: --model to --device."""
     train.add_argument(
         "--model",
         choices=MODELS,
@@ -140,6 +149,10 @@ def _parser() -> argparse.ArgumentParser:
         default="cpu",
         help="where to train: cpu (numpy) or gpu (cupy, pip install 'typed_nn[gpu]')",
     )
+
+
+def _add_output_options(train: argparse.ArgumentParser) -> None:
+    """What the run writes and reads: --out, --no-progress, the checkpoint options."""
     train.add_argument(
         "--out", type=Path, default=Path("typed_nn_out"), metavar="DIR", help="output folder"
     )
@@ -161,7 +174,6 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="continue the run that wrote the checkpoint PATH (same options), up to --epochs",
     )
-    return top
 
 
 def _validate(args: argparse.Namespace) -> None:
@@ -228,37 +240,55 @@ def _check_world(args: argparse.Namespace, w: World) -> None:
         )
 
 
-def _train(args: argparse.Namespace, w: World) -> int:
-    split = load_digits(seed=0)  # a fixed split, so accuracies compare across runs
-    device = DEVICES[args.device]
+class _Model(NamedTuple):
+    """The network to train, its parameters, and how it is described and saved."""
+
     net: TrainableModel
-    input_shape: tuple[int, ...] | None = None
+    params: LoadBuffer[Float32, Any]
+    described: str
+    metadata: dict[str, str]
+    input_shape: tuple[int, ...] | None
+
+
+def _build_model(args: argparse.Namespace, train: Dataset, device: type[DeviceTag]) -> _Model:
+    """The --model network for ``train``'s features and classes, seeded by --seed."""
+    net: TrainableModel
     if args.model == "cnn":
-        side = math.isqrt(split.train.n_features)  # the 8x8 digits as 1-channel images
+        side = math.isqrt(train.n_features)  # the 8x8 digits as 1-channel images
         input_shape = (1, side, side)
         net, params = build_cnn(
             height=side, width=side, seed=args.seed, name="digits", device=device
         )
-        described = f"CNN conv 8 3x3 -> relu -> maxpool 2 -> linear {split.train.n_classes}"
+        described = f"CNN conv 8 3x3 -> relu -> maxpool 2 -> linear {train.n_classes}"
         metadata = {"model": "cnn", "input_shape": " ".join(map(str, input_shape))}
-    else:
-        widths = [split.train.n_features, *args.widths, split.train.n_classes]
-        net, params = build_mlp(
-            widths, args.activation, seed=args.seed, name="digits", device=device
-        )
-        described = f"MLP {'-'.join(map(str, widths))} ({args.activation})"
-        metadata = {"widths": " ".join(map(str, widths))}
-    steps = args.epochs * -(-len(split.train) // args.batch_size)
+        return _Model(net, params, described, metadata, input_shape)
+    widths = [train.n_features, *args.widths, train.n_classes]
+    net, params = build_mlp(widths, args.activation, seed=args.seed, name="digits", device=device)
+    described = f"MLP {'-'.join(map(str, widths))} ({args.activation})"
+    return _Model(net, params, described, {"widths": " ".join(map(str, widths))}, None)
+
+
+def _optimizer(args: argparse.Namespace, n_train: int) -> tuple[OptimizerName, Optimizer]:
+    """--optimizer (by default momentum for the mlp, adam for the cnn) at --lr (by default the
+    optimizer's, or CNN_ADAM_LR for the cnn's adam), over --schedule."""
+    steps = args.epochs * -(-n_train // args.batch_size)
     total = steps if args.schedule == "cosine" else None
     cnn = args.model == "cnn"
     name: OptimizerName = args.optimizer or ("adam" if cnn else "momentum")
     lr = CNN_ADAM_LR if args.lr is None and cnn and name == "adam" else args.lr
-    optimizer = make_optimizer(name, lr, total_steps=total)
+    return name, make_optimizer(name, lr, total_steps=total)
+
+
+def _train(args: argparse.Namespace, w: World) -> int:
+    split = load_digits(seed=0)  # a fixed split, so accuracies compare across runs
+    device = DEVICES[args.device]
+    model = _build_model(args, split.train, device)
+    name, optimizer = _optimizer(args, len(split.train))
     quiet = args.no_progress or not w.is_root  # rank 0 alone prints and saves
     ranks = f" x {w.size} ranks" if w.size > 1 else ""
     if not quiet:
         print(
-            f"training {described} on digits: "
+            f"training {model.described} on digits: "
             f"{len(split.train)} train / {len(split.test)} test samples, {name} "
             f"(lr {optimizer.current_lr():g}, {args.schedule}), "
             f"{args.epochs} epochs of batch {args.batch_size} on {args.device}{ranks}",
@@ -268,7 +298,7 @@ def _train(args: argparse.Namespace, w: World) -> int:
         args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
     try:
         history = fit(
-            net,
+            model.net,
             split.train,
             optimizer,
             test=split.test,
@@ -281,25 +311,29 @@ def _train(args: argparse.Namespace, w: World) -> int:
             checkpoint_every=args.checkpoint_every,
             resume_from=args.resume,
             world=w,
-            input_shape=input_shape,
+            input_shape=model.input_shape,
         )
     except TrainingError as err:  # the arguments are checked: the run diverged
         raise RunError(f"{str(err).splitlines()[0]} Nothing saved (try a smaller --lr).") from err
-    if not w.is_root:
-        return 0
+    if w.is_root:
+        _save_outputs(args, model, history)
+        test_acc = accuracy(model.net, split.test, device=device, input_shape=model.input_shape)
+        print(f"test accuracy: {test_acc:.3f}")
+    return 0
+
+
+def _save_outputs(args: argparse.Namespace, model: _Model, history: History) -> None:
+    """The weights and, where matplotlib is installed, the history's plot, into --out."""
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     weights = out / f"digits_{args.model}.safetensors"
-    save_weights(weights, params, metadata=metadata)
+    save_weights(weights, model.params, metadata=model.metadata)
     print(f"weights saved to {weights}")
     try:
         print(f"plot saved to {plot_history(history, out / 'history.png')}")
     except MissingDependencyError as err:
         lines = str(err).splitlines()
         print(f"plot skipped: {lines[0]} ({lines[-1].removeprefix('hint: ')})")
-    test_acc = accuracy(net, split.test, device=device, input_shape=input_shape)
-    print(f"test accuracy: {test_acc:.3f}")
-    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -33,7 +33,6 @@ import os
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -46,7 +45,7 @@ from ..tags import CPU, dim_of_rank
 from .load_buffer import LoadBuffer
 from .optim import Optimizer
 from .safetensors_format import CODE_OF_ELEM, Entry, parse
-from .weights import SHOWN, _check_writable, _os_error, save_weights
+from .weights import SHOWN, _check_writable, checked_tensors, read_file, save_weights
 
 __all__ = ["FORMAT_VERSION", "Checkpoint", "Json", "load_checkpoint", "save_checkpoint"]
 
@@ -121,58 +120,9 @@ def save_checkpoint(
     lost otherwise): a ``CheckpointError`` says how many are not.
     """
     named = _checked_params(params, "save_checkpoint")
-    if not isinstance(optimizer, Optimizer):
-        raise OperandError(
-            message(
-                "save_checkpoint needs the optimizer whose state to save.",
-                [("received", type(optimizer).__name__)],
-                hint="pass the typed_nn.model optimizer the model trains with, e.g. Adam(1e-3).",
-            )
-        )
-    done: object = epoch  # checked at run time: callers may pass anything
-    if not isinstance(done, int) or isinstance(done, bool) or done < 0:
-        raise ParamError(
-            message(
-                "save_checkpoint: epoch must be an integer >= 0 (the epochs done).",
-                [("received", brief(epoch))],
-                hint="pass epoch=5 after five epochs.",
-            )
-        )
-    if rng is not None and not isinstance(rng, np.random.Generator):
-        raise ParamError(
-            message(
-                "save_checkpoint: rng must be a numpy Generator or None.",
-                [("received", type(rng).__name__)],
-                hint="pass the np.random.default_rng(seed) the training loop draws from.",
-            )
-        )
-    names_of = {id(w): name for name, w in named.items()}
-    orphans = [w for w in optimizer.weights_with_state() if id(w) not in names_of]
-    if orphans:
-        raise CheckpointError(
-            message(
-                f"cannot save a checkpoint to {os.fspath(path)}: the optimizer keeps state for "
-                f"{len(orphans)} weight(s) that are not among the parameters given.",
-                [("first", orphans[0].describe()), ("parameters", f"{len(named)} given")],
-                hint="pass every parameter the optimizer updates (e.g. the model's LoadBuffer).",
-            )
-        )
-    tensors: dict[str, AnyParam] = {PARAM + n: _host(w) for n, w in named.items()}
-    stateful = {id(w) for w in optimizer.weights_with_state()}
-    for name, weight in named.items():
-        if id(weight) in stateful:
-            for slot, state in optimizer.state(weight).items():
-                tensors[f"{STATE}{name}/{slot}"] = _host(state)
-    for name, value in (extra or {}).items():
-        if not isinstance(value, TensorLike):
-            raise OperandError(
-                message(
-                    f"save_checkpoint: extra array {brief(name)} is not typed_nn data.",
-                    [("received", type(value).__name__)],
-                    hint="pass tn.Tensor values.",
-                )
-            )
-        tensors[EXTRA + name] = _host(value)
+    _check_save_arguments(optimizer, epoch, rng)
+    _check_state_saved(path, named, optimizer)
+    tensors = _tensors_to_save(named, optimizer, extra)
     info: dict[str, Json] = {
         "format": "typed_nn checkpoint",
         "version": FORMAT_VERSION,
@@ -196,6 +146,76 @@ def save_checkpoint(
     save_weights(path, tensors, metadata={METADATA_KEY: text})
 
 
+def _check_save_arguments(optimizer: object, epoch: object, rng: object) -> None:
+    """save_checkpoint's optimizer, epoch and generator (checked at run time: callers may
+    pass anything)."""
+    if not isinstance(optimizer, Optimizer):
+        raise OperandError(
+            message(
+                "save_checkpoint needs the optimizer whose state to save.",
+                [("received", type(optimizer).__name__)],
+                hint="pass the typed_nn.model optimizer the model trains with, e.g. Adam(1e-3).",
+            )
+        )
+    if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
+        raise ParamError(
+            message(
+                "save_checkpoint: epoch must be an integer >= 0 (the epochs done).",
+                [("received", brief(epoch))],
+                hint="pass epoch=5 after five epochs.",
+            )
+        )
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise ParamError(
+            message(
+                "save_checkpoint: rng must be a numpy Generator or None.",
+                [("received", type(rng).__name__)],
+                hint="pass the np.random.default_rng(seed) the training loop draws from.",
+            )
+        )
+
+
+def _check_state_saved(path: PathLike, named: Mapping[str, AnyParam], optimizer: Optimizer) -> None:
+    """Every weight the optimizer keeps state for is one of the parameters saved."""
+    names_of = {id(w): name for name, w in named.items()}
+    orphans = [w for w in optimizer.weights_with_state() if id(w) not in names_of]
+    if orphans:
+        raise CheckpointError(
+            message(
+                f"cannot save a checkpoint to {os.fspath(path)}: the optimizer keeps state for "
+                f"{len(orphans)} weight(s) that are not among the parameters given.",
+                [("first", orphans[0].describe()), ("parameters", f"{len(named)} given")],
+                hint="pass every parameter the optimizer updates (e.g. the model's LoadBuffer).",
+            )
+        )
+
+
+def _tensors_to_save(
+    named: Mapping[str, AnyParam],
+    optimizer: Optimizer,
+    extra: Mapping[str, TensorLike[Any, Any, Any]] | None,
+) -> dict[str, AnyParam]:
+    """Host copies of the parameters, the optimizer's state tensors and the extra arrays,
+    by their names in the file."""
+    tensors: dict[str, AnyParam] = {PARAM + n: _host(w) for n, w in named.items()}
+    stateful = {id(w) for w in optimizer.weights_with_state()}
+    for name, weight in named.items():
+        if id(weight) in stateful:
+            for slot, state in optimizer.state(weight).items():
+                tensors[f"{STATE}{name}/{slot}"] = _host(state)
+    for name, value in (extra or {}).items():
+        if not isinstance(value, TensorLike):
+            raise OperandError(
+                message(
+                    f"save_checkpoint: extra array {brief(name)} is not typed_nn data.",
+                    [("received", type(value).__name__)],
+                    hint="pass tn.Tensor values.",
+                )
+            )
+        tensors[EXTRA + name] = _host(value)
+    return tensors
+
+
 def load_checkpoint(path: PathLike, params: Params, optimizer: Optimizer) -> Checkpoint:
     """Restore ``params`` and ``optimizer`` (state tensors, step count) from the checkpoint at
     ``path``; returns its epoch, generator state, history and extra arrays.
@@ -204,49 +224,16 @@ def load_checkpoint(path: PathLike, params: Params, optimizer: Optimizer) -> Che
     and the optimizer are unchanged.
     """
     named = _checked_params(params, "load_checkpoint")
-    source = os.fspath(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise _os_error(exc, "load", Path(path)) from exc
+    source, data = read_file(path)
     entries, metadata, base = parse(data, source)
     info = _read_info(metadata, source)
     arrays = {name: e.array(data, base) for name, e in entries.items()}
     layout = {n: (e.elem, e.shape, arrays[n]) for n, e in entries.items()}
     if _crc(layout) != info["crc32"]:
         raise _damaged(source, "the tensors' bytes do not match the checksum saved with them.")
-    problems = _model_problems(named, entries, info)
-    problems += _optimizer_problems(optimizer, named, entries, info, not problems)
-    if problems:
-        if len(problems) > SHOWN + 1:
-            problems = [*problems[:SHOWN], ("...", f"{len(problems) - SHOWN} more differences")]
-        raise CheckpointError(
-            message(
-                f"cannot load the checkpoint {source}: it was saved from another model or "
-                "optimizer.",
-                [("file", source), *problems],
-                hint=HINT,
-            )
-        )
+    _check_matches(source, named, optimizer, entries, info)
     _check_writable(dict(named), source)
-    # Every value is moved to its device before the first write.
-    values = {name: _on_device(arrays[PARAM + name], weight) for name, weight in named.items()}
-    states = {
-        (name, slot): _on_device(arrays[f"{STATE}{name}/{slot}"], weight)
-        for name, weight in named.items()
-        for slot in optimizer.slots
-        if f"{STATE}{name}/{slot}" in arrays
-    }
-    stateful = {id(w) for w in optimizer.weights_with_state()}
-    for name, weight in named.items():
-        weight.array[...] = values[name]
-        if not optimizer.slots:
-            continue
-        if (name, optimizer.slots[0]) in states or id(weight) in stateful:
-            # Saved state is restored; state the saved run had not made yet starts at zero.
-            for slot, tensor in optimizer.state_tensors(weight).items():
-                saved = states.get((name, slot))
-                tensor.array[...] = saved if saved is not None else 0
+    _write_params_and_state(named, optimizer, arrays)
     optimizer_info = info["optimizer"]
     assert isinstance(optimizer_info, dict)
     step_count = optimizer_info["step_count"]
@@ -268,28 +255,64 @@ def load_checkpoint(path: PathLike, params: Params, optimizer: Optimizer) -> Che
     )
 
 
-def _checked_params(params: object, owner: str) -> dict[str, AnyParam]:
-    if not isinstance(params, Mapping | LoadBuffer):
-        raise OperandError(
+def _check_matches(
+    source: str,
+    named: Mapping[str, AnyParam],
+    optimizer: Optimizer,
+    entries: Mapping[str, Entry],
+    info: Mapping[str, Json],
+) -> None:
+    """The checkpoint was saved from this model and optimizer: a ``CheckpointError`` listing
+    what differs otherwise."""
+    problems = _model_problems(named, entries, info)
+    problems += _optimizer_problems(optimizer, named, entries, info, not problems)
+    if problems:
+        if len(problems) > SHOWN + 1:
+            problems = [*problems[:SHOWN], ("...", f"{len(problems) - SHOWN} more differences")]
+        raise CheckpointError(
             message(
-                f"{owner} needs the parameters as a mapping name -> tensor or a LoadBuffer.",
-                [("received", type(params).__name__)],
-                hint="pass the model's LoadBuffer (build_mlp returns it), or {'fc1/weight': w}.",
+                f"cannot load the checkpoint {source}: it was saved from another model or "
+                "optimizer.",
+                [("file", source), *problems],
+                hint=HINT,
             )
         )
-    named: dict[str, AnyParam] = {}
-    for name, value in params.items():
-        if not isinstance(name, str) or not isinstance(value, Tensor):
-            shown = value.describe() if isinstance(value, TensorLike) else type(value).__name__
-            raise OperandError(
-                message(
-                    f"{owner}: parameter {brief(name)} is not a principal tensor.",
-                    [("received", shown)],
-                    hint="pass the parameter tensors themselves (tn.Tensor), by name.",
-                )
-            )
-        named[name] = value
-    return named
+
+
+def _write_params_and_state(
+    named: Mapping[str, AnyParam], optimizer: Optimizer, arrays: Mapping[str, npt.NDArray[Any]]
+) -> None:
+    """Write the saved parameters and optimizer state (every value is moved to its device
+    before the first write)."""
+    values = {name: _on_device(arrays[PARAM + name], weight) for name, weight in named.items()}
+    states = {
+        (name, slot): _on_device(arrays[f"{STATE}{name}/{slot}"], weight)
+        for name, weight in named.items()
+        for slot in optimizer.slots
+        if f"{STATE}{name}/{slot}" in arrays
+    }
+    stateful = {id(w) for w in optimizer.weights_with_state()}
+    for name, weight in named.items():
+        weight.array[...] = values[name]
+        if not optimizer.slots:
+            continue
+        if (name, optimizer.slots[0]) in states or id(weight) in stateful:
+            # Saved state is restored; state the saved run had not made yet starts at zero.
+            for slot, tensor in optimizer.state_tensors(weight).items():
+                saved = states.get((name, slot))
+                tensor.array[...] = saved if saved is not None else 0
+
+
+def _checked_params(params: object, owner: str) -> dict[str, AnyParam]:
+    return checked_tensors(
+        params,
+        Tensor,
+        not_a_mapping=f"{owner} needs the parameters as a mapping name -> tensor or a LoadBuffer.",
+        mapping_hint="pass the model's LoadBuffer (build_mlp returns it), or {'fc1/weight': w}.",
+        not_a_tensor=lambda name: f"{owner}: parameter {brief(name)} is not a principal tensor.",
+        tensor_hint="pass the parameter tensors themselves (tn.Tensor), by name.",
+        string_names=True,
+    )
 
 
 def _host(value: TensorLike[Any, Any, Any]) -> AnyParam:

@@ -27,7 +27,7 @@ from ..data.tensor import Tensor, TensorLike
 from ..errors import OperandError, ParamError, brief, listed, message
 from ..shape import format_shape
 from .torch_mapping import TorchMapping, TorchParam
-from .weights import SHOWN, _writable
+from .weights import SHOWN, _writable, checked_tensors
 
 __all__ = ["TorchLoadReport", "from_torch_state_dict", "to_torch_state_dict"]
 
@@ -108,19 +108,7 @@ def from_torch_state_dict(
         problems.append(("missing keys", listed(missing)))
     if strict and unexpected:
         problems.append(("unexpected keys", listed(unexpected)))
-    values: dict[str, Array] = {}
-    bad: list[tuple[str, str]] = []
-    kinds: set[str] = set()
-    for entry in mapping:
-        if entry.key in state:
-            target = params[entry.param]
-            _check_transposable(entry, target.shape, "from_torch_state_dict")
-            value, problem = _converted(entry, state[entry.key], target)
-            if problem is None:
-                values[entry.param] = value
-            else:
-                kinds.add(problem[0])
-                bad.append((brief(entry.key, 60), problem[1]))
+    values, bad, kinds = _converted_values(state, params, mapping)
     problems += bad[:SHOWN]
     if len(bad) > SHOWN:
         problems.append(("...", f"{len(bad) - SHOWN:,} more entries do not match"))
@@ -145,6 +133,27 @@ def from_torch_state_dict(
     return TorchLoadReport(tuple(values), tuple(missing), tuple(unexpected), unmapped)
 
 
+def _converted_values(
+    state: Mapping[str, object], params: Mapping[str, AnyParam], mapping: TorchMapping
+) -> tuple[dict[str, Array], list[tuple[str, str]], set[str]]:
+    """The value of every parameter whose key ``state`` holds, in typed_nn's layout, by
+    parameter name; the entries that do not fit (key, problem), and the problems' kinds."""
+    values: dict[str, Array] = {}
+    bad: list[tuple[str, str]] = []
+    kinds: set[str] = set()
+    for entry in mapping:
+        if entry.key in state:
+            target = params[entry.param]
+            _check_transposable(entry, target.shape, "from_torch_state_dict")
+            value, problem = _converted(entry, state[entry.key], target)
+            if problem is None:
+                values[entry.param] = value
+            else:
+                kinds.add(problem[0])
+                bad.append((brief(entry.key, 60), problem[1]))
+    return values, bad, kinds
+
+
 def _check_kinds(params: object, mapping: object, doing: str, *, principal: bool) -> None:
     """``params`` a mapping of tensors (principal ones: ``Tensor``) holding every parameter
     ``mapping`` names."""
@@ -157,30 +166,20 @@ def _check_kinds(params: object, mapping: object, doing: str, *, principal: bool
                 "torch_mapping.linear('net/fc1', '0') + ...",
             )
         )
-    if not isinstance(params, Mapping):
-        raise OperandError(
-            message(
-                f"{doing} needs the parameters as a mapping name -> tensor (or a LoadBuffer).",
-                [("received", type(params).__name__)],
-                hint="pass the LoadBuffer the model was initialised with.",
-            )
-        )
     kind = Tensor if principal else TensorLike
-    for name, value in params.items():
-        if not isinstance(value, kind):
-            shown = value.describe() if isinstance(value, TensorLike) else type(value).__name__
-            raise OperandError(
-                message(
-                    f"{doing}: parameter {brief(name)} is not a {kind.__name__}.",
-                    [("received", shown)],
-                    hint="load into the parameter tensors themselves (tn.Tensor)."
-                    if principal
-                    else "pass typed_nn tensors.",
-                )
-            )
-    absent = [e.param for e in mapping if e.param not in params]
+    named = checked_tensors(
+        params,
+        kind,
+        not_a_mapping=f"{doing} needs the parameters as a mapping name -> tensor (or a LoadBuffer).",
+        mapping_hint="pass the LoadBuffer the model was initialised with.",
+        not_a_tensor=lambda name: f"{doing}: parameter {brief(name)} is not a {kind.__name__}.",
+        tensor_hint="load into the parameter tensors themselves (tn.Tensor)."
+        if principal
+        else "pass typed_nn tensors.",
+    )
+    absent = [e.param for e in mapping if e.param not in named]
     if absent:
-        names = [str(n) for n in params]
+        names = [str(n) for n in named]
         close = difflib.get_close_matches(absent[0], names, n=3, cutoff=0.5)
         raise ParamError(
             message(

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -51,6 +51,7 @@ __all__ = ["load_weights", "save_weights"]
 PathLike: TypeAlias = str | os.PathLike[str]
 AnyTensor: TypeAlias = TensorLike[Any, Any, Any]
 AnyParam: TypeAlias = Tensor[Any, Any, Any]
+T = TypeVar("T", bound=TensorLike[Any, Any, Any])
 WRITE_ORDER = ("I64", "F64", "F32", "I32")
 SHOWN = 5
 """Mismatched tensors a load error lists one per line (the rest are counted)."""
@@ -148,6 +149,15 @@ def _check_utf8(text: str, kind: str, target: Path) -> None:
         ) from None
 
 
+def read_file(path: PathLike) -> tuple[str, bytes]:
+    """The path as messages name it, and the bytes of the file there (a ``WeightFileError``
+    if they cannot be read)."""
+    try:
+        return os.fspath(path), Path(path).read_bytes()
+    except OSError as exc:
+        raise _os_error(exc, "load", Path(path)) from exc
+
+
 def _os_error(exc: OSError, action: str, path: Path) -> WeightFileError:
     """A ``WeightFileError`` (``WeightFileNotFoundError`` for a missing path) for ``exc``."""
     verb = f"cannot {action} weights {'from' if action == 'load' else 'to'} {path}"
@@ -187,11 +197,7 @@ def load_weights(
     Any problem is a ``WeightFileError`` (``WeightFileNotFoundError`` for a missing file)
     raised before the first parameter is written.
     """
-    source = os.fspath(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise _os_error(exc, "load", Path(path)) from exc
+    source, data = read_file(path)
     entries, _, base = parse(data, source)
     targets = _match(entries, into, strict, source)
     _check_writable(targets, source)
@@ -207,27 +213,42 @@ def load_weights(
 
 
 def _params(into: object) -> dict[str, AnyParam]:
-    if not isinstance(into, Mapping | LoadBuffer):
+    return checked_tensors(
+        into,
+        Tensor,
+        not_a_mapping="load_weights needs a mapping name -> tensor or a LoadBuffer to load into.",
+        mapping_hint="pass e.g. {'fc1/weight': w, ...}.",
+        not_a_tensor=lambda name: (
+            f"cannot load into {name!r}: only principal tensors can be written."
+        ),
+        tensor_hint="load into the parameter tensors themselves (tn.Tensor).",
+    )
+
+
+def checked_tensors(
+    params: object,
+    kind: type[T],
+    *,
+    not_a_mapping: str,
+    mapping_hint: str,
+    not_a_tensor: Callable[[object], str],
+    tensor_hint: str,
+    string_names: bool = False,
+) -> dict[str, T]:
+    """``params`` (a mapping name -> tensor, e.g. a ``LoadBuffer``) as a dict, every value a
+    ``kind`` (with ``string_names``, every name a str); otherwise an ``OperandError`` in the
+    caller's words: ``not_a_mapping`` and ``not_a_tensor(name)`` with their hints."""
+    if not isinstance(params, Mapping):
         raise OperandError(
-            message(
-                "load_weights needs a mapping name -> tensor or a LoadBuffer to load into.",
-                [("received", type(into).__name__)],
-                hint="pass e.g. {'fc1/weight': w, ...}.",
-            )
+            message(not_a_mapping, [("received", type(params).__name__)], hint=mapping_hint)
         )
-    params: dict[str, AnyParam] = {}
-    for name, value in into.items():
-        if not isinstance(value, Tensor):
+    checked: dict[str, T] = {}
+    for name, value in params.items():
+        if not isinstance(value, kind) or (string_names and not isinstance(name, str)):
             shown = value.describe() if isinstance(value, TensorLike) else type(value).__name__
-            raise OperandError(
-                message(
-                    f"cannot load into {name!r}: only principal tensors can be written.",
-                    [("received", shown)],
-                    hint="load into the parameter tensors themselves (tn.Tensor).",
-                )
-            )
-        params[name] = value
-    return params
+            raise OperandError(message(not_a_tensor(name), [("received", shown)], hint=tensor_hint))
+        checked[name] = value
+    return checked
 
 
 def _match(

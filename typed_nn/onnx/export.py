@@ -75,11 +75,25 @@ def export(
     ``onnx`` package (``pip install 'typed_nn[onnx]'``).
     """
     onnx = _require_onnx()
-    from onnx import helper
-
     from .graph import GraphBuilder
 
-    newest = onnx.defs.onnx_opset_version()
+    _check_opset(fn, opset, onnx.defs.onnx_opset_version())
+    names, values = _bind(fn, example_args)
+    static_names = frozenset(static)
+    _check_arguments(fn, names, values, static_names)
+    outputs, assigns, _, placeholders = trace_function(fn, names, static_names, values)
+    _check_traced(fn, outputs, assigns)
+    g = GraphBuilder(opset)
+    for name in names:
+        g.reserve(name)
+    writer = _Writer(fn, g, names, values, static_names, placeholders, params)
+    outs = _output_names(fn, output_names, len(outputs), g)
+    model = _model(fn, writer, outputs, outs, opset)
+    onnx.checker.check_model(model, full_check=True)
+    write_atomic(Path(path), [model.SerializeToString()])
+
+
+def _check_opset(fn: Callable[..., Any], opset: object, newest: int) -> None:
     if type(opset) is not int or not MIN_OPSET <= opset <= newest:  # not a bool either
         raise ExportError(
             message(
@@ -88,9 +102,13 @@ def export(
                 hint=f"pass opset={DEFAULT_OPSET}.",
             )
         )
-    names, values = _bind(fn, example_args)
-    static_names = frozenset(static)
-    unknown = static_names - set(names)
+
+
+def _check_arguments(
+    fn: Callable[..., Any], names: list[str], values: list[Any], static: frozenset[str]
+) -> None:
+    """``static`` names parameters; every other tensor argument is a principal tensor."""
+    unknown = static - set(names)
     if unknown:
         raise ExportError(
             message(
@@ -100,7 +118,7 @@ def export(
             )
         )
     for name, value in zip(names, values, strict=True):
-        if name not in static_names and isinstance(value, TensorLike) and type(value) is not Tensor:
+        if name not in static and isinstance(value, TensorLike) and type(value) is not Tensor:
             raise OperandError(
                 message(
                     f"cannot export {qualname(fn)}: argument {name!r} is a lazy expression.",
@@ -109,7 +127,12 @@ def export(
                     hint="evaluate it first (tn.evaluate(x)): arguments are the model's inputs.",
                 )
             )
-    outputs, assigns, _, placeholders = trace_function(fn, names, static_names, values)
+
+
+def _check_traced(
+    fn: Callable[..., Any], outputs: list[Any], assigns: list[tuple[Tensor[Any, Any, Any], Any]]
+) -> None:
+    """The traced function returns tensors and assigns none (an ONNX graph has no state)."""
     if assigns:
         target, _ = assigns[0]
         raise ExportError(
@@ -127,11 +150,16 @@ def export(
                 hint="return the tensors the model should output.",
             )
         )
-    g = GraphBuilder(opset)
-    for name in names:
-        g.reserve(name)
-    writer = _Writer(fn, g, names, values, static_names, placeholders, params)
-    outs = _output_names(fn, output_names, len(outputs), g)
+
+
+def _model(
+    fn: Callable[..., Any], writer: _Writer, outputs: list[Any], outs: list[str], opset: int
+) -> Any:
+    """The ONNX model of the traced ``outputs``, named ``outs``: the writer's nodes, inputs
+    and initializers, each output renamed from its producer where it can be."""
+    from onnx import helper
+
+    g = writer.g
     results = [writer.value(out) for out in outputs]
     order = {name: i for i, name in enumerate(writer.input_order)}
     inputs = sorted(writer.inputs, key=lambda info: order[info.name])
@@ -147,14 +175,12 @@ def export(
         initializer=g.initializers,
     )
     opsets = [helper.make_opsetid("", opset)]
-    model = helper.make_model(
+    return helper.make_model(
         graph,
         opset_imports=opsets,
         producer_name="typed_nn",
         ir_version=helper.find_min_ir_version_for(opsets),  # readable by older runtimes
     )
-    onnx.checker.check_model(model, full_check=True)
-    write_atomic(Path(path), [model.SerializeToString()])
 
 
 class _Writer:

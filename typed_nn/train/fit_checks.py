@@ -6,6 +6,7 @@ argument allows beside what it received, and one fix.
 
 from __future__ import annotations
 
+import math
 from typing import Literal, NamedTuple
 
 from ..errors import TrainingError, message
@@ -185,3 +186,27 @@ def _check_regression(train: object, test: object, loss: object) -> ArrayDataset
         hint = "pass e.g. loss=typed_nn.ops.huber_loss, or None for mean squared error."
         raise bad_argument(DOING, "loss", "a function loss(truth, pred) -> Scalar", loss, hint)
     return train
+
+
+def check_input_shape(input_shape: object, features: int) -> tuple[int, ...] | None:
+    """``input_shape`` (None, or a tuple of sizes whose product is ``features``), else a
+    ``TrainingError`` naming it."""
+    if input_shape is None:
+        return None
+    if (
+        not isinstance(input_shape, tuple)
+        or not input_shape
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in input_shape)
+        or math.prod(input_shape) != features
+    ):
+        raise TrainingError(
+            message(
+                "cannot train: input_shape is not a shape of one sample's features.",
+                [
+                    ("declared", f"sizes whose product is {features}"),
+                    ("received", repr(input_shape)),
+                ],
+                hint="e.g. input_shape=(1, 8, 8) for 64 features seen as 1-channel 8x8 images.",
+            )
+        )
+    return input_shape
