@@ -103,7 +103,17 @@ def batch_stats(x: AnyTensor) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
     return mean, centred, var
 
 
-class BatchNormCell(Cell):
+class _NormCell(Cell):
+    """A normalisation cell: ``eps``, added to the variance, is set at construction."""
+
+    eps: float = 1e-5
+
+    def __init__(self, name: str, eps: float = 1e-5) -> None:
+        super().__init__(name)
+        self.eps = eps
+
+
+class BatchNormCell(_NormCell):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (batch statistics in a
     training layer, the running ones in an inference layer)."""
 
@@ -114,11 +124,6 @@ class BatchNormCell(Cell):
         RunningMean,
         RunningVar,
     )
-    eps: float = 1e-5
-
-    def __init__(self, name: str, eps: float = 1e-5) -> None:
-        super().__init__(name)
-        self.eps = eps
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: AnyTensor = inputs[LayerInput]
@@ -227,15 +232,10 @@ class BatchNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
         return self._feed_backward(grads)
 
 
-class LayerNormCell(Cell):
+class LayerNormCell(_NormCell):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dim."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, NormWeight, NormBias)
-    eps: float = 1e-5
-
-    def __init__(self, name: str, eps: float = 1e-5) -> None:
-        super().__init__(name)
-        self.eps = eps
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: AnyTensor = inputs[LayerInput]
