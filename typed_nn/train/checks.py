@@ -16,6 +16,7 @@ __all__ = [
     "check_choice",
     "check_int",
     "check_real",
+    "declared_mismatch",
     "is_int",
     "is_real",
     "received",
@@ -45,6 +46,13 @@ def bad_argument(doing: str, name: str, allowed: str, value: object, hint: str) 
             [("allowed", allowed), ("received", received(value))],
             hint=hint,
         )
+    )
+
+
+def declared_mismatch(headline: str, declared: str, received: str, hint: str) -> TrainingError:
+    """``headline``, with what was declared beside what was received."""
+    return TrainingError(
+        message(headline, [("declared", declared), ("received", received)], hint=hint)
     )
 
 
