@@ -253,6 +253,7 @@ class _PoolLayer(_ImageLayer):
         _fits(self.name, x, self.size, (0, 0))
         return {LayerOutput: self.pool(x)}
 
+    # Own signature (not SameTypeFeeds): images only, Dim4 in and out.
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim4]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]:
@@ -303,6 +304,7 @@ class FlattenLayer(_ImageLayer):
         rows = (x.shape[0], math.prod(x.shape[1:]))
         return {LayerOutput: x if x.shape == rows else ops.reshape(x, rows)}
 
+    # Own signature (not SameTypeFeeds): any rank in, rank 2 out.
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Any]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:

@@ -21,17 +21,16 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ..data.tensor import Matrix, Vector
-from ..data.tensor_like import TensorLike
 from ..policies import AnyPolicyObject, PParamTypeIs
-from ..tags import FE, D, Dim2, Dv
+from ..tags import Dim2
 from .binary_layers import AddLayer
 from .compose import ComposeKernel
 from .declared import Decl
 from .dot_layer import DotLayer
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
+from .same_type_feeds import SameTypeFeeds
 from .source_layers import ParamSourceLayer
 from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
-from .var_type_dict import VarValues
 
 __all__ = ["BiasLayer", "LinearLayer", "WeightLayer"]
 
@@ -39,7 +38,7 @@ _MATRIX: AnyPolicyObject = PParamTypeIs(Matrix)
 _VECTOR: AnyPolicyObject = PParamTypeIs(Vector)
 
 
-class BiasLayer(ComposeKernel[LayerInput, LayerOutput, Any, Any, Decl]):
+class BiasLayer(SameTypeFeeds, ComposeKernel[LayerInput, LayerOutput, Any, Any, Decl]):
     """``x + b``, ``b`` a parameter (default type ``tn.Vector``). ``BiasLayer(name, *shape)``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -56,21 +55,6 @@ class BiasLayer(ComposeKernel[LayerInput, LayerOutput, Any, Any, Decl]):
 
     def __init__(self, name: str, *shape: int) -> None:
         super().__init__(name, self.create_sublayers().set("param", *shape))
-
-    # Typed here, not by ComposeKernel's rank arguments: the output has the input's rank,
-    # whatever it is, which fixed rank arguments cannot say.
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
-        """``LayerOutput`` = ``x + b`` (lazy)."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
-        """``LayerInput`` = the output gradient (with ``PFeedbackOutput``); the bias keeps its
-        gradient, summed over the batch, for ``grad_collect`` (with ``PUpdate``)."""
-        return self._feed_backward(grads)
 
 
 class WeightLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):

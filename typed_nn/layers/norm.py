@@ -33,12 +33,11 @@ from typing import Any, ClassVar
 
 from .. import ops
 from ..data.tensor import Tensor, Vector
-from ..data.tensor_like import AnyTensor, TensorLike
+from ..data.tensor_like import AnyTensor
 from ..errors import ShapeError, message
 from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PNoUpdate, PParamTypeIs
-from ..tags import FE, D, Dv
 from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey
 from .param_cells import (
@@ -51,9 +50,9 @@ from .param_cells import (
     check_number,
     check_rank,
 )
+from .same_type_feeds import SameTypeFeeds
 from .source_layers import ParamSourceLayer
 from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
-from .var_type_dict import VarValues
 
 __all__ = ["BatchNormLayer", "LayerNormLayer"]
 
@@ -138,7 +137,7 @@ class BatchNormCell(_NormCell):
         return {LayerOutput: x * per_channel(scale, x) + per_channel(shift, x)}
 
 
-class BatchNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
+class BatchNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
     """Batch normalisation over (N, C) or (N, C, H, W) data, PyTorch's ``BatchNorm1d/2d``.
     ``BatchNormLayer(name, num_features, *, momentum=0.1, eps=1e-5)``."""
 
@@ -216,21 +215,6 @@ class BatchNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
             assert isinstance(running, Tensor)  # a principal parameter (init allocates it)
             running.assign(running * (1.0 - m) + batch * m)
 
-    # Kept: the output has the input's rank, 2 or 4 (class rank arguments fix one rank).
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
-        """``LayerOutput``: the normalised data (lazy), the input's shape; a training layer
-        also updates its running statistics."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
-        """``LayerInput``'s gradient (with ``PFeedbackOutput``); ``weight`` and ``bias`` keep
-        theirs (with ``PUpdate``)."""
-        return self._feed_backward(grads)
-
 
 class LayerNormCell(_NormCell):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dim."""
@@ -248,7 +232,7 @@ class LayerNormCell(_NormCell):
         return {LayerOutput: back * inputs[NormWeight] + inputs[NormBias]}
 
 
-class LayerNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
+class LayerNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
     """Layer normalisation over the last dim, PyTorch's ``LayerNorm(dim)``.
     ``LayerNormLayer(name, dim, *, eps=1e-5)``."""
 
@@ -287,17 +271,3 @@ class LayerNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
             f"feed data whose last dim is {self.dim}, or build the layer for {x.shape[-1]}.",
         )
         return super().forward(inputs)
-
-    # Kept: the output has the input's rank, any (class rank arguments fix one rank).
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
-        """``LayerOutput``: the normalised data (lazy), the input's shape."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
-        """``LayerInput``'s gradient (with ``PFeedbackOutput``); ``weight`` and ``bias`` keep
-        theirs (with ``PUpdate``)."""
-        return self._feed_backward(grads)
