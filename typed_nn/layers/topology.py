@@ -20,7 +20,7 @@ what *was* reachable. ``order`` is MetaNN's topological order, computed here onc
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ..errors import TopologyError, message
@@ -37,6 +37,18 @@ __all__ = [
 ]
 
 
+class _Connect:
+    """A connection: shown as ``Name('sublayer', Port, ...)``, its fields in order."""
+
+    def __str__(self) -> str:
+        # Sublayer names (str fields) as repr, ports by name; each subclass is a dataclass.
+        shown = [
+            repr(getattr(self, f.name)) if f.type == "str" else key_name(getattr(self, f.name))
+            for f in fields(self)  # type: ignore[arg-type]
+        ]
+        return f"{type(self).__name__}({', '.join(shown)})"
+
+
 @dataclass(frozen=True)
 class Sublayer:
     """A sublayer: its ``name`` in the topology and its layer template (``AddLayer``, ...)."""
@@ -49,22 +61,16 @@ class Sublayer:
 
 
 @dataclass(frozen=True)
-class InConnect:
+class InConnect(_Connect):
     """Composite input port ``in_port`` feeds ``sublayer``'s input port ``sublayer_port``."""
 
     in_port: type
     sublayer: str
     sublayer_port: type
 
-    def __str__(self) -> str:
-        return (
-            f"InConnect({key_name(self.in_port)}, {self.sublayer!r}, "
-            f"{key_name(self.sublayer_port)})"
-        )
-
 
 @dataclass(frozen=True)
-class InternalConnect:
+class InternalConnect(_Connect):
     """Output ``from_port`` of ``from_sublayer`` feeds input ``to_port`` of ``to_sublayer``."""
 
     from_sublayer: str
@@ -72,26 +78,14 @@ class InternalConnect:
     to_sublayer: str
     to_port: type
 
-    def __str__(self) -> str:
-        return (
-            f"InternalConnect({self.from_sublayer!r}, {key_name(self.from_port)}, "
-            f"{self.to_sublayer!r}, {key_name(self.to_port)})"
-        )
-
 
 @dataclass(frozen=True)
-class OutConnect:
+class OutConnect(_Connect):
     """Output ``sublayer_port`` of ``sublayer`` is the composite output ``out_port``."""
 
     sublayer: str
     sublayer_port: type
     out_port: type
-
-    def __str__(self) -> str:
-        return (
-            f"OutConnect({self.sublayer!r}, {key_name(self.sublayer_port)}, "
-            f"{key_name(self.out_port)})"
-        )
 
 
 Clause = Sublayer | InConnect | InternalConnect | OutConnect
