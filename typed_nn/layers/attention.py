@@ -42,7 +42,10 @@ from .keys import LayerInput, LayerOutput, PortKey
 from .param_cells import Cell
 from .protocol import Layer
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .topology import (
+    ComposeTopology,
+    param_op_topology,
+)
 from .var_type_dict import VarValues
 
 __all__ = [
@@ -207,13 +210,9 @@ _PARAMS = (("w_qkv", QkvWeight), ("b_qkv", QkvBias), ("w_out", OutWeight), ("b_o
 
 
 def _topology(core: type[Layer[Any, Any]], masked: bool) -> ComposeTopology:
-    return ComposeTopology(
-        *(Sublayer(name, ParamSourceLayer) for name, _ in _PARAMS),
-        Sublayer("attn", core),
-        InConnect(LayerInput, "attn", LayerInput),
-        *((InConnect(AttentionMask, "attn", AttentionMask),) if masked else ()),
-        *(InternalConnect(name, LayerOutput, "attn", port) for name, port in _PARAMS),
-        OutConnect("attn", LayerOutput, LayerOutput),
+    inputs = [(LayerInput, LayerInput), *([(AttentionMask, AttentionMask)] if masked else [])]
+    return param_op_topology(
+        "attn", core, [(name, ParamSourceLayer, port) for name, port in _PARAMS], inputs
     )
 
 

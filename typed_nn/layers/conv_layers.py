@@ -41,7 +41,9 @@ from .in_map import port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
 from .protocol import Layer, make_infer_layer
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .topology import (
+    param_op_topology,
+)
 from .var_type_dict import VarValues
 
 __all__ = [
@@ -193,14 +195,10 @@ class Conv2dLayer(ComposeKernel[LayerInput, LayerOutput, Dim4, Dim4, Decl]):
         "weight": (_KERNEL,),
         "bias": (_BIAS,),
     }
-    topology = ComposeTopology(
-        Sublayer("weight", ParamSourceLayer),
-        Sublayer("bias", ParamSourceLayer),
-        Sublayer("conv", Conv2dOp),
-        InConnect(LayerInput, "conv", LayerInput),
-        InternalConnect("weight", LayerOutput, "conv", Conv2dWeight),
-        InternalConnect("bias", LayerOutput, "conv", Conv2dBias),
-        OutConnect("conv", LayerOutput, LayerOutput),
+    topology = param_op_topology(
+        "conv",
+        Conv2dOp,
+        [("weight", ParamSourceLayer, Conv2dWeight), ("bias", ParamSourceLayer, Conv2dBias)],
     )
 
     def __init__(

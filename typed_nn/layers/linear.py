@@ -30,7 +30,14 @@ from .dot_layer import DotLayer
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
 from .same_type_feeds import SameTypeFeeds
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .topology import (
+    ComposeTopology,
+    InConnect,
+    InternalConnect,
+    OutConnect,
+    Sublayer,
+    param_op_topology,
+)
 
 __all__ = ["BiasLayer", "LinearLayer", "WeightLayer"]
 
@@ -45,12 +52,8 @@ class BiasLayer(SameTypeFeeds, ComposeKernel[LayerInput, LayerOutput, Any, Any, 
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_VECTOR,)}
     prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
-    topology = ComposeTopology(
-        Sublayer("param", ParamSourceLayer),
-        Sublayer("add", AddLayer),
-        InConnect(LayerInput, "add", LeftOperand),
-        InternalConnect("param", LayerOutput, "add", RightOperand),
-        OutConnect("add", LayerOutput, LayerOutput),
+    topology = param_op_topology(
+        "add", AddLayer, [("param", ParamSourceLayer, RightOperand)], [(LayerInput, LeftOperand)]
     )
 
     def __init__(self, name: str, *shape: int) -> None:
@@ -64,12 +67,8 @@ class WeightLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_MATRIX,)}
     prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
-    topology = ComposeTopology(
-        Sublayer("param", ParamSourceLayer),
-        Sublayer("dot", DotLayer),
-        InConnect(LayerInput, "dot", LeftOperand),
-        InternalConnect("param", LayerOutput, "dot", RightOperand),
-        OutConnect("dot", LayerOutput, LayerOutput),
+    topology = param_op_topology(
+        "dot", DotLayer, [("param", ParamSourceLayer, RightOperand)], [(LayerInput, LeftOperand)]
     )
 
     def __init__(self, name: str, *shape: int) -> None:

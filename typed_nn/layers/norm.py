@@ -52,7 +52,9 @@ from .param_cells import (
 )
 from .same_type_feeds import SameTypeFeeds
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .topology import (
+    param_op_topology,
+)
 
 __all__ = ["BatchNormLayer", "LayerNormLayer"]
 
@@ -137,6 +139,10 @@ class BatchNormCell(_NormCell):
         return {LayerOutput: x * per_channel(scale, x) + per_channel(shift, x)}
 
 
+_AFFINE = (("weight", OnesParamLayer, NormWeight), ("bias", ConstantParamLayer, NormBias))
+"""The per-feature scale (ones) and shift (zeros) of both normalisations, and their ports."""
+
+
 class BatchNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
     """Batch normalisation over (N, C) or (N, C, H, W) data, PyTorch's ``BatchNorm1d/2d``.
     ``BatchNormLayer(name, num_features, *, momentum=0.1, eps=1e-5)``."""
@@ -149,18 +155,14 @@ class BatchNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any,
         "running_mean": (_VECTOR, PNoUpdate),
         "running_var": (_VECTOR, PNoUpdate),
     }
-    topology = ComposeTopology(
-        Sublayer("weight", OnesParamLayer),
-        Sublayer("bias", ConstantParamLayer),
-        Sublayer("running_mean", ConstantParamLayer),
-        Sublayer("running_var", OnesParamLayer),
-        Sublayer("cell", BatchNormCell),
-        InConnect(LayerInput, "cell", LayerInput),
-        InternalConnect("weight", LayerOutput, "cell", NormWeight),
-        InternalConnect("bias", LayerOutput, "cell", NormBias),
-        InternalConnect("running_mean", LayerOutput, "cell", RunningMean),
-        InternalConnect("running_var", LayerOutput, "cell", RunningVar),
-        OutConnect("cell", LayerOutput, LayerOutput),
+    topology = param_op_topology(
+        "cell",
+        BatchNormCell,
+        [
+            *_AFFINE,
+            ("running_mean", ConstantParamLayer, RunningMean),
+            ("running_var", OnesParamLayer, RunningVar),
+        ],
     )
 
     def __init__(
@@ -242,15 +244,7 @@ class LayerNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any,
         "weight": (_VECTOR,),
         "bias": (_VECTOR,),
     }
-    topology = ComposeTopology(
-        Sublayer("weight", OnesParamLayer),
-        Sublayer("bias", ConstantParamLayer),
-        Sublayer("cell", LayerNormCell),
-        InConnect(LayerInput, "cell", LayerInput),
-        InternalConnect("weight", LayerOutput, "cell", NormWeight),
-        InternalConnect("bias", LayerOutput, "cell", NormBias),
-        OutConnect("cell", LayerOutput, LayerOutput),
-    )
+    topology = param_op_topology("cell", LayerNormCell, _AFFINE)
 
     def __init__(self, name: str, dim: int, *, eps: float = 1e-5) -> None:
         check_number(name, "eps", eps, 0.0, None, "a positive number")

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import TopologyError, message
 from ..ops.node import format_site, user_site
+from .keys import LayerInput, LayerOutput
 from .var_type_dict import key_name
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "InternalConnect",
     "OutConnect",
     "Sublayer",
+    "param_op_topology",
     "topological_order",
 ]
 
@@ -357,3 +359,24 @@ class ComposeTopology:
 
     def __repr__(self) -> str:
         return f"ComposeTopology({', '.join(self.order)})"
+
+
+def param_op_topology(
+    op: str,
+    layer: type[Any],
+    params: Iterable[tuple[str, type[Any], type]],
+    inputs: Iterable[tuple[type, type]] = ((LayerInput, LayerInput),),
+    outputs: Iterable[tuple[type, type]] = ((LayerOutput, LayerOutput),),
+) -> ComposeTopology:
+    """The topology of a parameter composite: one op sublayer ``op`` (template ``layer``) fed
+    by the parameter sublayers ``params`` (name, source template, op port they feed), and by
+    the composite's ``inputs`` (composite port, op port); ``outputs`` (op port, composite
+    port) are the composite's outputs. The clauses come in that order: parameters first."""
+    params = tuple(params)
+    return ComposeTopology(
+        *(Sublayer(name, source) for name, source, _ in params),
+        Sublayer(op, layer),
+        *(InConnect(port, op, op_port) for port, op_port in inputs),
+        *(InternalConnect(name, LayerOutput, op, op_port) for name, _, op_port in params),
+        *(OutConnect(op, op_port, port) for op_port, port in outputs),
+    )
