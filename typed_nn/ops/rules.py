@@ -102,25 +102,17 @@ def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor
 
 def common_device(decl: OpDecl, tensors: Sequence[AnyTensor]) -> type[DeviceTag]:
     """The one device of all data operands."""
+    hint = "move one side with ops.to_device(x, {tag})."
     return _common_tag(
-        decl,
-        tensors,
-        lambda x: x.device,
-        DeviceError,
-        "live on different devices",
-        "move one side with ops.to_device(x, {tag}).",
+        decl, tensors, lambda x: x.device, DeviceError, "live on different devices", hint
     )
 
 
 def common_elem(decl: OpDecl, tensors: Sequence[AnyTensor]) -> type[ElemTag]:
     """The one element type of all data operands."""
+    hint = "convert explicitly with ops.astype(x, {tag})."
     return _common_tag(
-        decl,
-        tensors,
-        lambda x: x.elem,
-        ElemTypeError,
-        "have different element types",
-        "convert explicitly with ops.astype(x, {tag}).",
+        decl, tensors, lambda x: x.elem, ElemTypeError, "have different element types", hint
     )
 
 
