@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from typing import Any, TypeGuard
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import TrainingError, message
 
 __all__ = [
     "bad_argument",
     "check_choice",
+    "check_finite_rows",
     "check_int",
     "check_real",
     "declared_mismatch",
@@ -54,6 +56,20 @@ def declared_mismatch(headline: str, declared: str, received: str, hint: str) ->
     return TrainingError(
         message(headline, [("declared", declared), ("received", received)], hint=hint)
     )
+
+
+def check_finite_rows(subject: str, matrix: npt.NDArray[Any]) -> None:
+    """``matrix`` (samples as rows) must hold finite numbers; the error names the first
+    NaN or Inf and its place."""
+    finite = np.isfinite(matrix)
+    if not finite.all():
+        row, col = (int(i[0]) for i in np.nonzero(~finite))
+        raise declared_mismatch(
+            f"{subject} must be finite (no NaN or Inf).",
+            "finite numbers",
+            f"{matrix[row, col]} at row {row}, column {col}",
+            "drop or impute the samples with missing values before training.",
+        )
 
 
 def check_int(

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from ..data.tensor import Tensor
 from ..errors import MissingDependencyError, TrainingError, message
 from ..tags import CPU, Dim2, Float32
-from .checks import check_int, declared_mismatch
+from .checks import check_finite_rows, check_int, declared_mismatch
 
 __all__ = [
     "Batch",
@@ -174,15 +174,7 @@ def check_parts(
             f"{features.dtype} array {features.shape}",
             "convert them with features.astype(np.float32).",
         )
-    finite = np.isfinite(features)
-    if not finite.all():
-        row, col = (int(i[0]) for i in np.nonzero(~finite))
-        raise declared_mismatch(
-            f"{doing}: {name} must be finite (no NaN or Inf).",
-            "finite numbers",
-            f"{features[row, col]} at row {row}, column {col}",
-            "drop or impute the samples with missing values before training.",
-        )
+    check_finite_rows(f"{doing}: {name}", features)
 
 
 def _sklearn() -> tuple[Any, Any]:

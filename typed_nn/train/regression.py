@@ -18,7 +18,7 @@ from ..data.factories import zeros
 from ..evaluate import EvalPlan
 from ..tags import CPU, DeviceTag, Float32
 from .arrays import ArrayDataset
-from .checks import bad_argument, declared_mismatch
+from .checks import bad_argument, check_finite_rows, declared_mismatch
 from .data import n_batches
 from .model import TrainableModel
 from .step import Array, Loss, _forward
@@ -51,15 +51,7 @@ def check_arrays(name: str, data: object) -> tuple[int, int]:
                 f"{array.dtype} array {array.shape}",
                 f"convert them with np.asarray(x, np.float32){reshape}.",
             )
-        finite = np.isfinite(array)
-        if not finite.all():
-            row, col = (int(i[0]) for i in np.nonzero(~finite))
-            raise declared_mismatch(
-                f"{DOING}: {name} {part} must be finite (no NaN or Inf).",
-                "finite numbers",
-                f"{array[row, col]} at row {row}, column {col}",
-                "drop or impute the samples with missing values before training.",
-            )
+        check_finite_rows(f"{DOING}: {name} {part}", array)
     features, targets = data.arrays
     return int(features.shape[1]), int(targets.shape[1])
 
