@@ -365,6 +365,7 @@ def conv2d(
     )
 
 
+# The two conv2d gradients stay separate public functions: each has its own typed signature.
 def conv2d_grad_input(
     g: TensorLike[FE, Dv, Dim4],
     w: TensorLike[FE, Dv, Dim4],
