@@ -258,20 +258,18 @@ class ComposeTopology:
                     [("clause", str(e)), declared],
                     hint,
                 )
-        for i in self.in_connects:
-            if i.sublayer not in known:
-                raise _error(
-                    f"One or more input tags are not sublayer tags: {i.sublayer!r}.",
-                    [("clause", str(i)), declared],
-                    hint,
-                )
-        for o in self.out_connects:
-            if o.sublayer not in known:
-                raise _error(
-                    f"One or more output tags are not sublayer tags: {o.sublayer!r}.",
-                    [("clause", str(o)), declared],
-                    hint,
-                )
+        ends: tuple[tuple[str, tuple[InConnect | OutConnect, ...]], ...] = (
+            ("input", self.in_connects),
+            ("output", self.out_connects),
+        )
+        for kind, clauses in ends:
+            for c in clauses:
+                if c.sublayer not in known:
+                    raise _error(
+                        f"One or more {kind} tags are not sublayer tags: {c.sublayer!r}.",
+                        [("clause", str(c)), declared],
+                        hint,
+                    )
         used = {i.sublayer for i in self.in_connects} | {o.sublayer for o in self.out_connects}
         used |= {e.from_sublayer for e in self.internal_connects}
         used |= {e.to_sublayer for e in self.internal_connects}
