@@ -30,14 +30,14 @@ from typing import Any, ClassVar
 from .. import ops
 from ..data.special import ZeroTensor
 from ..data.tensor_like import AnyTensor, TensorLike
-from ..errors import ElemTypeError, RankError, ShapeError, message
+from ..errors import RankError, ShapeError, message
 from ..ops.conv import as_pair
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, ParamPolicy, PParamTypeIs, policy_select
-from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32, FloatTag
+from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32
 from .compose import ComposeKernel
 from .declared import Decl
-from .in_map import port_type, tensor_type
+from .in_map import float_input_type, port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
 from .protocol import Layer, make_infer_layer
 from .source_layers import ParamSourceLayer
@@ -123,15 +123,8 @@ class _ImageLayer(Layer[Any, LayerOutput]):
                     hint="declare LayerInput as tn.Tensor[elem, device, tn.Dim4].",
                 )
             )
-        if x.elem is None or not issubclass(x.elem, FloatTag):
-            raise ElemTypeError(
-                message(
-                    f"cannot make {cls.__name__}: it takes float data, declared "
-                    f"{given[LayerInput]!r}.",
-                    built_at=format_site(user_site()),
-                    hint="declare LayerInput as Float32 or Float64 data.",
-                )
-            )
+        x = float_input_type(cls.__name__, given[LayerInput], "takes")  # after the rank check
+        assert x.elem is not None
         assert x.device is not None
         return {LayerOutput: tensor_type(x.elem, x.device, cls.out_rank)}
 

@@ -25,11 +25,11 @@ from .. import ops, tracing
 from ..data.factories import tensor
 from ..data.tensor import Tensor
 from ..data.tensor_like import AnyTensor
-from ..errors import ElemTypeError, LayerError, message
+from ..errors import LayerError, message
 from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site
-from ..tags import DeviceTag, Dim1, FloatTag, Int64
-from .in_map import port_type, tensor_type
+from ..tags import DeviceTag, Dim1, Int64
+from .in_map import float_input_type, tensor_type
 from .keys import LayerInput, LayerOutput
 from .protocol import Layer
 from .same_type_feeds import SameTypeFeeds
@@ -84,16 +84,8 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
         given = input_types if input_types is not None else cls.input_map
         if given is None:
             return super().output_types(None)  # raises: an inference layer needs input types
-        x = port_type(given[LayerInput])
-        if x.elem is None or not issubclass(x.elem, FloatTag):
-            raise ElemTypeError(
-                message(
-                    f"cannot make {cls.__name__}: it drops float data, declared "
-                    f"{given[LayerInput]!r}.",
-                    built_at=format_site(user_site()),
-                    hint="declare LayerInput as Float32 or Float64 data.",
-                )
-            )
+        x = float_input_type(cls.__name__, given[LayerInput], "drops")
+        assert x.elem is not None
         assert x.device is not None
         assert x.rank is not None
         return {LayerOutput: tensor_type(x.elem, x.device, x.rank)}
