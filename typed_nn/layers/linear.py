@@ -24,7 +24,7 @@ from ..data.tensor import Matrix, Vector
 from ..policies import AnyPolicyObject, PParamTypeIs
 from ..tags import Dim2
 from .binary_layers import AddLayer
-from .compose import ComposeKernel
+from .compose import ComposeKernel, DIn, DOut
 from .declared import Decl
 from .dot_layer import DotLayer
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
@@ -45,34 +45,36 @@ _MATRIX: AnyPolicyObject = PParamTypeIs(Matrix)
 _VECTOR: AnyPolicyObject = PParamTypeIs(Vector)
 
 
-class BiasLayer(SameTypeFeeds, ComposeKernel[LayerInput, LayerOutput, Any, Any, Decl]):
+class _ParamOperandLayer(ComposeKernel[LayerInput, LayerOutput, DIn, DOut, Decl]):
+    """``op(x, p)``, ``p`` the parameter sublayer ``param`` of the shape given at construction:
+    ``BiasLayer`` and ``WeightLayer``, which set the op and the parameter's default type."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
+
+    def __init__(self, name: str, *shape: int) -> None:
+        super().__init__(name, self.create_sublayers().set("param", *shape))
+
+
+def _param_operand(op: str, layer: type[Any]) -> ComposeTopology:
+    return param_op_topology(
+        op, layer, [("param", ParamSourceLayer, RightOperand)], [(LayerInput, LeftOperand)]
+    )
+
+
+class BiasLayer(SameTypeFeeds, _ParamOperandLayer[Any, Any, Decl]):
     """``x + b``, ``b`` a parameter (default type ``tn.Vector``). ``BiasLayer(name, *shape)``."""
 
-    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
-    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_VECTOR,)}
-    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
-    topology = param_op_topology(
-        "add", AddLayer, [("param", ParamSourceLayer, RightOperand)], [(LayerInput, LeftOperand)]
-    )
-
-    def __init__(self, name: str, *shape: int) -> None:
-        super().__init__(name, self.create_sublayers().set("param", *shape))
+    topology = _param_operand("add", AddLayer)
 
 
-class WeightLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
+class WeightLayer(_ParamOperandLayer[Dim2, Dim2, Decl]):
     """``x·W``, ``W`` a parameter (default type ``tn.Matrix``). ``WeightLayer(name, *shape)``."""
 
-    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
-    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_MATRIX,)}
-    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
-    topology = param_op_topology(
-        "dot", DotLayer, [("param", ParamSourceLayer, RightOperand)], [(LayerInput, LeftOperand)]
-    )
-
-    def __init__(self, name: str, *shape: int) -> None:
-        super().__init__(name, self.create_sublayers().set("param", *shape))
+    topology = _param_operand("dot", DotLayer)
 
 
 class LinearLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
