@@ -338,6 +338,8 @@ def test_conv_rejects_the_wrong_rank() -> None:
         make_train_layer(
             MaxPool2dLayer, LayerInMap({LayerInput: tn.Tensor[tn.Int64, tn.CPU, tn.Dim4]})
         )
+    with pytest.raises(tn.ElemTypeError, match="cannot make DropoutLayer: it drops float data"):
+        make_train_layer(DropoutLayer, LayerInMap({LayerInput: tn.Matrix[tn.Int64, tn.CPU]}))
     infer = make_infer_layer(Conv2dLayer, PElemIs(F64))("i", 1, 2, 3)
     init_params(infer, {"i/weight": np.zeros((2, 1, 3, 3)), "i/bias": np.zeros(2)})
     with pytest.raises(

@@ -116,6 +116,7 @@ class DimTag(_Tag):
     rank: ClassVar[int]
 
 
+# One class per rank, alike on purpose: each must be its own class for the type checkers.
 class Dim0(DimTag):
     """Rank 0: a scalar."""
 

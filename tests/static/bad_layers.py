@@ -41,6 +41,6 @@ int_to_sigmoid = act.feed_forward(act.input_cont().set(LayerInput, ints))  # E: 
 y = act.feed_forward(act.input_cont().set(LayerInput, m32)).get(LayerOutput)
 as_float64: TensorLike[Float64, CPU, tn.Dim2] = y  # E: Incompatible types in assignment
 as_vector: TensorLike[Float32, CPU, Dim1] = y  # E: Incompatible types in assignment
-binary_to_unary = act.feed_forward(add.input_cont().set(LeftOperand, m32).set(RightOperand, m32))  # E: Argument 1 to "feed_forward" of "UnaryLayer" has incompatible type
+binary_to_unary = act.feed_forward(add.input_cont().set(LeftOperand, m32).set(RightOperand, m32))  # E: Argument 1 to "feed_forward" of "SameTypeFeeds" has incompatible type
 loss = make_infer_layer(NLLLossLayer)("loss")
 mixed = loss.feed_forward(loss.input_cont().set(LayerInput, m32).set(LossLayerWeight, tn.zeros((2, 3), Float64, CPU)))  # E: Cannot infer value of type parameter "FE"

@@ -32,17 +32,19 @@ from ..data.tensor import AnyTensor, Matrix, Vector
 from ..errors import LayerError, ShapeError, message
 from ..evaluate.plan import evaluate
 from ..ops.node import format_site, user_site
-from ..ops.special import ZeroTensor
 from ..policies import AnyPolicyObject, PParamTypeIs
 from ..shape import format_shape
 from ..tags import CPU, Dim2, Dim3
 from .compose import ComposeKernel, SublayerArgs
 from .declared import Decl
-from .in_map import port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
+from .param_cells import Cell
 from .protocol import Layer
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .topology import (
+    ComposeTopology,
+    param_op_topology,
+)
 from .var_type_dict import VarValues
 
 __all__ = [
@@ -97,11 +99,14 @@ _PROBE_SHAPES: dict[type, tuple[int, ...]] = {
 }
 
 
-class ScaledDotProductAttention(Layer[Any, LayerOutput]):
+class ScaledDotProductAttention(Cell):
     """The attention of ``MultiHeadAttentionLayer``, parameters as inputs; forward only."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, QkvWeight, QkvBias, OutWeight, OutBias)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    # Defaults for the probe instance of Cell.output_types, which skips __init__.
+    n_heads: int = 1
+    causal: bool = False
 
     def __init__(self, name: str, n_heads: int = 1, causal: bool = False) -> None:
         super().__init__(name)
@@ -110,23 +115,11 @@ class ScaledDotProductAttention(Layer[Any, LayerOutput]):
         self._masks: dict[tuple[int, type, type], AnyTensor] = {}
 
     @classmethod
-    def output_types(cls, input_types: Mapping[type, object] | None = None) -> dict[type, object]:
-        """As the base's, from probes whose shapes fit together (one head of width 1)."""
-        given = input_types if input_types is not None else cls.input_map
-        if given is None:
-            return super().output_types(input_types)  # raises its error
-        probes: dict[type, Any] = {}
-        for port in cls.input_ports:
-            t = port_type(given[port])
-            assert t.elem is not None
-            assert t.device is not None
-            assert t.rank is not None
-            shape = _PROBE_SHAPES[port]
-            probes[port] = ZeroTensor(
-                shape if len(shape) == t.rank else (1,) * t.rank, t.elem, t.device
-            )
-        layer = cls(f"<types of {cls.__name__}>")
-        return {p: tensor_type(v.elem, v.device, v.rank) for p, v in layer.forward(probes).items()}
+    def probe_shape(cls, port: type, rank: int) -> tuple[int, ...]:
+        """Probe shapes that fit together (one head of width 1) where the declared rank is the
+        expected one; another rank probes as ones and fails in forward with its error."""
+        shape = _PROBE_SHAPES[port]
+        return shape if len(shape) == rank else (1,) * rank
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: Any = inputs[LayerInput]  # rank 3, checked below (the ops' overloads cannot know)
@@ -216,13 +209,9 @@ _PARAMS = (("w_qkv", QkvWeight), ("b_qkv", QkvBias), ("w_out", OutWeight), ("b_o
 
 
 def _topology(core: type[Layer[Any, Any]], masked: bool) -> ComposeTopology:
-    return ComposeTopology(
-        *(Sublayer(name, ParamSourceLayer) for name, _ in _PARAMS),
-        Sublayer("attn", core),
-        InConnect(LayerInput, "attn", LayerInput),
-        *((InConnect(AttentionMask, "attn", AttentionMask),) if masked else ()),
-        *(InternalConnect(name, LayerOutput, "attn", port) for name, port in _PARAMS),
-        OutConnect("attn", LayerOutput, LayerOutput),
+    inputs = [(LayerInput, LayerInput), *([(AttentionMask, AttentionMask)] if masked else [])]
+    return param_op_topology(
+        "attn", core, [(name, ParamSourceLayer, port) for name, port in _PARAMS], inputs
     )
 
 

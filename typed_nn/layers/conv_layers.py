@@ -29,19 +29,21 @@ from typing import Any, ClassVar
 
 from .. import ops
 from ..data.tensor import AnyTensor, TensorLike
-from ..errors import ElemTypeError, RankError, ShapeError, message
+from ..errors import RankError, ShapeError, message
 from ..ops.conv import as_pair
 from ..ops.node import format_site, user_site
 from ..ops.special import ZeroTensor
 from ..policies import AnyPolicyObject, ParamPolicy, PParamTypeIs, policy_select
-from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32, FloatTag
+from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32
 from .compose import ComposeKernel
 from .declared import Decl
-from .in_map import port_type, tensor_type
+from .in_map import float_input_type, port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
 from .protocol import Layer, make_infer_layer
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .topology import (
+    param_op_topology,
+)
 from .var_type_dict import VarValues
 
 __all__ = [
@@ -121,15 +123,8 @@ class _ImageLayer(Layer[Any, LayerOutput]):
                     hint="declare LayerInput as tn.Tensor[elem, device, tn.Dim4].",
                 )
             )
-        if x.elem is None or not issubclass(x.elem, FloatTag):
-            raise ElemTypeError(
-                message(
-                    f"cannot make {cls.__name__}: it takes float data, declared "
-                    f"{given[LayerInput]!r}.",
-                    built_at=format_site(user_site()),
-                    hint="declare LayerInput as Float32 or Float64 data.",
-                )
-            )
+        x = float_input_type(cls.__name__, given[LayerInput], "takes")  # after the rank check
+        assert x.elem is not None
         assert x.device is not None
         return {LayerOutput: tensor_type(x.elem, x.device, cls.out_rank)}
 
@@ -193,14 +188,10 @@ class Conv2dLayer(ComposeKernel[LayerInput, LayerOutput, Dim4, Dim4, Decl]):
         "weight": (_KERNEL,),
         "bias": (_BIAS,),
     }
-    topology = ComposeTopology(
-        Sublayer("weight", ParamSourceLayer),
-        Sublayer("bias", ParamSourceLayer),
-        Sublayer("conv", Conv2dOp),
-        InConnect(LayerInput, "conv", LayerInput),
-        InternalConnect("weight", LayerOutput, "conv", Conv2dWeight),
-        InternalConnect("bias", LayerOutput, "conv", Conv2dBias),
-        OutConnect("conv", LayerOutput, LayerOutput),
+    topology = param_op_topology(
+        "conv",
+        Conv2dOp,
+        [("weight", ParamSourceLayer, Conv2dWeight), ("bias", ParamSourceLayer, Conv2dBias)],
     )
 
     def __init__(
@@ -253,6 +244,7 @@ class _PoolLayer(_ImageLayer):
         _fits(self.name, x, self.size, (0, 0))
         return {LayerOutput: self.pool(x)}
 
+    # Own signature (not SameTypeFeeds): images only, Dim4 in and out.
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Dim4]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim4]]:
@@ -303,6 +295,7 @@ class FlattenLayer(_ImageLayer):
         rows = (x.shape[0], math.prod(x.shape[1:]))
         return {LayerOutput: x if x.shape == rows else ops.reshape(x, rows)}
 
+    # Own signature (not SameTypeFeeds): any rank in, rank 2 out.
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, Any]]
     ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim2]]:

@@ -23,15 +23,15 @@ import numpy as np
 
 from .. import ops, tracing
 from ..data.factories import tensor
-from ..data.tensor import AnyTensor, Tensor, TensorLike
-from ..errors import ElemTypeError, LayerError, message
+from ..data.tensor import AnyTensor, Tensor
+from ..errors import LayerError, message
 from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site
-from ..tags import FE, D, DeviceTag, Dim1, Dv, FloatTag, Int64
-from .in_map import port_type, tensor_type
+from ..tags import DeviceTag, Dim1, Int64
+from .in_map import float_input_type, tensor_type
 from .keys import LayerInput, LayerOutput
 from .protocol import Layer
-from .var_type_dict import VarValues
+from .same_type_feeds import SameTypeFeeds
 
 __all__ = ["DropoutLayer"]
 
@@ -39,7 +39,7 @@ _EAGER, _TRACED = 0, 1
 """Mask streams: eager and compiled forwards never draw the same mask."""
 
 
-class DropoutLayer(Layer[LayerInput, LayerOutput]):
+class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
     """Drops elements with probability ``rate`` while training (see the module)."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -83,16 +83,8 @@ class DropoutLayer(Layer[LayerInput, LayerOutput]):
         given = input_types if input_types is not None else cls.input_map
         if given is None:
             return super().output_types(None)  # raises: an inference layer needs input types
-        x = port_type(given[LayerInput])
-        if x.elem is None or not issubclass(x.elem, FloatTag):
-            raise ElemTypeError(
-                message(
-                    f"cannot make {cls.__name__}: it drops float data, declared "
-                    f"{given[LayerInput]!r}.",
-                    built_at=format_site(user_site()),
-                    hint="declare LayerInput as Float32 or Float64 data.",
-                )
-            )
+        x = float_input_type(cls.__name__, given[LayerInput], "drops")
+        assert x.elem is not None
         assert x.device is not None
         assert x.rank is not None
         return {LayerOutput: tensor_type(x.elem, x.device, x.rank)}
@@ -120,18 +112,6 @@ class DropoutLayer(Layer[LayerInput, LayerOutput]):
             counter = tensor(np.array([self.seed, self.calls], np.int64), Int64, x.device, Dim1)
             mask = ops.dropout_mask(counter, x.shape, keep, x.elem, _EAGER)
         return {LayerOutput: x * mask}
-
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
-        """``LayerOutput`` = ``x * mask`` while training, ``x`` in inference (lazy)."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
-        """``LayerInput`` = ``g * mask`` (the forward's mask; with ``PFeedbackOutput``)."""
-        return self._feed_backward(grads)
 
     def __repr__(self) -> str:
         return f"DropoutLayer({self.name!r}, {self.rate}, seed={self.seed})"

@@ -26,7 +26,9 @@ from .in_map import port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
 from .protocol import Layer
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .topology import (
+    param_op_topology,
+)
 from .var_type_dict import VarValues
 
 __all__ = ["EmbeddingLayer", "EmbeddingOp", "EmbeddingWeight"]
@@ -105,12 +107,8 @@ class EmbeddingLayer(ComposeKernel[LayerInput, LayerOutput]):
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"weight": (_TABLE,)}
-    topology = ComposeTopology(
-        Sublayer("weight", ParamSourceLayer),
-        Sublayer("lookup", EmbeddingOp),
-        InConnect(LayerInput, "lookup", LayerInput),
-        InternalConnect("weight", LayerOutput, "lookup", EmbeddingWeight),
-        OutConnect("lookup", LayerOutput, LayerOutput),
+    topology = param_op_topology(
+        "lookup", EmbeddingOp, [("weight", ParamSourceLayer, EmbeddingWeight)]
     )
 
     def __init__(self, name: str, num_embeddings: int, dim: int) -> None:

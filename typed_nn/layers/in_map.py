@@ -23,10 +23,17 @@ from ..data.tensor import TensorLike
 from ..errors import DeviceError, ElemTypeError, LayerError, OperandError, RankError, message
 from ..ops.dynamic import DynamicData, make_dynamic
 from ..ops.node import format_site, user_site
-from ..tags import DeviceTag, DimTag, ElemTag, dim_of_rank
+from ..tags import DeviceTag, DimTag, ElemTag, FloatTag, dim_of_rank
 from .var_type_dict import key_name
 
-__all__ = ["LayerInMap", "PortType", "port_type", "tagged_parts", "tensor_type"]
+__all__ = [
+    "LayerInMap",
+    "PortType",
+    "float_input_type",
+    "port_type",
+    "tagged_parts",
+    "tensor_type",
+]
 
 NUMBER_TYPES: tuple[type, ...] = (int, float)
 
@@ -103,6 +110,21 @@ def port_type(declared: object) -> PortType:
     ):
         raise _bad_type(declared, "its element, device and rank must be concrete tags")
     return PortType(declared, origin, elem, device, dim.rank)
+
+
+def float_input_type(layer: str, declared: object, does: str) -> PortType:
+    """The declared ``LayerInput`` type of a layer that ``does`` something to float data
+    only (``"takes"``, ``"drops"``); an integer or untagged declaration is an error."""
+    x = port_type(declared)
+    if x.elem is None or not issubclass(x.elem, FloatTag):
+        raise ElemTypeError(
+            message(
+                f"cannot make {layer}: it {does} float data, declared {declared!r}.",
+                built_at=format_site(user_site()),
+                hint="declare LayerInput as Float32 or Float64 data.",
+            )
+        )
+    return x
 
 
 def tensor_type(elem: type[ElemTag], device: type[DeviceTag], rank: int) -> object:

@@ -20,17 +20,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ..data.tensor import Matrix, TensorLike, Vector
+from ..data.tensor import Matrix, Vector
 from ..policies import AnyPolicyObject, PParamTypeIs
-from ..tags import FE, D, Dim2, Dv
+from ..tags import Dim2
 from .binary_layers import AddLayer
-from .compose import ComposeKernel
+from .compose import ComposeKernel, DIn, DOut
 from .declared import Decl
 from .dot_layer import DotLayer
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
+from .same_type_feeds import SameTypeFeeds
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
-from .var_type_dict import VarValues
+from .topology import (
+    ComposeTopology,
+    InConnect,
+    InternalConnect,
+    OutConnect,
+    Sublayer,
+    param_op_topology,
+)
 
 __all__ = ["BiasLayer", "LinearLayer", "WeightLayer"]
 
@@ -38,57 +45,36 @@ _MATRIX: AnyPolicyObject = PParamTypeIs(Matrix)
 _VECTOR: AnyPolicyObject = PParamTypeIs(Vector)
 
 
-class BiasLayer(ComposeKernel[LayerInput, LayerOutput, Any, Any, Decl]):
+class _ParamOperandLayer(ComposeKernel[LayerInput, LayerOutput, DIn, DOut, Decl]):
+    """``op(x, p)``, ``p`` the parameter sublayer ``param`` of the shape given at construction:
+    ``BiasLayer`` and ``WeightLayer``, which set the op and the parameter's default type."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
+    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
+
+    def __init__(self, name: str, *shape: int) -> None:
+        super().__init__(name, self.create_sublayers().set("param", *shape))
+
+
+def _param_operand(op: str, layer: type[Any]) -> ComposeTopology:
+    return param_op_topology(
+        op, layer, [("param", ParamSourceLayer, RightOperand)], [(LayerInput, LeftOperand)]
+    )
+
+
+class BiasLayer(SameTypeFeeds, _ParamOperandLayer[Any, Any, Decl]):
     """``x + b``, ``b`` a parameter (default type ``tn.Vector``). ``BiasLayer(name, *shape)``."""
 
-    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
-    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_VECTOR,)}
-    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
-    topology = ComposeTopology(
-        Sublayer("param", ParamSourceLayer),
-        Sublayer("add", AddLayer),
-        InConnect(LayerInput, "add", LeftOperand),
-        InternalConnect("param", LayerOutput, "add", RightOperand),
-        OutConnect("add", LayerOutput, LayerOutput),
-    )
-
-    def __init__(self, name: str, *shape: int) -> None:
-        super().__init__(name, self.create_sublayers().set("param", *shape))
-
-    # Typed here, not by ComposeKernel's rank arguments: the output has the input's rank,
-    # whatever it is, which fixed rank arguments cannot say.
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
-        """``LayerOutput`` = ``x + b`` (lazy)."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
-        """``LayerInput`` = the output gradient (with ``PFeedbackOutput``); the bias keeps its
-        gradient, summed over the batch, for ``grad_collect`` (with ``PUpdate``)."""
-        return self._feed_backward(grads)
+    topology = _param_operand("add", AddLayer)
 
 
-class WeightLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
+class WeightLayer(_ParamOperandLayer[Dim2, Dim2, Decl]):
     """``x·W``, ``W`` a parameter (default type ``tn.Matrix``). ``WeightLayer(name, *shape)``."""
 
-    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
-    output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     sublayer_policies: ClassVar[Mapping[str, tuple[AnyPolicyObject, ...]]] = {"param": (_MATRIX,)}
-    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
-    topology = ComposeTopology(
-        Sublayer("param", ParamSourceLayer),
-        Sublayer("dot", DotLayer),
-        InConnect(LayerInput, "dot", LeftOperand),
-        InternalConnect("param", LayerOutput, "dot", RightOperand),
-        OutConnect("dot", LayerOutput, LayerOutput),
-    )
-
-    def __init__(self, name: str, *shape: int) -> None:
-        super().__init__(name, self.create_sublayers().set("param", *shape))
+    topology = _param_operand("dot", DotLayer)
 
 
 class LinearLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):

@@ -35,6 +35,7 @@ class SoftmaxLayer(UnaryLayer[Decl]):
     k: ClassVar[int] = 1
     vjp_exact: ClassVar[bool] = True
 
+    # As DotLayer's (another base class): the shared part is dim_count; the texts differ.
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
         super().configure(policies)

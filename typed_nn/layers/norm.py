@@ -32,12 +32,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from .. import ops
-from ..data.tensor import AnyTensor, Tensor, TensorLike, Vector
+from ..data.tensor import AnyTensor, Tensor, Vector
 from ..errors import ShapeError, message
 from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PNoUpdate, PParamTypeIs
-from ..tags import FE, D, Dv
 from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey
 from .param_cells import (
@@ -50,9 +49,11 @@ from .param_cells import (
     check_number,
     check_rank,
 )
+from .same_type_feeds import SameTypeFeeds
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
-from .var_type_dict import VarValues
+from .topology import (
+    param_op_topology,
+)
 
 __all__ = ["BatchNormLayer", "LayerNormLayer"]
 
@@ -102,7 +103,17 @@ def batch_stats(x: AnyTensor) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
     return mean, centred, var
 
 
-class BatchNormCell(Cell):
+class _NormCell(Cell):
+    """A normalisation cell: ``eps``, added to the variance, is set at construction."""
+
+    eps: float = 1e-5
+
+    def __init__(self, name: str, eps: float = 1e-5) -> None:
+        super().__init__(name)
+        self.eps = eps
+
+
+class BatchNormCell(_NormCell):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel (batch statistics in a
     training layer, the running ones in an inference layer)."""
 
@@ -113,11 +124,6 @@ class BatchNormCell(Cell):
         RunningMean,
         RunningVar,
     )
-    eps: float = 1e-5
-
-    def __init__(self, name: str, eps: float = 1e-5) -> None:
-        super().__init__(name)
-        self.eps = eps
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: AnyTensor = inputs[LayerInput]
@@ -132,7 +138,11 @@ class BatchNormCell(Cell):
         return {LayerOutput: x * per_channel(scale, x) + per_channel(shift, x)}
 
 
-class BatchNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
+_AFFINE = (("weight", OnesParamLayer, NormWeight), ("bias", ConstantParamLayer, NormBias))
+"""The per-feature scale (ones) and shift (zeros) of both normalisations, and their ports."""
+
+
+class BatchNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
     """Batch normalisation over (N, C) or (N, C, H, W) data, PyTorch's ``BatchNorm1d/2d``.
     ``BatchNormLayer(name, num_features, *, momentum=0.1, eps=1e-5)``."""
 
@@ -144,18 +154,14 @@ class BatchNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
         "running_mean": (_VECTOR, PNoUpdate),
         "running_var": (_VECTOR, PNoUpdate),
     }
-    topology = ComposeTopology(
-        Sublayer("weight", OnesParamLayer),
-        Sublayer("bias", ConstantParamLayer),
-        Sublayer("running_mean", ConstantParamLayer),
-        Sublayer("running_var", OnesParamLayer),
-        Sublayer("cell", BatchNormCell),
-        InConnect(LayerInput, "cell", LayerInput),
-        InternalConnect("weight", LayerOutput, "cell", NormWeight),
-        InternalConnect("bias", LayerOutput, "cell", NormBias),
-        InternalConnect("running_mean", LayerOutput, "cell", RunningMean),
-        InternalConnect("running_var", LayerOutput, "cell", RunningVar),
-        OutConnect("cell", LayerOutput, LayerOutput),
+    topology = param_op_topology(
+        "cell",
+        BatchNormCell,
+        [
+            *_AFFINE,
+            ("running_mean", ConstantParamLayer, RunningMean),
+            ("running_var", OnesParamLayer, RunningVar),
+        ],
     )
 
     def __init__(
@@ -210,31 +216,11 @@ class BatchNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
             assert isinstance(running, Tensor)  # a principal parameter (init allocates it)
             running.assign(running * (1.0 - m) + batch * m)
 
-    # Kept: the output has the input's rank, 2 or 4 (class rank arguments fix one rank).
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
-        """``LayerOutput``: the normalised data (lazy), the input's shape; a training layer
-        also updates its running statistics."""
-        return self._feed_forward(inputs)
 
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
-        """``LayerInput``'s gradient (with ``PFeedbackOutput``); ``weight`` and ``bias`` keep
-        theirs (with ``PUpdate``)."""
-        return self._feed_backward(grads)
-
-
-class LayerNormCell(Cell):
+class LayerNormCell(_NormCell):
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dim."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, NormWeight, NormBias)
-    eps: float = 1e-5
-
-    def __init__(self, name: str, eps: float = 1e-5) -> None:
-        super().__init__(name)
-        self.eps = eps
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: AnyTensor = inputs[LayerInput]
@@ -247,7 +233,7 @@ class LayerNormCell(Cell):
         return {LayerOutput: back * inputs[NormWeight] + inputs[NormBias]}
 
 
-class LayerNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
+class LayerNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
     """Layer normalisation over the last dim, PyTorch's ``LayerNorm(dim)``.
     ``LayerNormLayer(name, dim, *, eps=1e-5)``."""
 
@@ -257,15 +243,7 @@ class LayerNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
         "weight": (_VECTOR,),
         "bias": (_VECTOR,),
     }
-    topology = ComposeTopology(
-        Sublayer("weight", OnesParamLayer),
-        Sublayer("bias", ConstantParamLayer),
-        Sublayer("cell", LayerNormCell),
-        InConnect(LayerInput, "cell", LayerInput),
-        InternalConnect("weight", LayerOutput, "cell", NormWeight),
-        InternalConnect("bias", LayerOutput, "cell", NormBias),
-        OutConnect("cell", LayerOutput, LayerOutput),
-    )
+    topology = param_op_topology("cell", LayerNormCell, _AFFINE)
 
     def __init__(self, name: str, dim: int, *, eps: float = 1e-5) -> None:
         check_number(name, "eps", eps, 0.0, None, "a positive number")
@@ -286,17 +264,3 @@ class LayerNormLayer(ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
             f"feed data whose last dim is {self.dim}, or build the layer for {x.shape[-1]}.",
         )
         return super().forward(inputs)
-
-    # Kept: the output has the input's rank, any (class rank arguments fix one rank).
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
-        """``LayerOutput``: the normalised data (lazy), the input's shape."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
-        """``LayerInput``'s gradient (with ``PFeedbackOutput``); ``weight`` and ``bias`` keep
-        theirs (with ``PUpdate``)."""
-        return self._feed_backward(grads)

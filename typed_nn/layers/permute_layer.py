@@ -61,7 +61,8 @@ class PermuteLayer(Layer[LayerInput, LayerOutput, Decl]):
     def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
         return {LayerInput: ops.permute_inv(grad, self.order)}
 
-    # Typing rule for every permutation: any element, the input's rank (not ComposeKernel's).
+    # Typing rule for every permutation: any element, the input's rank (not ComposeKernel's;
+    # not SameTypeFeeds', which takes float data only).
     def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[E, Dv, D]]
     ) -> VarValues[LayerOutput, TensorLike[E, Dv, D]]:

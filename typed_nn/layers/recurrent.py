@@ -27,7 +27,7 @@ The kernel is named ``name/kernel``, so a GRU's parameters are ``name/kernel/W/p
 from __future__ import annotations
 
 from functools import reduce
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, NoReturn, overload
 
 from .. import ops
 from ..data.tensor import AnyTensor, TensorLike
@@ -249,39 +249,39 @@ class RecurrentLayer(Layer[object, object, Decl]):
     def _sequences(self, inputs: dict[type, Any]) -> tuple[dict[type, AnyTensor], int]:
         seqs: dict[type, AnyTensor] = {}
         steps: int | None = None
+
+        def fail(x: AnyTensor, text: str, hint: str) -> NoReturn:
+            """Every sequence error shows the input it is about."""
+            raise ShapeError(
+                message(
+                    text, [("received", x.describe())], built_at=format_site(user_site()), hint=hint
+                )
+            )
+
         for port, dim in self.seq_dims.items():
             x: AnyTensor = inputs[port]
             if dim >= x.rank:
-                raise ShapeError(
-                    message(
-                        f"cannot feed layer '{self.name}': sequence dim {dim} of "
-                        f"{key_name(port)} is out of range.",
-                        [("received", x.describe())],
-                        built_at=format_site(user_site()),
-                        hint="feed data that has the sequence dim named by PSeqIDsAre.",
-                    )
+                fail(
+                    x,
+                    f"cannot feed layer '{self.name}': sequence dim {dim} of "
+                    f"{key_name(port)} is out of range.",
+                    "feed data that has the sequence dim named by PSeqIDsAre.",
                 )
             order = time_first(x.rank, dim)
             seqs[port] = x if dim == 0 else ops.permute(x, order)
             length = seqs[port].shape[0]
             if length == 0:
-                raise ShapeError(
-                    message(
-                        f"Empty sequence as input: layer '{self.name}', port {key_name(port)}.",
-                        [("received", x.describe())],
-                        built_at=format_site(user_site()),
-                        hint="feed at least one step.",
-                    )
+                fail(
+                    x,
+                    f"Empty sequence as input: layer '{self.name}', port {key_name(port)}.",
+                    "feed at least one step.",
                 )
             if steps is not None and length != steps:
-                raise ShapeError(
-                    message(
-                        f"Sequence number mismatch: layer '{self.name}', port "
-                        f"{key_name(port)} has {length} steps, another input {steps}.",
-                        [("received", x.describe())],
-                        built_at=format_site(user_site()),
-                        hint="feed sequences of one length to every sequence port.",
-                    )
+                fail(
+                    x,
+                    f"Sequence number mismatch: layer '{self.name}', port "
+                    f"{key_name(port)} has {length} steps, another input {steps}.",
+                    "feed sequences of one length to every sequence port.",
                 )
             steps = length
         assert steps is not None

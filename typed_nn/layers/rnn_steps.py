@@ -37,7 +37,10 @@ from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey, Previous, PreviousKey
 from .param_cells import Cell, ParamComposite, check_features, check_rank
 from .source_layers import ParamSourceLayer
-from .topology import ComposeTopology, InConnect, InternalConnect, OutConnect, Sublayer
+from .topology import (
+    ComposeTopology,
+    param_op_topology,
+)
 from .var_type_dict import key_name
 
 __all__ = ["CellState", "LstmStep", "TorchGruStep"]
@@ -138,17 +141,16 @@ class TorchGruCell(_GatedCell):
         return {LayerOutput: ops.interpolate(h, n, z)}  # z ⊙ h + (1 - z) ⊙ n
 
 
+_PARAMS = (("w_ih", WeightIH), ("w_hh", WeightHH), ("b_ih", BiasIH), ("b_hh", BiasHH))
+
+
 def _topology(cell: type[Cell], states: tuple[type, ...]) -> ComposeTopology:
-    return ComposeTopology(
-        *(Sublayer(n, ParamSourceLayer) for n in ("w_ih", "w_hh", "b_ih", "b_hh")),
-        Sublayer("cell", cell),
-        InConnect(LayerInput, "cell", LayerInput),
-        *(InConnect(Previous(s), "cell", Previous(s)) for s in states),
-        InternalConnect("w_ih", LayerOutput, "cell", WeightIH),
-        InternalConnect("w_hh", LayerOutput, "cell", WeightHH),
-        InternalConnect("b_ih", LayerOutput, "cell", BiasIH),
-        InternalConnect("b_hh", LayerOutput, "cell", BiasHH),
-        *(OutConnect("cell", s, s) for s in states),
+    return param_op_topology(
+        "cell",
+        cell,
+        [(name, ParamSourceLayer, port) for name, port in _PARAMS],
+        [(LayerInput, LayerInput), *((Previous(s), Previous(s)) for s in states)],
+        [(s, s) for s in states],
     )
 
 

@@ -20,11 +20,12 @@ what *was* reachable. ``order`` is MetaNN's topological order, computed here onc
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ..errors import TopologyError, message
 from ..ops.node import format_site, user_site
+from .keys import LayerInput, LayerOutput
 from .var_type_dict import key_name
 
 __all__ = [
@@ -33,8 +34,21 @@ __all__ = [
     "InternalConnect",
     "OutConnect",
     "Sublayer",
+    "param_op_topology",
     "topological_order",
 ]
+
+
+class _Connect:
+    """A connection: shown as ``Name('sublayer', Port, ...)``, its fields in order."""
+
+    def __str__(self) -> str:
+        # Sublayer names (str fields) as repr, ports by name; each subclass is a dataclass.
+        shown = [
+            repr(getattr(self, f.name)) if f.type == "str" else key_name(getattr(self, f.name))
+            for f in fields(self)  # type: ignore[arg-type]
+        ]
+        return f"{type(self).__name__}({', '.join(shown)})"
 
 
 @dataclass(frozen=True)
@@ -49,22 +63,16 @@ class Sublayer:
 
 
 @dataclass(frozen=True)
-class InConnect:
+class InConnect(_Connect):
     """Composite input port ``in_port`` feeds ``sublayer``'s input port ``sublayer_port``."""
 
     in_port: type
     sublayer: str
     sublayer_port: type
 
-    def __str__(self) -> str:
-        return (
-            f"InConnect({key_name(self.in_port)}, {self.sublayer!r}, "
-            f"{key_name(self.sublayer_port)})"
-        )
-
 
 @dataclass(frozen=True)
-class InternalConnect:
+class InternalConnect(_Connect):
     """Output ``from_port`` of ``from_sublayer`` feeds input ``to_port`` of ``to_sublayer``."""
 
     from_sublayer: str
@@ -72,26 +80,14 @@ class InternalConnect:
     to_sublayer: str
     to_port: type
 
-    def __str__(self) -> str:
-        return (
-            f"InternalConnect({self.from_sublayer!r}, {key_name(self.from_port)}, "
-            f"{self.to_sublayer!r}, {key_name(self.to_port)})"
-        )
-
 
 @dataclass(frozen=True)
-class OutConnect:
+class OutConnect(_Connect):
     """Output ``sublayer_port`` of ``sublayer`` is the composite output ``out_port``."""
 
     sublayer: str
     sublayer_port: type
     out_port: type
-
-    def __str__(self) -> str:
-        return (
-            f"OutConnect({self.sublayer!r}, {key_name(self.sublayer_port)}, "
-            f"{key_name(self.out_port)})"
-        )
 
 
 Clause = Sublayer | InConnect | InternalConnect | OutConnect
@@ -262,20 +258,18 @@ class ComposeTopology:
                     [("clause", str(e)), declared],
                     hint,
                 )
-        for i in self.in_connects:
-            if i.sublayer not in known:
-                raise _error(
-                    f"One or more input tags are not sublayer tags: {i.sublayer!r}.",
-                    [("clause", str(i)), declared],
-                    hint,
-                )
-        for o in self.out_connects:
-            if o.sublayer not in known:
-                raise _error(
-                    f"One or more output tags are not sublayer tags: {o.sublayer!r}.",
-                    [("clause", str(o)), declared],
-                    hint,
-                )
+        ends: tuple[tuple[str, tuple[InConnect | OutConnect, ...]], ...] = (
+            ("input", self.in_connects),
+            ("output", self.out_connects),
+        )
+        for kind, clauses in ends:
+            for c in clauses:
+                if c.sublayer not in known:
+                    raise _error(
+                        f"One or more {kind} tags are not sublayer tags: {c.sublayer!r}.",
+                        [("clause", str(c)), declared],
+                        hint,
+                    )
         used = {i.sublayer for i in self.in_connects} | {o.sublayer for o in self.out_connects}
         used |= {e.from_sublayer for e in self.internal_connects}
         used |= {e.to_sublayer for e in self.internal_connects}
@@ -363,3 +357,24 @@ class ComposeTopology:
 
     def __repr__(self) -> str:
         return f"ComposeTopology({', '.join(self.order)})"
+
+
+def param_op_topology(
+    op: str,
+    layer: type[Any],
+    params: Iterable[tuple[str, type[Any], type]],
+    inputs: Iterable[tuple[type, type]] = ((LayerInput, LayerInput),),
+    outputs: Iterable[tuple[type, type]] = ((LayerOutput, LayerOutput),),
+) -> ComposeTopology:
+    """The topology of a parameter composite: one op sublayer ``op`` (template ``layer``) fed
+    by the parameter sublayers ``params`` (name, source template, op port they feed), and by
+    the composite's ``inputs`` (composite port, op port); ``outputs`` (op port, composite
+    port) are the composite's outputs. The clauses come in that order: parameters first."""
+    params = tuple(params)
+    return ComposeTopology(
+        *(Sublayer(name, source) for name, source, _ in params),
+        Sublayer(op, layer),
+        *(InConnect(port, op, op_port) for port, op_port in inputs),
+        *(InternalConnect(name, LayerOutput, op, op_port) for name, _, op_port in params),
+        *(OutConnect(op, op_port, port) for op_port, port in outputs),
+    )

@@ -11,11 +11,10 @@ from collections.abc import Callable
 from typing import Any, ClassVar, Literal
 
 from ..data.tensor import AnyTensor, TensorLike
-from ..tags import FE, D, Dv
 from .declared import Decl
 from .keys import LayerInput, LayerOutput
 from .protocol import Layer
-from .var_type_dict import VarValues
+from .same_type_feeds import SameTypeFeeds
 
 __all__ = ["UnaryLayer"]
 
@@ -23,7 +22,7 @@ UnaryOp = Callable[[AnyTensor], AnyTensor]
 GradOp = Callable[[AnyTensor, AnyTensor], AnyTensor]
 
 
-class UnaryLayer(Layer[LayerInput, LayerOutput, Decl]):
+class UnaryLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput, Decl]):
     """``y = op(x)``; backward ``grad_op(g, x)`` or ``grad_op(g, y)`` (per ``keeps``)."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
@@ -49,17 +48,3 @@ class UnaryLayer(Layer[LayerInput, LayerOutput, Decl]):
         kept = self.stack("kept").pop()
         assert isinstance(kept, TensorLike)
         return {LayerInput: self.grad_op(grad, kept)}
-
-    # The element-wise typing rule of every unary layer (float data keeps its type), written
-    # once here; the base Layer types no feed_forward.
-    def feed_forward(
-        self, inputs: VarValues[LayerInput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, D]]:
-        """``LayerOutput`` = the op of ``LayerInput`` (lazy); same element, device and rank."""
-        return self._feed_forward(inputs)
-
-    def feed_backward(
-        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, D]]
-    ) -> VarValues[LayerInput, TensorLike[FE, Dv, D]]:
-        """``LayerInput`` = the input gradient; empty without feedback or an output gradient."""
-        return self._feed_backward(grads)

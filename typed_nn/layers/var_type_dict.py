@@ -70,6 +70,7 @@ class VarTypeDict(Generic[K]):
 
     __slots__ = ("_index", "_keys")
 
+    # One overload per key count (alike on purpose): each binds the union of its keys.
     @overload
     def __init__(self: VarTypeDict[Never]) -> None: ...
     @overload

@@ -19,6 +19,7 @@ from typing import Any, Generic
 from ..data.tensor import Tensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ParamError, ShapeError, message
 from ..tags import D, Dv, E
+from .tagged_store import TaggedStore
 
 __all__ = ["GradCollector", "GradInfo"]
 
@@ -55,26 +56,15 @@ class GradInfo(Generic[E, Dv]):
         return reduce(lambda a, b: a + b, self._grads)
 
 
-class GradCollector(Generic[E, Dv]):
+class GradCollector(TaggedStore[E, Dv]):
     """Gradients by parameter name for data of element ``E`` on device ``Dv``.
 
     Iterating yields ``(name, weight, grad)`` in collection order (``grad`` summed, lazy).
     """
 
     def __init__(self, elem: type[E], device: type[Dv]) -> None:
-        self._elem = elem
-        self._device = device
+        super().__init__(elem, device)
         self._infos: dict[str, GradInfo[E, Dv]] = {}
-
-    @property
-    def elem(self) -> type[E]:
-        """Element tag of every weight and gradient."""
-        return self._elem
-
-    @property
-    def device(self) -> type[Dv]:
-        """Device tag of every weight and gradient."""
-        return self._device
 
     def collect(self, name: str, weight: TensorLike[E, Dv, D], grad: TensorLike[E, Dv, D]) -> None:
         """Record ``grad`` (lazy, same shape as the principal ``weight``) as a gradient of

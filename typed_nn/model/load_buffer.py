@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator, Mapping
-from typing import Any, Generic, overload
+from typing import Any, overload
 
 from ..data.tensor import Tensor, TensorLike
 from ..errors import (
@@ -33,11 +33,12 @@ from ..errors import (
     message,
 )
 from ..tags import D, DimTag, Dv, E
+from .tagged_store import TaggedStore
 
 __all__ = ["LoadBuffer"]
 
 
-class LoadBuffer(Mapping[str, Tensor[E, Dv, Any]], Generic[E, Dv]):
+class LoadBuffer(TaggedStore[E, Dv], Mapping[str, Tensor[E, Dv, Any]]):
     """Principal tensors of element ``E`` on device ``Dv``, one per parameter name.
 
     A read-only ``Mapping[str, Tensor[E, Dv, Any]]`` (``buf[name]``, ``len``, ``in``,
@@ -50,19 +51,8 @@ class LoadBuffer(Mapping[str, Tensor[E, Dv, Any]], Generic[E, Dv]):
     """
 
     def __init__(self, elem: type[E], device: type[Dv]) -> None:
-        self._elem = elem
-        self._device = device
+        super().__init__(elem, device)
         self._tensors: dict[str, Tensor[E, Dv, Any]] = {}
-
-    @property
-    def elem(self) -> type[E]:
-        """Element tag every stored tensor has."""
-        return self._elem
-
-    @property
-    def device(self) -> type[Dv]:
-        """Device tag every stored tensor has."""
-        return self._device
 
     @overload
     def try_get(self, name: str) -> Tensor[E, Dv, Any] | None: ...

@@ -79,6 +79,18 @@ def _pair(op: str, name: str, value: object, minimum: int) -> tuple[int, int]:
     return as_pair(name, value, minimum, f"cannot build {op}", site())
 
 
+def _conv_params(
+    op: str, stride: object, padding: object
+) -> tuple[tuple[int, int], tuple[int, int]]:
+    """A convolution's checked (stride, padding), for its builder and its node's checks."""
+    return _pair(op, "stride", stride, 1), _pair(op, "padding", padding, 0)
+
+
+def _pool_params(op: str, size: object, stride: object) -> tuple[tuple[int, int], tuple[int, int]]:
+    """A pooling op's checked (size, stride); a stride of None is the size."""
+    return _pair(op, "size", size, 1), _pair(op, "stride", size if stride is None else stride, 1)
+
+
 def out_size(
     hw: tuple[int, int], kernel: tuple[int, int], stride: tuple[int, int], padding: tuple[int, int]
 ) -> tuple[int, int]:
@@ -178,10 +190,7 @@ def _grad_shape(decl: OpDecl, g: AnyTensor, want: tuple[int, ...], forward: str)
 
 def _infer_conv2d(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
     x, w = _operands(decl, operands, ("input", "weight"))
-    stride, padding = (
-        _pair(decl.name, "stride", params[0], 1),
-        _pair(decl.name, "padding", params[1], 0),
-    )
+    stride, padding = _conv_params(decl.name, params[0], params[1])
     items = [("input", x.describe()), ("weight", w.describe())]
     _channels(decl, items, x.shape[1], w.shape[1], "input channels")
     h, wd = _windows(decl, x.describe(), _hw(x), (w.shape[2], w.shape[3]), stride, padding)
@@ -191,10 +200,7 @@ def _infer_conv2d(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -
 def _infer_grad_input(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
     g, w = _operands(decl, operands, ("grad", "weight"))
     shape = _shape4(decl, "input_shape", params[0])
-    stride, padding = (
-        _pair(decl.name, "stride", params[1], 1),
-        _pair(decl.name, "padding", params[2], 0),
-    )
+    stride, padding = _conv_params(decl.name, params[1], params[2])
     items = [("grad", g.describe()), ("weight", w.describe()), ("input_shape", format_shape(shape))]
     _channels(decl, items, shape[1], w.shape[1], "input channels")
     _channels(decl, items, g.shape[1], w.shape[0], "output channels")
@@ -207,10 +213,7 @@ def _infer_grad_input(decl: OpDecl, operands: tuple[Operand, ...], params: Param
 def _infer_grad_weight(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
     g, x = _operands(decl, operands, ("grad", "input"))
     shape = _shape4(decl, "weight_shape", params[0])
-    stride, padding = (
-        _pair(decl.name, "stride", params[1], 1),
-        _pair(decl.name, "padding", params[2], 0),
-    )
+    stride, padding = _conv_params(decl.name, params[1], params[2])
     items = [("grad", g.describe()), ("input", x.describe()), ("weight_shape", format_shape(shape))]
     _channels(decl, items, x.shape[1], shape[1], "input channels")
     _channels(decl, items, g.shape[1], shape[0], "output channels")
@@ -262,14 +265,14 @@ CONV2D_GRAD_WEIGHT = OpDecl(
 
 def _infer_pool(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
     (x,) = _operands(decl, operands, ("input",))
-    size, stride = _pair(decl.name, "size", params[0], 1), _pair(decl.name, "stride", params[1], 1)
+    size, stride = _pool_params(decl.name, params[0], params[1])
     h, w = _windows(decl, x.describe(), _hw(x), size, stride, (0, 0))
     return (*x.shape[:2], h, w), x.elem, x.device
 
 
 def _infer_pool_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
     g, x = _operands(decl, operands, ("grad", "input"))
-    size, stride = _pair(decl.name, "size", params[0], 1), _pair(decl.name, "stride", params[1], 1)
+    size, stride = _pool_params(decl.name, params[0], params[1])
     h, w = _windows(decl, x.describe(), _hw(x), size, stride, (0, 0))
     _grad_shape(decl, g, (*x.shape[:2], h, w), "max_pool2d")
     return x.shape, x.elem, x.device
@@ -318,7 +321,7 @@ MAX_POOL2D_SELECT = OpDecl(
 def _infer_avg_pool_grad(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
     (g,) = _operands(decl, operands, ("grad",))
     shape = _shape4(decl, "input_shape", params[0])
-    size, stride = _pair(decl.name, "size", params[1], 1), _pair(decl.name, "stride", params[2], 1)
+    size, stride = _pool_params(decl.name, params[1], params[2])
     h, w = _windows(decl, format_shape(shape), (shape[2], shape[3]), size, stride, (0, 0))
     _grad_shape(decl, g, (*shape[:2], h, w), "avg_pool2d")
     return shape, g.elem, g.device
@@ -358,10 +361,11 @@ def conv2d(
     return build(
         CONV2D,
         (x, w),
-        (_pair(CONV2D.name, "stride", stride, 1), _pair(CONV2D.name, "padding", padding, 0)),
+        _conv_params(CONV2D.name, stride, padding),
     )
 
 
+# The two conv2d gradients stay separate public functions: each has its own typed signature.
 def conv2d_grad_input(
     g: TensorLike[FE, Dv, Dim4],
     w: TensorLike[FE, Dv, Dim4],
@@ -375,8 +379,7 @@ def conv2d_grad_input(
     ``g`` (N, O, H', W') is the gradient with respect to ``conv2d(x, w, stride, padding)``.
     """
     d = CONV2D_GRAD_INPUT
-    params = (input_shape, _pair(d.name, "stride", stride, 1), _pair(d.name, "padding", padding, 0))
-    return build(d, (g, w), params)
+    return build(d, (g, w), (input_shape, *_conv_params(d.name, stride, padding)))
 
 
 def conv2d_grad_weight(
@@ -392,12 +395,7 @@ def conv2d_grad_weight(
     ``g`` (N, O, H', W') is the gradient with respect to ``conv2d(x, w, stride, padding)``.
     """
     d = CONV2D_GRAD_WEIGHT
-    params = (
-        weight_shape,
-        _pair(d.name, "stride", stride, 1),
-        _pair(d.name, "padding", padding, 0),
-    )
-    return build(d, (g, x), params)
+    return build(d, (g, x), (weight_shape, *_conv_params(d.name, stride, padding)))
 
 
 def max_pool2d(
@@ -407,30 +405,14 @@ def max_pool2d(
 
     Returns (N, C, H', W') with ``H' = (H - size) // stride + 1``.
     """
-    d = MAX_POOL2D
-    return build(
-        d,
-        (x,),
-        (
-            _pair(d.name, "size", size, 1),
-            _pair(d.name, "stride", size if stride is None else stride, 1),
-        ),
-    )
+    return build(MAX_POOL2D, (x,), _pool_params(MAX_POOL2D.name, size, stride))
 
 
 def max_pool2d_grad(
     g: TensorLike[FE, Dv, Dim4], x: TensorLike[FE, Dv, Dim4], size: Pair, stride: Pair | None = None
 ) -> TensorLike[FE, Dv, Dim4]:
     """The gradient with respect to max_pool2d's input ``x``, given ``g`` for its output."""
-    d = MAX_POOL2D_GRAD
-    return build(
-        d,
-        (g, x),
-        (
-            _pair(d.name, "size", size, 1),
-            _pair(d.name, "stride", size if stride is None else stride, 1),
-        ),
-    )
+    return build(MAX_POOL2D_GRAD, (g, x), _pool_params(MAX_POOL2D_GRAD.name, size, stride))
 
 
 def avg_pool2d(
@@ -440,15 +422,7 @@ def avg_pool2d(
 
     Returns (N, C, H', W') with ``H' = (H - size) // stride + 1``.
     """
-    d = AVG_POOL2D
-    return build(
-        d,
-        (x,),
-        (
-            _pair(d.name, "size", size, 1),
-            _pair(d.name, "stride", size if stride is None else stride, 1),
-        ),
-    )
+    return build(AVG_POOL2D, (x,), _pool_params(AVG_POOL2D.name, size, stride))
 
 
 def avg_pool2d_grad(
@@ -460,12 +434,4 @@ def avg_pool2d_grad(
     """The gradient with respect to avg_pool2d's input (shape ``input_shape``), given ``g``
     for its output: each window's ``g / (KH * KW)`` added over the window."""
     d = AVG_POOL2D_GRAD
-    return build(
-        d,
-        (g,),
-        (
-            input_shape,
-            _pair(d.name, "size", size, 1),
-            _pair(d.name, "stride", size if stride is None else stride, 1),
-        ),
-    )
+    return build(d, (g,), (input_shape, *_pool_params(d.name, size, stride)))

@@ -62,12 +62,7 @@ def astype(x: TensorLike[E, Dv, D], elem: type[E2]) -> TensorLike[E2, Dv, D]:
     >>> astype(tensor([1.7, -1.7], Float64, CPU, Dim1), Int32).numpy()
     array([ 1, -1], dtype=int32)
     """
-    (t,) = tensor_operands(ASTYPE, (x,))
-    _tag("astype", t, elem, ElemTag)
-    if t.elem is elem:
-        same: AnyTensor = x  # elem is E here, so x already is a TensorLike[E2, Dv, D]
-        return same
-    return build(ASTYPE, (x,), (elem,))
+    return _converted(ASTYPE, x, elem, ElemTag)
 
 
 def _infer_to_device(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
@@ -88,9 +83,13 @@ def to_device(x: TensorLike[E, Dv, D], device: type[Dv2]) -> TensorLike[E, Dv2, 
     Building the node needs no GPU library; evaluating a move to the GPU needs cupy (a
     ``BackendUnavailableError`` names it when missing).
     """
-    (t,) = tensor_operands(TO_DEVICE, (x,))
-    _tag("to_device", t, device, DeviceTag)
-    if t.device is device:
-        same: AnyTensor = x  # device is Dv here, so x already is a TensorLike[E, Dv2, D]
-        return same
-    return build(TO_DEVICE, (x,), (device,))
+    return _converted(TO_DEVICE, x, device, DeviceTag)
+
+
+def _converted(decl: OpDecl, x: AnyTensor, tag: type, kind: type[Tag]) -> AnyTensor:
+    """``x`` with its ``kind`` tag (element or device) set to ``tag``: ``x`` itself when it
+    has that tag already (the caller's result type then is ``x``'s own), else a new node."""
+    (t,) = tensor_operands(decl, (x,))
+    _tag(decl.name, t, tag, kind)
+    current = t.elem if kind is ElemTag else t.device
+    return x if current is tag else build(decl, (x,), (tag,))

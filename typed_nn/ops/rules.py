@@ -7,16 +7,26 @@ and one fix.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 
 from ..data.tensor import AnyTensor, Tensor, TensorLike
-from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
+from ..errors import (
+    DeviceError,
+    ElemTypeError,
+    OperandError,
+    ShapeError,
+    TypedNNError,
+    message,
+)
 from ..shape import broadcast_shapes, format_shape
 from ..tags import DeviceTag, ElemTag, FloatTag, IntTag
 from .declare import OpDecl, Operand
 from .node import NumpyNumber, Operation, format_site, user_site
+
+_Tag = TypeVar("_Tag", bound=type)
 
 __all__ = [
     "broadcast_shape",
@@ -91,34 +101,42 @@ def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor
 
 def common_device(decl: OpDecl, tensors: Sequence[AnyTensor]) -> type[DeviceTag]:
     """The one device of all data operands."""
-    device = tensors[0].device
-    for x in tensors[1:]:
-        if x.device is not device:
-            raise DeviceError(
-                message(
-                    f"cannot build {decl.name}: operands live on different devices.",
-                    [(f"operand {i + 1}", t.describe()) for i, t in enumerate(tensors)],
-                    built_at=site(),
-                    hint=f"move one side with ops.to_device(x, {device.__name__}).",
-                )
-            )
-    return device
+    hint = "move one side with ops.to_device(x, {tag})."
+    return _common_tag(
+        decl, tensors, lambda x: x.device, DeviceError, "live on different devices", hint
+    )
 
 
 def common_elem(decl: OpDecl, tensors: Sequence[AnyTensor]) -> type[ElemTag]:
     """The one element type of all data operands."""
-    elem = tensors[0].elem
+    hint = "convert explicitly with ops.astype(x, {tag})."
+    return _common_tag(
+        decl, tensors, lambda x: x.elem, ElemTypeError, "have different element types", hint
+    )
+
+
+def _common_tag(
+    decl: OpDecl,
+    tensors: Sequence[AnyTensor],
+    tag_of: Callable[[AnyTensor], _Tag],
+    error: type[TypedNNError],
+    differ: str,
+    hint: str,
+) -> _Tag:
+    """The first operand's tag (device or element) when every operand has it; else ``error``,
+    with every operand listed and ``hint`` naming that first tag."""
+    tag = tag_of(tensors[0])
     for x in tensors[1:]:
-        if x.elem is not elem:
-            raise ElemTypeError(
+        if tag_of(x) is not tag:
+            raise error(
                 message(
-                    f"cannot build {decl.name}: operands have different element types.",
+                    f"cannot build {decl.name}: operands {differ}.",
                     [(f"operand {i + 1}", t.describe()) for i, t in enumerate(tensors)],
                     built_at=site(),
-                    hint=f"convert explicitly with ops.astype(x, {elem.__name__}).",
+                    hint=hint.format(tag=tag.__name__),
                 )
             )
-    return elem
+    return tag
 
 
 def check_numbers(decl: OpDecl, operands: Sequence[Operand], elem: type[ElemTag]) -> None:

@@ -11,10 +11,10 @@ with a batched ``b`` (rank >= 3) it builds a ``matmul`` node.
 
 from __future__ import annotations
 
-from typing import Literal, overload
+from typing import Literal, NoReturn, overload
 
 from ..data.tensor import AnyTensor, TensorLike
-from ..errors import RankError, ShapeError, message
+from ..errors import RankError, ShapeError, TypedNNError, message
 from ..shape import broadcast_shapes, format_shape
 from ..tags import MAX_RANK, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
 from . import batching, layout
@@ -123,39 +123,36 @@ def _infer_matmul(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -
     device = common_device(decl, tensors)
     elem = common_elem(decl, tensors)
     a, b = tensors
+
+    def fail(error: type[TypedNNError], text: str, hint: str) -> NoReturn:
+        """Every matmul error lists both operands."""
+        operands = [("lhs", a.describe()), ("rhs", b.describe())]
+        raise error(message(text, operands, built_at=site(), hint=hint))
+
     if a.rank == 0 or b.rank == 0:
-        raise RankError(
-            message(
-                "cannot build matmul: an operand is a scalar.",
-                [("lhs", a.describe()), ("rhs", b.describe())],
-                built_at=site(),
-                hint="multiply by a scalar with *; @ needs operands of rank >= 1.",
-            )
+        fail(
+            RankError,
+            "cannot build matmul: an operand is a scalar.",
+            "multiply by a scalar with *; @ needs operands of rank >= 1.",
         )
     pa, pb = _promoted(a.shape, b.shape)
     if pa[-1] != pb[-2]:
-        raise ShapeError(
-            message(
-                f"cannot build matmul: shapes {format_shape(a.shape)} and "
-                f"{format_shape(b.shape)} are not aligned: {pa[-1]} (dim {a.rank - 1} of lhs) "
-                f"!= {pb[-2]} (dim {max(b.rank - 2, 0)} of rhs).",
-                [("lhs", a.describe()), ("rhs", b.describe())],
-                built_at=site(),
-                hint="the last dim of lhs must equal the second-to-last of rhs (its only dim "
-                "for a vector); for MetaNN's contraction over the first dims use ops.dot.",
-            )
+        fail(
+            ShapeError,
+            f"cannot build matmul: shapes {format_shape(a.shape)} and "
+            f"{format_shape(b.shape)} are not aligned: {pa[-1]} (dim {a.rank - 1} of lhs) "
+            f"!= {pb[-2]} (dim {max(b.rank - 2, 0)} of rhs).",
+            "the last dim of lhs must equal the second-to-last of rhs (its only dim "
+            "for a vector); for MetaNN's contraction over the first dims use ops.dot.",
         )
     batch = broadcast_shapes(pa[:-2], pb[:-2])
     if batch is None:
-        raise ShapeError(
-            message(
-                f"cannot build matmul: batch dims {format_shape(pa[:-2])} and "
-                f"{format_shape(pb[:-2])} of shapes {format_shape(a.shape)} and "
-                f"{format_shape(b.shape)} do not broadcast.",
-                [("lhs", a.describe()), ("rhs", b.describe())],
-                built_at=site(),
-                hint="leading dims are aligned from the right; each pair must be equal or 1.",
-            )
+        fail(
+            ShapeError,
+            f"cannot build matmul: batch dims {format_shape(pa[:-2])} and "
+            f"{format_shape(pb[:-2])} of shapes {format_shape(a.shape)} and "
+            f"{format_shape(b.shape)} do not broadcast.",
+            "leading dims are aligned from the right; each pair must be equal or 1.",
         )
     rows = (pa[-2],) if a.rank > 1 else ()
     cols = (pb[-1],) if b.rank > 1 else ()

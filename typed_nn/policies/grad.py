@@ -36,6 +36,8 @@ class GradPolicy(PolicyMajor):
     is_feedback_output: bool = False
 
 
+# Declared one by one (like policies/layer_structure.py): each object's precise type names
+# its minor as a Literal, which a shared factory function would widen to str.
 _IsUpdate: TypeAlias = PolicyObject[GradPolicy, Literal["is_update"], bool]
 _IsFeedbackOutput: TypeAlias = PolicyObject[GradPolicy, Literal["is_feedback_output"], bool]
 

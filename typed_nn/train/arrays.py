@@ -21,8 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..errors import TrainingError, message
-from .checks import bad_argument, check_int
+from .checks import bad_argument, check_int, declared_mismatch
 
 __all__ = ["ArrayDataset"]
 
@@ -48,28 +47,20 @@ class ArrayDataset:
         for k, array in enumerate(given):
             if not isinstance(array, np.ndarray) or array.ndim == 0:
                 shown = f"{array!r}"[:60] if not isinstance(array, np.ndarray) else "a scalar array"
-                raise TrainingError(
-                    message(
-                        f"{DOING}: array {k} must be a numpy array with one row per sample.",
-                        [
-                            ("declared", "numpy array (n, ...)"),
-                            ("received", f"{type(array).__name__} {shown}"),
-                        ],
-                        hint="convert it with np.asarray(...); give samples along the first axis.",
-                    )
+                raise declared_mismatch(
+                    f"{DOING}: array {k} must be a numpy array with one row per sample.",
+                    "numpy array (n, ...)",
+                    f"{type(array).__name__} {shown}",
+                    "convert it with np.asarray(...); give samples along the first axis.",
                 )
         lengths = [len(a) for a in arrays]
         if len(set(lengths)) > 1:
             shapes = ", ".join(f"array {k}: {a.shape}" for k, a in enumerate(arrays))
-            raise TrainingError(
-                message(
-                    f"{DOING}: the arrays differ in length ({', '.join(map(str, lengths))} rows).",
-                    [
-                        ("declared", "the same number of rows (samples) in every array"),
-                        ("received", shapes),
-                    ],
-                    hint="align them: one row per sample in each, in the same order.",
-                )
+            raise declared_mismatch(
+                f"{DOING}: the arrays differ in length ({', '.join(map(str, lengths))} rows).",
+                "the same number of rows (samples) in every array",
+                shapes,
+                "align them: one row per sample in each, in the same order.",
             )
         self.arrays: tuple[Array, ...] = arrays
 

@@ -8,14 +8,17 @@ from collections.abc import Sequence
 from typing import Any, TypeGuard
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import TrainingError, message
 
 __all__ = [
     "bad_argument",
     "check_choice",
+    "check_finite_rows",
     "check_int",
     "check_real",
+    "declared_mismatch",
     "is_int",
     "is_real",
     "received",
@@ -46,6 +49,27 @@ def bad_argument(doing: str, name: str, allowed: str, value: object, hint: str) 
             hint=hint,
         )
     )
+
+
+def declared_mismatch(headline: str, declared: str, received: str, hint: str) -> TrainingError:
+    """``headline``, with what was declared beside what was received."""
+    return TrainingError(
+        message(headline, [("declared", declared), ("received", received)], hint=hint)
+    )
+
+
+def check_finite_rows(subject: str, matrix: npt.NDArray[Any]) -> None:
+    """``matrix`` (samples as rows) must hold finite numbers; the error names the first
+    NaN or Inf and its place."""
+    finite = np.isfinite(matrix)
+    if not finite.all():
+        row, col = (int(i[0]) for i in np.nonzero(~finite))
+        raise declared_mismatch(
+            f"{subject} must be finite (no NaN or Inf).",
+            "finite numbers",
+            f"{matrix[row, col]} at row {row}, column {col}",
+            "drop or impute the samples with missing values before training.",
+        )
 
 
 def check_int(

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from ..data.tensor import Tensor
 from ..errors import MissingDependencyError, TrainingError, message
 from ..tags import CPU, Dim2, Float32
-from .checks import check_int
+from .checks import check_finite_rows, check_int, declared_mismatch
 
 __all__ = [
     "Batch",
@@ -104,11 +104,6 @@ def one_hot(labels: IntArray, n_classes: int) -> Matrix32:
     return Tensor(out, Float32, CPU, Dim2)
 
 
-def _fail(headline: str, declared: str, received: str, hint: str) -> TrainingError:
-    items = [("declared", declared), ("received", received)]
-    return TrainingError(message(headline, items, hint=hint))
-
-
 def _first(bad: npt.NDArray[np.bool_]) -> int:
     return int(np.flatnonzero(bad)[0])
 
@@ -123,14 +118,14 @@ def _check_labels(labels: object, n_classes: int, doing: str, owner: str) -> npt
     name = f"{owner}labels"
     allowed = f"integer classes 0 .. {n_classes - 1} (n_classes {n_classes})"
     if not isinstance(labels, np.ndarray):
-        raise _fail(
+        raise declared_mismatch(
             f"{doing}: {name} must be a numpy array of integer classes.",
             allowed,
             type(labels).__name__,
             "convert them with np.asarray(labels, np.int64).",
         )
     if labels.dtype.kind not in "iu":
-        raise _fail(
+        raise declared_mismatch(
             f"{doing}: {name} must be integer classes.",
             allowed,
             f"{labels.dtype} labels",
@@ -139,7 +134,7 @@ def _check_labels(labels: object, n_classes: int, doing: str, owner: str) -> npt
     bad = (labels < 0) | (labels >= n_classes)
     if bad.any():
         row = _first(bad.ravel())
-        raise _fail(
+        raise declared_mismatch(
             f"{doing}: {name} must be in 0 .. {n_classes - 1}.",
             allowed,
             f"{labels.ravel()[row]} at row {row} (labels range {labels.min()} .. {labels.max()})",
@@ -157,7 +152,7 @@ def check_parts(
     ``n_classes`` an int >= 1; ``owner`` prefixes the names in the message (``"train."``)."""
     name = f"{owner}features"
     if not isinstance(features, np.ndarray):
-        raise _fail(
+        raise declared_mismatch(
             f"{doing}: {name} must be a numpy array.",
             "float32 array (n samples, f features)",
             type(features).__name__,
@@ -166,28 +161,20 @@ def check_parts(
     classes = _check_classes(n_classes, doing, owner)
     labels = _check_labels(labels, classes, doing, owner)
     if features.ndim != 2 or labels.shape != (len(features),):
-        raise _fail(
+        raise declared_mismatch(
             f"{doing}: {name} must be (n, f) and {owner}labels (n,).",
             "features (n, f), labels (n,): one row and one label per sample",
             f"features {features.shape}, labels {labels.shape}",
             "reshape the features to one row per sample and give one label per row.",
         )
     if features.dtype != np.float32:
-        raise _fail(
+        raise declared_mismatch(
             f"{doing}: {name} must be float32.",
             "float32 array (n samples, f features)",
             f"{features.dtype} array {features.shape}",
             "convert them with features.astype(np.float32).",
         )
-    finite = np.isfinite(features)
-    if not finite.all():
-        row, col = (int(i[0]) for i in np.nonzero(~finite))
-        raise _fail(
-            f"{doing}: {name} must be finite (no NaN or Inf).",
-            "finite numbers",
-            f"{features[row, col]} at row {row}, column {col}",
-            "drop or impute the samples with missing values before training.",
-        )
+    check_finite_rows(f"{doing}: {name}", features)
 
 
 def _sklearn() -> tuple[Any, Any]:

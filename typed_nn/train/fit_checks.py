@@ -13,7 +13,14 @@ from ..errors import TrainingError, message
 from ..model.optim import Optimizer
 from ..tags import DeviceTag
 from .arrays import ArrayDataset
-from .checks import bad_argument, check_choice, check_int, check_real, received
+from .checks import (
+    bad_argument,
+    check_choice,
+    check_int,
+    check_real,
+    declared_mismatch,
+    received,
+)
 from .data import Dataset, check_parts
 from .regression import check_arrays
 from .stopping import EarlyStopping
@@ -50,15 +57,11 @@ def _check_test(train: Dataset, test: object) -> None:
     data = _check_data("test", test)
     want = (train.n_features, train.n_classes)
     if (data.n_features, data.n_classes) != want:
-        raise TrainingError(
-            message(
-                f"{DOING}: the test set does not match the training set.",
-                [
-                    ("declared", f"{want[0]} features, {want[1]} classes (train)"),
-                    ("received", f"{data.n_features} features, {data.n_classes} classes (test)"),
-                ],
-                hint="split one data set into train and test (e.g. load_digits()).",
-            )
+        raise declared_mismatch(
+            f"{DOING}: the test set does not match the training set.",
+            f"{want[0]} features, {want[1]} classes (train)",
+            f"{data.n_features} features, {data.n_classes} classes (test)",
+            "split one data set into train and test (e.g. load_digits()).",
         )
 
 
@@ -80,12 +83,11 @@ def _check_stopping(stopping: object, test: object, regression: bool = False) ->
             )
         )
     if stopping.monitor.startswith("test") and test is None:
-        raise TrainingError(
-            message(
-                f"{DOING}: early stopping on {stopping.monitor} needs a test set.",
-                [("declared", f"EarlyStopping({stopping.monitor!r})"), ("received", "test=None")],
-                hint="pass test=... or monitor 'train_loss'.",
-            )
+        raise declared_mismatch(
+            f"{DOING}: early stopping on {stopping.monitor} needs a test set.",
+            f"EarlyStopping({stopping.monitor!r})",
+            "test=None",
+            "pass test=... or monitor 'train_loss'.",
         )
     fix = f"use e.g. EarlyStopping('{stopping.monitor}', patience=5, min_delta=0.0)."
     check_int(DOING, "early_stopping.patience", stopping.patience, 1, 5, fix)
@@ -137,23 +139,18 @@ def check_fit(
         data = _check_data("train", train)
         _check_test(data, test)
         if loss is not None:
-            raise TrainingError(
-                message(
-                    f"{DOING}: loss= is for a regression on an ArrayDataset.",
-                    [
-                        ("declared", "a classifier: softmax + NLL on a Dataset"),
-                        ("received", f"loss={loss!r}"[:80]),
-                    ],
-                    hint="leave loss out for a Dataset, or train on ArrayDataset(features, targets).",
-                )
+            raise declared_mismatch(
+                f"{DOING}: loss= is for a regression on an ArrayDataset.",
+                "a classifier: softmax + NLL on a Dataset",
+                f"loss={loss!r}"[:80],
+                "leave loss out for a Dataset, or train on ArrayDataset(features, targets).",
             )
     if len(data) == 0:
-        raise TrainingError(
-            message(
-                f"{DOING}: the training set is empty.",
-                [("declared", "at least 1 sample"), ("received", "0 samples")],
-                hint="give at least one sample.",
-            )
+        raise declared_mismatch(
+            f"{DOING}: the training set is empty.",
+            "at least 1 sample",
+            "0 samples",
+            "give at least one sample.",
         )
     counts = FitCounts(
         check_int(DOING, "epochs", epochs, 1, 20),
@@ -172,15 +169,11 @@ def _check_regression(train: object, test: object, loss: object) -> ArrayDataset
     if test is not None and check_arrays("test", test) != widths:
         assert isinstance(test, ArrayDataset)
         test_widths = check_arrays("test", test)
-        raise TrainingError(
-            message(
-                f"{DOING}: the test set does not match the training set.",
-                [
-                    ("declared", f"{widths[0]} features, {widths[1]} targets (train)"),
-                    ("received", f"{test_widths[0]} features, {test_widths[1]} targets (test)"),
-                ],
-                hint="split one data set into train and test.",
-            )
+        raise declared_mismatch(
+            f"{DOING}: the test set does not match the training set.",
+            f"{widths[0]} features, {widths[1]} targets (train)",
+            f"{test_widths[0]} features, {test_widths[1]} targets (test)",
+            "split one data set into train and test.",
         )
     if loss is not None and not callable(loss):
         hint = "pass e.g. loss=typed_nn.ops.huber_loss, or None for mean squared error."

@@ -15,11 +15,10 @@ import numpy as np
 
 from .. import devices
 from ..data.factories import zeros
-from ..errors import TrainingError, message
 from ..evaluate import EvalPlan
 from ..tags import CPU, DeviceTag, Float32
 from .arrays import ArrayDataset
-from .checks import bad_argument
+from .checks import bad_argument, check_finite_rows, declared_mismatch
 from .data import n_batches
 from .model import TrainableModel
 from .step import Array, Loss, _forward
@@ -36,40 +35,23 @@ def check_arrays(name: str, data: object) -> tuple[int, int]:
         hint = "wrap the arrays: ArrayDataset(features, targets)."
         raise bad_argument(DOING, name, "a typed_nn.train.ArrayDataset", data, hint)
     if len(data.arrays) != 2:
-        raise TrainingError(
-            message(
-                f"{DOING}: {name} must hold two arrays, features and targets.",
-                [("declared", "ArrayDataset(features, targets)"), ("received", repr(data))],
-                hint="train on ArrayDataset(features, targets).",
-            )
+        raise declared_mismatch(
+            f"{DOING}: {name} must hold two arrays, features and targets.",
+            "ArrayDataset(features, targets)",
+            repr(data),
+            "train on ArrayDataset(features, targets).",
         )
     for part, array in zip(("features", "targets"), data.arrays, strict=True):
         ok = array.ndim == 2 and array.dtype == np.float32
         if not ok:
             reshape = " (reshape (n,) targets to (n, 1))" if array.ndim == 1 else ""
-            raise TrainingError(
-                message(
-                    f"{DOING}: {name} {part} must be a (n, {part[0]}) float32 matrix.",
-                    [
-                        ("declared", f"float32 array (n samples, {part[0]} columns)"),
-                        ("received", f"{array.dtype} array {array.shape}"),
-                    ],
-                    hint=f"convert them with np.asarray(x, np.float32){reshape}.",
-                )
+            raise declared_mismatch(
+                f"{DOING}: {name} {part} must be a (n, {part[0]}) float32 matrix.",
+                f"float32 array (n samples, {part[0]} columns)",
+                f"{array.dtype} array {array.shape}",
+                f"convert them with np.asarray(x, np.float32){reshape}.",
             )
-        finite = np.isfinite(array)
-        if not finite.all():
-            row, col = (int(i[0]) for i in np.nonzero(~finite))
-            raise TrainingError(
-                message(
-                    f"{DOING}: {name} {part} must be finite (no NaN or Inf).",
-                    [
-                        ("declared", "finite numbers"),
-                        ("received", f"{array[row, col]} at row {row}, column {col}"),
-                    ],
-                    hint="drop or impute the samples with missing values before training.",
-                )
-            )
+        check_finite_rows(f"{DOING}: {name} {part}", array)
     features, targets = data.arrays
     return int(features.shape[1]), int(targets.shape[1])
 

@@ -35,6 +35,7 @@ from ..layers.keys import LayerInput, LayerOutput
 from ..model.grad_collector import GradCollector
 from ..model.optim import Optimizer
 from ..tags import CPU, DeviceTag, Dim0, Dim2, Float32, dim_of_rank, tag_name
+from .checks import declared_mismatch
 from .model import TrainableModel
 
 __all__ = ["Loss", "PredictGraph", "TrainStep", "gather_rows", "trainable_weights"]
@@ -82,13 +83,12 @@ def _forward(model: TrainableModel, x: Batch32, classes: int, regression: bool =
     if not isinstance(out, TensorLike) or out.shape != want:
         got = out.describe() if isinstance(out, TensorLike) else type(out).__name__
         per, declared = ("target", "targets") if regression else ("score per class", "classes")
-        raise TrainingError(
-            message(
-                f"cannot train: the model's output is not one {per}.",
-                [("declared", f"(batch, {declared}) = {want}"), ("received", got)],
-                hint=f"make the last layer {classes} wide "
-                + ("(one output per target column)." if regression else "(one logit per class)."),
-            )
+        raise declared_mismatch(
+            f"cannot train: the model's output is not one {per}.",
+            f"(batch, {declared}) = {want}",
+            got,
+            f"make the last layer {classes} wide "
+            + ("(one output per target column)." if regression else "(one logit per class)."),
         )
     result: Lazy32 = out
     return result
