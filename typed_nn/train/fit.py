@@ -20,6 +20,7 @@ back to the host once per chunk of batches for the loss and accuracy.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TextIO
 
 import numpy as np
@@ -105,91 +106,100 @@ def fit(
     world: World | None = None,
     input_shape: tuple[int, ...] | None = None,
 ) -> History:
-    """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches.
+    """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches and return
+    the per-epoch history (docs/training.md says more about each argument).
 
-    The model's parameters must already be initialised (``layer_init``). The shuffling is
-    drawn from ``numpy.random.default_rng(seed)``. ``progress``: None shows a bar on a
-    terminal and a line per epoch elsewhere, False nothing (``stream`` defaults to stderr).
-    Returns the per-epoch history; with ``early_stopping`` the model ends with the weights
-    of its best epoch (``history.best_epoch``). ``on_epoch(epoch, history)`` is called after
-    each epoch (0-based), e.g. to log or to time it. ``device``: where the model's
-    parameters live and the steps run (the data are copied there once).
-
-    Every argument is checked before the first step (a ``TrainingError`` naming it). A
-    batch whose loss is NaN or Inf (a diverging run, e.g. a learning rate far too high)
-    stops training with a ``TrainingError`` naming the epoch, the batch and the learning
-    rate (the weights may hold NaN or Inf by then); ``on_nonfinite="continue"`` trains on
-    and records the non-finite losses instead. Losses are read in chunks of 16 batches, so
-    up to 15 more batches may have run when the error is raised.
-
-    ``checkpoint_path``: write a checkpoint there (atomically, replacing the last one) every
-    ``checkpoint_every`` epochs and after the last one: weights, optimizer state, epochs done,
-    the shuffling generator, the history and early stopping's best weights.
-    ``resume_from``: continue the run a checkpoint was written by, up to ``epochs`` in all —
-    bit for bit as if it had not stopped (same model, optimizer and data; the checkpoint is
-    checked against them before anything changes).
-
-    ``train`` an ``ArrayDataset`` of (n, f) float32 features and (n, k) float32 targets
-    trains a regression: the model's (batch, k) outputs go into ``loss(targets, outputs)``
-    (``ops.mse_loss`` by default; ``l1_loss``, ``huber_loss``, ...); the history records the
-    epochs' ``train_loss`` and, with a ``test`` set, ``test_loss`` (no accuracies).
-
-    ``world`` (default: ``typed_nn.distributed.world()``, the launcher's): with several
-    ranks (``mpiexec -n N``), training is data-parallel — ``batch_size`` is the global
-    batch, split across the ranks (a multiple of their number), gradients are summed over
-    the ranks inside each step, the history is the same on every rank and only rank 0
-    shows progress and writes checkpoints (docs/distributed.md). Data-parallel training
-    takes a classification ``Dataset``.
-
-    ``input_shape``: the shape of one sample as the model takes it, e.g. ``(1, 8, 8)`` for a
-    convolutional model of the 64-feature digits (the model gets (batch, 1, 8, 8) batches);
-    None (the default) feeds (batch, features) rows.
+    The model's parameters must already be initialised (``layer_init``); the shuffling is
+    drawn from ``numpy.random.default_rng(seed)``. Every argument is checked before the first
+    step (a ``TrainingError`` naming it), and a NaN or Inf loss stops training unless
+    ``on_nonfinite="continue"``. ``train``: a classification ``Dataset`` (softmax + NLL on
+    the logits), or an ``ArrayDataset`` for a regression on ``loss`` of the outputs.
+    ``device``: where the parameters live and the steps run. ``checkpoint_path`` /
+    ``resume_from``: write checkpoints / continue a run bit for bit. ``world``: with several
+    ranks (``mpiexec -n N``) training is data-parallel, ``batch_size`` the global batch.
+    ``input_shape``: one sample's shape as the model takes it (e.g. ``(1, 8, 8)``).
     """
+    # fmt: off
+    return run_fit(FitArguments(
+        model, train, optimizer, test, epochs, batch_size, seed, progress, early_stopping, stream,
+        on_epoch, device, on_nonfinite, checkpoint_path, checkpoint_every, resume_from, loss,
+        world, input_shape,
+    ))
+    # fmt: on
+
+
+@dataclass(frozen=True, slots=True)
+class FitArguments:
+    """:func:`fit`'s arguments as given (in its order); :func:`run_fit` checks them."""
+
+    model: TrainableModel
+    train: Dataset | ArrayDataset
+    optimizer: Optimizer
+    test: Dataset | ArrayDataset | None
+    epochs: int
+    batch_size: int
+    seed: int
+    progress: bool | None
+    early_stopping: EarlyStopping | None
+    stream: TextIO | None
+    on_epoch: Callable[[int, History], None] | None
+    device: type[DeviceTag]
+    on_nonfinite: NonFinite
+    checkpoint_path: PathLike | None
+    checkpoint_every: int
+    resume_from: PathLike | None
+    loss: Loss | None
+    world: World | None
+    input_shape: tuple[int, ...] | None
+
+
+def run_fit(a: FitArguments) -> History:
+    """:func:`fit`: check every argument, build the step and the data, run the epochs."""
     epochs, batch_size, seed = check_fit(
-        train,
-        optimizer,
-        test=test,
-        epochs=epochs,
-        batch_size=batch_size,
-        seed=seed,
-        progress=progress,
-        early_stopping=early_stopping,
-        stream=stream,
-        on_epoch=on_epoch,
-        device=device,
-        on_nonfinite=on_nonfinite,
-        loss=loss,
+        a.train,
+        a.optimizer,
+        test=a.test,
+        epochs=a.epochs,
+        batch_size=a.batch_size,
+        seed=a.seed,
+        progress=a.progress,
+        early_stopping=a.early_stopping,
+        stream=a.stream,
+        on_epoch=a.on_epoch,
+        device=a.device,
+        on_nonfinite=a.on_nonfinite,
+        loss=a.loss,
     )
-    target, every, source = check_checkpointing(checkpoint_path, checkpoint_every, resume_from)
-    world = world if world is not None else current_world()
+    target, every, source = check_checkpointing(
+        a.checkpoint_path, a.checkpoint_every, a.resume_from
+    )
+    world = a.world if a.world is not None else current_world()
     check_batch(world, batch_size)
-    check_device(world, device)
-    rng = np.random.default_rng(seed)  # one seed: the same order on every rank
+    check_device(world, a.device)
     setup = build_setup(
-        model,
-        train,
-        optimizer,
-        test,
+        a.model,
+        a.train,
+        a.optimizer,
+        a.test,
         batch_size=batch_size,
-        device=device,
+        device=a.device,
         world=world,
-        loss=loss,
-        input_shape=input_shape,
-        check=on_nonfinite == "raise",
+        loss=a.loss,
+        input_shape=a.input_shape,
+        check=a.on_nonfinite == "raise",
     )
-    report = Progress(progress if world.is_root else False, epochs, stream)
     loop = FitLoop(
         setup,
-        optimizer,
+        a.optimizer,
         world,
-        test,
-        n=len(train),
+        a.test,
+        n=len(a.train),
         epochs=epochs,
         batch_size=batch_size,
-        rng=rng,
-        report=report,
-        early_stopping=early_stopping,
-        on_epoch=on_epoch,
+        rng=np.random.default_rng(seed),  # one seed: the same order on every rank
+        report=Progress(a.progress if world.is_root else False, epochs, a.stream),
+        early_stopping=a.early_stopping,
+        on_epoch=a.on_epoch,
         checkpoint_path=target,
         checkpoint_every=every,
     )
