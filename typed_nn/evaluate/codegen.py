@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..devices import array_module, device_of_result
+from ..devices import device_of, device_of_result
 from ..ops.declare import Site, implementation, out_implementation, specialisation
 from ..tags import DeviceTag
 from . import fuse
@@ -78,15 +78,16 @@ class _Gen:
         return f"v{ref}"
 
     def number(self, s: int, i: int, value: Any) -> str:
-        """Operand ``i`` of node ``s``, a constant number. On the CPU a Python number operand of
-        a float node whose array operands have its dtype is passed as a 0-d array of that
-        dtype: the same numbers (NEP 50 casts the number to the array's dtype first), but a
-        ufunc call takes half the time (numpy converts a Python number on every call)."""
+        """Operand ``i`` of node ``s``, a constant number. Where the device allows it
+        (``Device.numbers_as_arrays``: numpy) a Python number operand of a float node whose
+        array operands have its dtype is passed as a 0-d array of that dtype: the same
+        numbers (NEP 50 casts the number to the array's dtype first), but a ufunc call takes
+        half the time (numpy converts a Python number on every call)."""
         n = self.g.nodes[s]
         arrays = [self.g.nodes[a].dtype for a in n.args if not is_number(a)]
         if (
             type(value) in (float, int)
-            and n.device.name == "CPU"
+            and device_of(n.device).numbers_as_arrays
             and n.dtype.kind == "f"
             and arrays
             and all(dt == n.dtype for dt in arrays)
@@ -110,7 +111,7 @@ def _check(value: Any, shape: tuple[int, ...], dtype: Any, device: type[DeviceTa
 
 
 def _device_region(gen: _Gen, s: int, members: list[int], kernel: Any, out: str) -> None:
-    """A GPU region as one call of its compiled kernel (operands in the kernel's order)."""
+    """A region as one call of its device's compiled kernel (operands in the kernel's order)."""
     fn, refs = kernel
     args = "".join(gen.arg(r, s, i) + ", " for i, r in enumerate(refs))
     gen.emit(f"v{s} = {gen.const(f'F{s}', fn)}({args}out={out})")
@@ -130,8 +131,8 @@ def _form(g: Graph, n: INode) -> tuple[str, Any]:
     special = specialisation(n.op, n.device, _site(g, n)) if options.specialise else None
     if special is not None:
         return ("special" if special.writes else "view", special)
-    # Buffers come from the CPU pool (numpy); other devices' kernels allocate their own.
-    impl = out_implementation(n.op, n.device) if n.device.name == "CPU" else None
+    # Buffers come from the host pool (numpy); other devices' kernels allocate their own.
+    impl = out_implementation(n.op, n.device) if device_of(n.device).host_pool else None
     if impl is not None:
         return "out", impl
     return "plain", implementation(n.op, n.device)
@@ -161,12 +162,13 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
     check = f"_check(v{s}, {sh}, {dt}, {gen.const(f'DV{s}', n.device)})"
-    if n.device.name != "CPU":
+    array_type = device_of(n.device).array_type
+    if array_type is None:
         gen.emit(check)
         return
-    gen.const("ND", np.ndarray)
-    # The common case (an ndarray of the node's shape and dtype) inline, without a call.
-    gen.emit(f"if type(v{s}) is not ND or v{s}.shape != {sh} or v{s}.dtype != {dt}:")
+    at = gen.const(f"AT_{array_type.__name__}", array_type)
+    # The common case (an array of the node's shape and dtype) inline, without a call.
+    gen.emit(f"if type(v{s}) is not {at} or v{s}.shape != {sh} or v{s}.dtype != {dt}:")
     gen.emit(check, 2)
 
 
@@ -291,7 +293,7 @@ def _writers(
 
 
 def _kept(g: Graph, alive: list[bool], interior: set[int], writers: set[int]) -> set[int]:
-    """Small CPU nodes written into a buffer whose value cannot reach a root: only a writer
+    """Small host nodes written into a buffer whose value cannot reach a root: only a writer
     stops a view from carrying its operand's memory further."""
     readers = g.readers(alive)
     escapes: set[int] = set(g.roots)
@@ -303,7 +305,7 @@ def _kept(g: Graph, alive: list[bool], interior: set[int], writers: set[int]) ->
         for s in writers
         if s not in escapes
         and s not in interior
-        and g.nodes[s].device.name == "CPU"
+        and device_of(g.nodes[s].device).host_pool
         and math.prod(g.nodes[s].shape) * g.nodes[s].dtype.itemsize < MIN_BYTES
     }
 
@@ -341,7 +343,7 @@ def _donors(
                 continue
             if a in kept and s not in kept:
                 continue  # a kept buffer must not reach a value that may escape
-            if a in writers and src.device.name == "CPU":
+            if a in writers and device_of(src.device).host_pool:
                 found[s] = a
                 donated.add(a)
                 break
@@ -362,11 +364,11 @@ def generate(
     """The compiled schedule. ``direct``: root slot -> env index of the ``out`` array the
     root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into;
     ``kernels``: region root -> (compiled device kernel, its operand refs) for regions on a
-    device (CPU regions are generated as numpy passes here).
+    device whose regions are compiled (host regions are generated as numpy passes here).
 
-    Buffers for CPU values come from ``alloc`` (the pool; below its threshold, ``np.empty``
+    Buffers for host-pool devices' values come from ``alloc`` (the pool; below its threshold, ``np.empty``
     directly); values on another device are allocated by that device's array module (cupy
-    keeps its own memory pool). ``lean``: the variant of ``Program.lean``."""
+    keeps its own memory pool): see ``Device``. ``lean``: the variant of ``Program.lean``."""
     kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
@@ -404,11 +406,11 @@ def generate(
                 out = f"v{donors[s]}"
             elif s in kept:
                 out = gen.const(f"B{s}", np.empty(n.shape, n.dtype))
-            elif n.device.name == "CPU":
+            elif device_of(n.device).host_pool:
                 small = math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
                 out = f"np.empty({sh}, {dt})" if small else f"alloc({sh}, {dt})"
             else:
-                out = f"{gen.const(f'XP{s}', array_module(n.device))}.empty({sh}, {dt})"
+                out = f"{gen.const(f'XP{s}', device_of(n.device).module())}.empty({sh}, {dt})"
             if s in kernels:
                 _device_region(gen, s, regions[s], kernels[s], out)
             elif s in regions and len(regions[s]) > 1:
@@ -423,7 +425,8 @@ def generate(
         # np.copyto copies through a temporary where the value overlaps the target (a view
         # of it). The root's value is now the target's memory: the caller copies no more
         # (a second copy from a view would read memory the first one changed).
-        gen.emit(f"np.copyto(env[{e}], v{s})")
+        copy = gen.const(f"copyto{s}", device_of(g.nodes[s].device).copy)
+        gen.emit(f"{copy}(env[{e}], v{s})")
         gen.emit(f"v{s} = env[{e}]" if s in results else f"env[{s}] = env[{e}]")
     for s in results:
         gen.emit(f"env[{s}] = v{s}")
