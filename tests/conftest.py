@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import types
 from typing import Any
@@ -10,6 +11,7 @@ import cupy_emulator
 import pytest
 from gpu_fakes import FakeGpuArray, RecordingKernel, have_compiler
 
+import typed_nn as tn
 from typed_nn.ops import declare
 
 
@@ -72,15 +74,16 @@ def fake_cupy(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
 def _isolate_gpu_backend(monkeypatch: pytest.MonkeyPatch, module: types.ModuleType) -> None:
     """``module`` as ``cupy``, with the op registries and the GPU backend's state (registration,
     kernel cache) restored after the test."""
+    from typed_nn import devices
     from typed_nn.backends.cupy import region, registration
-    from typed_nn.evaluate import hooks
 
     monkeypatch.setitem(sys.modules, "cupy", module)
     monkeypatch.setattr(declare, "_IMPLS", _copy_registry(declare._IMPLS))
     monkeypatch.setattr(declare, "_OUT_IMPLS", _copy_registry(declare._OUT_IMPLS))
     monkeypatch.setattr(registration, "_done", [])
     monkeypatch.setattr(region, "_caches", [])
-    monkeypatch.setattr(hooks, "region_compilers", {})
+    gpu = devices.device_of(tn.GPU)
+    monkeypatch.setitem(devices._DEVICES, tn.GPU, dataclasses.replace(gpu, compile_region=None))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

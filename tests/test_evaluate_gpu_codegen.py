@@ -54,7 +54,7 @@ def _host_kernels(monkeypatch: pytest.MonkeyPatch, fake: types.ModuleType) -> li
 
         return run, refs
 
-    monkeypatch.setitem(hooks.region_compilers, tn.GPU, compiled)
+    tn.devices.set_region_compiler(tn.GPU, compiled)  # the fake_cupy fixture restores it
     fake.empty = lambda shape, dtype: FakeGpuArray(np.empty(shape, dtype))  # type: ignore[attr-defined]
     return calls
 
@@ -92,7 +92,7 @@ def test_a_region_without_a_kernel_runs_node_by_node(
     fake_cupy: types.ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tn.devices.array_module(tn.GPU)
-    monkeypatch.setitem(hooks.region_compilers, tn.GPU, lambda g, members: None)
+    tn.devices.set_region_compiler(tn.GPU, lambda g, members: None)
     x = _gpu(np.ones((2, 3)))
     g = build_graph(collect([ops.tanh(x * 2.0) + 1.0], True, -1))
     program = generate(g, g.live(), {}, {}, {}, [])

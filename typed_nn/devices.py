@@ -16,6 +16,7 @@ for its inputs' library.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from types import ModuleType
 from typing import Any
 
@@ -26,13 +27,18 @@ from .errors import BackendUnavailableError, DeviceError, message
 from .tags import CPU, GPU, DeviceTag
 
 __all__ = [
+    "Device",
+    "RegionCompiler",
     "array_module",
     "asarray_like",
     "check_array_device",
     "data_pointer",
+    "device_of",
     "device_of_array",
     "device_of_result",
     "module_of",
+    "register_device",
+    "set_region_compiler",
     "to_host",
     "when_first_used",
 ]
@@ -49,11 +55,7 @@ def when_first_used(device: type[DeviceTag], register: Callable[[], None]) -> No
 
 def array_module(device: type[DeviceTag]) -> ModuleType:
     """The array library of ``device``: numpy, or cupy (imported now) for GPU."""
-    if device is CPU:
-        return np
-    if device is GPU:
-        return _cupy()
-    raise DeviceError(message(f"unknown device tag {device!r}.", hint="use tn.CPU or tn.GPU."))
+    return device_of(device).module()
 
 
 def _cupy() -> ModuleType:
@@ -72,6 +74,87 @@ def _cupy() -> ModuleType:
         register()  # the GPU implementations, once: cupy is needed from here on
     return cupy
 
+
+RegionCompiler = Callable[[Any, list[int]], tuple[Any, list[Any]] | None]
+"""``compile(graph, members) -> (kernel, operand refs)``, or None where some member has no
+kernel form (its nodes then run one by one). ``kernel(*operands, out=array)`` fills ``out``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """What the evaluator asks of a device, answered once when it builds a plan (never per
+    call): one is registered per :class:`DeviceTag` (:func:`register_device`) and looked up
+    by the tag (:func:`device_of`). The evaluator never tests a device's name."""
+
+    tag: type[DeviceTag]
+    module: Callable[[], ModuleType]
+    """The device's array library (imported on first call): it allocates buffers that do
+    not come from the host pool (``module().empty(shape, dtype)``)."""
+    host_pool: bool
+    """Buffers come from the evaluator's host buffer pool (numpy), and single kernels with
+    a write-into form write into them; otherwise each kernel allocates its own result."""
+    host_regions: bool
+    """Fused element-wise regions run as the evaluator's blocked host passes; otherwise
+    each needs :attr:`compile_region`'s kernel (without one its nodes run one by one)."""
+    array_type: type | None
+    """The exact type of the device's arrays, checked inline after a plain kernel (the
+    common case costs no call); None: every result is checked by a call."""
+    numbers_as_arrays: bool
+    """A Python number operand of a float node may be passed as a 0-d array of its dtype
+    (numpy converts a Python number on every ufunc call)."""
+    copy: Callable[[Any, Any], Any] = np.copyto
+    """``copy(dst, src)``: write ``src`` into ``dst``, correct where they overlap."""
+    may_share: Callable[[Any, Any], bool] = np.may_share_memory
+    """Whether two arrays may overlap in memory."""
+    to_host: Callable[[Any], npt.NDArray[Any]] = lambda array: to_host(array)
+    """A numpy view or copy of one of the device's arrays."""
+    compile_region: RegionCompiler | None = None
+    """The backend's compiler of a fused region into one kernel (unused with host regions)."""
+
+
+_DEVICES: dict[type[DeviceTag], Device] = {}
+
+
+def register_device(device: Device) -> None:
+    """Make ``device`` what :func:`device_of` answers for its tag (replacing any before).
+    Plans already built keep the answers they were built with."""
+    _DEVICES[device.tag] = device
+
+
+def device_of(tag: type[DeviceTag]) -> Device:
+    """The registered :class:`Device` of ``tag``."""
+    device = _DEVICES.get(tag)
+    if device is None:
+        raise DeviceError(message(f"unknown device tag {tag!r}.", hint="use tn.CPU or tn.GPU."))
+    return device
+
+
+def set_region_compiler(tag: type[DeviceTag], compile_region: RegionCompiler) -> None:
+    """Give ``tag``'s device a compiler of fused regions (a backend registers it with its
+    implementations)."""
+    register_device(replace(device_of(tag), compile_region=compile_region))
+
+
+register_device(
+    Device(
+        CPU,
+        lambda: np,
+        host_pool=True,
+        host_regions=True,
+        array_type=np.ndarray,
+        numbers_as_arrays=True,
+    )
+)
+register_device(
+    Device(
+        GPU,
+        lambda: _cupy(),
+        host_pool=False,
+        host_regions=False,
+        array_type=None,
+        numbers_as_arrays=False,
+    )
+)
 
 _HOST_TYPES = (np.ndarray, int, float, bool)
 
@@ -97,11 +180,15 @@ def asarray_like(value: Any, like: Any, dtype: Any = None) -> Any:
 
 
 def device_of_array(array: Any) -> type[DeviceTag] | None:
-    """CPU for a numpy array, GPU for a cupy array, None for anything else."""
+    """CPU for a numpy array, GPU for a cupy array, the device of another registered
+    array type, None for anything else."""
     if isinstance(array, np.ndarray):
         return CPU
     if type(array).__module__.startswith("cupy"):
         return GPU
+    for device in _DEVICES.values():
+        if device.array_type is not None and isinstance(array, device.array_type):
+            return device.tag
     return None
 
 

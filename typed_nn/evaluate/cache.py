@@ -52,7 +52,7 @@ def result_tensor(array: Any, elem: Any, device: Any) -> Tensor[Any, Any, Any]:
     """A computed value as a tensor handed out by evaluation: over a read-only view, since
     the memory is also the node's cached value, and a write through the tensor (or its
     ``numpy()``) would silently change every later evaluation that reuses it. (cupy arrays
-    have no read-only flag: GPU values are handed out as they are.)"""
+    have no read-only flag: device values are handed out as they are.)"""
     if type(array) is np.ndarray and array.flags.writeable:
         array = array.view()
         array.flags.writeable = False

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..devices import array_module, device_of_result
+from ..devices import device_of, device_of_result
 from ..ops.declare import Site, implementation, out_implementation, specialisation
 from ..tags import DeviceTag
 from . import fuse
@@ -78,15 +78,16 @@ class _Gen:
         return f"v{ref}"
 
     def number(self, s: int, i: int, value: Any) -> str:
-        """Operand ``i`` of node ``s``, a constant number. On the CPU a Python number operand of
-        a float node whose array operands have its dtype is passed as a 0-d array of that
-        dtype: the same numbers (NEP 50 casts the number to the array's dtype first), but a
-        ufunc call takes half the time (numpy converts a Python number on every call)."""
+        """Operand ``i`` of node ``s``, a constant number. Where the device allows it
+        (``Device.numbers_as_arrays``: numpy) a Python number operand of a float node whose
+        array operands have its dtype is passed as a 0-d array of that dtype: the same
+        numbers (NEP 50 casts the number to the array's dtype first), but a ufunc call takes
+        half the time (numpy converts a Python number on every call)."""
         n = self.g.nodes[s]
         arrays = [self.g.nodes[a].dtype for a in n.args if not is_number(a)]
         if (
             type(value) in (float, int)
-            and n.device.name == "CPU"
+            and device_of(n.device).numbers_as_arrays
             and n.dtype.kind == "f"
             and arrays
             and all(dt == n.dtype for dt in arrays)
@@ -110,7 +111,7 @@ def _check(value: Any, shape: tuple[int, ...], dtype: Any, device: type[DeviceTa
 
 
 def _device_region(gen: _Gen, s: int, members: list[int], kernel: Any, out: str) -> None:
-    """A GPU region as one call of its compiled kernel (operands in the kernel's order)."""
+    """A region as one call of its device's compiled kernel (operands in the kernel's order)."""
     fn, refs = kernel
     args = "".join(gen.arg(r, s, i) + ", " for i, r in enumerate(refs))
     gen.emit(f"v{s} = {gen.const(f'F{s}', fn)}({args}out={out})")
@@ -130,8 +131,8 @@ def _form(g: Graph, n: INode) -> tuple[str, Any]:
     special = specialisation(n.op, n.device, _site(g, n)) if options.specialise else None
     if special is not None:
         return ("special" if special.writes else "view", special)
-    # Buffers come from the CPU pool (numpy); other devices' kernels allocate their own.
-    impl = out_implementation(n.op, n.device) if n.device.name == "CPU" else None
+    # Buffers come from the host pool (numpy); other devices' kernels allocate their own.
+    impl = out_implementation(n.op, n.device) if device_of(n.device).host_pool else None
     if impl is not None:
         return "out", impl
     return "plain", implementation(n.op, n.device)
@@ -161,23 +162,38 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
     check = f"_check(v{s}, {sh}, {dt}, {gen.const(f'DV{s}', n.device)})"
-    if n.device.name != "CPU":
+    array_type = device_of(n.device).array_type
+    if array_type is None:
         gen.emit(check)
         return
-    gen.const("ND", np.ndarray)
-    # The common case (an ndarray of the node's shape and dtype) inline, without a call.
-    gen.emit(f"if type(v{s}) is not ND or v{s}.shape != {sh} or v{s}.dtype != {dt}:")
+    at = gen.const(f"AT_{array_type.__name__}", array_type)
+    # The common case (an array of the node's shape and dtype) inline, without a call.
+    gen.emit(f"if type(v{s}) is not {at} or v{s}.shape != {sh} or v{s}.dtype != {dt}:")
     gen.emit(check, 2)
+
+
+Instr = tuple[int, list[tuple[str, Any]], int]
+"""One region member's pass: (slot, operands as ("num" | "reg" | "val", ref), destination
+register; -1: the region's output)."""
 
 
 def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
     """One fused pass over ``members`` (root last) into ``out``."""
+    shape = gen.g.nodes[root].shape
+    size = int(np.prod(shape)) if shape else 1
+    instrs, n_regs = _registers(gen, root, members)
+    if size > fuse.BLOCK and len(members) > 1:
+        _blocked_region(gen, root, instrs, n_regs, out)
+    else:
+        _straight_region(gen, root, instrs, n_regs, out)
+
+
+def _registers(gen: _Gen, root: int, members: list[int]) -> tuple[list[Instr], int]:
+    """Each member's pass, with scratch registers for interior values (a register is reused
+    once its value's last reader ran; an alias-safe op may overwrite an operand's register),
+    and the number of registers."""
     g = gen.g
     inside = set(members)
-    shape = g.nodes[root].shape
-    size = int(np.prod(shape)) if shape else 1
-    blocked = size > fuse.BLOCK and len(members) > 1
-    # Registers: scratch blocks for interior values, reused once their last reader ran.
     reads = {m: 0 for m in members}
     for m in members:
         for a in g.nodes[m].args:
@@ -186,7 +202,7 @@ def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
     reg_of: dict[int, int] = {}
     free: list[int] = []
     n_regs = 0
-    instrs: list[tuple[int, list[tuple[str, Any]], int]] = []  # (slot, args, dst reg; -1 = out)
+    instrs: list[Instr] = []
     for m in members:
         n = g.nodes[m]
         impl = fusable(n)
@@ -215,16 +231,25 @@ def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
         reg_of[m] = dst
         instrs.append((m, args, dst))
         gen.calls[n.op] += 1
-    dtype = g.nodes[root].dtype
-    if not blocked:
-        regs = [np.empty(shape, dtype) for _ in range(n_regs)]
-        names = [gen.const(f"R{root}_{i}", r) for i, r in enumerate(regs)]
-        gen.emit(f"v{root} = {out}")
-        for m, args, dst in instrs:
-            parts = [_operand(gen, m, i, kind, v, names, None) for i, (kind, v) in enumerate(args)]
-            target = f"v{root}" if dst < 0 else names[dst]
-            gen.emit(f"{_fn(gen, m)}({_call_args(gen, m, parts)}out={target})")
-        return
+    return instrs, n_regs
+
+
+def _straight_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out: str) -> None:
+    """A small region: one whole-array call per member, registers kept by the program."""
+    node = gen.g.nodes[root]
+    regs = [np.empty(node.shape, node.dtype) for _ in range(n_regs)]
+    names = [gen.const(f"R{root}_{i}", r) for i, r in enumerate(regs)]
+    gen.emit(f"v{root} = {out}")
+    for m, args, dst in instrs:
+        parts = [_operand(gen, m, i, kind, v, names, None) for i, (kind, v) in enumerate(args)]
+        target = f"v{root}" if dst < 0 else names[dst]
+        gen.emit(f"{_fn(gen, m)}({_call_args(gen, m, parts)}out={target})")
+
+
+def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out: str) -> None:
+    """A large region: a loop over cache-sized blocks, every member applied to each block."""
+    g = gen.g
+    shape, dtype = g.nodes[root].shape, g.nodes[root].dtype
     split = Blocks(shape)
     shapes = sorted(
         {g.nodes[v].shape for _, args, _ in instrs for kind, v in args if kind == "val"}
@@ -291,7 +316,7 @@ def _writers(
 
 
 def _kept(g: Graph, alive: list[bool], interior: set[int], writers: set[int]) -> set[int]:
-    """Small CPU nodes written into a buffer whose value cannot reach a root: only a writer
+    """Small host nodes written into a buffer whose value cannot reach a root: only a writer
     stops a view from carrying its operand's memory further."""
     readers = g.readers(alive)
     escapes: set[int] = set(g.roots)
@@ -303,7 +328,7 @@ def _kept(g: Graph, alive: list[bool], interior: set[int], writers: set[int]) ->
         for s in writers
         if s not in escapes
         and s not in interior
-        and g.nodes[s].device.name == "CPU"
+        and device_of(g.nodes[s].device).host_pool
         and math.prod(g.nodes[s].shape) * g.nodes[s].dtype.itemsize < MIN_BYTES
     }
 
@@ -341,11 +366,72 @@ def _donors(
                 continue
             if a in kept and s not in kept:
                 continue  # a kept buffer must not reach a value that may escape
-            if a in writers and src.device.name == "CPU":
+            if a in writers and device_of(src.device).host_pool:
                 found[s] = a
                 donated.add(a)
                 break
     return found
+
+
+def _out_buffer(
+    gen: _Gen, s: int, direct: dict[int, int], donors: dict[int, int], kept: set[int]
+) -> str:
+    """The expression of the array node ``s``'s step writes into: a target (``out=``), a
+    donated operand's buffer, a buffer the lean program keeps, a pooled or fresh host
+    buffer, or one the device's array module allocates."""
+    n = gen.g.nodes[s]
+    if s in direct:
+        return f"env[{direct[s]}]"
+    if s in donors:
+        return f"v{donors[s]}"
+    if s in kept:
+        return gen.const(f"B{s}", np.empty(n.shape, n.dtype))
+    sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
+    device = device_of(n.device)
+    if device.host_pool:
+        small = math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
+        return f"np.empty({sh}, {dt})" if small else f"alloc({sh}, {dt})"
+    return f"{gen.const(f'XP{s}', device.module())}.empty({sh}, {dt})"
+
+
+def _copy_and_write_back(gen: _Gen, copies: dict[int, int], results: list[int]) -> None:
+    """The schedule's end: copy the roots computed aside into their targets, then write the
+    values to return and cache back into ``env``."""
+    if copies and "WRITING" not in gen.ns:
+        gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
+    for s, e in copies.items():
+        # np.copyto copies through a temporary where the value overlaps the target (a view
+        # of it). The root's value is now the target's memory: the caller copies no more
+        # (a second copy from a view would read memory the first one changed).
+        copy = gen.const(f"copyto{s}", device_of(gen.g.nodes[s].device).copy)
+        gen.emit(f"{copy}(env[{e}], v{s})")
+        gen.emit(f"v{s} = env[{e}]" if s in results else f"env[{s}] = env[{e}]")
+    for s in results:
+        gen.emit(f"env[{s}] = v{s}")
+
+
+def _lean_buffers(
+    g: Graph,
+    alive: list[bool],
+    regions: dict[int, list[int]],
+    interior: set[int],
+    direct: dict[int, int],
+) -> tuple[set[int], dict[int, int]]:
+    """A lean program's reused memory: the small nodes computed into buffers it keeps, and
+    the nodes written into a donated operand's buffer (see :func:`_kept`, :func:`_donors`)."""
+    writers = _writers(g, alive, regions, interior)
+    kept = _kept(g, alive, interior, writers)
+    return kept, _donors(g, alive, regions, interior, writers, kept, direct)
+
+
+def _view(gen: _Gen, s: int, n: INode) -> None:
+    """An alias (a copy where it is returned) or a batch item: no kernel, a view."""
+    if n.op == "alias":
+        copy = ".copy()" if s in gen.g.roots else ""
+        gen.emit(f"v{s} = v{n.args[0]}{copy}")
+    else:
+        gen.calls[n.op] += 1
+        gen.emit(f"v{s} = v{n.args[0]}[{n.params[0]}, ...]")
 
 
 def generate(
@@ -362,20 +448,16 @@ def generate(
     """The compiled schedule. ``direct``: root slot -> env index of the ``out`` array the
     root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into;
     ``kernels``: region root -> (compiled device kernel, its operand refs) for regions on a
-    device (CPU regions are generated as numpy passes here).
+    device whose regions are compiled (host regions are generated as numpy passes here).
 
-    Buffers for CPU values come from ``alloc`` (the pool; below its threshold, ``np.empty``
-    directly); values on another device are allocated by that device's array module (cupy
-    keeps its own memory pool). ``lean``: the variant of ``Program.lean``."""
+    Buffers for host-pool devices' values come from ``alloc`` (the pool; below its
+    threshold, ``np.empty`` directly); values on another device are allocated by that
+    device's array module (cupy keeps its own memory pool): see ``Device``. ``lean``: the
+    variant of ``Program.lean``."""
     kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
-    kept: set[int] = set()
-    donors: dict[int, int] = {}
-    if lean:
-        writers = _writers(g, alive, regions, interior)
-        kept = _kept(g, alive, interior, writers)
-        donors = _donors(g, alive, regions, interior, writers, kept, direct)
+    kept, donors = _lean_buffers(g, alive, regions, interior, direct) if lean else (set(), {})
     results: list[int] = []
     # The steps that write targets in place come last (executor._writes_last): the first of
     # them marks the point after which a failure leaves targets half-written.
@@ -389,26 +471,10 @@ def generate(
         if n.op == "leaf":
             gen.emit(f"v{s} = env[{s}]")
             continue
-        if n.op == "alias":
-            a = n.args[0]
-            copy = ".copy()" if s in g.roots else ""
-            gen.emit(f"v{s} = v{a}{copy}")
-        elif n.op == "batch_item":
-            gen.calls[n.op] += 1
-            gen.emit(f"v{s} = v{n.args[0]}[{n.params[0]}, ...]")
+        if n.op in ("alias", "batch_item"):
+            _view(gen, s, n)
         else:
-            sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
-            if s in direct:
-                out = f"env[{direct[s]}]"
-            elif s in donors:
-                out = f"v{donors[s]}"
-            elif s in kept:
-                out = gen.const(f"B{s}", np.empty(n.shape, n.dtype))
-            elif n.device.name == "CPU":
-                small = math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
-                out = f"np.empty({sh}, {dt})" if small else f"alloc({sh}, {dt})"
-            else:
-                out = f"{gen.const(f'XP{s}', array_module(n.device))}.empty({sh}, {dt})"
+            out = _out_buffer(gen, s, direct, donors, kept)
             if s in kernels:
                 _device_region(gen, s, regions[s], kernels[s], out)
             elif s in regions and len(regions[s]) > 1:
@@ -417,16 +483,7 @@ def generate(
                 _kernel(gen, s, n, out)
         if n.obj is not None and (not lean or s in g.roots):
             results.append(s)  # returned, or cached on its node
-    if copies and "WRITING" not in gen.ns:
-        gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
-    for s, e in copies.items():
-        # np.copyto copies through a temporary where the value overlaps the target (a view
-        # of it). The root's value is now the target's memory: the caller copies no more
-        # (a second copy from a view would read memory the first one changed).
-        gen.emit(f"np.copyto(env[{e}], v{s})")
-        gen.emit(f"v{s} = env[{e}]" if s in results else f"env[{s}] = env[{e}]")
-    for s in results:
-        gen.emit(f"env[{s}] = v{s}")
+    _copy_and_write_back(gen, copies, results)
     source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"
     exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
     if lean:

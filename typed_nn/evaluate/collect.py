@@ -68,18 +68,35 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int, *, by_object: bool = Fa
 
     ``by_object``: every leaf tensor object is a slot of its own, whatever memory it shares
     (``tn.compile``: each is bound to its own array at every call).
-
-    An iterative post-order walk: a node is expanded once (its uncollected operands pushed
-    above a marker), and given its slot when the marker comes back up.
     """
     col = Collected()
-    env, objs, sig, leaves = col.env, col.objs, col.sig, col.leaves
-    slot_of: dict[int, int] = {}
-    cons: dict[Any, int] = {}
-    lowered: dict[int, Any] = {}
-    post = _POST
+    walk = _Walk(col, cse, epoch, by_object)
     for root in roots:
         root = _lower(root, col)
+        walk.slots_for(root)
+        col.roots.append(walk.slot_of[id(root)])
+    return col
+
+
+class _Walk:
+    """One collection's state: ``slot_of`` (id -> slot), ``cons`` (structural key or leaf
+    identity -> slot) and ``lowered`` (id of another data kind -> what it lowered to)."""
+
+    __slots__ = ("by_memory", "col", "cons", "cse", "epoch", "lowered", "slot_of")
+
+    def __init__(self, col: Collected, cse: bool, epoch: int, by_object: bool) -> None:
+        self.col, self.cse, self.epoch = col, cse, epoch
+        self.by_memory = cse and not by_object
+        self.slot_of: dict[int, int] = {}
+        self.cons: dict[Any, int] = {}
+        self.lowered: dict[int, Any] = {}
+
+    def slots_for(self, root: Any) -> None:
+        """Give ``root`` and every value it needs a slot. An iterative post-order walk: a
+        node is expanded once (its uncollected operands pushed above a marker), and given
+        its slot when the marker comes back up."""
+        col, slot_of, cons, lowered, cse = self.col, self.slot_of, self.cons, self.lowered, self.cse
+        env, objs, sig, epoch, post = col.env, col.objs, col.sig, self.epoch, _POST
         stack = [root]
         while stack:
             x = stack.pop()
@@ -115,27 +132,11 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int, *, by_object: bool = Fa
             if id(x) in slot_of:
                 continue
             if type(x) is _Tensor or not isinstance(x, _Operation):
-                arr = x._array
-                ident = x._identity() if cse and not by_object else id(x)
-                s = cons.get(ident)
-                if s is None:
-                    s = cons[ident] = len(env)
-                    env.append(arr)
-                    objs.append(x)
-                    sig.append((arr.shape, arr.dtype, x._device))
-                slot_of[id(x)] = s
-                leaves.append((x, s))
+                self.take_leaf(x)
                 continue
             res = x._result
             if res is not None and x._epoch == epoch:
-                if type(res) is not _Tensor:  # a bare cached array (see cache.py)
-                    res = x._result = result_tensor(res, x._elem, x._device)
-                arr = res._array
-                slot_of[id(x)] = len(env)
-                env.append(arr)
-                objs.append(res)
-                sig.append((arr.shape, arr.dtype, res._device))
-                col.cached += 1
+                self.take_cached(x, res)
                 continue
             stack.append(x)
             stack.append(post)
@@ -144,14 +145,45 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int, *, by_object: bool = Fa
                 if to is float or to is int or id(o) in slot_of:
                     continue
                 if to is not _Tensor and not isinstance(o, _Operation):
-                    if isinstance(o, int | float):
+                    o = self.lowered_operand(o)
+                    if o is None:
                         continue
-                    low = lowered.get(id(o))
-                    if low is None:
-                        low = lowered[id(o)] = _lower(o, col)
-                    if id(low) in slot_of:
-                        continue
-                    o = low
                 stack.append(o)
-        col.roots.append(slot_of[id(root)])
-    return col
+
+    def take_leaf(self, x: Any) -> None:
+        """A leaf tensor's slot: shared with the leaves over the same memory (with CSE, unless
+        collecting by object), else its own."""
+        col = self.col
+        arr = x._array
+        ident = x._identity() if self.by_memory else id(x)
+        s = self.cons.get(ident)
+        if s is None:
+            s = self.cons[ident] = len(col.env)
+            col.env.append(arr)
+            col.objs.append(x)
+            col.sig.append((arr.shape, arr.dtype, x._device))
+        self.slot_of[id(x)] = s
+        col.leaves.append((x, s))
+
+    def take_cached(self, x: Any, res: Any) -> None:
+        """A node whose cached result ``res`` is still valid, as a leaf of its own."""
+        col = self.col
+        if type(res) is not _Tensor:  # a bare cached array (see cache.py)
+            res = x._result = result_tensor(res, x._elem, x._device)
+        arr = res._array
+        self.slot_of[id(x)] = len(col.env)
+        col.env.append(arr)
+        col.objs.append(res)
+        col.sig.append((arr.shape, arr.dtype, res._device))
+        col.cached += 1
+
+    def lowered_operand(self, o: Any) -> Any | None:
+        """The tensor or node another data kind lowers to (lowered once per collection), or
+        None where there is nothing to collect: a number of another type, or a value
+        already collected."""
+        if isinstance(o, int | float):
+            return None
+        low = self.lowered.get(id(o))
+        if low is None:
+            low = self.lowered[id(o)] = _lower(o, self.col)
+        return None if id(low) in self.slot_of else low

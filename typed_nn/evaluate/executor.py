@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..data.tensor import AnyTensor, Tensor
+from ..devices import device_of
 from ..errors import EvaluationError, TypedNNError, message
 from ..fp_errors import ignore_fp_errors, restore_fp_errors
 from ..ops.declare import registry_version
@@ -107,17 +108,7 @@ def _analyse(col: Collected, targets: list[Target]) -> Program:
     alive = g.live()
     uses = g.uses(alive)
     regions = find_regions(g, alive, uses, options.fuse)
-    # CPU regions run as blocked numpy passes; a GPU region is one generated kernel
-    # (backends/cupy/region.py), or, when some member has no kernel expression, its nodes
-    # run one by one (the region is dropped).
-    kernels: dict[int, tuple[Any, list[Any]]] = {}
-    for r, members in list(regions.items()):
-        if g.nodes[r].device.name != "CPU":
-            compiled = _compile_device_region(g, members) if len(members) > 1 else None
-            if compiled is None:
-                del regions[r]
-            else:
-                kernels[r] = compiled
+    kernels = _compile_device_regions(g, regions)
     stats.fused_regions += sum(len(m) > 1 for m in regions.values())
     direct: dict[int, int] = {}
     copies: dict[int, int] = {}
@@ -156,10 +147,26 @@ def _writes_last(g: Any, alive: list[bool], direct: dict[int, int]) -> list[int]
     return [s for s in g.order if s not in moved] + [s for s in g.order if s in moved]
 
 
-def _compile_device_region(g: Any, members: list[int]) -> tuple[Any, list[Any]] | None:
-    """The device backend's one-kernel form of a region (evaluate/hooks.py), or None."""
-    compile_region = hooks.region_compilers.get(g.nodes[members[-1]].device)
-    return None if compile_region is None else compile_region(g, members)
+def _compile_device_regions(
+    g: Any, regions: dict[int, list[int]]
+) -> dict[int, tuple[Any, list[Any]]]:
+    """Region root -> its device's one-kernel form (kernel, operand refs), for the regions
+    on devices whose regions do not run as host passes (the cupy backend's compiler:
+    backends/cupy/region.py). Such a region without a kernel form (no compiler, or some
+    member has no kernel expression) is dropped from ``regions``: its nodes run one by one."""
+    kernels: dict[int, tuple[Any, list[Any]]] = {}
+    for r, members in list(regions.items()):
+        device = device_of(g.nodes[r].device)
+        if device.host_regions:
+            continue
+        compiled = None
+        if len(members) > 1 and device.compile_region is not None:
+            compiled = device.compile_region(g, members)
+        if compiled is None:
+            del regions[r]
+        else:
+            kernels[r] = compiled
+    return kernels
 
 
 def _reads_done_before(
@@ -208,7 +215,7 @@ def _alias_safe(n: Any) -> bool:
 def _has_out_form(n: Any) -> bool:
     from ..ops.declare import out_implementation
 
-    return n.device.name == "CPU" and out_implementation(n.op, n.device) is not None
+    return device_of(n.device).host_pool and out_implementation(n.op, n.device) is not None
 
 
 def _prepare(

@@ -5,8 +5,8 @@ some). A check receives the node and its result; it raises to stop the evaluatio
 mode's NaN / Inf check raises NumericError naming the op and the line that built the node).
 When the list is empty the executor pays nothing for it.
 
-``region_compilers``: a backend's compiler of a fused element-wise region into one kernel, by
-device (the cupy backend registers one for the GPU when it registers its implementations).
+What the evaluator asks of a device (where buffers come from, how fused regions run, a
+backend's region compiler) is its :class:`typed_nn.devices.Device`.
 """
 
 from __future__ import annotations
@@ -16,17 +16,10 @@ from typing import Any
 
 from ..data.tensor import Tensor
 from ..ops.node import Operation
-from ..tags import DeviceTag
 
-__all__ = ["NodeCheck", "RegionCompiler", "node_checks", "region_compilers"]
+__all__ = ["NodeCheck", "node_checks"]
 
 NodeCheck = Callable[[Operation[Any, Any, Any], Tensor[Any, Any, Any]], None]
 
 node_checks: list[NodeCheck] = []
 """Run in order after each node is computed; the evaluator does not fuse nodes while any is set."""
-
-RegionCompiler = Callable[[Any, list[int]], tuple[Any, list[Any]] | None]
-"""``compile(graph, members) -> (kernel, operand refs)``, or None where some member has no
-kernel form (its nodes then run one by one)."""
-
-region_compilers: dict[type[DeviceTag], RegionCompiler] = {}

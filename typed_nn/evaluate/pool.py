@@ -37,7 +37,7 @@ _FREE_REFS = 2  # the pool's list slot + getrefcount's own argument
 
 
 class BufferPool:
-    """Large CPU buffers by (dtype, size), at most ``max_bytes`` of them, least recently used
+    """Large host (numpy) buffers by (dtype, size), at most ``max_bytes`` of them, least recently used
     sizes dropped first; small requests go straight to ``np.empty``.
 
     ``per_key`` buffers at most are kept per size; ``max_bytes=None`` follows
@@ -51,7 +51,7 @@ class BufferPool:
         self.per_key = per_key
         self.max_bytes = max_bytes
         # Sizes in least- to most-recently-used order; each with its buffers, oldest first.
-        self._free: OrderedDict[tuple[str, Any, int], list[Any]] = OrderedDict()
+        self._free: OrderedDict[tuple[Any, int], list[Any]] = OrderedDict()
         self._held = 0
         self.hits = 0
         self.misses = 0
@@ -66,7 +66,7 @@ class BufferPool:
         dtype = np.dtype(dtype)
         if size * dtype.itemsize < self.min_bytes:
             return np.empty(shape, dtype)
-        key = ("CPU", dtype, size)
+        key = (dtype, size)
         bufs = self._free.get(key)
         if bufs is not None:
             self._free.move_to_end(key)  # most recently used: evicted last
@@ -80,7 +80,7 @@ class BufferPool:
             self._keep(key, buf, bufs)
         return buf.reshape(shape)
 
-    def _keep(self, key: tuple[str, Any, int], buf: Any, bufs: list[Any] | None) -> None:
+    def _keep(self, key: tuple[Any, int], buf: Any, bufs: list[Any] | None) -> None:
         """Pool ``buf`` (a miss: off the hit path), then evict down to the bound."""
         bound = self.bound()
         if buf.nbytes > bound:

@@ -18,7 +18,7 @@ from ..data.tensor import AnyTensor, Tensor
 from . import hooks, reference
 from .cache import invalidate_caches
 from .codegen import Program
-from .collect import collect
+from .collect import Collected, collect
 from .executor import _alias, _analyse, _run  # the one analysis every evaluation uses
 from .options import options, stats
 from .trace import Number, qualname, trace_function, unflatten
@@ -202,19 +202,7 @@ def build_step(
         k = arg_of.get(id(target))
         binding.append((e, k if k is not None else target))
     program = _analyse(col, targets).lean()
-    arg_slots: list[tuple[int, int]] = []
-    arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
-    live: list[tuple[int, Tensor[Any, Any, Any], Any]] = []
-    for obj, s in col.leaves:
-        k = arg_of.get(id(obj))
-        if k is not None:
-            arg_slots.append((s, k))
-            continue
-        view = _view_of_argument(obj, arg_of)
-        if view is not None:  # x[i] of an argument: that row of each call's array
-            arg_views.append((s, *view))
-        else:
-            live.append((s, obj, obj._array.shape))
+    arg_slots, arg_views, live = _leaf_sources(col, arg_of)
     numbers = {
         name: value.index for name, value in program.fn.__globals__.items() if type(value) is Number
     }
@@ -241,6 +229,32 @@ def build_step(
     traced = [placeholders[k]._array if k in placeholders else None for k in range(len(names))]
     step.shared = shared_with(traced, step.held_bases)
     return step
+
+
+def _leaf_sources(
+    col: Collected, arg_of: dict[int, int]
+) -> tuple[
+    list[tuple[int, int]],
+    list[tuple[int, int, tuple[Any, ...]]],
+    list[tuple[int, Tensor[Any, Any, Any], Any]],
+]:
+    """Where each leaf slot's array comes from at every call: (slot, argument index) for an
+    argument; (slot, argument index, index) for a row of one; (slot, tensor, traced shape)
+    for a tensor read live (parameters, optimizer state)."""
+    arg_slots: list[tuple[int, int]] = []
+    arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
+    live: list[tuple[int, Tensor[Any, Any, Any], Any]] = []
+    for obj, s in col.leaves:
+        k = arg_of.get(id(obj))
+        if k is not None:
+            arg_slots.append((s, k))
+            continue
+        view = _view_of_argument(obj, arg_of)
+        if view is not None:  # x[i] of an argument: that row of each call's array
+            arg_views.append((s, *view))
+        else:
+            live.append((s, obj, obj._array.shape))
+    return arg_slots, arg_views, live
 
 
 def _view_of_argument(obj: Any, arg_of: dict[int, int]) -> tuple[int, tuple[Any, ...]] | None:

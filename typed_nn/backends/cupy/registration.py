@@ -11,7 +11,7 @@ find those regions.
 
 from __future__ import annotations
 
-from ...evaluate import hooks
+from ...devices import set_region_compiler
 from ...ops.declare import Impl, implement, implementation
 from ...tags import CPU, GPU
 from .. import numpy as _numpy  # the shared CPU implementations
@@ -55,4 +55,4 @@ def register() -> None:
     for name, fn in GPU_OWN.items():
         implement(name, GPU)(fn)
     fused.register_out_forms()
-    hooks.region_compilers[GPU] = region.compile_region  # fused regions: one generated kernel each
+    set_region_compiler(GPU, region.compile_region)  # fused regions: one generated kernel each
