@@ -1,6 +1,7 @@
-"""The import contract (docs/architecture.md): imports flow one way, and no modules import
-each other, counting every import statement (at module level, inside functions and under
-``TYPE_CHECKING``). Read from the source with ``ast``: nothing is imported to check it."""
+"""The house rules (docs/architecture.md): imports flow one way, no modules import each
+other, counting every import statement (at module level, inside functions and under
+``TYPE_CHECKING``), and no function is over 60 lines. Read from the source with ``ast``:
+nothing is imported to check it."""
 
 from __future__ import annotations
 
@@ -162,3 +163,15 @@ def test_the_scan_sees_imports_inside_functions_and_type_checking_blocks() -> No
     assert _cycles({"a": {"b": 1}, "b": {"c": 1}, "c": {"a": 1}, "d": {"a": 1}}) == [
         ["a", "b", "c"]
     ]
+
+
+def test_no_function_is_over_60_lines() -> None:
+    """Counted from ``def`` to the last line, docstring included."""
+    long = [
+        f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name} ({length} lines)"
+        for path in MODULES.values()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (length := (node.end_lineno or node.lineno) - node.lineno + 1) > 60
+    ]
+    assert long == []

@@ -22,13 +22,12 @@ import numpy as np
 
 from ..devices import Device, register_device
 from ..errors import DeviceError, message
-from ..evaluate import batch, rewrite
 from ..ops.declare import (
     Impl,
     OpDecl,
     Site,
     Specialised,
-    catalogue,
+    declarations,
     implement,
     implement_out,
     out_implementation,
@@ -189,9 +188,8 @@ def compile_region(g: Any, members: list[int]) -> tuple[Any, list[Any]]:
 
 
 def _ops() -> list[OpDecl]:
-    """Every declared op, and the evaluator's internal ones (rewrites, batching)."""
-    internal = [v for m in (batch, rewrite) for v in vars(m).values() if isinstance(v, OpDecl)]
-    return [*catalogue().values(), *internal]
+    """Every declared op, the evaluator's internal ones (rewrites, batching) included."""
+    return declarations()
 
 
 def _refuse_to_host(array: Any) -> NoReturn:
