@@ -135,9 +135,7 @@ def _make_group(
     sizes[gs] = n
     for i, m in enumerate(members):
         old = g.nodes[m]
-        g.nodes[m] = INode(
-            "batch_item", ITEM, (i,), [gs], old.shape, old.dtype, old.device, old.obj
-        )
+        g.nodes[m] = INode(ITEM.name, ITEM, (i,), [gs], old.shape, old.dtype, old.device, old.obj)
         member[m] = (gs, i)
     return True
 
@@ -160,7 +158,7 @@ def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | Non
 def _runs_on(decl: OpDecl | None, device: Any) -> bool:
     """Whether the group's kernels (stack, item, the op) exist on ``device``."""
     have = implemented_devices
-    names = ["batch_stack", "batch_item", decl.name if decl is not None else ""]
+    names = [STACK.name, ITEM.name, decl.name if decl is not None else ""]
     return all(device.name in have(name) for name in names)
 
 
@@ -172,7 +170,7 @@ def _stack(g: Graph, refs: list[Ref]) -> int:
     if slot is None:
         item = g.nodes[refs[0]]
         node = INode(
-            "batch_stack", STACK, (), list(refs), (len(refs), *item.shape), item.dtype, item.device
+            STACK.name, STACK, (), list(refs), (len(refs), *item.shape), item.dtype, item.device
         )
         slot = g.stacks[key] = _append(g, node)
     return slot
@@ -196,7 +194,7 @@ def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, i
             continue
         parts = []
         for a in n.args:
-            if a in member and g.nodes[a].op == "batch_item":
+            if a in member and g.nodes[a].decl is ITEM:
                 parts.append((member[a][0], frozenset([member[a][1]])))
             elif a in cover and uses[a] == 1:
                 parts.append(cover[a])
@@ -215,7 +213,7 @@ def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, i
                 grp = g.nodes[ga]
                 if grp.decl is MATMUL:
                     g.nodes[s] = INode(
-                        "batch_dot_sum",
+                        DOT_SUM.name,
                         DOT_SUM,
                         (),
                         list(grp.args),
@@ -225,8 +223,6 @@ def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, i
                         n.obj,
                     )
                 else:
-                    g.nodes[s] = INode(
-                        "batch_sum", SUM, (), [ga], n.shape, n.dtype, n.device, n.obj
-                    )
+                    g.nodes[s] = INode(SUM.name, SUM, (), [ga], n.shape, n.dtype, n.device, n.obj)
                 made += 1
     return made

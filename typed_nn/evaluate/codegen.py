@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..devices import device_of, device_of_result
+from ..ops.batching import ITEM
 from ..ops.declare import Site, implementation, out_implementation, specialisation
 from ..tags import DeviceTag
 from . import fuse
@@ -308,7 +309,7 @@ def _writers(
     found = set()
     for s in g.order:
         n = g.nodes[s]
-        if not alive[s] or n.op in ("leaf", "alias", "batch_item"):
+        if not alive[s] or n.op in ("leaf", "alias") or n.decl is ITEM:
             continue
         if s in interior or len(regions.get(s, ())) > 1 or _form(g, n)[0] in ("special", "out"):
             found.add(s)
@@ -471,7 +472,7 @@ def generate(
         if n.op == "leaf":
             gen.emit(f"v{s} = env[{s}]")
             continue
-        if n.op in ("alias", "batch_item"):
+        if n.op == "alias" or n.decl is ITEM:
             _view(gen, s, n)
         else:
             out = _out_buffer(gen, s, direct, donors, kept)

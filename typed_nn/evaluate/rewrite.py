@@ -11,10 +11,9 @@ None. Rules see operands after earlier rewrites. Every rule that fires is counte
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from ..ops import batching
-from ..ops.declare import OpDecl, implemented_devices, internal_op
+from ..ops.declare import Batching, OpDecl, implemented_devices, internal_op
 from ..ops.special import ZEROS
 from .graph import Graph, INode, Ref, is_number
 
@@ -36,8 +35,8 @@ def rule(*ops: str, name: str) -> Callable[[RuleFn], RuleFn]:
     return register
 
 
-def _internal(name: str, arity: int, **fields: Any) -> OpDecl:
-    return internal_op(name, arity, "rewrites", **fields)
+def _internal(name: str, arity: int, batching: Batching | None = None) -> OpDecl:
+    return internal_op(name, arity, "rewrites", batching=batching)
 
 
 PICK_ROW = _internal("pick_row", 2)

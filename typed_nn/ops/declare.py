@@ -144,14 +144,14 @@ class OpDecl:
         return f"OpDecl({self.name!r})"
 
 
-def internal_op(name: str, arity: int, made_by: str, **fields: Any) -> OpDecl:
+def internal_op(name: str, arity: int, made_by: str, *, batching: Batching | None = None) -> OpDecl:
     """The declaration of a node only the evaluator makes (``made_by``: its rewrites or its
     batching); building one is an error, and it has no vjp (it never reaches ``tn.grad``)."""
 
     def infer(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Any:
         raise EvaluationError(f"{name} is made by the evaluator's {made_by}, not built")
 
-    return OpDecl(name, arity, infer, internal=True, **fields)
+    return OpDecl(name, arity, infer, internal=True, batching=batching)
 
 
 def declaration(name: str) -> OpDecl | None:

@@ -25,7 +25,7 @@ def _register(name: str, fn: Callable[..., Array]) -> None:
 
 
 # Ops that are a single numpy ufunc say so in their declaration.
-for _decl in list(declarations()):
+for _decl in declarations():
     if _decl.ufunc is not None:
         _register(_decl.name, _decl.ufunc)
 
