@@ -103,3 +103,80 @@ def test_per_sample_mlp_gradients_match_unbatched() -> None:
         want = _eval_all(sums)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def _per_row_mlp(rows: list[Any], w: Any) -> Any:
+    """The sum over rows of relu(row @ w) summed: one loss per sample, added up."""
+    return functools.reduce(operator.add, [ops.reduce_sum(ops.relu(r @ w)) for r in rows])
+
+
+@pytest.mark.parametrize(
+    ("axis", "starts", "length"),
+    [
+        (0, range(0, 12), 1),  # the rows of a batch, in order: a reshaped view
+        (0, range(0, 12, 3), 3),  # blocks of 3 rows tiling the batch
+        (0, [5, 0, 7, 2, 2, 9], 1),  # rows out of order, one twice: a gather
+        (0, range(0, 10, 2), 3),  # overlapping blocks: a gather
+    ],
+)
+def test_slices_of_one_batch_at_different_starts_gather_in_one_call(
+    calls: Counter[str], axis: int, starts: Any, length: int
+) -> None:
+    xb = t32(rng.normal(size=(12, 6)))
+    w = t32(rng.normal(size=(6, 4)))
+    total = _per_row_mlp([ops.narrow(xb, axis, s, length) for s in starts], w)
+    got = tn.evaluate(total).numpy()
+    assert calls["batch_narrow"] == 1
+    assert calls["narrow"] == 0
+    assert calls["dot"] == 1
+    x = xb.numpy()
+    expected = sum(np.maximum(x[s : s + length] @ w.numpy(), 0).sum() for s in starts)
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    invalidate_caches()
+    with options.using(batch=False):
+        np.testing.assert_allclose(tn.evaluate(total).numpy(), got, rtol=1e-5)
+
+
+def test_column_slices_at_different_starts_gather_along_their_axis(calls: Counter[str]) -> None:
+    x = t32(rng.normal(size=(3, 10)))
+    parts = [ops.narrow(x, 1, s, 2) * 2.0 for s in (0, 4, 7, 1)]
+    got = _eval_all([ops.tanh(p) for p in parts])
+    assert calls["batch_narrow"] == 1
+    for s, g in zip((0, 4, 7, 1), got, strict=True):
+        np.testing.assert_allclose(g, np.tanh(x.numpy()[:, s : s + 2] * 2.0), rtol=1e-6)
+
+
+def test_a_compiled_per_sample_loop_over_rows_of_an_argument_batches() -> None:
+    w = t32(rng.normal(size=(6, 4)))
+
+    @tn.compile
+    def loss(xb: tn.Matrix[tn.Float32, tn.CPU]) -> Any:
+        return _per_row_mlp([ops.narrow(xb, 0, i, 1) for i in range(8)], w)
+
+    for _ in range(3):  # new arrays every call: bound rows, no retrace
+        x = rng.normal(size=(8, 6)).astype(np.float32)
+        want = np.maximum(x @ w.numpy(), 0).sum()
+        np.testing.assert_allclose(loss(t32(x)).numpy(), want, rtol=1e-5)
+    assert loss.traces == 1
+    last = loss._last
+    assert last is not None
+    assert last[0].program.calls["batch_narrow"] == 1
+    assert last[0].program.calls["dot"] == 1
+
+
+def test_gathered_stacks_and_contractions_keep_values() -> None:
+    from typed_nn.backends.numpy.batched import batch_dot_sum, batch_stack
+
+    items = [rng.normal(size=(1, 5)).astype(np.float32) for _ in range(7)]
+    np.testing.assert_array_equal(batch_stack(*items), np.stack(items))
+    scalars = [np.float32(i) for i in range(3)]
+    np.testing.assert_array_equal(batch_stack(*[np.asarray(s) for s in scalars]), [0, 1, 2])
+    a, b = rng.normal(size=(4, 3, 2, 5)), rng.normal(size=(4, 5, 6))
+    np.testing.assert_allclose(
+        batch_dot_sum(a, b), np.tensordot(a, b, axes=([0, 3], [0, 1])), rtol=1e-12
+    )
+    a2 = rng.normal(size=(9, 1, 6)).astype(np.float32).transpose(0, 2, 1)  # a permuted stack
+    b2 = rng.normal(size=(9, 1, 4)).astype(np.float32)
+    np.testing.assert_array_equal(
+        batch_dot_sum(a2, b2), np.tensordot(a2, b2, axes=([0, 2], [0, 1]))
+    )

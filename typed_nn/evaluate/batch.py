@@ -16,6 +16,7 @@ trailing dims), others shift their dims by one or use a dedicated group op.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..ops.arithmetic import ADD
@@ -67,7 +68,7 @@ def batch(g: Graph, min_size: int = 2) -> int:
 def _pattern(g: Graph, s: int, member: dict[int, tuple[int, int]]) -> tuple[Any, int]:
     """The bucket key of node ``s`` and its index in the operand groups it reads (or 0)."""
     n = g.nodes[s]
-    parts: list[Any] = [n.decl, n.params, n.shape, n.dtype, n.device]
+    parts: list[Any] = [n.decl, _fixed_params(n), n.shape, n.dtype, n.device]
     index = -1
     for a in n.args:
         if is_number(a):
@@ -85,6 +86,19 @@ def _pattern(g: Graph, s: int, member: dict[int, tuple[int, int]]) -> tuple[Any,
     return tuple(parts), index
 
 
+def _varying(decl: OpDecl | None) -> int:
+    """The index of the param ``decl`` lets differ between a group's members (-1: none)."""
+    if decl is None or decl.batch_varies is None:
+        return -1
+    return decl.params.index(decl.batch_varies)
+
+
+def _fixed_params(n: INode) -> Params:
+    """The params every member of ``n``'s group must share (its own, less the varying one)."""
+    v = _varying(n.decl)
+    return n.params if v < 0 else (*n.params[:v], None, *n.params[v + 1 :])
+
+
 def _make_group(
     g: Graph,
     entries: list[tuple[int, int]],
@@ -98,6 +112,10 @@ def _make_group(
     members = [s for _, s in entries]
     n = len(members)
     first = g.nodes[members[0]]
+    v = _varying(first.decl)
+    if v >= 0:  # the rule sees every member's value of the varying param, in member order
+        varied = tuple(g.nodes[m].params[v] for m in members)
+        first = replace(first, params=(*first.params[:v], varied, *first.params[v + 1 :]))
     kinds = ""
     args: list[Ref] = []
     ranks: list[int] = []

@@ -65,6 +65,9 @@ class Step:
         """(fn, parameter names, static names): to trace again (debug mode, a failure)."""
         self.held = [(t, t._array) for _, t, _ in live]
         self.held += [(k, k._array) for _, k in targets if type(k) is not int]
+        for slot, t in [(slot, t) for slot, t, _ in live] + targets:
+            if type(t) is not int:
+                env[slot] = t._array
         """Closed-over tensors (read or assigned) with their memory when traced."""
         self.held_bases = frozenset(memory_base(array) for _, array in self.held)
         self.arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
@@ -129,20 +132,17 @@ def _generate_runner(step: Step) -> Callable[[list[Any], list[float], list[Any]]
         "UNFLATTEN": unflatten,
         "STRUCTURE": step.structure,
     }
-    lines = ["def run(arrays, numbers, args):", "    env = ENV.copy()"]
+    # One env per Step, not a copy per call: a Step runs one call at a time (the compiled
+    # function's lock), every leaf slot is rebound below and the program writes each other
+    # slot it reads before reading it. The closed-over tensors' slots are never rebound: a
+    # call reaches ``run`` only once the guard (or ``stale``) saw that each still holds the
+    # array it held when traced, and the env holds that array (``Step.__init__``).
+    lines = ["def run(arrays, numbers, args):", "    env = ENV"]
     lines += [f"    env[{slot}] = arrays[{k}]" for slot, k in step.arg_slots]
-    for i, (slot, t, _) in enumerate(step.live):
-        ns[f"L{i}"] = t
-        lines.append(f"    env[{slot}] = L{i}._array")
     for i, (slot, k, index) in enumerate(step.arg_views):
         ns[f"IX{i}"] = index
         lines.append(f"    env[{slot}] = arrays[{k}][IX{i}]")
-    for i, (slot, k) in enumerate(step.targets):
-        if type(k) is int:
-            lines.append(f"    env[{slot}] = arrays[{k}]")
-        else:
-            ns[f"T{i}"] = k
-            lines.append(f"    env[{slot}] = T{i}._array")
+    lines += [f"    env[{slot}] = arrays[{k}]" for slot, k in step.targets if type(k) is int]
     lines += [f"    NS[{name!r}] = numbers[{k}]" for name, k in step.numbers.items()]
     lines.append("    if HOOKS.node_checks or not RUN(PROGRAM, env):")
     lines.append("        BY_NODE(env, args)")

@@ -18,6 +18,7 @@ __all__ = [
     "DOT_SUM",
     "ITEM",
     "MATMUL",
+    "NARROW_ROWS",
     "NLL_LOSS",
     "SOFTMAX_NLL",
     "STACK",
@@ -26,6 +27,7 @@ __all__ = [
     "dot",
     "last_k",
     "matmul",
+    "narrow",
     "permute",
     "reshape",
     "shift_dims",
@@ -46,6 +48,7 @@ DOT_SHARED_LEFT = _group_op("batch_dot_shared_left", 2)
 DOT_SUM = _group_op("batch_dot_sum", 2)
 NLL_LOSS = _group_op("batch_nll_loss", 2)
 SOFTMAX_NLL = _group_op("batch_softmax_nll_grad", 3)
+NARROW_ROWS = _group_op("batch_narrow", 1)
 
 
 def matmul(n: Any, kinds: str, ranks: tuple[int, ...]) -> Group:
@@ -84,6 +87,12 @@ def reshape(n: Any, kinds: str, ranks: tuple[int, ...]) -> Group:
 def permute(n: Any, kinds: str, ranks: tuple[int, ...]) -> Group:
     order = n.params[0]
     return None if kinds != "b" else (n.decl, ((0, *(o + 1 for o in order)),))
+
+
+def narrow(n: Any, kinds: str, ranks: tuple[int, ...]) -> Group:
+    """Slices of one shared tensor at different starts (``narrow``'s ``batch_varies``: the
+    params hold every member's start): one gather, a reshaped view when they tile it."""
+    return (NARROW_ROWS, n.params) if kinds == "s" else None
 
 
 def last_k(n: Any, kinds: str, ranks: tuple[int, ...]) -> Group:

@@ -129,6 +129,10 @@ class OpDecl:
     batching: Batching | None = None
     """How independent nodes of this op run as one call on stacked operands (``ops/batching.py``;
     element-wise ops need none: the evaluator stacks their operands)."""
+    batch_varies: str | None = None
+    """The param whose value may differ between the members of a batched group (the rule then
+    sees the members' values as one tuple in its place): ``narrow``'s start, so rows taken at
+    different offsets of one tensor gather in one call."""
     onnx: str | None = None
     """The ONNX operator it is, on the same inputs (ONNX broadcasts as numpy does); an op with
     no one-to-one counterpart has a rule in ``onnx/rules.py`` instead."""

@@ -15,6 +15,7 @@ from typing import overload
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
+from . import batching
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
 from .rows import STACK, stack_items
@@ -126,7 +127,14 @@ def zero_block(like: AnyTensor, axis: int, size: int) -> AnyTensor:
 
 
 NARROW = OpDecl(
-    "narrow", 1, _infer_narrow, params=("axis", "start", "length"), kind="view", vjp=_narrow_vjp
+    "narrow",
+    1,
+    _infer_narrow,
+    params=("axis", "start", "length"),
+    kind="view",
+    vjp=_narrow_vjp,
+    batching=batching.narrow,
+    batch_varies="start",
 )
 
 

@@ -5,11 +5,12 @@ A group holds ``n`` same-shaped items stacked along a new leading dim.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from ...devices import asarray_like
+from ...devices import asarray_like, module_of
 from ...ops.declare import implement
 from ...tags import CPU
 
@@ -18,8 +19,25 @@ Array = Any
 
 @implement("batch_stack", CPU)
 def batch_stack(*items: Array) -> Array:
-    """Gather same-shaped values into one ``(n, *item)`` array."""
-    return np.stack(items)
+    """Gather same-shaped values into one ``(n, *item)`` array: one ``concatenate`` along
+    the items' first dim, reshaped (``np.stack`` reshapes each item in Python first: 19 vs
+    6 us for 64 rows of 64)."""
+    first = items[0]
+    if first.ndim == 0:
+        return np.stack(items)
+    return np.concatenate(items, axis=0).reshape(len(items), *first.shape)
+
+
+@implement("batch_narrow", CPU)
+def batch_narrow(x: Array, axis: int, starts: tuple[int, ...], length: int) -> Array:
+    """Item i is ``narrow(x, axis, starts[i], length)``: a reshaped view of ``x`` when the
+    items tile one block of it along its first dim (rows of a batch), else one gather."""
+    n, first = len(starts), starts[0]
+    if axis == 0 and starts == tuple(range(first, first + n * length, length)):
+        return x[first : first + n * length].reshape(n, length, *x.shape[1:])
+    xp = module_of(x)
+    index = xp.asarray(starts)[:, None] + xp.arange(length)  # (n, length) positions
+    return xp.moveaxis(xp.take(x, index, axis=axis), axis, 0)
 
 
 @implement("batch_item", CPU)
@@ -50,8 +68,14 @@ def batch_dot_shared_left(w: Array, b: Array) -> Array:
 
 @implement("batch_dot_sum", CPU)
 def batch_dot_sum(a: Array, b: Array) -> Array:
-    """``sum_i a_i @ b_i`` as one contraction (per-sample outer products summed: ``X^T G``)."""
-    return np.tensordot(a, b, axes=([0, a.ndim - 1], [0, 1]))
+    """``sum_i a_i @ b_i`` as one contraction (per-sample outer products summed: ``X^T G``):
+    ``a`` (n, *P, k) and ``b`` (n, k, *Q) as one (P, n·k) by (n·k, Q) product, reshaped
+    views where the memory allows (``np.tensordot``'s own reshapes, without its Python)."""
+    n, k = a.shape[0], a.shape[-1]
+    left, right = a.shape[1:-1], b.shape[2:]
+    rows = a.transpose(*range(1, a.ndim - 1), 0, a.ndim - 1).reshape(math.prod(left), n * k)
+    product = np.matmul(rows, b.reshape(n * k, math.prod(right)))
+    return product.reshape(*left, *right)
 
 
 @implement("batch_nll_loss", CPU)
