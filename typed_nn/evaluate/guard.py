@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..data.tensor import Tensor
-from .step import MISSING, Step
+from .step import MISSING, CellScope, Step
 from .trace import is_float
 
 __all__ = ["Guard", "call_guard"]
@@ -118,8 +118,13 @@ def _closure(code: _Code, step: Step) -> None:
     """The names ``fn`` read tensors from still hold them; the closed-over tensors still
     hold the memory they held when traced (``Step.stale``)."""
     for j, (scope, name, obj) in enumerate(step.names):
-        code.ns[f"SC{j}"], code.ns[f"O{j}"] = scope, obj
-        code.reject_if(f"SC{j}.get({name!r}, MISSING) is not O{j}")
+        code.ns[f"O{j}"] = obj
+        if isinstance(scope, CellScope):  # the cell itself: no Python-level ``get`` call
+            code.ns[f"SC{j}"] = scope.cell
+            code.reject_if(f"SC{j}.cell_contents is not O{j}")
+        else:
+            code.ns[f"SC{j}"] = scope
+            code.reject_if(f"SC{j}.get({name!r}, MISSING) is not O{j}")
     for j, (tensor, array) in enumerate(step.held):
         code.ns[f"H{j}"], code.ns[f"HA{j}"] = tensor, array
         code.reject_if(f"H{j}._array is not HA{j}")

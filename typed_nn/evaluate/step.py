@@ -23,7 +23,12 @@ from .executor import _alias, _analyse, _run  # the one analysis every evaluatio
 from .options import options, stats
 from .trace import Number, qualname, trace_function, unflatten
 
-__all__ = ["MISSING", "Step", "build_step", "memory_base", "shared_with"]
+__all__ = ["MISSING", "CellScope", "Step", "build_step", "memory_base", "shared_with"]
+
+
+Runner = Callable[[list[Any], list[float], list[Any]], Any]
+"""``run(arrays, numbers, args)``: a call's arrays and float arguments (as the guard or
+``Compiled._key`` gives them) and its arguments -> the outputs."""
 
 
 class Step:
@@ -63,8 +68,9 @@ class Step:
         self.names = names
         self.source = source
         """(fn, parameter names, static names): to trace again (debug mode, a failure)."""
-        self.held = [(t, t._array) for _, t, _ in live]
-        self.held += [(k, k._array) for _, k in targets if type(k) is not int]
+        held = {id(t): t for _, t, _ in live}  # a tensor read and assigned is held once
+        held.update((id(k), k) for _, k in targets if type(k) is not int)
+        self.held = [(t, t._array) for t in held.values()]
         for slot, t in [(slot, t) for slot, t, _ in live] + targets:
             if type(t) is not int:
                 env[slot] = t._array
@@ -74,7 +80,10 @@ class Step:
         """(env slot, argument index, index) of each row ``x[i]`` of a tensor argument."""
         self.shared: frozenset[int] = frozenset()
         """Argument indices that shared memory with a closed-over tensor when traced."""
-        self._runner: Callable[[list[Any], list[float], list[Any]], Any] | None = None
+        self.run: Runner = self._first_run
+        """Bind this call's arrays and numbers, run the program, return the outputs: after
+        the first call, the code ``_generate_runner`` wrote for this Step (an attribute, so a
+        call costs no method frame around it)."""
         self.guard: Callable[[tuple[Any, ...]], tuple[list[Any], list[float]] | None] | None = None
         """The code that checks a call can replay this Step (``guard.call_guard``)."""
 
@@ -90,13 +99,9 @@ class Step:
                 return True
         return bool(self.held) and shared_with(arrays, self.held_bases) != self.shared
 
-    def run(self, arrays: list[Any], numbers: list[float], args: list[Any]) -> Any:
-        """Bind this call's arrays and numbers, run the program, return the outputs (by the
-        code ``_generate_runner`` writes for this Step at its first call)."""
-        runner = self._runner
-        if runner is None:
-            runner = self._runner = _generate_runner(self)
-        return runner(arrays, numbers, args)
+    def _first_run(self, arrays: list[Any], numbers: list[float], args: list[Any]) -> Any:
+        self.run = _generate_runner(self)
+        return self.run(arrays, numbers, args)
 
     def run_by_node(self, env: list[Any], args: list[Any]) -> None:
         """Debug mode, or the compiled program failed before it wrote any target: trace
@@ -116,7 +121,7 @@ class Step:
 MISSING = object()
 
 
-def _generate_runner(step: Step) -> Callable[[list[Any], list[float], list[Any]], Any]:
+def _generate_runner(step: Step) -> Runner:
     """``step.run`` as straight-line code: each of this call's arrays, closed-over tensors'
     arrays and numbers bound into its env slot, the program run, each output wrapped. A
     small program runs in a few microseconds; binding by loops over the Step's tables cost
@@ -165,7 +170,7 @@ def _generate_runner(step: Step) -> Callable[[list[Any], list[float], list[Any]]
     else:
         lines.append(f"    return UNFLATTEN(STRUCTURE, [{', '.join(values)}])")
     exec(compile("\n".join(lines), f"<compiled step of {qualname(step.source[0])}>", "exec"), ns)
-    runner: Callable[[list[Any], list[float], list[Any]], Any] = ns["run"]
+    runner: Runner = ns["run"]
     return runner
 
 
@@ -284,16 +289,16 @@ def _names_read(fn: Callable[..., Any], leaves: set[int]) -> list[tuple[dict[str
     for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
         obj = cell.cell_contents
         if isinstance(obj, Tensor) and id(obj) in leaves:
-            found.append((_CellScope(cell), name, obj))
+            found.append((CellScope(cell), name, obj))
     return found
 
 
-class _CellScope(dict[str, Any]):
+class CellScope(dict[str, Any]):
     """A closure cell read like a scope (``get`` returns its current contents)."""
 
     def __init__(self, cell: Any) -> None:
         super().__init__()
-        self._cell = cell
+        self.cell = cell
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self._cell.cell_contents
+        return self.cell.cell_contents

@@ -22,7 +22,7 @@ from . import activation as _activation
 from . import layout as _layout  # noqa: F401 - the plain forms must be registered
 from . import nn as _nn  # noqa: F401
 from . import reduce as _reduce  # noqa: F401
-from . import rewritten as _rewritten  # noqa: F401
+from . import rewritten as _rewritten
 from . import structure as _structure
 
 Array = Any
@@ -89,10 +89,11 @@ def relu_grad(site: Site) -> Specialised | None:
     bits = _activation.BITS.get(site.dtype)
     if g is None or x is None or bits is None or g[1] != site.dtype:
         return None
-    multiply = np.multiply
+    multiply, greater = np.multiply, np.greater
+    mask = np.empty(x[0], bool)  # x > 0, into memory the kernel keeps (0.4 us of 2.5)
 
     def relu_grad_into(g: Array, x: Array, *, out: Array) -> Array:
-        multiply(g.view(bits), x > 0, out=out.view(bits))
+        multiply(g.view(bits), greater(x, 0, out=mask), out=out.view(bits))
         return out
 
     return Specialised(relu_grad_into, writes=True)
@@ -153,7 +154,7 @@ def softmax_grad(site: Site) -> Specialised:
 
 
 @specialise("softmax_nll_grad", CPU)
-def softmax_nll_grad(site: Site) -> Specialised:
+def softmax_nll_grad(site: Site) -> Specialised | None:
     """``g / S * (y * T - t)`` (see ``rewritten.softmax_nll_grad``), written into the buffer.
 
     ``g / S`` is taken in Python floats: a double quotient of two float32 values rounded to
@@ -162,13 +163,19 @@ def softmax_nll_grad(site: Site) -> Specialised:
     """
     (k,) = site.params
     assert isinstance(k, int)
-    axes = _trailing(site, k)
+    t_site = site.operands[1]
+    if t_site is None:
+        return None
+    column = np.ones((t_site[0][-1], 1), t_site[1]) if k == 1 and t_site[0] else None
+
+    def ones(shape: tuple[int, ...], dtype: Any) -> Array:
+        return column if column is not None else np.ones(shape, dtype)
 
     def softmax_nll_grad_into(g: Array, t: Array, y: Array, *, out: Array) -> Array:
-        group = _sum(t, axis=axes, keepdims=True)
+        group = _rewritten.group_sums(t, k, ones)
         np.multiply(y, group, out=out)
         out -= t
-        total = float(_sum(t, axis=None))
+        total = float(_sum(group, axis=None))
         out *= float(g) / total if total else float(np.float64(g) / np.float64(total))
         return out
 
