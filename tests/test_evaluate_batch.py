@@ -180,3 +180,23 @@ def test_gathered_stacks_and_contractions_keep_values() -> None:
     np.testing.assert_array_equal(
         batch_dot_sum(a2, b2), np.tensordot(a2, b2, axes=([0, 2], [0, 1]))
     )
+
+
+def test_vector_samples_differentiated_batch_their_outer_products() -> None:
+    """``xb[i] @ w`` per sample: w's gradient is an outer product per sample (a column times
+    a row), and their sum one contraction, not 16 tiled copies multiplied and added up."""
+    w = t32(rng.normal(size=(6, 4)))
+    xb_np = rng.normal(size=(16, 6)).astype(np.float32)
+
+    @tn.compile
+    def grad(xb: tn.Matrix[tn.Float32, tn.CPU]) -> Any:
+        losses = [ops.reduce_sum(ops.tanh(xb[i] @ w)) for i in range(16)]
+        return tn.grad(functools.reduce(operator.add, losses), w)
+
+    got = grad(t32(xb_np)).numpy()
+    last = grad._last
+    assert last is not None
+    assert last[0].program.calls["batch_dot_sum"] == 1
+    assert sum(last[0].program.calls.values()) < 16
+    want = xb_np.T @ (1 - np.tanh(xb_np @ w.numpy()) ** 2)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -11,6 +11,7 @@ with a batched ``b`` (rank >= 3) it builds a ``matmul`` node.
 
 from __future__ import annotations
 
+import math
 from typing import Literal, NoReturn, overload
 
 from ..data.tensor import AnyTensor, TensorLike
@@ -90,14 +91,27 @@ def _dot_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     if rest_b:
         b_last = layout.permute(b, (*range(k, b.rank), *range(k)))  # (B..., K...)
         to_a = build(DOT, (g, b_last), (rest_b,))
-    else:
+    elif g.rank:
+        to_a = _outer(g, b, a.shape)
+    else:  # a scalar times b
         to_a = layout.expand(g, a.shape, tuple(range(rest_a, a.rank))) * b
     if rest_a:
         a_first = layout.permute(a, (*range(rest_a, a.rank), *range(rest_a)))  # (K..., A...)
         to_b = build(DOT, (a_first, g), (rest_a,))
+    elif g.rank:
+        to_b = _outer(a, g, b.shape)
     else:
         to_b = layout.expand(a, b.shape, tuple(range(k, b.rank))) * g
     return to_a, to_b
+
+
+def _outer(u: AnyTensor, v: AnyTensor, shape: tuple[int, ...]) -> AnyTensor:
+    """The outer product of ``u`` and ``v`` as ``shape`` (u's dims, then v's): a column times
+    a row, one GEMM with no tiled copy of either side; per-sample outer products (a vector
+    times a matrix, differentiated) then batch into one contraction."""
+    column = layout.reshape_to(u, (math.prod(u.shape), 1))
+    row = layout.reshape_to(v, (1, math.prod(v.shape)))
+    return layout.reshape_to(build(DOT, (column, row), (1,)), shape)
 
 
 DOT = OpDecl(
