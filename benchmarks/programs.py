@@ -189,6 +189,17 @@ def q2_per_sample(quick: bool) -> None:
         return _sum_all(parts)
 
     @tn.compile
+    def per_sample_rows(xb: M32, tb: M32) -> tuple[Any, ...]:
+        """The samples as rows ``xb[i]`` (vectors) of the batch arguments."""
+        w1, b1, w2, b2 = p
+        parts = []
+        for i in range(n):
+            logits = ops.relu(xb[i] @ w1 + b1) @ w2 + b2
+            loss = ops.nll_loss(tb[i], ops.softmax(logits))
+            parts.append([loss, *tn.grad(loss, p)])
+        return _sum_all(parts)
+
+    @tn.compile
     def batched(xb: M32, tb: M32) -> tuple[Any, ...]:
         """Hand-batched: nll_loss is the batch mean, so scale by n to match the sums."""
         loss = mlp_loss(xb, tb, p) * float(n)
@@ -201,6 +212,7 @@ def q2_per_sample(quick: bool) -> None:
         ("per_sample", per_sample()),
         ("per_sample_shared_seed", per_sample_shared_seed()),
         ("per_sample_narrow", per_sample_narrow(xb, tb)),
+        ("per_sample_rows", per_sample_rows(xb, tb)),
         ("batched", batched(xb, tb)),
     ):
         for g, e in zip(got, expected, strict=True):
@@ -212,6 +224,7 @@ def q2_per_sample(quick: bool) -> None:
         "typed_nn compiled per-sample loop (tn.grad)": per_sample,
         "  same, tn.vjp with one shared seed": per_sample_shared_seed,
         "  same, samples by ops.narrow of an argument": lambda: per_sample_narrow(xb, tb),
+        "  same, samples as rows xb[i] of an argument": lambda: per_sample_rows(xb, tb),
     }
     jax = optional("jax")
     if jax is not None:
@@ -224,6 +237,7 @@ def q2_per_sample(quick: bool) -> None:
     ratio(
         "  narrow rows / hand-batched", times["  same, samples by ops.narrow of an argument"], t_b
     )
+    ratio("  xb[i] rows / hand-batched", times["  same, samples as rows xb[i] of an argument"], t_b)
     ratio(
         "typed_nn hand-batched / numpy hand-batched",
         t_b,
@@ -235,7 +249,12 @@ def q2_per_sample(quick: bool) -> None:
             times["jax.jit per-sample loop"],
             times["jax.jit batched"],
         )
-    for name, fn in (("per-sample", per_sample), ("shared seed", per_sample_shared_seed)):
+    for name, fn in (
+        ("per-sample", per_sample),
+        ("shared seed", per_sample_shared_seed),
+        ("narrow rows", per_sample_narrow),
+        ("xb[i] rows", per_sample_rows),
+    ):
         calls = _kernel_calls(fn)
         if calls is not None:
             print(f"  kernel calls per run, {name}: {calls}")

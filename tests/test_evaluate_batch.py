@@ -137,13 +137,44 @@ def test_slices_of_one_batch_at_different_starts_gather_in_one_call(
         np.testing.assert_allclose(tn.evaluate(total).numpy(), got, rtol=1e-5)
 
 
-def test_column_slices_at_different_starts_gather_along_their_axis(calls: Counter[str]) -> None:
-    x = t32(rng.normal(size=(3, 10)))
-    parts = [ops.narrow(x, 1, s, 2) * 2.0 for s in (0, 4, 7, 1)]
-    got = _eval_all([ops.tanh(p) for p in parts])
+@pytest.mark.parametrize("starts", [(0, 4, 7, 1), (2, 4, 6, 8)])
+def test_column_slices_at_different_starts_gather_along_their_axis(
+    calls: Counter[str], starts: tuple[int, ...]
+) -> None:
+    x, w = t32(rng.normal(size=(3, 10))), t32(rng.normal(size=(2, 5)))
+    got = _eval_all([ops.tanh(ops.narrow(x, 1, s, 2) @ w) for s in starts])
     assert calls["batch_narrow"] == 1
-    for s, g in zip((0, 4, 7, 1), got, strict=True):
-        np.testing.assert_allclose(g, np.tanh(x.numpy()[:, s : s + 2] * 2.0), rtol=1e-6)
+    assert calls["dot"] == 1
+    for s, g in zip(starts, got, strict=True):
+        want = np.tanh(x.numpy()[:, s : s + 2] @ w.numpy())
+        np.testing.assert_allclose(g, want, rtol=1e-5, atol=1e-6)
+
+
+def test_slices_read_only_by_element_wise_ops_stay_views(calls: Counter[str]) -> None:
+    """An LSTM's gate blocks: gathering them pays only for a batched product."""
+    a = t32(rng.normal(size=(4, 12)))
+    gates = [ops.narrow(a, 1, s, 3) for s in (0, 3, 6, 9)]
+    got = _eval_all([ops.sigmoid(gates[0]) * ops.tanh(gates[1]), gates[2] * gates[3]])
+    assert calls["batch_narrow"] == 0
+    assert calls["narrow"] == 4
+    x = a.numpy()
+    want = 1 / (1 + np.exp(-x[:, 0:3])) * np.tanh(x[:, 3:6])
+    np.testing.assert_allclose(got[0], want, rtol=1e-5)
+    np.testing.assert_allclose(got[1], x[:, 6:9] * x[:, 9:12], rtol=1e-6)
+
+
+def test_slices_tiling_a_block_are_a_view_of_it() -> None:
+    from typed_nn.backends.numpy.batched import batch_narrow
+
+    x = rng.normal(size=(5, 12))
+    for axis, starts, length in [(0, (1, 2, 3), 1), (1, (0, 3, 6, 9), 3), (1, (4, 6), 2)]:
+        got = batch_narrow(x, axis, starts, length)
+        assert np.shares_memory(got, x)
+        want = np.stack([np.take(x, range(s, s + length), axis=axis) for s in starts])
+        np.testing.assert_array_equal(got, want)
+    gathered = batch_narrow(x, 1, (9, 0, 5), 3)
+    assert not np.shares_memory(gathered, x)
+    np.testing.assert_array_equal(gathered, np.stack([x[:, 9:12], x[:, 0:3], x[:, 5:8]]))
 
 
 def test_a_compiled_per_sample_loop_over_rows_of_an_argument_batches() -> None:

@@ -44,6 +44,7 @@ def batch(g: Graph, min_size: int = 2) -> int:
     depth = _depths(g)
     member: dict[int, tuple[int, int]] = {}  # slot -> (group slot, index)
     sizes: dict[int, int] = {}
+    views: dict[int, list[tuple[int, INode]]] = {}  # group of views -> its members as they were
     by_depth: dict[int, list[int]] = {}
     for s in g.order:
         n = g.nodes[s]
@@ -57,8 +58,9 @@ def batch(g: Graph, min_size: int = 2) -> int:
             if key is not None:
                 buckets.setdefault(key, []).append((index, s))
         for entries in buckets.values():
-            if len(entries) >= min_size and _make_group(g, entries, member, sizes):
+            if len(entries) >= min_size and _make_group(g, entries, member, sizes, views):
                 made += 1
+    made -= _ungroup_unread_views(g, views, member)
     if made:
         _sum_chains(g, member, sizes)
         g.reorder()
@@ -99,23 +101,32 @@ def _fixed_params(n: INode) -> Params:
     return n.params if v < 0 else (*n.params[:v], None, *n.params[v + 1 :])
 
 
+def _as_group_sees_it(g: Graph, members: list[int]) -> INode:
+    """The first member, as the batching rule sees the group: with every member's value of
+    the param they may differ in (in member order) in its place."""
+    first = g.nodes[members[0]]
+    v = _varying(first.decl)
+    if v < 0:
+        return first
+    varied = tuple(g.nodes[m].params[v] for m in members)
+    return replace(first, params=(*first.params[:v], varied, *first.params[v + 1 :]))
+
+
 def _make_group(
     g: Graph,
     entries: list[tuple[int, int]],
     member: dict[int, tuple[int, int]],
     sizes: dict[int, int],
+    views: dict[int, list[tuple[int, INode]]],
 ) -> bool:
-    """Replace the nodes of one bucket by a group node and item views; False if it cannot."""
+    """Replace the nodes of one bucket by a group node and item views; False if it cannot.
+    A group of views (``narrow``s) records its members as they were in ``views``."""
     grouped = any(i >= 0 for i, _ in entries)
     if grouped:
         entries = sorted(entries)
     members = [s for _, s in entries]
     n = len(members)
-    first = g.nodes[members[0]]
-    v = _varying(first.decl)
-    if v >= 0:  # the rule sees every member's value of the varying param, in member order
-        varied = tuple(g.nodes[m].params[v] for m in members)
-        first = replace(first, params=(*first.params[:v], varied, *first.params[v + 1 :]))
+    first = _as_group_sees_it(g, members)
     kinds = ""
     args: list[Ref] = []
     ranks: list[int] = []
@@ -130,7 +141,7 @@ def _make_group(
             grp = member[a0][0]
             if sizes[grp] != n or [member[r] for r in refs] != [(grp, i) for i in range(n)]:
                 return False
-            kinds += "g"
+            kinds += "v" if grp in views else "g"
             args.append(grp)
         elif all(r == a0 for r in refs):
             kinds += "s"
@@ -138,9 +149,10 @@ def _make_group(
         else:
             kinds += "b"
             args.append(_stack(g, refs))
-    # "g": an earlier group's stack, "b": a gathered stack, "s": shared. Element-wise ops
-    # batch only when they read a group: stacking leaves just to add them copies as much
-    # memory as the op itself touches.
+    # "g": an earlier group's stack, "v": a group of views' (gathered slices), "b": a
+    # gathered stack, "s": shared. Element-wise ops batch only when they read a group of
+    # computed values: stacking leaves or slices just to add them copies as much memory as
+    # the op itself touches.
     how = _how(first, kinds, tuple(ranks))
     if how is None or not _runs_on(how[0] or first.decl, first.device):
         return False
@@ -151,6 +163,8 @@ def _make_group(
     node = INode(name, decl, params, args, (n, *first.shape), first.dtype, first.device)
     gs = _append(g, node)
     sizes[gs] = n
+    if first.decl is not None and first.decl.kind == "view":
+        views[gs] = [(m, g.nodes[m]) for m in members]
     for i, m in enumerate(members):
         old = g.nodes[m]
         g.nodes[m] = INode(ITEM.name, ITEM, (i,), [gs], old.shape, old.dtype, old.device, old.obj)
@@ -158,9 +172,26 @@ def _make_group(
     return True
 
 
+def _ungroup_unread_views(
+    g: Graph, views: dict[int, list[tuple[int, INode]]], member: dict[int, tuple[int, int]]
+) -> int:
+    """Put back the members of each group of views that no later group reads: gathering
+    views pays only when their users run as one call too (an LSTM's gate blocks, each read
+    by its own op, stay plain views). Returns how many groups were undone."""
+    read = {a for n in g.nodes if n.decl is not ITEM for a in n.args if not is_number(a)}
+    undone = 0
+    for gs, members in views.items():
+        if gs not in read:
+            for m, original in members:
+                g.nodes[m] = original
+                del member[m]
+            undone += 1
+    return undone
+
+
 def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | None, Params] | None:
     reads_group = "g" in kinds
-    kinds = kinds.replace("g", "b")
+    kinds = kinds.replace("g", "b").replace("v", "b")
     batcher = first.decl.batching if first.decl is not None else None
     if batcher is not None:
         return batcher(first, kinds, ranks)

@@ -30,11 +30,14 @@ def batch_stack(*items: Array) -> Array:
 
 @implement("batch_narrow", CPU)
 def batch_narrow(x: Array, axis: int, starts: tuple[int, ...], length: int) -> Array:
-    """Item i is ``narrow(x, axis, starts[i], length)``: a reshaped view of ``x`` when the
-    items tile one block of it along its first dim (rows of a batch), else one gather."""
+    """Item i is ``narrow(x, axis, starts[i], length)``: a view of ``x`` when the items tile
+    one block of it along ``axis`` in order (rows of a batch, gate blocks of one product:
+    splitting a dim never copies), else one gather."""
     n, first = len(starts), starts[0]
-    if axis == 0 and starts == tuple(range(first, first + n * length, length)):
-        return x[first : first + n * length].reshape(n, length, *x.shape[1:])
+    if starts == tuple(range(first, first + n * length, length)):
+        block = x[(slice(None),) * axis + (slice(first, first + n * length),)]
+        split = block.reshape(*x.shape[:axis], n, length, *x.shape[axis + 1 :])
+        return split if axis == 0 else module_of(x).moveaxis(split, axis, 0)
     xp = module_of(x)
     index = xp.asarray(starts)[:, None] + xp.arange(length)  # (n, length) positions
     return xp.moveaxis(xp.take(x, index, axis=axis), axis, 0)
