@@ -85,6 +85,13 @@ def test_permute_is_the_same_view(order: tuple[int, ...]) -> None:
     assert np.shares_memory(special.fn(x), x)
 
 
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_concat_into_the_buffer(axis: int) -> None:
+    parts = [_normal(*[2, 3, 4][:axis], n, *[2, 3, 4][axis + 1 :]) for n in (1, 3, 2)]
+    parts[1] = np.asfortranarray(parts[1])  # a strided operand is copied the same way
+    _same_as_plain("concat", parts, (axis,))
+
+
 @pytest.mark.parametrize(("dims", "keep"), [((0,), False), ((1,), True), ((0, 2), False)])
 def test_reduce_sum_into_the_buffer(dims: tuple[int, ...], keep: bool) -> None:
     _same_as_plain("reduce_sum", [_normal(6, 5, 4)], (dims, keep))
