@@ -159,7 +159,7 @@ def _row_max(shape: tuple[int, ...], dtype: Any) -> Any:
     rows, width = math.prod(shape[:-1]), shape[-1]
     if rows >= 2 and 1 < width <= SHORT_ROW:
         by = _max_of_columns
-    elif rows >= MANY_ROWS and np.dtype(dtype).kind == "f":
+    elif rows >= MANY_ROWS and np.dtype(dtype).kind == "f" and np.dtype(dtype).itemsize <= 8:
         by = _max_of_bits
     else:
         return partial(_max, axis=-1, keepdims=True)
