@@ -54,13 +54,18 @@ def test_dot_is_matmul_into_the_buffer(dtype: Any, a: tuple[int, ...], b: tuple[
     _same_as_plain("dot", [_normal(*a, dtype=dtype), _normal(*b, dtype=dtype)], (1,))
 
 
-def test_dot_declines_tensor_contractions() -> None:
-    a, b = _normal(2, 3, 4), _normal(3, 4, 5)
-    want = implementation("dot", CPU)(a, b, 2)
-    assert specialisation("dot", CPU, _site([a, b], (2,), want)) is None
-    b3 = _normal(4, 2, 5)
-    want3 = implementation("dot", CPU)(a, b3, 1)
-    assert specialisation("dot", CPU, _site([a, b3], (1,), want3)) is None
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tensor_contractions_are_tensordots_gemm_into_the_buffer(dtype: Any) -> None:
+    a = _normal(2, 3, 4, dtype=dtype)
+    _same_as_plain("dot", [a, _normal(3, 4, 5, dtype=dtype)], (2,))
+    _same_as_plain("dot", [a, _normal(4, 2, 5, dtype=dtype)], (1,))
+    # a weight gradient: transposed activations (their contracted dims merge into a view)
+    # by a cotangent, and by a cotangent whose contracted dims do not merge (copied)
+    x, g = _normal(8, 6, 5, dtype=dtype), _normal(8, 6, 7, dtype=dtype)
+    _same_as_plain("dot", [np.transpose(x, (2, 0, 1)), g], (2,))
+    _same_as_plain(
+        "dot", [np.transpose(x, (2, 0, 1)), np.transpose(_normal(8, 7, 6), (0, 2, 1))], (2,)
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -78,6 +83,13 @@ def test_permute_is_the_same_view(order: tuple[int, ...]) -> None:
     special = specialisation("permute", CPU, _site([x], (order,), np.transpose(x, order)))
     assert special is not None
     assert np.shares_memory(special.fn(x), x)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_concat_into_the_buffer(axis: int) -> None:
+    parts = [_normal(*[2, 3, 4][:axis], n, *[2, 3, 4][axis + 1 :]) for n in (1, 3, 2)]
+    parts[1] = np.asfortranarray(parts[1])  # a strided operand is copied the same way
+    _same_as_plain("concat", parts, (axis,))
 
 
 @pytest.mark.parametrize(("dims", "keep"), [((0,), False), ((1,), True), ((0, 2), False)])
@@ -103,6 +115,70 @@ def test_softmax_into_the_buffer(shape: tuple[int, ...], k: int) -> None:
 def test_softmax_grad_into_the_buffer(shape: tuple[int, ...], k: int) -> None:
     y = implementation("softmax", CPU)(_normal(*shape), k)
     _same_as_plain("softmax_grad", [_normal(*shape), y], (k,))
+
+
+def _awkward_rows(rows: int, width: int, dtype: Any) -> Array:
+    """Logits with the rows softmax's maximum must get right: a causal mask's ``-inf``
+    (the first rows all negative but one), a fully masked row, equal rows, huge values,
+    ``+inf``, ``NaN``, signed zeros; the rest normal."""
+    x = (_normal(rows, width) * 30).astype(dtype)
+    x[:width] += np.triu(np.full((width, width), -np.inf, dtype), 1)[:rows] - 5
+    x[-1] = -np.inf
+    x[-2] = 3.0
+    x[-3] = np.finfo(dtype).max
+    x[-4, 0] = np.finfo(dtype).min
+    x[-5, 1] = np.inf
+    x[-6, 2] = np.nan
+    x[-7] = -0.0
+    x[-7, 1] = 0.0
+    x[-8] = -(2.0 ** np.arange(width, dtype=dtype))  # all negative, largest the first
+    return x
+
+
+@pytest.mark.parametrize(
+    ("rows", "width"),
+    [(2048, 64), (300, 64), (32, 10), (128, 16), (40, 17), (16, 100), (200, 3)],
+)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_softmax_with_masked_equal_huge_and_nan_rows(rows: int, width: int, dtype: Any) -> None:
+    """Every way the specialised kernel takes the row maximum (a transposed copy for short
+    rows, bit patterns for many rows, numpy's reduce) gives the plain kernel's numbers."""
+    x = _awkward_rows(rows, width, dtype)
+    with np.errstate(all="ignore"):
+        _same_as_plain("softmax", [x], (1,))
+        _same_as_plain("softmax", [x.reshape(2, rows // 2, width)], (1,))
+        y = implementation("softmax", CPU)(x, 1)
+    some_finite, some_nan = np.any(np.isfinite(x), axis=1), np.any(np.isnan(x), axis=1)
+    finite = some_finite & ~some_nan & ~np.any(np.isposinf(x), axis=1)
+    np.testing.assert_allclose(y[finite].sum(axis=1), 1.0, rtol=1e-5)
+    assert np.isnan(y[~finite]).all()
+    assert (y[-2] == y[-2, 0]).all()  # equal logits, equal probabilities
+    assert y[-8, 0] == y[-8].max() > 0.7  # all negative: the largest is found, no overflow
+    assert (np.diff(y[-8]) <= 0).all()
+
+
+def test_a_rows_softmax_and_its_gradient_do_not_depend_on_the_rows_beside_it() -> None:
+    x, g = _normal(300, 64) * 10, _normal(300, 64)
+    y = implementation("softmax", CPU)(x, 1)
+    dx = implementation("softmax_grad", CPU)(g, y, 1)
+    for rows in (slice(0, 1), slice(3, 7), slice(5, 300)):
+        np.testing.assert_array_equal(implementation("softmax", CPU)(x[rows], 1), y[rows])
+        np.testing.assert_array_equal(
+            implementation("softmax_grad", CPU)(g[rows], y[rows], 1), dx[rows]
+        )
+
+
+def test_softmax_grad_of_transposed_and_broadcast_cotangents() -> None:
+    y = implementation("softmax", CPU)(_normal(6, 5), 1)
+    g = _normal(5, 6).T  # not contiguous: the sums are taken over a contiguous copy
+    _same_as_plain("softmax_grad", [g, y], (1,))
+    want = implementation("softmax_grad", CPU)(np.ascontiguousarray(g), y, 1)
+    np.testing.assert_array_equal(implementation("softmax_grad", CPU)(g, y, 1), want)
+    row = _normal(5)
+    np.testing.assert_array_equal(
+        implementation("softmax_grad", CPU)(row, y, 1),
+        implementation("softmax_grad", CPU)(np.tile(row, (6, 1)), y, 1),
+    )
 
 
 def _nll_grad_args(t: Array) -> list[Array | float]:

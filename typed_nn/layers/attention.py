@@ -137,11 +137,13 @@ class ScaledDotProductAttention(Cell):
         dh = d // h
         w, b = inputs[QkvWeight], inputs[QkvBias]
 
+        qkv = x @ w + b  # one GEMM for the three projections
+
         def project(i: int, order: tuple[int, int, int, int]) -> Any:
-            # block i of the projection, split into heads: (batch, seq, h, dh) permuted. Three
-            # products rather than one split: the split's gradient would be three full-size
-            # zero-padded stacks summed; the blocks' are zero-padded (d, d) weight blocks.
-            cols = x @ ops.narrow(w, 1, i * d, d) + ops.narrow(b, 0, i * d, d)
+            # block i of the projection (a view), split into heads: (batch, seq, h, dh)
+            # permuted. The three blocks' cotangents are zero-padded blocks of qkv's, summed
+            # as one concat (autodiff merges them), so the backward is one GEMM each way too.
+            cols = ops.narrow(qkv, 2, i * d, d)
             return ops.permute(ops.reshape(cols, (batch, seq, h, dh)), order)
 
         q = project(0, (0, 2, 1, 3))  # (batch, h, seq, dh)

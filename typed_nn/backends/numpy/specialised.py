@@ -15,12 +15,13 @@ from operator import attrgetter, methodcaller
 from typing import Any
 
 import numpy as np
+from numpy._core.multiarray import c_einsum
 
 from ...ops.declare import Site, Specialised, specialise
 from ...tags import CPU
 from . import activation as _activation
 from . import layout as _layout  # noqa: F401 - the plain forms must be registered
-from . import nn as _nn  # noqa: F401
+from . import nn as _nn
 from . import reduce as _reduce  # noqa: F401
 from . import rewritten as _rewritten
 from . import structure as _structure
@@ -28,9 +29,9 @@ from . import structure as _structure
 Array = Any
 _sum = np.add.reduce
 _max = np.maximum.reduce
-
-HALVING_ROWS = 256
-"""Rows from which softmax's row maximum is taken by halving the rows (``_last_max``)."""
+_einsum = c_einsum
+"""What ``np.einsum`` calls (``optimize=False``), without its dispatch wrapper: 0.5 us of the
+1.2 us a (32, 10) softmax's sums take."""
 
 
 def _trailing(site: Site, k: int) -> tuple[int, ...]:
@@ -40,15 +41,37 @@ def _trailing(site: Site, k: int) -> tuple[int, ...]:
 
 @specialise("dot", CPU)
 def dot(site: Site) -> Specialised | None:
-    """Matrix and vector products are one ``np.matmul`` into the buffer (as ``dot_out``)."""
+    """The plain kernel's one BLAS call into the buffer: ``np.matmul`` for matrix and vector
+    products; tensordot's GEMM for the rest (a stack of rows times a matrix, every
+    projection; a weight gradient's contraction over batch and sequence), without its copy."""
     a, b = site.operands
-    if a is None or b is None or site.params != (1,) or not site.shape:
+    if a is None or b is None or not site.shape:
         return None
-    if len(b[0]) > 2:
+    (k,) = site.params
+    assert isinstance(k, int)
+    if _structure.is_matmul(len(a[0]), len(b[0]), k):
+        return Specialised(np.matmul, writes=True)
+
+    def contract_into(a: Array, b: Array, *, out: Array) -> Array:
+        return _structure.contract_into(a, b, k, out=out)
+
+    return Specialised(contract_into, writes=True)
+
+
+@specialise("concat", CPU)
+def concat(site: Site) -> Specialised | None:
+    """``np.concatenate`` into the buffer: the plain kernel's copy, without a fresh result
+    (a fresh array of a few hundred KiB costs its page faults again on every call: the
+    attention's merged q/k/v cotangent, 19 us into the buffer, 65-78 us fresh)."""
+    (axis,) = site.params
+    if not site.shape or any(operand is None for operand in site.operands):
         return None
-    if len(a[0]) > 2:  # a stack of rows times a matrix or vector: one GEMM, as tensordot's
-        return Specialised(_structure.rows_dot_into, writes=True)
-    return Specialised(np.matmul, writes=True)
+    concatenate = np.concatenate
+
+    def concat_into(*items: Array, out: Array) -> Array:
+        return concatenate(items, axis=axis, out=out)
+
+    return Specialised(concat_into, writes=True)
 
 
 @specialise("permute", CPU)
@@ -99,53 +122,97 @@ def relu_grad(site: Site) -> Specialised | None:
     return Specialised(relu_grad_into, writes=True)
 
 
-def _last_max(x: Array) -> Array:
-    """``np.maximum.reduce(x, axis=-1, keepdims=True)`` (the same values: a maximum is exact)
-    by halving the last dim: numpy reduces short rows one at a time, 2-3x slower than these
-    element-wise passes over the whole array (rows of 64: 250 vs 108 us for 2048 rows)."""
-    while x.shape[-1] > 1:
-        n = x.shape[-1]
-        half = n // 2
-        top = np.maximum(x[..., :half], x[..., half : 2 * half])
-        if n % 2:
-            np.maximum(top[..., :1], x[..., 2 * half :], out=top[..., :1])
-        x = top
-    return x
+SHORT_ROW = 16
+"""Rows up to this long have their maximum taken over a transposed copy (``_row_max``)."""
+
+MANY_ROWS = 128
+"""Rows from which longer rows have their maximum taken on their bit patterns."""
+
+
+def _max_of_columns(rows: Array) -> Array:
+    """The maximum of each row of a 2-D array, reduced over a transposed (contiguous) copy:
+    numpy reduces the rows' elements as whole columns, element-wise (32 rows of 10: 1.4 vs
+    2.2 us; 2048 rows of 10: 10 vs 104 us)."""
+    return _max(np.ascontiguousarray(rows.T), axis=0)
+
+
+def _max_of_bits(rows: Array) -> Array:
+    """The maximum of each row of a 2-D float array, reduced on its bit patterns as signed
+    integers: numpy's float ``maximum.reduce`` takes short rows element by element, its
+    integer one vectorised (2048 rows of 64: 54 vs 170 us).
+
+    Non-negative floats order as their bit patterns, and every negative one (sign bit set)
+    is below them; among negatives the order reverses. So a row whose largest pattern is
+    non-negative has found its maximum, and a row of negatives only (a causal mask's
+    ``-inf`` too) takes its smallest pattern. A NaN may be passed over for a finite value,
+    but the row's softmax is NaN all the same (its sum is NaN)."""
+    bits = rows.view(np.dtype(f"i{rows.itemsize}"))
+    top = np.maximum.reduce(bits, axis=1)
+    negative = top < 0
+    if negative.any():
+        top[negative] = np.minimum.reduce(bits[negative], axis=1)
+    return top.view(rows.dtype)
+
+
+def _row_max(shape: tuple[int, ...], dtype: Any) -> Any:
+    """A function giving ``np.maximum.reduce(x, axis=-1, keepdims=True)`` for ``x`` of
+    ``shape`` (the same values: a maximum is exact), the fastest way measured for it."""
+    rows, width = math.prod(shape[:-1]), shape[-1]
+    if rows >= 2 and 1 < width <= SHORT_ROW:
+        by = _max_of_columns
+    elif rows >= MANY_ROWS and np.dtype(dtype).kind == "f" and np.dtype(dtype).itemsize <= 8:
+        by = _max_of_bits
+    else:
+        return partial(_max, axis=-1, keepdims=True)
+    matrix, kept = (rows, width), (*shape[:-1], 1)
+
+    def row_max(x: Array) -> Array:
+        return by(x.reshape(matrix)).reshape(kept)
+
+    return row_max
 
 
 @specialise("softmax", CPU)
 def softmax(site: Site) -> Specialised:
-    """The plain kernel's three passes, written into the buffer."""
+    """The plain kernel's passes written into the buffer, the row maximum taken the fastest
+    way for the shape (``_row_max``), the sums as the plain kernel's (``nn.group_sums``)."""
     (k,) = site.params
     assert isinstance(k, int)
     axes = _trailing(site, k)
-
-    rows = math.prod(site.shape[:-1]) if site.shape else 0
-    # Halving beats numpy's row-at-a-time reduce only over many rows (measured: 2048 rows of
-    # 10: 37 vs 101 us; 32 rows of 10: 4.7 vs 2.2 us; even at 256 rows of 64).
-    halve = k == 1 and rows >= HALVING_ROWS and site.shape[-1] > 1
+    if k == 1 and site.shape:
+        peak_of = _row_max(site.shape, site.dtype)
+    else:
+        peak_of = partial(_max, axis=axes, keepdims=True)
+    group_sums, sums = _nn.group_sums, _nn.SUMS
 
     def softmax_into(x: Array, *, out: Array) -> Array:
-        peak = _last_max(x) if halve else _max(x, axis=axes, keepdims=True)
-        np.subtract(x, peak, out=out)
+        np.subtract(x, peak_of(x), out=out)
         np.exp(out, out=out)
-        out /= _sum(out, axis=axes, keepdims=True)
+        if k == 1 and out.flags.c_contiguous:  # the plain kernel's einsum, on the same rows
+            out /= _einsum(sums, out)[..., None]
+        else:
+            out /= group_sums(out, k)
         return out
 
     return Specialised(softmax_into, writes=True)
 
 
 @specialise("softmax_grad", CPU)
-def softmax_grad(site: Site) -> Specialised:
-    """``y * (g - sum(g * y))``, the plain kernel's passes written into the buffer (no
-    full-size temporary: the buffer holds ``g * y`` until the group sums are taken)."""
+def softmax_grad(site: Site) -> Specialised | None:
+    """``y * (g - sum(g * y))``, the plain kernel's passes written into the buffer (the
+    sums one einsum, ``nn.group_dots``)."""
     (k,) = site.params
     assert isinstance(k, int)
-    axes = _trailing(site, k)
+    g, y = site.operands
+    if g is None or y is None or g[0] != y[0]:
+        return None
+    group_dots, dots = _nn.group_dots, _nn.DOTS
 
     def softmax_grad_into(g: Array, y: Array, *, out: Array) -> Array:
-        np.multiply(g, y, out=out)
-        s = _sum(out, axis=axes, keepdims=True)
+        if k == 1 and g.flags.c_contiguous and y.flags.c_contiguous:
+            s = _einsum(dots, g, y)[..., None]  # the plain kernel's einsum, on the same rows
+        else:
+            s = group_dots(g, y, k)
         np.subtract(g, s, out=out)
         out *= y
         return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -13,24 +14,31 @@ from ...tags import CPU
 Array = Any
 
 
+def is_matmul(a_rank: int, b_rank: int, k: int) -> bool:
+    """Whether ``dot(a, b, k)`` is numpy's ``a @ b`` (else it is ``np.tensordot``'s GEMM):
+    the plain kernel and its write-into and specialised forms all decide here, so each takes
+    the same BLAS call and gives the same numbers."""
+    return k == 1 and (b_rank == 1 or (a_rank == 2 and b_rank == 2))
+
+
 @implement("dot", CPU)
 def dot(a: Array, b: Array, k: int) -> Array:
-    if a.ndim == 2 and b.ndim == 2 and k == 1:
-        return a @ b
-    if k == 1 and b.ndim == 1:
+    if is_matmul(a.ndim, b.ndim, k):
         return a @ b
     return np.tensordot(a, b, axes=k)
 
 
-def rows_dot_into(a: Array, b: Array, *, out: Array) -> Array:
-    """``dot(a, b, 1)`` for ``a`` of rank > 2 and ``b`` of rank 1 or 2, into ``out``: the
-    leading dims of ``a`` as one row dim, so one GEMM / GEMV (the call tensordot makes, so
-    the same numbers), written straight into ``out`` when it is contiguous."""
-    rows = a.reshape(-1, a.shape[-1])
+def contract_into(a: Array, b: Array, k: int, *, out: Array) -> Array:
+    """``dot(a, b, k)`` into ``out``: ``np.tensordot``'s one ``np.dot`` of ``a`` as a matrix
+    (its last ``k`` dims as columns) and ``b`` as one (its first ``k`` as rows), so the same
+    numbers, without its result's copy. The reshapes are views where the dims merge (the
+    weight gradients' transposed activations do), copies otherwise, as in tensordot."""
+    rows = a.reshape(math.prod(a.shape[: a.ndim - k]), math.prod(a.shape[a.ndim - k :]))
+    cols = b.reshape(rows.shape[1], math.prod(b.shape[k:]))
     if out.flags.c_contiguous:
-        np.matmul(rows, b, out=out.reshape(rows.shape[0], *b.shape[1:]))
+        np.dot(rows, cols, out=out.reshape(rows.shape[0], cols.shape[1]))
     else:
-        out[...] = np.matmul(rows, b).reshape(out.shape)
+        out[...] = np.dot(rows, cols).reshape(out.shape)
     return out
 
 
