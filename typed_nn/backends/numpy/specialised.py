@@ -23,7 +23,7 @@ from . import activation as _activation
 from . import layout as _layout  # noqa: F401 - the plain forms must be registered
 from . import nn as _nn
 from . import reduce as _reduce  # noqa: F401
-from . import rewritten as _rewritten
+from . import rewritten as _rewritten  # noqa: F401
 from . import structure as _structure
 
 Array = Any
@@ -221,7 +221,7 @@ def softmax_grad(site: Site) -> Specialised | None:
 
 
 @specialise("softmax_nll_grad", CPU)
-def softmax_nll_grad(site: Site) -> Specialised | None:
+def softmax_nll_grad(site: Site) -> Specialised:
     """``g / S * (y * T - t)`` (see ``rewritten.softmax_nll_grad``), written into the buffer.
 
     ``g / S`` is taken in Python floats: a double quotient of two float32 values rounded to
@@ -230,16 +230,10 @@ def softmax_nll_grad(site: Site) -> Specialised | None:
     """
     (k,) = site.params
     assert isinstance(k, int)
-    t_site = site.operands[1]
-    if t_site is None:
-        return None
-    column = np.ones((t_site[0][-1], 1), t_site[1]) if k == 1 and t_site[0] else None
-
-    def ones(shape: tuple[int, ...], dtype: Any) -> Array:
-        return column if column is not None else np.ones(shape, dtype)
+    group_sums = _nn.group_sums
 
     def softmax_nll_grad_into(g: Array, t: Array, y: Array, *, out: Array) -> Array:
-        group = _rewritten.group_sums(t, k, ones)
+        group = group_sums(t, k)
         np.multiply(y, group, out=out)
         out -= t
         total = float(_sum(group, axis=None))
