@@ -230,10 +230,13 @@ def softmax_nll_grad(site: Site) -> Specialised:
     """
     (k,) = site.params
     assert isinstance(k, int)
-    group_sums = _nn.group_sums
+    group_sums, sums = _nn.group_sums, _nn.SUMS
 
     def softmax_nll_grad_into(g: Array, t: Array, y: Array, *, out: Array) -> Array:
-        group = group_sums(t, k)
+        if k == 1 and t.flags.c_contiguous:  # the plain kernel's einsum, on the same rows
+            group = _einsum(sums, t)[..., None]
+        else:
+            group = group_sums(t, k)
         np.multiply(y, group, out=out)
         out -= t
         total = float(_sum(group, axis=None))
