@@ -233,10 +233,9 @@ def softmax_nll_grad(site: Site) -> Specialised:
     group_sums, sums = _nn.group_sums, _nn.SUMS
 
     def softmax_nll_grad_into(g: Array, t: Array, y: Array, *, out: Array) -> Array:
-        if k == 1 and t.flags.c_contiguous:  # the plain kernel's einsum, on the same rows
-            group = _einsum(sums, t)[..., None]
-        else:
-            group = group_sums(t, k)
+        # the plain kernel's einsum, on the same rows (without np.einsum's wrapper)
+        one_dim = k == 1 and t.flags.c_contiguous
+        group = _einsum(sums, t)[..., None] if one_dim else group_sums(t, k)
         np.multiply(y, group, out=out)
         out -= t
         total = float(_sum(group, axis=None))
