@@ -71,6 +71,18 @@ def test_dot_of_a_stack_of_rows_is_one_gemm_into_the_buffer(dtype: Any, b: tuple
     _same_as_plain("dot", [np.transpose(a, (1, 0, 2)), _normal(*b, dtype=dtype)], (1,))
 
 
+@pytest.mark.parametrize("axis", [0, 1])
+def test_concat_into_the_buffer(axis: int) -> None:
+    items = [_normal(3, 4), _normal(3, 4).T.copy().T, _normal(3, 4)]  # one column-major
+    _same_as_plain("concat", [*items], (axis,))
+
+
+def test_concat_of_mixed_dtypes_keeps_the_plain_kernel() -> None:
+    items = [_normal(2, 3), _normal(2, 3, dtype=np.float64)]
+    want = implementation("concat", CPU)(*items, 0)
+    assert specialisation("concat", CPU, _site(items, (0,), want)) is None
+
+
 @pytest.mark.parametrize("order", [(1, 0), (2, 1, 0), (0, 2, 1), (1, 2, 0)])
 def test_permute_is_the_same_view(order: tuple[int, ...]) -> None:
     x = _normal(*[2, 3, 4][: len(order)])

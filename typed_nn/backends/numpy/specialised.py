@@ -19,6 +19,7 @@ import numpy as np
 from ...ops.declare import Site, Specialised, specialise
 from ...tags import CPU
 from . import activation as _activation
+from . import join as _join  # noqa: F401
 from . import layout as _layout  # noqa: F401 - the plain forms must be registered
 from . import nn as _nn  # noqa: F401
 from . import reduce as _reduce  # noqa: F401
@@ -49,6 +50,21 @@ def dot(site: Site) -> Specialised | None:
     if len(a[0]) > 2:  # a stack of rows times a matrix or vector: one GEMM, as tensordot's
         return Specialised(_structure.rows_dot_into, writes=True)
     return Specialised(np.matmul, writes=True)
+
+
+@specialise("concat", CPU)
+def concat(site: Site) -> Specialised | None:
+    """``np.concatenate`` into the buffer: no fresh array per call (items of the result's
+    dtype: the plain kernel's promotion of mixed items is left to it)."""
+    if any(item is None or item[1] != site.dtype for item in site.operands):
+        return None
+    (axis,) = site.params
+    concatenate = np.concatenate
+
+    def concat_into(*items: Array, out: Array) -> Array:
+        return concatenate(items, axis=axis, out=out)
+
+    return Specialised(concat_into, writes=True)
 
 
 @specialise("permute", CPU)
