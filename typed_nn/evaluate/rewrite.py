@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..devices import device_of
 from ..ops import batching
 from ..ops.declare import Batching, OpDecl, implemented_devices, internal_op
 from ..ops.special import ZEROS
@@ -97,7 +98,7 @@ def materialise_shared_transposes(g: Graph) -> list[str]:
         if len(dots) < MIN_TRANSPOSED_READS or not small or m.params != ((1, 0),):
             continue
         copy = INode(CONTIGUOUS.name, CONTIGUOUS, (), [t], m.shape, m.dtype, m.device)
-        if not _runs_on(copy):
+        if not _runs_on(copy) or not device_of(m.device).host_pool:  # host BLAS only
             continue
         g.nodes.append(copy)
         for n in dots:

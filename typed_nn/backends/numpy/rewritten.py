@@ -28,7 +28,7 @@ def pick_col(m: Array, s: Array, pos: int) -> Array:
 @implement("contiguous", CPU)
 def contiguous(x: Array) -> Array:
     """A fresh row-major copy of ``x`` (never ``x`` itself, even when it is row-major)."""
-    return np.array(x, order="C", copy=True)
+    return x.copy(order="C")
 
 
 @implement("softmax_nll_grad", CPU)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from operator import attrgetter, methodcaller
+from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -67,6 +67,15 @@ def concat(site: Site) -> Specialised | None:
     return Specialised(concat_into, writes=True)
 
 
+@specialise("narrow", CPU)
+def narrow(site: Site) -> Specialised:
+    """The same view, its index tuple built once."""
+    axis, start, length = site.params
+    assert all(isinstance(p, int) for p in site.params)
+    index = (slice(None),) * axis + (slice(start, start + length),)
+    return Specialised(itemgetter(index), writes=False)
+
+
 @specialise("permute", CPU)
 def permute(site: Site) -> Specialised:
     """A view, as the plain kernel: ``.T`` for a reversed order, else ``.transpose``."""
@@ -112,6 +121,25 @@ def relu_grad(site: Site) -> Specialised | None:
         return out
 
     return Specialised(relu_grad_into, writes=True)
+
+
+@specialise("sigmoid", CPU)
+def sigmoid(site: Site) -> Specialised | None:
+    """The plain kernel's four passes into the buffer, without its floating-point state
+    switch: a plan runs with floating-point errors ignored already (``executor._run``)."""
+    x = site.operands[0]
+    if x is None or x[1] != site.dtype or site.dtype.kind != "f":
+        return None
+    one = np.ones((), site.dtype)  # a 0-d array: numpy converts a Python 1 at every call
+    negative, exp, add, reciprocal = np.negative, np.exp, np.add, np.reciprocal
+
+    def sigmoid_into(x: Array, *, out: Array) -> Array:
+        negative(x, out=out)
+        exp(out, out=out)
+        add(out, one, out=out)
+        return reciprocal(out, out=out)
+
+    return Specialised(sigmoid_into, writes=True)
 
 
 def _last_max(x: Array) -> Array:
