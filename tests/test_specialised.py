@@ -77,10 +77,16 @@ def test_concat_into_the_buffer(axis: int) -> None:
     _same_as_plain("concat", [*items], (axis,))
 
 
-def test_concat_of_mixed_dtypes_keeps_the_plain_kernel() -> None:
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_stack_into_the_buffer(axis: int) -> None:
+    _same_as_plain("stack", [_normal(3, 4), _normal(4, 3).T, _normal(3, 4)], (axis,))
+
+
+def test_concat_or_stack_of_mixed_dtypes_keeps_the_plain_kernel() -> None:
     items = [_normal(2, 3), _normal(2, 3, dtype=np.float64)]
-    want = implementation("concat", CPU)(*items, 0)
-    assert specialisation("concat", CPU, _site(items, (0,), want)) is None
+    for op in ("concat", "stack"):
+        want = implementation(op, CPU)(*items, 0)
+        assert specialisation(op, CPU, _site(items, (0,), want)) is None
 
 
 @pytest.mark.parametrize(("axis", "start", "length"), [(0, 1, 2), (1, 0, 3), (2, 2, 2)])

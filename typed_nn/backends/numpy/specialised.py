@@ -67,6 +67,21 @@ def concat(site: Site) -> Specialised | None:
     return Specialised(concat_into, writes=True)
 
 
+@specialise("stack", CPU)
+def stack(site: Site) -> Specialised | None:
+    """``np.stack`` into the buffer (a sequence's outputs: a fresh array above malloc's
+    mmap threshold costs its page faults at every call)."""
+    if any(item is None or item[1] != site.dtype for item in site.operands):
+        return None
+    (axis,) = site.params
+    stack_ = np.stack
+
+    def stack_into(*items: Array, out: Array) -> Array:
+        return stack_(items, axis=axis, out=out)
+
+    return Specialised(stack_into, writes=True)
+
+
 @specialise("narrow", CPU)
 def narrow(site: Site) -> Specialised:
     """The same view, its index tuple built once."""
