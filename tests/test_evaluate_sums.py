@@ -96,25 +96,32 @@ def test_reduce_sums_over_several_dims_keep_their_dims() -> None:
     assert (fired, fast[0].shape) == ([SUM_OF_REDUCE_SUMS], (2, 1, 1))
 
 
-def test_merged_sum_in_a_compiled_gradient_matches_the_uncompiled_one() -> None:
-    """A recurrence reusing one weight: its gradient is a sum of per-step dots (BPTT)."""
-    w = t32(rng.normal(size=(4, 4)).astype(np.float32) * 0.5)
+def test_merged_sums_in_a_compiled_gradient_match_the_uncompiled_ones() -> None:
+    """A recurrence reusing its weights: each gradient is a sum of per-step dots (BPTT).
+    The input weight's terms read the steps x[t] of the sequence, which batching turns into
+    items of one transposed x; the recurrent weight's read the states."""
+    u = t32(rng.normal(size=(4, 5)).astype(np.float32) * 0.5)
+    w = t32(rng.normal(size=(5, 5)).astype(np.float32) * 0.5)
     xs = rng.normal(size=(T, 6, 4)).astype(np.float32)
 
-    def grad(x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim3]) -> Expr:
-        h: Expr = untyped.zeros((6, 4), tn.Float32, tn.CPU)
+    def grads(x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim3]) -> tuple[Expr, Expr]:
+        h: Expr = untyped.zeros((6, 5), tn.Float32, tn.CPU)
         for t in range(T):
-            h = ops.tanh(x[t] + h @ w)
-        g: Expr = tn.grad(ops.reduce_sum(ops.square(h)), w)
+            h = ops.tanh(x[t] @ u + h @ w)
+        g: tuple[Expr, Expr] = tn.grad(ops.reduce_sum(ops.square(h)), (u, w))
         return g
 
     invalidate_caches()
-    with options.using(rewrite=False):
-        expected = tn.evaluate(grad(t32(xs))).numpy().copy()
-    compiled = tn.compile(grad)
+    with options.using(rewrite=False, batch=False):
+        expected = [tn.evaluate(e).numpy().copy() for e in grads(t32(xs))]
+    compiled = tn.compile(grads)
     for _ in range(2):
-        np.testing.assert_allclose(compiled(t32(xs)).numpy(), expected, rtol=1e-5, atol=1e-6)
-    assert SUM_OF_DOTS in compiled._last[0].program.fired  # type: ignore[index]
+        for got, want in zip(compiled(t32(xs)), expected, strict=True):
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    program = compiled._last[0].program  # type: ignore[index]
+    assert program.fired.count(SUM_OF_DOTS) == 2
+    # x[t] @ u batched into one, h @ w and dA @ wᵀ per step, one per weight's gradient
+    assert program.calls["dot"] == 1 + T + (T - 1) + 2
 
 
 ROWS = [rng.normal(size=s) for s in [(2, 3), (4, 3), (2, 3)]]

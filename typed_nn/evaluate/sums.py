@@ -15,6 +15,7 @@ is the same up to float rounding (the order of the additions changes).
 from __future__ import annotations
 
 from ..ops.arithmetic import ADD
+from ..ops.batching import ITEM
 from ..ops.declare import OpDecl, implemented_devices
 from ..ops.join import CONCAT
 from ..ops.layout import PERMUTE
@@ -102,13 +103,14 @@ def _merge_dots(
     g: Graph, root: INode, terms: list[INode], concats: Concats
 ) -> tuple[str, INode] | None:
     """``Σ a_i·b_i`` of matrices = ``concat(a_i, axis 1)·concat(b_i, axis 0)``; a left side of
-    transposes ``p_iᵀ`` is concatenated as ``concat(p_i, axis 0)ᵀ`` (rows: one block copy)."""
+    transposes ``p_iᵀ`` is concatenated as ``concat(p_i, axis 0)ᵀ`` (rows: one block copy,
+    and BLAS reads the transposed left operand as fast)."""
     if terms[0].params != (1,) or not _same_shapes(g, terms, (2, 2)):
         return None
     terms = sorted(terms, key=lambda t: t.args[1])
     lefts = [t.args[0] for t in terms]
-    if all(_is_transpose(g, a) for a in lefts):
-        rows = _concat(g, [g.nodes[a].args[0] for a in lefts], 0, concats)
+    if all(_transposed(g, a) for a in lefts):
+        rows = _concat(g, [_rows_of(g, a) for a in lefts], 0, concats)
         shape = g.nodes[rows].shape
         left = _append(g, _like(root, PERMUTE, ((1, 0),), [rows], (shape[1], shape[0])))
     else:
@@ -145,9 +147,24 @@ def _same_shapes(g: Graph, terms: list[INode], ranks: tuple[int, ...]) -> bool:
     )
 
 
-def _is_transpose(g: Graph, ref: Ref) -> bool:
+def _transposed(g: Graph, ref: Ref) -> bool:
+    """Whether ``ref`` is a transposed matrix: ``transpose(p)``, or an item of a batched
+    transpose (batching made ``transpose(x[t])`` over every step item ``t`` of a permute)."""
     n = g.nodes[ref]
+    if n.decl is ITEM:
+        n = g.nodes[n.args[0]]
+        return n.decl is PERMUTE and n.params == ((0, 2, 1),)
     return n.decl is PERMUTE and n.params == ((1, 0),)
+
+
+def _rows_of(g: Graph, ref: Ref) -> Ref:
+    """The matrix a :func:`_transposed` ``ref`` transposes (for a batch item, that item of
+    the batch before its permute: a view)."""
+    n = g.nodes[ref]
+    if n.decl is not ITEM:
+        return n.args[0]
+    batch = g.nodes[n.args[0]].args[0]
+    return _append(g, _like(n, ITEM, n.params, [batch], (n.shape[1], n.shape[0])))
 
 
 def _concat(g: Graph, refs: list[Ref], axis: int, concats: Concats) -> int:
