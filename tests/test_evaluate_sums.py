@@ -87,6 +87,23 @@ def test_sum_of_plain_dots_concatenates_the_left_sides_by_columns() -> None:
     assert (fired, calls["dot"]) == ([SUM_OF_DOTS], 1)
 
 
+def test_like_terms_under_one_view_merge_under_it() -> None:
+    """Each term through its own transpose (a weight transposed at every use) or reshape:
+    the sum of the views is the view of the sum."""
+
+    def build() -> list[Expr]:
+        ps, gs = [t32(p) for p in P], [t32(g) for g in G]
+        dots = [ops.transpose(ops.transpose(p) @ g) for p, g in zip(ps, gs, strict=True)]
+        sums = [untyped.ops.reshape(ops.reduce_sum(g, 0), (3, 1)) for g in gs]
+        return [_chain(dots), _chain(sums)]
+
+    fast, slow, fired, calls = _both(build)
+    _close(fast, slow)
+    assert sorted(fired) == [SUM_OF_DOTS, SUM_OF_REDUCE_SUMS]
+    assert (calls["dot"], calls["reduce_sum"], calls["add"]) == (1, 1, 0)
+    assert fast[0].shape == (3, 4)
+
+
 def test_reduce_sums_over_several_dims_keep_their_dims() -> None:
     xs = [rng.normal(size=(2, 3, 4)) for _ in range(T)]
     fast, slow, fired, _ = _both(

@@ -18,7 +18,7 @@ from ..ops.arithmetic import ADD
 from ..ops.batching import ITEM
 from ..ops.declare import OpDecl, implemented_devices
 from ..ops.join import CONCAT
-from ..ops.layout import PERMUTE
+from ..ops.layout import PERMUTE, RESHAPE
 from ..ops.reduce import REDUCE_SUM
 from ..ops.structure import DOT
 from .graph import Graph, INode, Ref, is_number
@@ -48,7 +48,7 @@ def merge_sums(g: Graph) -> list[str]:
         terms, inner = _terms(g, s, uses)
         if len(terms) < MIN_TERMS or any(uses[t] != 1 for t in terms):
             continue
-        merged = _merge(g, g.nodes[s], [g.nodes[t] for t in terms], concats)
+        merged = _merge(g, g.nodes[s], [g.nodes[t] for t in terms], concats, uses)
         if merged is None:
             continue
         name, node = merged
@@ -87,16 +87,41 @@ def _terms(g: Graph, root: int, uses: list[int]) -> tuple[list[int], list[int]]:
     return terms, inner
 
 
-def _merge(g: Graph, root: INode, terms: list[INode], concats: Concats) -> tuple[str, INode] | None:
+def _merge(
+    g: Graph, root: INode, terms: list[INode], concats: Concats, uses: list[int]
+) -> tuple[str, INode] | None:
     first = terms[0]
     same = all(t.decl is first.decl and t.params == first.params for t in terms)
     if not same or not all(_runs_on(d, root) for d in (first.decl, CONCAT, PERMUTE)):
         return None
+    for view in (PERMUTE, RESHAPE):
+        if first.decl is view:
+            return _merge_under_view(g, root, view, terms, concats, uses)
     if first.decl is DOT:
         return _merge_dots(g, root, terms, concats)
     if first.decl is REDUCE_SUM:
         return _merge_reduce_sums(g, root, terms, concats)
     return None
+
+
+def _merge_under_view(
+    g: Graph, root: INode, view: OpDecl, terms: list[INode], concats: Concats, uses: list[int]
+) -> tuple[str, INode] | None:
+    """``Σ view(t_i)`` = ``view(Σ t_i)`` for one linear view (a transpose, a reshape) of
+    like terms: each step's use of a weight through its own ``transpose(w)`` node gives
+    transposed terms."""
+    inner = [t.args[0] for t in terms]
+    if any(is_number(a) or uses[a] != 1 for a in inner):
+        return None
+    nodes = [g.nodes[a] for a in inner]
+    if any(n.shape != nodes[0].shape or n.dtype != nodes[0].dtype for n in nodes):
+        return None
+    total = _like(nodes[0], ADD, (), [], nodes[0].shape)  # stands for the sum of the terms
+    merged = _merge(g, total, nodes, concats, uses)
+    if merged is None:
+        return None
+    name, node = merged
+    return name, _like(root, view, terms[0].params, [_append(g, node)], root.shape, root.obj)
 
 
 def _merge_dots(
