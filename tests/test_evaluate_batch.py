@@ -231,3 +231,26 @@ def test_vector_samples_differentiated_batch_their_outer_products() -> None:
     assert sum(last[0].program.calls.values()) < 16
     want = xb_np.T @ (1 - np.tanh(xb_np @ w.numpy()) ** 2)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_the_rows_of_a_sequence_batch_as_the_sequence_itself(calls: Counter[str]) -> None:
+    """``x[t] @ w`` for every step t of a (T, B, F) sequence is one GEMM over ``x``: the
+    slices are its items already, nothing is stacked (``x`` computed: a tensor's own rows
+    are leaves, gathered as such)."""
+    data = rng.normal(size=(6, 4, 3)).astype(np.float32)
+    x: Any = t32(data) * 2.0
+    w, b = t32(rng.normal(size=(3, 5))), t32(rng.normal(size=5))
+    got = _eval_all([x[t] @ w + b for t in range(6)])
+    assert (calls["dot"], calls["add"], calls["batch_stack"]) == (1, 1, 0)
+    for t, g in enumerate(got):
+        np.testing.assert_allclose(g, 2 * data[t] @ w.numpy() + b.numpy(), rtol=1e-5)
+
+
+def test_the_rows_of_a_sequence_taken_in_part_are_not_its_items(calls: Counter[str]) -> None:
+    data = rng.normal(size=(6, 4, 3)).astype(np.float32)
+    x: Any = t32(data) * 2.0
+    w = t32(rng.normal(size=(3, 5)))
+    got = _eval_all([x[t] @ w for t in range(5)])  # row 5 is not read: x is not the group
+    assert calls["dot"] == 5
+    for t, g in enumerate(got):
+        np.testing.assert_allclose(g, 2 * data[t] @ w.numpy(), rtol=1e-5)

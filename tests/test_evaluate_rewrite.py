@@ -3,6 +3,7 @@ numbers the unrewritten graph gives."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +15,12 @@ import typed_nn as tn
 from typed_nn import ops
 from typed_nn.evaluate import last_program, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
-from typed_nn.evaluate.rewrite import RULES
+from typed_nn.evaluate.rewrite import (
+    MAX_COPIED_ELEMENTS,
+    MIN_TRANSPOSED_READS,
+    RULES,
+    SHARED_TRANSPOSE,
+)
 
 Expr = tn.TensorLike[Any, Any, Any]
 rng = np.random.default_rng(1)
@@ -145,3 +151,53 @@ def test_node_by_node_evaluation_runs_the_rewritten_schedule(
     monkeypatch.setattr(hooks, "node_checks", [check_finite])
     invalidate_caches()
     np.testing.assert_array_equal(tn.evaluate(g).numpy(), normal)
+
+
+def _chain_through_transpose(n: int, size: int) -> tuple[Expr, Any]:
+    """``h_{k+1} = tanh(h_k @ wᵀ)`` n times (dependent products: batching leaves them)."""
+    w = rng.normal(size=(size, size)).astype(np.float32) / size
+    h0 = rng.normal(size=(3, size)).astype(np.float32)
+    h: Expr = t32(h0)
+    wt = ops.transpose(t32(w))
+    for _ in range(n):
+        h = ops.tanh(h @ wt)
+    want = h0
+    for _ in range(n):
+        want = np.tanh(want @ w.T)
+    return h, want
+
+
+def test_a_transposed_weight_many_dots_read_is_copied_row_major_once() -> None:
+    h, want = _chain_through_transpose(MIN_TRANSPOSED_READS, 6)
+    stats.reset()
+    stats.counting = True
+    try:
+        got = tn.evaluate(h).numpy()
+    finally:
+        stats.counting = False
+    assert last_program().fired == [SHARED_TRANSPOSE]  # type: ignore[union-attr]
+    assert stats.kernel_calls["contiguous"] == 1
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("reads", "size"),
+    [(MIN_TRANSPOSED_READS - 1, 6), (MIN_TRANSPOSED_READS, math.isqrt(MAX_COPIED_ELEMENTS) + 1)],
+)
+def test_a_transposed_weight_few_dots_read_or_a_large_one_stays_a_view(
+    reads: int, size: int
+) -> None:
+    h, want = _chain_through_transpose(reads, size)
+    got = tn.evaluate(h).numpy()
+    assert SHARED_TRANSPOSE not in last_program().fired  # type: ignore[union-attr]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_the_row_major_copy_is_never_its_operand() -> None:
+    from typed_nn.ops.declare import implementation
+
+    x = np.arange(6.0).reshape(2, 3)
+    copy = implementation("contiguous", tn.CPU)(x)
+    assert copy is not x
+    assert not np.shares_memory(copy, x)
+    np.testing.assert_array_equal(copy, x)

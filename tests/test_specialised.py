@@ -76,6 +76,40 @@ def test_dot_of_a_stack_of_rows_is_one_gemm_into_the_buffer(dtype: Any, b: tuple
     _same_as_plain("dot", [np.transpose(a, (1, 0, 2)), _normal(*b, dtype=dtype)], (1,))
 
 
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_stack_into_the_buffer(axis: int) -> None:
+    _same_as_plain("stack", [_normal(3, 4), _normal(4, 3).T, _normal(3, 4)], (axis,))
+
+
+def test_concat_or_stack_of_mixed_dtypes_keeps_the_plain_kernel() -> None:
+    items = [_normal(2, 3), _normal(2, 3, dtype=np.float64)]
+    for op in ("concat", "stack"):
+        want = implementation(op, CPU)(*items, 0)
+        assert specialisation(op, CPU, _site(items, (0,), want)) is None
+
+
+@pytest.mark.parametrize(("axis", "start", "length"), [(0, 1, 2), (1, 0, 3), (2, 2, 2)])
+def test_narrow_is_the_same_view(axis: int, start: int, length: int) -> None:
+    x = _normal(4, 5, 6)
+    _same_as_plain("narrow", [x], (axis, start, length))
+    special = specialisation("narrow", CPU, _site([x], (axis, start, length), x))
+    assert special is not None
+    assert np.shares_memory(special.fn(x), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_into_the_buffer_with_the_plain_kernels_limits(dtype: Any) -> None:
+    x = np.concatenate([_normal(5, 7, dtype=dtype) * 10, [[-1e4, -100, -88, 0, 88, 100, 1e4]]])
+    with np.errstate(all="ignore"):  # as a plan runs it (executor._run): e^1e4 is inf
+        _same_as_plain("sigmoid", [x.astype(dtype)], ())
+
+
+def test_sigmoid_of_another_dtype_keeps_the_plain_kernel() -> None:
+    x = _normal(2, 3, dtype=np.float16)
+    site = Site(((x.shape, x.dtype),), (), x.shape, np.dtype(np.float32))
+    assert specialisation("sigmoid", CPU, site) is None
+
+
 @pytest.mark.parametrize("order", [(1, 0), (2, 1, 0), (0, 2, 1), (1, 2, 0)])
 def test_permute_is_the_same_view(order: tuple[int, ...]) -> None:
     x = _normal(*[2, 3, 4][: len(order)])
@@ -87,8 +121,9 @@ def test_permute_is_the_same_view(order: tuple[int, ...]) -> None:
 
 @pytest.mark.parametrize("axis", [0, 1, 2])
 def test_concat_into_the_buffer(axis: int) -> None:
+    # items of different lengths, one column-major (a strided operand is copied the same way)
     parts = [_normal(*[2, 3, 4][:axis], n, *[2, 3, 4][axis + 1 :]) for n in (1, 3, 2)]
-    parts[1] = np.asfortranarray(parts[1])  # a strided operand is copied the same way
+    parts[1] = np.asfortranarray(parts[1])
     _same_as_plain("concat", parts, (axis,))
 
 

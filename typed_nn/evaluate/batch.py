@@ -6,6 +6,8 @@ sit at the same depth of the graph (so none depends on another), apply the same 
 same params, and read, at each operand position, either one shared value (a weight) or one
 item each of an earlier group (or of a gathered stack of same-shaped leaves). A group becomes
 one node over stacked values (``(n, *item_shape)``), and each member an ``item`` view of it.
+The slices ``x[0] … x[n-1]`` of one tensor are already such items, of ``x`` itself: a loop
+over a sequence's steps (``x[t] @ w``) batches into one op over ``x``, nothing stacked.
 A chain of additions that sums every member of a group becomes one reduction over the
 stack — for a group of per-sample outer products, one contraction (``X^T @ G``).
 
@@ -22,6 +24,7 @@ from typing import Any
 from ..ops.arithmetic import ADD
 from ..ops.batching import DOT_SUM, ITEM, MATMUL, STACK, SUM
 from ..ops.declare import OpDecl, Params, implemented_devices
+from ..ops.rows import SLICE
 from .graph import Graph, INode, Ref, is_number
 
 __all__ = ["batch"]
@@ -45,6 +48,7 @@ def batch(g: Graph, min_size: int = 2) -> int:
     member: dict[int, tuple[int, int]] = {}  # slot -> (group slot, index)
     sizes: dict[int, int] = {}
     views: dict[int, list[tuple[int, INode]]] = {}  # group of views -> its members as they were
+    _slices_are_items(g, alive, member, sizes)
     by_depth: dict[int, list[int]] = {}
     for s in g.order:
         n = g.nodes[s]
@@ -65,6 +69,24 @@ def batch(g: Graph, min_size: int = 2) -> int:
         _sum_chains(g, member, sizes)
         g.reorder()
     return made
+
+
+def _slices_are_items(
+    g: Graph, alive: list[bool], member: dict[int, tuple[int, int]], sizes: dict[int, int]
+) -> None:
+    """Register the slices ``x[i]`` of a tensor ``x`` taken at every index as the items of
+    the group ``x`` (its rows are the stack: ops over them batch without a copy)."""
+    rows: dict[int, dict[int, int]] = {}
+    for s in g.order:
+        n = g.nodes[s]
+        if alive[s] and n.decl is SLICE and not is_number(n.args[0]):
+            rows.setdefault(n.args[0], {}).setdefault(n.params[0], s)
+    for x, at in rows.items():
+        count = g.nodes[x].shape[0]
+        if count >= 2 and sorted(at) == list(range(count)):
+            sizes[x] = count
+            for i, s in at.items():
+                member[s] = (x, i)
 
 
 def _pattern(g: Graph, s: int, member: dict[int, tuple[int, int]]) -> tuple[Any, int]:

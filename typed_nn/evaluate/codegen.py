@@ -18,6 +18,7 @@ import numpy as np
 from ..devices import device_of, device_of_result
 from ..ops.batching import ITEM
 from ..ops.declare import Site, implementation, out_implementation, specialisation
+from ..ops.join import CONCAT, STACK
 from ..tags import DeviceTag
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
@@ -342,13 +343,15 @@ def _donors(
     writers: set[int],
     kept: set[int],
     direct: dict[int, int],
+    gathered: set[int],
 ) -> dict[int, int]:
     """Single element-wise nodes whose alias-safe kernel can write into an operand's
     buffer: an interior value of the same shape and dtype that only this node reads and
     that was written into a buffer of its own (``h = x @ w; h += b`` in place). Only for
-    lean programs: a cached value must not be overwritten."""
+    lean programs: a cached value must not be overwritten, nor a buffer whose blocks other
+    values are (``gathered``: see :func:`_row_blocks`)."""
     uses = g.uses(alive)
-    donated: set[int] = set()
+    donated: set[int] = set(gathered)
     found: dict[int, int] = {}
     for s in g.order:
         n = g.nodes[s]
@@ -411,18 +414,97 @@ def _copy_and_write_back(gen: _Gen, copies: dict[int, int], results: list[int]) 
         gen.emit(f"env[{s}] = v{s}")
 
 
-def _lean_buffers(
+def _buffers(
     g: Graph,
     alive: list[bool],
     regions: dict[int, list[int]],
     interior: set[int],
     direct: dict[int, int],
-) -> tuple[set[int], dict[int, int]]:
-    """A lean program's reused memory: the small nodes computed into buffers it keeps, and
-    the nodes written into a donated operand's buffer (see :func:`_kept`, :func:`_donors`)."""
+    kernels: dict[int, Any],
+    lean: bool,
+) -> tuple[set[int], dict[int, int], Blocks_]:
+    """Where values are computed besides fresh buffers: a lean program's reused memory (the
+    small nodes computed into buffers it keeps, the nodes written into a donated operand's
+    buffer: see :func:`_kept`, :func:`_donors`) and the operands computed into their rows
+    of a gathering buffer (:func:`_row_blocks`)."""
+    if not lean:
+        return set(), {}, _row_blocks(g, alive, regions, kernels, direct, set())
     writers = _writers(g, alive, regions, interior)
     kept = _kept(g, alive, interior, writers)
-    return kept, _donors(g, alive, regions, interior, writers, kept, direct)
+    blocks = _row_blocks(g, alive, regions, kernels, direct, kept)
+    gathered = {c for c, _ in blocks.values()}
+    return kept, _donors(g, alive, regions, interior, writers, kept, direct, gathered), blocks
+
+
+Blocks_ = dict[int, tuple[int, Any]]
+"""Operand slot -> (its concat's or stack's slot, the index of its rows in that buffer)."""
+
+
+def _row_blocks(
+    g: Graph,
+    alive: list[bool],
+    regions: dict[int, list[int]],
+    kernels: dict[int, Any],
+    direct: dict[int, int],
+    kept: set[int],
+) -> Blocks_:
+    """Concats and stacks along dim 0 whose operands are each computed into a buffer of
+    their own: each operand is computed straight into its rows of the gathering buffer
+    instead (contiguous rows: kernels write there as fast), and the gather copies nothing
+    (BPTT's gate gradients gathered for one weight-gradient GEMM, a sequence's outputs).
+    Each operand's value is then a view of those rows; the buffer is fresh at every run
+    and written by nothing else (never donated)."""
+    found: Blocks_ = {}
+    if not options.specialise:  # the gathers' kernels are specialised ones: nothing to save
+        return found
+    for c in g.order:
+        n = g.nodes[c]
+        gathers = n.decl in (CONCAT, STACK) and n.params == (0,)
+        if not alive[c] or not gathers or c in direct or c in kept or c in kernels:
+            continue
+        if not device_of(n.device).host_pool or len(set(n.args)) != len(n.args):
+            continue
+        if not all(_own_buffer(g, a, n, regions, kernels, direct, found) for a in n.args):
+            continue
+        start = 0
+        for i, a in enumerate(n.args):
+            rows = g.nodes[a].shape[0] if n.decl is CONCAT else 1
+            found[a] = (c, slice(start, start + rows) if n.decl is CONCAT else i)
+            start += rows
+    return found
+
+
+def _own_buffer(
+    g: Graph,
+    a: Ref,
+    gather: INode,
+    regions: dict[int, list[int]],
+    kernels: dict[int, Any],
+    direct: dict[int, int],
+    found: Blocks_,
+) -> bool:
+    """Whether operand ``a`` is computed into a buffer the program picks (so it can be its
+    rows of ``gather``'s buffer)."""
+    if is_number(a) or a in g.roots or a in direct or a in kernels or a in found:
+        return False
+    m = g.nodes[a]
+    if m.op in ("leaf", "alias") or m.decl is ITEM or m.dtype != gather.dtype:
+        return False
+    return len(regions.get(a, ())) > 1 or _form(g, m)[0] in ("special", "out")
+
+
+def _step_out(
+    gen: _Gen, s: int, blocks: Blocks_, started: set[int], buffer: Callable[[int], str]
+) -> str:
+    """The array node ``s`` writes into: its rows of a gathering buffer (taken before the
+    first of its operands is computed), else ``buffer(s)``."""
+    if s not in blocks:
+        return buffer(s)
+    c, rows = blocks[s]
+    if c not in started:
+        started.add(c)
+        gen.emit(f"v{c} = {buffer(c)}")
+    return f"v{c}[{gen.const(f'IX{s}', rows)}]"
 
 
 def _view(gen: _Gen, s: int, n: INode) -> None:
@@ -433,6 +515,23 @@ def _view(gen: _Gen, s: int, n: INode) -> None:
     else:
         gen.calls[n.op] += 1
         gen.emit(f"v{s} = v{n.args[0]}[{n.params[0]}, ...]")
+
+
+def _step(
+    gen: _Gen,
+    s: int,
+    n: INode,
+    out: str,
+    regions: dict[int, list[int]],
+    kernels: dict[int, tuple[Any, list[Ref]]],
+) -> None:
+    """Node ``s``'s step into ``out``: a device region, a host region, or one kernel."""
+    if s in kernels:
+        _device_region(gen, s, regions[s], kernels[s], out)
+    elif s in regions and len(regions[s]) > 1:
+        _region(gen, s, regions[s], out)
+    else:
+        _kernel(gen, s, n, out)
 
 
 def generate(
@@ -458,7 +557,8 @@ def generate(
     kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
-    kept, donors = _lean_buffers(g, alive, regions, interior, direct) if lean else (set(), {})
+    kept, donors, blocks = _buffers(g, alive, regions, interior, direct, kernels, lean)
+    started: set[int] = set()
     results: list[int] = []
     # The steps that write targets in place come last (executor._writes_last): the first of
     # them marks the point after which a failure leaves targets half-written.
@@ -474,14 +574,13 @@ def generate(
             continue
         if n.op == "alias" or n.decl is ITEM:
             _view(gen, s, n)
+        elif s in started:
+            pass  # a gather its operands were written into: no copy, no kernel
         else:
-            out = _out_buffer(gen, s, direct, donors, kept)
-            if s in kernels:
-                _device_region(gen, s, regions[s], kernels[s], out)
-            elif s in regions and len(regions[s]) > 1:
-                _region(gen, s, regions[s], out)
-            else:
-                _kernel(gen, s, n, out)
+            out = _step_out(
+                gen, s, blocks, started, lambda r: _out_buffer(gen, r, direct, donors, kept)
+            )
+            _step(gen, s, n, out, regions, kernels)
         if n.obj is not None and (not lean or s in g.roots):
             results.append(s)  # returned, or cached on its node
     _copy_and_write_back(gen, copies, results)

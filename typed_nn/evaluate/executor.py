@@ -32,7 +32,8 @@ from .fuse import find_regions
 from .graph import build_graph
 from .options import options, stats
 from .pool import buffer_pool
-from .rewrite import rewrite
+from .rewrite import materialise_shared_transposes, rewrite
+from .sums import merge_sums
 
 __all__ = [
     "clear_plan_cache",
@@ -101,10 +102,13 @@ def _alias(col: Collected, out: AnyResult) -> int:
 def _analyse(col: Collected, targets: list[Target]) -> Program:
     g = build_graph(col)
     fired = rewrite(g) if options.rewrite else []
-    for name in fired:
-        stats.rewrites[name] += 1
     if options.batch:
         stats.batched += batch(g)
+    if options.rewrite:  # after batching: a sum it made one contraction is not re-merged
+        fired += merge_sums(g)
+        fired += materialise_shared_transposes(g)
+    for name in fired:
+        stats.rewrites[name] += 1
     alive = g.live()
     uses = g.uses(alive)
     regions = find_regions(g, alive, uses, options.fuse)

@@ -114,8 +114,10 @@ class LstmCell(_GatedCell):
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         self.check(inputs, (H, C))
         x, h, c = inputs[LayerInput], inputs[H], inputs[C]
-        # the bias sum is one node per step, the same each step: computed once per sequence
-        a = x @ inputs[WeightIH] + h @ inputs[WeightHH] + (inputs[BiasIH] + inputs[BiasHH])
+        # the bias sum is one node per step, the same each step: computed once per sequence;
+        # the input's part (x·W_ih + biases) does not depend on h: over a sequence the
+        # evaluator's batching runs it as one GEMM and one add for every step at once
+        a = x @ inputs[WeightIH] + (inputs[BiasIH] + inputs[BiasHH]) + h @ inputs[WeightHH]
         hidden = h.shape[1]
         # i and f are adjacent: one sigmoid for both (one kernel call less per step each way)
         i_f = ops.sigmoid(ops.narrow(a, 1, 0, 2 * hidden))

@@ -26,6 +26,12 @@ def pick_col(m: Array, s: Array, pos: int) -> Array:
     return asarray_like(np.multiply(m[..., pos], s), m)
 
 
+@implement("contiguous", CPU)
+def contiguous(x: Array) -> Array:
+    """A fresh row-major copy of ``x`` (never ``x`` itself, even when it is row-major)."""
+    return x.copy(order="C")
+
+
 @implement("softmax_nll_grad", CPU)
 def softmax_nll_grad(g: Array, t: Array, y: Array, k: int) -> Array:
     """The gradient of ``nll_loss(t, softmax(x))`` w.r.t. ``x`` scaled by ``g``, in one pass.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from operator import attrgetter, methodcaller
+from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from numpy._core.multiarray import c_einsum
 from ...ops.declare import Site, Specialised, specialise
 from ...tags import CPU
 from . import activation as _activation
+from . import join as _join  # noqa: F401
 from . import layout as _layout  # noqa: F401 - the plain forms must be registered
 from . import nn as _nn
 from . import reduce as _reduce  # noqa: F401
@@ -64,14 +65,38 @@ def concat(site: Site) -> Specialised | None:
     (a fresh array of a few hundred KiB costs its page faults again on every call: the
     attention's merged q/k/v cotangent, 19 us into the buffer, 65-78 us fresh)."""
     (axis,) = site.params
-    if not site.shape or any(operand is None for operand in site.operands):
-        return None
+    if not site.shape or any(item is None or item[1] != site.dtype for item in site.operands):
+        return None  # items of another dtype: the plain kernel's promotion is left to it
     concatenate = np.concatenate
 
     def concat_into(*items: Array, out: Array) -> Array:
         return concatenate(items, axis=axis, out=out)
 
     return Specialised(concat_into, writes=True)
+
+
+@specialise("stack", CPU)
+def stack(site: Site) -> Specialised | None:
+    """``np.stack`` into the buffer (a sequence's outputs: a fresh array above malloc's
+    mmap threshold costs its page faults at every call)."""
+    if any(item is None or item[1] != site.dtype for item in site.operands):
+        return None
+    (axis,) = site.params
+    stack_ = np.stack
+
+    def stack_into(*items: Array, out: Array) -> Array:
+        return stack_(items, axis=axis, out=out)
+
+    return Specialised(stack_into, writes=True)
+
+
+@specialise("narrow", CPU)
+def narrow(site: Site) -> Specialised:
+    """The same view, its index tuple built once."""
+    axis, start, length = site.params
+    assert all(isinstance(p, int) for p in site.params)
+    index = (slice(None),) * axis + (slice(start, start + length),)
+    return Specialised(itemgetter(index), writes=False)
 
 
 @specialise("permute", CPU)
@@ -170,6 +195,25 @@ def _row_max(shape: tuple[int, ...], dtype: Any) -> Any:
         return by(x.reshape(matrix)).reshape(kept)
 
     return row_max
+
+
+@specialise("sigmoid", CPU)
+def sigmoid(site: Site) -> Specialised | None:
+    """The plain kernel's four passes into the buffer, without its floating-point state
+    switch: a plan runs with floating-point errors ignored already (``executor._run``)."""
+    x = site.operands[0]
+    if x is None or x[1] != site.dtype or site.dtype.kind != "f":
+        return None
+    one = np.ones((), site.dtype)  # a 0-d array: numpy converts a Python 1 at every call
+    negative, exp, add, reciprocal = np.negative, np.exp, np.add, np.reciprocal
+
+    def sigmoid_into(x: Array, *, out: Array) -> Array:
+        negative(x, out=out)
+        exp(out, out=out)
+        add(out, one, out=out)
+        return reciprocal(out, out=out)
+
+    return Specialised(sigmoid_into, writes=True)
 
 
 @specialise("softmax", CPU)
