@@ -8,6 +8,7 @@ plan costs one call per step at run time, with no interpretation of the schedule
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import Counter
 from collections.abc import Callable
@@ -69,6 +70,8 @@ class _Gen:
         self.ns: dict[str, Any] = {"np": np}
         self.lines: list[str] = []
         self.calls: Counter[str] = Counter()
+        self.shared: dict[int, int] = {}
+        """Kept node -> the kept node whose buffer it writes into (:func:`_shared_buffers`)."""
 
     def const(self, name: str, value: Any) -> str:
         self.ns[name] = value
@@ -389,6 +392,9 @@ def _out_buffer(
     if s in donors:
         return f"v{donors[s]}"
     if s in kept:
+        b = gen.shared.get(s, s)
+        if b != s:
+            return f"B{b}"
         return gen.const(f"B{s}", np.empty(n.shape, n.dtype))
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
     device = device_of(n.device)
@@ -434,6 +440,65 @@ def _buffers(
     blocks = _row_blocks(g, alive, regions, kernels, direct, kept)
     gathered = {c for c, _ in blocks.values()}
     return kept, _donors(g, alive, regions, interior, writers, kept, direct, gathered), blocks
+
+
+def _shared_buffers(
+    g: Graph,
+    alive: list[bool],
+    regions: dict[int, list[int]],
+    interior: set[int],
+    kept: set[int],
+    donors: dict[int, int],
+    blocks: Blocks_,
+) -> dict[int, int]:
+    """Kept node -> the kept node whose buffer it writes into (itself when it has its own):
+    values of one shape and dtype whose buffers are never in use at once share one buffer.
+    A recurrent step's backward computes the same temporaries at every time step; one
+    buffer each instead of one per step keeps its working set in cache (an element-wise
+    pass on (32, 64) blocks runs 2-3x slower when its operands come from L3).
+
+    A buffer is in use from the step that writes it to the last step that reads it or any
+    value that may view it: a non-writer reader (a layout op, an alias, a plain kernel that
+    may return a view) and a node donated the buffer carry it on. A value read inside a
+    fused region is read at the region's root. A buffer is reused only by a step after
+    that last read, never by the reading step itself (its out would alias an operand)."""
+    own = [s for s in g.order if s in kept and s not in blocks and s not in donors]
+    if len(own) < 2:
+        return {}
+    position: dict[int, int] = {}
+    for i, s in enumerate(g.order):
+        position[s] = i
+    for root, members in regions.items():
+        for m in members[:-1]:
+            position[m] = position[root]
+    readers = g.readers(alive)
+    writers = _writers(g, alive, regions, interior)
+    donated_to: dict[int, list[int]] = {}
+    for d, a in donors.items():
+        donated_to.setdefault(a, []).append(d)
+    # per (shape, dtype): buffers in use as a heap of (last read, owner); released ones
+    # as a stack, the one released last on top (the likeliest still in cache)
+    busy: dict[tuple[tuple[int, ...], Any], list[tuple[int, int]]] = {}
+    released: dict[tuple[tuple[int, ...], Any], list[int]] = {}
+    found: dict[int, int] = {}
+    for s in own:
+        start, end, carriers, seen = position[s], position[s], [s], {s}
+        while carriers:
+            c = carriers.pop()
+            views = [r for r in readers.get(c, ()) if r not in writers and r not in interior]
+            for r in readers.get(c, ()):
+                end = max(end, position[r])
+            for r in [*donated_to.get(c, ()), *views]:
+                if r not in seen:
+                    seen.add(r)
+                    carriers.append(r)
+        key = (g.nodes[s].shape, g.nodes[s].dtype)
+        heap, free = busy.setdefault(key, []), released.setdefault(key, [])
+        while heap and heap[0][0] < start:
+            free.append(heapq.heappop(heap)[1])
+        found[s] = free.pop() if free else s
+        heapq.heappush(heap, (end, found[s]))
+    return found
 
 
 Blocks_ = dict[int, tuple[int, Any]]
@@ -558,6 +623,7 @@ def generate(
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
     kept, donors, blocks = _buffers(g, alive, regions, interior, direct, kernels, lean)
+    gen.shared = _shared_buffers(g, alive, regions, interior, kept, donors, blocks)
     started: set[int] = set()
     results: list[int] = []
     # The steps that write targets in place come last (executor._writes_last): the first of
