@@ -288,3 +288,16 @@ def test_a_replaced_plain_kernel_is_not_specialised(monkeypatch: pytest.MonkeyPa
     assert specialisation("softmax", CPU, site) is None
     got = tn.evaluate(ops.softmax(t32(x))).numpy()
     np.testing.assert_array_equal(got, np.zeros((4, 3), np.float32))
+
+
+def test_relu_grad_given_other_buffers_views_them_afresh() -> None:
+    # the kernel keeps the integer views of the last g and out it was given
+    g1, g2, x = _normal(5, 4), _normal(5, 4), _normal(5, 4)
+    plain = implementation("relu_grad", CPU)
+    site = _site([g1, x], (), g1)
+    special = specialisation("relu_grad", CPU, site)
+    assert special is not None
+    out1, out2 = np.empty_like(g1), np.empty_like(g1)
+    for g, out in [(g1, out1), (g2, out1), (g2, out2), (g1, out1)]:
+        assert special.fn(g, x, out=out) is out
+        np.testing.assert_array_equal(out, plain(g, x))

@@ -52,6 +52,8 @@ class Program:
         self.source = source
         self._make_lean = make_lean
         self._lean: Program | None = None
+        self.pooled = "alloc(" in source
+        """Whether the program takes buffers from ``alloc`` (a lean one often does not)."""
         self.writing: list[bool] = fn.__globals__.get("WRITING", [False])
         """``[True]`` once a run began writing a target (an ``out=`` array) in place."""
 
