@@ -231,6 +231,21 @@ def test_softmax_nll_grad_with_one_hot_and_soft_targets(dtype: Any) -> None:
     _same_as_plain("softmax_nll_grad", [0.25, *args[1:]], (1,))  # g a number
 
 
+def test_softmax_nll_grad_rows_summing_to_one_take_the_short_way_to_the_same_bits() -> None:
+    # rows whose targets sum to exactly 1 skip y * T and the total's sum: the same numbers
+    t = np.zeros((8, 4), np.float32)
+    t[:, 0], t[:, 1] = 0.25, 0.75
+    args = _nll_grad_args(t)
+    _same_as_plain("softmax_nll_grad", args, (1,))
+    y = np.asarray(args[2]).copy()
+    y[0, 0], y[1, 1], y[2, 2] = np.inf, np.nan, -0.0
+    _same_as_plain("softmax_nll_grad", [args[0], t, y], (1,))
+    t[5, 1] = 0.5  # one row sums to 0.75: the general way
+    _same_as_plain("softmax_nll_grad", [args[0], t, y], (1,))
+    transposed = np.ascontiguousarray(t.T).T  # not contiguous: the general way
+    _same_as_plain("softmax_nll_grad", [args[0], transposed, y], (1,))
+
+
 def test_softmax_nll_grad_with_all_zero_targets_is_nan_not_an_exception() -> None:
     with np.errstate(all="ignore"):
         _same_as_plain("softmax_nll_grad", _nll_grad_args(np.zeros((4, 3), np.float32)), (1,))

@@ -283,11 +283,29 @@ def softmax_nll_grad(site: Site) -> Specialised:
     (k,) = site.params
     assert isinstance(k, int)
     group_sums, sums = _nn.group_sums, _nn.SUMS
+    _, t_site, y_site = site.operands
+    # Rows whose targets sum to exactly 1 (one-hot, or soft labels): y * 1 is y and their
+    # total is the row count, exactly, so the product and the total's sum are skipped. The
+    # check compares the row sums' bytes with those of ones (0.2 us; the two passes, 1 us).
+    rows = math.prod(site.shape[:-1])
+    ones = (
+        np.ones(rows, site.dtype).tobytes()
+        if k == 1 and t_site == y_site == (site.shape, site.dtype) and site.shape
+        else None
+    )
 
     def softmax_nll_grad_into(g: Array, t: Array, y: Array, *, out: Array) -> Array:
         # the plain kernel's einsum, on the same rows (without np.einsum's wrapper)
         one_dim = k == 1 and t.flags.c_contiguous
-        group = _einsum(sums, t)[..., None] if one_dim else group_sums(t, k)
+        if one_dim and ones is not None:
+            row_sums = _einsum(sums, t)
+            if row_sums.tobytes() == ones:
+                np.subtract(y, t, out=out)
+                out *= float(g) / rows
+                return out
+            group = row_sums[..., None]
+        else:
+            group = _einsum(sums, t)[..., None] if one_dim else group_sums(t, k)
         np.multiply(y, group, out=out)
         out -= t
         total = float(_sum(group, axis=None))
