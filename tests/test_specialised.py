@@ -316,3 +316,14 @@ def test_relu_grad_given_other_buffers_views_them_afresh() -> None:
     for g, out in [(g1, out1), (g2, out1), (g2, out2), (g1, out1)]:
         assert special.fn(g, x, out=out) is out
         np.testing.assert_array_equal(out, plain(g, x))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nll_loss_unmasked_and_with_a_zero_probability(dtype: Any) -> None:
+    args = _nll_grad_args(np.eye(10, dtype=dtype)[rng.integers(0, 10, 32)])
+    t, y = np.asarray(args[1]), np.asarray(args[2]).copy()
+    _same_as_plain("nll_loss", [t, y], ())
+    _same_as_plain("nll_loss", [rng.random((32, 10)).astype(dtype), y], ())
+    y[0, :] = 0.0  # ln 0 where the target is 0 (and where it is not): the masked form
+    with np.errstate(all="ignore"):
+        _same_as_plain("nll_loss", [t, y], ())

@@ -272,6 +272,28 @@ def softmax_grad(site: Site) -> Specialised | None:
     return Specialised(softmax_grad_into, writes=True)
 
 
+@specialise("nll_loss", CPU)
+def nll_loss(site: Site) -> Specialised | None:
+    """The plain kernel's unmasked passes, ``ln(pred)`` into memory the kernel keeps and the
+    loss into the buffer (no allocation, no result check); a sum that is not finite takes
+    the plain kernel's masked form, as it does."""
+    truth, pred = site.operands
+    if truth is None or pred is None or truth[0] != pred[0] or site.shape or pred[1] != site.dtype:
+        return None
+    plain = _nn.nll_loss
+    terms = np.empty(pred[0], pred[1])
+    log, isfinite = np.log, math.isfinite
+
+    def nll_loss_into(truth: Array, pred: Array, *, out: Array) -> Array:
+        log(pred, out=terms)
+        terms.__imul__(truth)
+        total = _sum(terms, axis=None)
+        out[...] = -total / _sum(truth, axis=None) if isfinite(total) else plain(truth, pred)
+        return out
+
+    return Specialised(nll_loss_into, writes=True)
+
+
 @specialise("softmax_nll_grad", CPU)
 def softmax_nll_grad(site: Site) -> Specialised:
     """``g / S * (y * T - t)`` (see ``rewritten.softmax_nll_grad``), written into the buffer.
