@@ -106,3 +106,29 @@ def test_the_guard_declines_when_the_closed_over_tensors_memory_was_replaced() -
     assert last[1]((x,)) is None
     np.testing.assert_array_equal(f(x).numpy(), [0.0, 2.0, 4.0])  # the general path retraces
     assert f.traces == 2
+
+
+def test_the_replay_runs_the_last_step_or_says_no_match() -> None:
+    from typed_nn.evaluate.guard import NO_MATCH
+
+    w = tn.tensor(np.zeros(3, np.float32), tn.Float32, tn.CPU, tn.Dim1)
+
+    @tn.compile
+    def f(x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim1], k: int) -> None:
+        w.assign(w + x * k)
+
+    x = tn.tensor(np.arange(3, dtype=np.float32), tn.Float32, tn.CPU, tn.Dim1)
+    f(x, 1)
+    replay = f._replay
+    assert replay is not None
+    assert replay((x, 1)) is None  # fn's own None, not "no match"
+    np.testing.assert_array_equal(w.numpy(), [0.0, 2.0, 4.0])
+    longer = tn.tensor(np.ones(4, np.float32), tn.Float32, tn.CPU, tn.Dim1)
+    assert replay((longer, 1)) is NO_MATCH
+    assert replay((x, 2)) is NO_MATCH
+    assert replay((x,)) is NO_MATCH
+    f(x, 2)  # another signature: traced, and its Step's replay is tried first from now on
+    assert f.traces == 2
+    assert f._replay is not replay
+    assert replay((x, 1)) is NO_MATCH  # no longer the last Step's: the general path decides
+    np.testing.assert_array_equal(w.numpy(), [0.0, 4.0, 8.0])

@@ -183,3 +183,78 @@ def test_fused_region_counts_each_op_once() -> None:
     finally:
         stats.counting = False
     assert stats.kernel_calls == {"mul": 1, "exp": 1, "add": 1}
+
+
+def _chain(x: Any) -> Any:
+    return ops.tanh(0.5 * x + 0.1) * ops.sigmoid(2.0 * x) + 0.5 * x
+
+
+def _chain_by_division(xv: Any) -> Any:
+    """``_chain`` as the hand-written passes compute it: ``tanh(u) / (1 + exp((-2) * x))``."""
+    return np.tanh(0.5 * xv + 0.1) / (np.exp(-2.0 * xv) + 1) + 0.5 * xv
+
+
+@pytest.mark.parametrize("size", [1000, 200_000])
+def test_sigmoid_folds_into_its_scale_and_product(size: int) -> None:
+    # sigmoid's four passes run inside the region: its negation merges into the scale
+    # before it, its reciprocal into the product after it (8 passes, was 10)
+    x = t32(rng.normal(size=size) * 4)
+    got = tn.evaluate(_chain(x)).numpy()
+    source = last_program().source  # type: ignore[union-attr]
+    assert ("for _ix" in source) == (size > fuse.BLOCK)
+    assert "U_divide(" in source
+    assert "U_exp(" in source
+    assert "negative" not in source
+    assert "reciprocal" not in source
+    assert source.count("out=") == 8
+    np.testing.assert_array_equal(got, _chain_by_division(x.numpy()))
+    xv = x.numpy().astype(np.float64)
+    exact = np.tanh(0.5 * xv + 0.1) / (1 + np.exp(-2 * xv)) + 0.5 * xv
+    np.testing.assert_allclose(got, exact, rtol=1e-6, atol=1e-7)
+
+
+def test_folded_chain_agrees_compiled_and_uncompiled() -> None:
+    x = t32(rng.normal(size=150_000) * 4)
+    y = tn.zeros((150_000,), tn.Float32, tn.CPU)
+
+    @tn.compile
+    def step(v: Any) -> None:
+        y.assign(_chain(v))
+
+    step(x)
+    compiled = y.numpy().copy()
+    np.testing.assert_array_equal(tn.evaluate(_chain(x)).numpy(), compiled)
+
+
+def test_a_sigmoid_read_twice_keeps_its_reciprocal() -> None:
+    x = t32(rng.normal(size=1000))
+    s = ops.sigmoid(x * 3.0)
+    got = tn.evaluate(s * x + s).numpy()
+    source = last_program().source  # type: ignore[union-attr]
+    assert "U_reciprocal(" in source
+    assert "divide" not in source
+    xv = x.numpy()
+    sv = 1 / (np.exp(-3.0 * xv) + 1)
+    np.testing.assert_array_equal(got, sv * xv + sv)
+
+
+def test_a_number_argument_is_not_folded_into_a_constant() -> None:
+    f = tn.compile(lambda x, c: ops.sigmoid(x * c) * x)
+    x = t32(rng.normal(size=1000))
+    for c in (1.0, -3.0, 0.5):
+        want = x.numpy() / (1 + np.exp(-(x.numpy() * np.float32(c))))
+        np.testing.assert_allclose(f(x, c).numpy(), want, rtol=1e-6, atol=1e-7)
+    assert f.traces == 1
+
+
+def test_without_rewrites_the_passes_are_not_folded() -> None:
+    x = t32(rng.normal(size=1000))
+    with options.using(rewrite=False):
+        got = tn.evaluate(_chain(x)).numpy()
+        source = last_program().source  # type: ignore[union-attr]
+    assert "U_negative(" in source
+    assert "U_reciprocal(" in source
+    assert "divide" not in source
+    xv = x.numpy()
+    sig = 1 / (np.exp(-(2.0 * xv)) + 1)
+    np.testing.assert_array_equal(got, np.tanh(0.5 * xv + 0.1) * sig + 0.5 * xv)

@@ -231,6 +231,21 @@ def test_softmax_nll_grad_with_one_hot_and_soft_targets(dtype: Any) -> None:
     _same_as_plain("softmax_nll_grad", [0.25, *args[1:]], (1,))  # g a number
 
 
+def test_softmax_nll_grad_rows_summing_to_one_take_the_short_way_to_the_same_bits() -> None:
+    # rows whose targets sum to exactly 1 skip y * T and the total's sum: the same numbers
+    t = np.zeros((8, 4), np.float32)
+    t[:, 0], t[:, 1] = 0.25, 0.75
+    args = _nll_grad_args(t)
+    _same_as_plain("softmax_nll_grad", args, (1,))
+    y = np.asarray(args[2]).copy()
+    y[0, 0], y[1, 1], y[2, 2] = np.inf, np.nan, -0.0
+    _same_as_plain("softmax_nll_grad", [args[0], t, y], (1,))
+    t[5, 1] = 0.5  # one row sums to 0.75: the general way
+    _same_as_plain("softmax_nll_grad", [args[0], t, y], (1,))
+    transposed = np.ascontiguousarray(t.T).T  # not contiguous: the general way
+    _same_as_plain("softmax_nll_grad", [args[0], transposed, y], (1,))
+
+
 def test_softmax_nll_grad_with_all_zero_targets_is_nan_not_an_exception() -> None:
     with np.errstate(all="ignore"):
         _same_as_plain("softmax_nll_grad", _nll_grad_args(np.zeros((4, 3), np.float32)), (1,))
@@ -288,3 +303,27 @@ def test_a_replaced_plain_kernel_is_not_specialised(monkeypatch: pytest.MonkeyPa
     assert specialisation("softmax", CPU, site) is None
     got = tn.evaluate(ops.softmax(t32(x))).numpy()
     np.testing.assert_array_equal(got, np.zeros((4, 3), np.float32))
+
+
+def test_relu_grad_given_other_buffers_views_them_afresh() -> None:
+    # the kernel keeps the integer views of the last g and out it was given
+    g1, g2, x = _normal(5, 4), _normal(5, 4), _normal(5, 4)
+    plain = implementation("relu_grad", CPU)
+    site = _site([g1, x], (), g1)
+    special = specialisation("relu_grad", CPU, site)
+    assert special is not None
+    out1, out2 = np.empty_like(g1), np.empty_like(g1)
+    for g, out in [(g1, out1), (g2, out1), (g2, out2), (g1, out1)]:
+        assert special.fn(g, x, out=out) is out
+        np.testing.assert_array_equal(out, plain(g, x))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nll_loss_unmasked_and_with_a_zero_probability(dtype: Any) -> None:
+    args = _nll_grad_args(np.eye(10, dtype=dtype)[rng.integers(0, 10, 32)])
+    t, y = np.asarray(args[1]), np.asarray(args[2]).copy()
+    _same_as_plain("nll_loss", [t, y], ())
+    _same_as_plain("nll_loss", [rng.random((32, 10)).astype(dtype), y], ())
+    y[0, :] = 0.0  # ln 0 where the target is 0 (and where it is not): the masked form
+    with np.errstate(all="ignore"):
+        _same_as_plain("nll_loss", [t, y], ())

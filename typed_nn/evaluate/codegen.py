@@ -18,12 +18,13 @@ import numpy as np
 
 from ..devices import device_of, device_of_result
 from ..ops.batching import ITEM
-from ..ops.declare import Site, implementation, out_implementation, specialisation
+from ..ops.declare import Site, implementation, out_implementation, passes, specialisation
 from ..ops.join import CONCAT, STACK
 from ..tags import DeviceTag
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
 from .graph import Graph, INode, Ref, is_number
+from .lower import Pass, fold, ufunc_pass
 from .options import options
 from .pool import MIN_BYTES
 
@@ -52,6 +53,8 @@ class Program:
         self.source = source
         self._make_lean = make_lean
         self._lean: Program | None = None
+        self.pooled = "alloc(" in source
+        """Whether the program takes buffers from ``alloc`` (a lean one often does not)."""
         self.writing: list[bool] = fn.__globals__.get("WRITING", [False])
         """``[True]`` once a run began writing a target (an ``out=`` array) in place."""
 
@@ -72,6 +75,7 @@ class _Gen:
         self.calls: Counter[str] = Counter()
         self.shared: dict[int, int] = {}
         """Kept node -> the kept node whose buffer it writes into (:func:`_shared_buffers`)."""
+        self.names: dict[int, str] = {}
 
     def const(self, name: str, value: Any) -> str:
         self.ns[name] = value
@@ -83,6 +87,24 @@ class _Gen:
         return f"v{ref}"
 
     def number(self, s: int, i: int, value: Any) -> str:
+        """Operand ``i`` of node ``s``, a constant number, by name (see ``number_value``)."""
+        return self.const(f"C{s}_{i}", self.number_value(s, i, value))
+
+    def constant(self, value: Any) -> str:
+        """A name for ``value`` in the generated namespace (one per distinct object)."""
+        name = self.names.get(id(value))
+        if name is None:
+            name = self.names[id(value)] = self.const(f"N{len(self.names)}", value)
+        return name
+
+    def region_number(self, root: int, value: Any) -> Any:
+        """A number of a pass in the floating region ``root``, as ``number_value`` gives it."""
+        n = self.g.nodes[root]
+        if type(value) in (float, int) and device_of(n.device).numbers_as_arrays:
+            return np.asarray(value, n.dtype)
+        return value
+
+    def number_value(self, s: int, i: int, value: Any) -> Any:
         """Operand ``i`` of node ``s``, a constant number. Where the device allows it
         (``Device.numbers_as_arrays``: numpy) a Python number operand of a float node whose
         array operands have its dtype is passed as a 0-d array of that dtype: the same
@@ -99,7 +121,7 @@ class _Gen:
         ):
             with np.errstate(all="ignore"):  # an overflow is the same inf numpy gives
                 value = np.asarray(value, n.dtype)
-        return self.const(f"C{s}_{i}", value)
+        return value
 
     def emit(self, line: str, indent: int = 1) -> None:
         self.lines.append("    " * indent + line)
@@ -177,8 +199,8 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     gen.emit(check, 2)
 
 
-Instr = tuple[int, list[tuple[str, Any]], int]
-"""One region member's pass: (slot, operands as ("num" | "reg" | "val", ref), destination
+Instr = tuple[Pass, list[tuple[str, Any]], int]
+"""One pass of a region: (the pass, operands as ("num" | "reg" | "val", value), destination
 register; -1: the region's output)."""
 
 
@@ -186,73 +208,101 @@ def _region(gen: _Gen, root: int, members: list[int], out: str) -> None:
     """One fused pass over ``members`` (root last) into ``out``."""
     shape = gen.g.nodes[root].shape
     size = int(np.prod(shape)) if shape else 1
-    instrs, n_regs = _registers(gen, root, members)
+    instrs, n_regs = _registers(_passes(gen, root, members))
     if size > fuse.BLOCK and len(members) > 1:
         _blocked_region(gen, root, instrs, n_regs, out)
     else:
         _straight_region(gen, root, instrs, n_regs, out)
 
 
-def _registers(gen: _Gen, root: int, members: list[int]) -> tuple[list[Instr], int]:
-    """Each member's pass, with scratch registers for interior values (a register is reused
-    once its value's last reader ran; an alias-safe op may overwrite an operand's register),
-    and the number of registers."""
+def _passes(gen: _Gen, root: int, members: list[int]) -> list[Pass]:
+    """The region's write-into calls, root last: each member's kernel, or in a floating
+    region the passes its op registers, folded with their neighbours (``lower.py``)."""
     g = gen.g
-    inside = set(members)
-    reads = {m: 0 for m in members}
+    node = g.nodes[root]
+    floating = node.dtype.kind == "f"
+    of: dict[int, Pass] = {}
+    out: list[Pass] = []
     for m in members:
-        for a in g.nodes[m].args:
-            if not is_number(a) and a in inside:
-                reads[a] += 1
+        n = g.nodes[m]
+        gen.calls[n.op] += 1
+        args: list[tuple[str, Any]] = [
+            ("num", gen.number_value(m, i, a[1]))
+            if is_number(a)
+            else ("pass", of[a])
+            if a in of
+            else ("val", a)
+            for i, a in enumerate(n.args)
+        ]
+        steps = passes(n.op, n.device) if floating and not n.params else None
+        if steps is not None and len(args) == 1 and args[0][0] != "num":
+            value = args[0]
+            for fn, numbers in steps.steps:
+                extra = [("num", gen.region_number(root, x)) for x in numbers]
+                step = ufunc_pass(fn, [value, *extra], m)
+                out.append(step)
+                value = ("pass", step)
+            of[m] = out[-1]
+            continue
+        impl = fusable(n)
+        assert impl is not None
+        of[m] = Pass(impl.fn, f"K{m}", args, n.params, impl.alias_safe, m)
+        out.append(of[m])
+    return fold(out) if floating and options.rewrite else out
+
+
+def _registers(passes: list[Pass]) -> tuple[list[Instr], int]:
+    """Each pass with scratch registers for interior values (a register is reused once its
+    value's last reader ran; an alias-safe pass may overwrite an operand's register), and
+    the number of registers."""
+    reads: dict[int, int] = {}
+    for p in passes:
+        for kind, v in p.args:
+            if kind == "pass":
+                reads[id(v)] = reads.get(id(v), 0) + 1
     reg_of: dict[int, int] = {}
     free: list[int] = []
     n_regs = 0
     instrs: list[Instr] = []
-    for m in members:
-        n = g.nodes[m]
-        impl = fusable(n)
-        assert impl is not None
+    for p in passes:
         args: list[tuple[str, Any]] = []
         freed: list[int] = []
-        for a in n.args:
-            if is_number(a):
-                args.append(("num", a))
-            elif a in inside:
-                args.append(("reg", reg_of[a]))
-                reads[a] -= 1
-                if reads[a] == 0:
-                    freed.append(reg_of[a])
+        for kind, v in p.args:
+            if kind == "pass":
+                args.append(("reg", reg_of[id(v)]))
+                reads[id(v)] -= 1
+                if reads[id(v)] == 0:
+                    freed.append(reg_of[id(v)])
             else:
-                args.append(("val", a))
-        if m == root:
+                args.append((kind, v))
+        if p is passes[-1]:
             dst = -1
-        elif impl.alias_safe and freed:
+        elif p.alias_safe and freed:
             dst = freed.pop(0)
         elif free:
             dst = free.pop()
         else:
             dst, n_regs = n_regs, n_regs + 1
         free.extend(freed)
-        reg_of[m] = dst
-        instrs.append((m, args, dst))
-        gen.calls[n.op] += 1
+        reg_of[id(p)] = dst
+        instrs.append((p, args, dst))
     return instrs, n_regs
 
 
 def _straight_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out: str) -> None:
-    """A small region: one whole-array call per member, registers kept by the program."""
+    """A small region: one whole-array call per pass, registers kept by the program."""
     node = gen.g.nodes[root]
     regs = [np.empty(node.shape, node.dtype) for _ in range(n_regs)]
     names = [gen.const(f"R{root}_{i}", r) for i, r in enumerate(regs)]
     gen.emit(f"v{root} = {out}")
-    for m, args, dst in instrs:
-        parts = [_operand(gen, m, i, kind, v, names, None) for i, (kind, v) in enumerate(args)]
+    for p, args, dst in instrs:
+        parts = [_operand(gen, kind, v, names, None) for kind, v in args]
         target = f"v{root}" if dst < 0 else names[dst]
-        gen.emit(f"{_fn(gen, m)}({_call_args(gen, m, parts)}out={target})")
+        gen.emit(f"{gen.const(p.label, p.fn)}({_pass_args(gen, p, parts)}out={target})")
 
 
 def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out: str) -> None:
-    """A large region: a loop over cache-sized blocks, every member applied to each block."""
+    """A large region: a loop over cache-sized blocks, every pass applied to each block."""
     g = gen.g
     shape, dtype = g.nodes[root].shape, g.nodes[root].dtype
     split = Blocks(shape)
@@ -267,20 +317,18 @@ def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out:
     gen.emit(f"_o = {out}")
     gen.emit(f"for _ix, {''.join(n + ', ' for n in ix_names + reg_names)}in {bl}:")
     shape_ix = dict(zip(shapes, ix_names, strict=True))
-    for m, args, dst in instrs:
-        parts = [
-            _operand(gen, m, i, kind, v, reg_names, shape_ix) for i, (kind, v) in enumerate(args)
-        ]
+    for p, args, dst in instrs:
+        parts = [_operand(gen, kind, v, reg_names, shape_ix) for kind, v in args]
         target = "_o[_ix]" if dst < 0 else reg_names[dst]
-        gen.emit(f"{_fn(gen, m)}({_call_args(gen, m, parts)}out={target})", 2)
+        gen.emit(f"{gen.const(p.label, p.fn)}({_pass_args(gen, p, parts)}out={target})", 2)
     gen.emit(f"v{root} = _o")
 
 
-def _fn(gen: _Gen, m: int) -> str:
-    """The name of node ``m``'s write-into kernel in the generated namespace."""
-    impl = fusable(gen.g.nodes[m])
-    assert impl is not None
-    return gen.const(f"K{m}", impl.fn)
+def _pass_args(gen: _Gen, p: Pass, parts: list[str]) -> str:
+    """``a, b, `` plus ``*P, `` when the pass has parameters (ufuncs take none)."""
+    if p.params:
+        parts = [*parts, "*" + gen.const(f"P_{p.label}", p.params)]
+    return "".join(q + ", " for q in parts)
 
 
 def _call_args(gen: _Gen, m: int, parts: list[str]) -> str:
@@ -291,9 +339,9 @@ def _call_args(gen: _Gen, m: int, parts: list[str]) -> str:
     return "".join(p + ", " for p in parts)
 
 
-def _operand(gen: _Gen, m: int, i: int, kind: str, v: Any, regs: list[str], blocked: Any) -> str:
+def _operand(gen: _Gen, kind: str, v: Any, regs: list[str], blocked: Any) -> str:
     if kind == "num":
-        return gen.number(m, i, v[1])
+        return gen.constant(v)
     if kind == "reg":
         reg: str = regs[v]
         return reg

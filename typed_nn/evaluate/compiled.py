@@ -28,7 +28,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CompileError, OperandError, RetraceWarning, message
 from ..ops.node import format_site, user_site
-from .guard import Guard, call_guard
+from .guard import NO_MATCH, Guard, call_guard, call_replay
 from .step import Step, build_step, memory_base
 from .trace import floats, is_float, qualname, trace_function, tracing
 
@@ -66,7 +66,9 @@ class Compiled(Generic[P, R]):
         self._warned = False
         self._lock = threading.RLock()
         self._last: tuple[Step, Guard] | None = None
-        """The last call's signature, Step, and the code that checks a call has it."""
+        """The last call's Step and the code that checks a call fits it."""
+        self._replay: Callable[[tuple[Any, ...]], Any] | None = None
+        """The last call's Step's ``replay`` (``guard.call_replay``): tried first."""
         self.traces = 0
         """How many times ``fn`` was traced."""
         functools.update_wrapper(self, fn)
@@ -75,15 +77,13 @@ class Compiled(Generic[P, R]):
         if tracing() is not None:
             return self.fn(*args, **kwargs)  # inside another trace: part of its graph
         result: R
+        replay = self._replay
+        if replay is not None and not kwargs:
+            # The last call's signature and Step, checked and run by code written for them.
+            result = replay(args)
+            if result is not NO_MATCH:
+                return result
         last = self._last
-        if last is not None and not kwargs:
-            # The last call's signature and Step, checked by code written for them.
-            bound = last[1](args)
-            if bound is not None:
-                with self._lock:  # a Step's numbers and buffers serve one call at a time
-                    if self._last is last:
-                        result = last[0].run(bound[0], bound[1], list(args))
-                        return result
         values = self._bind(args, kwargs)
         key, arrays, numbers = self._key(values)
         with self._lock:
@@ -96,7 +96,9 @@ class Compiled(Generic[P, R]):
                 guard = found.guard
                 if guard is None:  # written once per Step (a last, shorter batch alternates)
                     guard = found.guard = call_guard(key, self._names, self._static, found)
+                    found.replay = call_replay(key, self._names, self._static, found, self)
                 self._last = (found, guard)
+                self._replay = found.replay
             result = found.run(arrays, numbers, values)
         return result
 
@@ -104,7 +106,7 @@ class Compiled(Generic[P, R]):
         """Forget every traced signature (the next call traces again; ``traces`` goes on
         counting)."""
         self._steps.clear()
-        self._warned, self._last = False, None
+        self._warned, self._last, self._replay = False, None, None
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         if not kwargs and len(args) == len(self._names):

@@ -254,7 +254,7 @@ def _run(program: Program, env: list[Any]) -> bool:
     """Run ``program`` over ``env``; False when it failed with something other than a
     typed_nn error (the caller re-runs node by node, which names the failing node)."""
     _local.last = program
-    alloc = buffer_pool().empty if options.pool else np.empty
+    alloc = buffer_pool().empty if options.pool and program.pooled else np.empty
     writing = program.writing
     writing[0] = False
     token = ignore_fp_errors()

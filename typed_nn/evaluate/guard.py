@@ -17,10 +17,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..data.tensor import Tensor
-from .step import MISSING, CellScope, Step
-from .trace import is_float
+from .step import MISSING, CellScope, Step, runner_code
+from .trace import is_float, qualname
 
-__all__ = ["Guard", "call_guard"]
+__all__ = ["NO_MATCH", "Guard", "call_guard", "call_replay"]
 
 Guard = Callable[[tuple[Any, ...]], tuple[list[Any], list[float]] | None]
 """Positional arguments -> (arrays, numbers) as ``Compiled._key`` gives them, or None."""
@@ -29,20 +29,63 @@ Guard = Callable[[tuple[Any, ...]], tuple[list[Any], list[float]] | None]
 class _Code:
     """The guard's source lines and the constants they name."""
 
-    def __init__(self) -> None:
+    def __init__(self, reject: Any) -> None:
         self.ns: dict[str, Any] = {"Tensor": Tensor, "IS_FLOAT": is_float, "MISSING": MISSING}
+        self.ns["REJECT"] = reject  # what the function returns where a check fails
         self.lines: list[str] = []
 
     def reject_if(self, condition: str) -> None:
-        self.lines += [f"    if {condition}:", "        return None"]
+        self.lines += [f"    if {condition}:", "        return REJECT"]
 
 
 def call_guard(key: tuple[Any, ...], names: list[str], static: frozenset[str], step: Step) -> Guard:
     """The guard of signature ``key`` (computed by ``Compiled._key`` for parameters
     ``names``) and of ``step``, the Step traced for it."""
+    code, arrays = _checks(key, names, static, step, None)
+    code.lines.append(f"    return {arrays}, numbers")
+    exec(compile("\n".join(code.lines), "<call guard>", "exec"), code.ns)
+    guard: Guard = code.ns["guard"]
+    return guard
+
+
+NO_MATCH = object()
+"""What a replay returns when the call does not fit its Step (a compiled fn may return None)."""
+
+
+def call_replay(
+    key: tuple[Any, ...], names: list[str], static: frozenset[str], step: Step, owner: Any
+) -> Callable[[tuple[Any, ...]], Any]:
+    """The guard's checks and then ``step``'s run (``step.runner_code``) as one function of
+    the positional arguments: the outputs, or NO_MATCH where the guard would say None. It
+    runs under ``owner._lock`` and only while it is ``owner._replay`` (the compiled
+    function's last Step), as the general path does."""
+    code, arrays = _checks(key, names, static, step, NO_MATCH)
+    ns, body = runner_code(step)
+    clash = set(ns) & set(code.ns)
+    assert not clash, f"guard and runner both name {clash}"
+    code.ns.update(ns)
+    code.ns.update(LOCK=owner._lock, OWNER=owner)
+    code.lines += [
+        f"    arrays = {arrays}",
+        "    with LOCK:  # a Step's env and numbers serve one call at a time",
+        "        if OWNER._replay is not guard:",
+        "            return REJECT",
+        *("        " + line for line in body),
+    ]
+    where = f"<compiled call of {qualname(step.source[0])}>"
+    exec(compile("\n".join(code.lines), where, "exec"), code.ns)
+    replay: Callable[[tuple[Any, ...]], Any] = code.ns["guard"]
+    return replay
+
+
+def _checks(
+    key: tuple[Any, ...], names: list[str], static: frozenset[str], step: Step, reject: Any
+) -> tuple[_Code, str]:
+    """The guard's lines up to its return (``reject`` where a check fails), and the
+    expression of the call's arrays."""
     n = len(names)
-    code = _Code()
-    code.lines += ["def guard(args):", f"    if len(args) != {n}:", "        return None"]
+    code = _Code(reject)
+    code.lines += ["def guard(args):", f"    if len(args) != {n}:", "        return REJECT"]
     if n:
         code.lines.append(f"    {', '.join(f'a{i}' for i in range(n))}{',' * (n == 1)} = args")
     code.lines.append("    numbers = []")
@@ -50,10 +93,7 @@ def call_guard(key: tuple[Any, ...], names: list[str], static: frozenset[str], s
     tensors = [i for i, a in enumerate(arrays) if a != "None"]
     _sharing(code, key[n] if len(key) > n else None, tensors, step)
     _closure(code, step)
-    code.lines.append(f"    return [{', '.join(arrays)}], numbers")
-    exec(compile("\n".join(code.lines), "<call guard>", "exec"), code.ns)
-    guard: Guard = code.ns["guard"]
-    return guard
+    return code, f"[{', '.join(arrays)}]"
 
 
 def _argument(code: _Code, i: int, entry: Any, static: bool) -> str:
@@ -71,7 +111,7 @@ def _argument(code: _Code, i: int, entry: Any, static: bool) -> str:
         code.lines += [
             f"    if type({a}) is not float:",
             f"        if not IS_FLOAT({a}):",  # numpy's floats key as float too
-            "            return None",
+            "            return REJECT",
             f"        {a} = float({a})",
             f"    numbers.append({a})",
         ]
@@ -80,7 +120,7 @@ def _argument(code: _Code, i: int, entry: Any, static: bool) -> str:
         code.lines += [
             f"    for v in {a}:",
             "        if type(v) is not float and not IS_FLOAT(v):",
-            "            return None",
+            "            return REJECT",
             f"    numbers.extend(map(float, {a}))",
         ]
     else:  # a value: compared as a dict compares keys (identity, then equality)

@@ -23,7 +23,15 @@ from .executor import _alias, _analyse, _run  # the one analysis every evaluatio
 from .options import options, stats
 from .trace import Number, qualname, trace_function, unflatten
 
-__all__ = ["MISSING", "CellScope", "Step", "build_step", "memory_base", "shared_with"]
+__all__ = [
+    "MISSING",
+    "CellScope",
+    "Step",
+    "build_step",
+    "memory_base",
+    "runner_code",
+    "shared_with",
+]
 
 
 Runner = Callable[[list[Any], list[float], list[Any]], Any]
@@ -86,6 +94,9 @@ class Step:
         call costs no method frame around it)."""
         self.guard: Callable[[tuple[Any, ...]], tuple[list[Any], list[float]] | None] | None = None
         """The code that checks a call can replay this Step (``guard.call_guard``)."""
+        self.replay: Callable[[tuple[Any, ...]], Any] | None = None
+        """The guard's checks, then this Step's run, as one function (``guard.call_replay``):
+        what a compiled function calls first."""
 
     def stale(self, arrays: list[Any]) -> bool:
         """Whether the trace no longer fits: a name ``fn`` read a tensor from now holds
@@ -126,6 +137,17 @@ def _generate_runner(step: Step) -> Runner:
     arrays and numbers bound into its env slot, the program run, each output wrapped. A
     small program runs in a few microseconds; binding by loops over the Step's tables cost
     as much again."""
+    ns, body = runner_code(step)
+    lines = ["def run(arrays, numbers, args):", *("    " + line for line in body)]
+    exec(compile("\n".join(lines), f"<compiled step of {qualname(step.source[0])}>", "exec"), ns)
+    runner: Runner = ns["run"]
+    return runner
+
+
+def runner_code(step: Step) -> tuple[dict[str, Any], list[str]]:
+    """The body of ``step.run`` (unindented lines reading ``arrays``, ``numbers`` and
+    ``args``, a sequence) and the names it uses; ``guard.call_replay`` puts the same body
+    after its checks."""
     ns: dict[str, Any] = {
         "ENV": step.env,
         "NS": step.program.fn.__globals__,
@@ -142,36 +164,34 @@ def _generate_runner(step: Step) -> Runner:
     # slot it reads before reading it. The closed-over tensors' slots are never rebound: a
     # call reaches ``run`` only once the guard (or ``stale``) saw that each still holds the
     # array it held when traced, and the env holds that array (``Step.__init__``).
-    lines = ["def run(arrays, numbers, args):", "    env = ENV"]
-    lines += [f"    env[{slot}] = arrays[{k}]" for slot, k in step.arg_slots]
+    lines = ["env = ENV"]
+    lines += [f"env[{slot}] = arrays[{k}]" for slot, k in step.arg_slots]
     for i, (slot, k, index) in enumerate(step.arg_views):
         ns[f"IX{i}"] = index
-        lines.append(f"    env[{slot}] = arrays[{k}][IX{i}]")
-    lines += [f"    env[{slot}] = arrays[{k}]" for slot, k in step.targets if type(k) is int]
-    lines += [f"    NS[{name!r}] = numbers[{k}]" for name, k in step.numbers.items()]
-    lines.append("    if HOOKS.node_checks or not RUN(PROGRAM, env):")
-    lines.append("        BY_NODE(env, args)")
+        lines.append(f"env[{slot}] = arrays[{k}][IX{i}]")
+    lines += [f"env[{slot}] = arrays[{k}]" for slot, k in step.targets if type(k) is int]
+    lines += [f"NS[{name!r}] = numbers[{k}]" for name, k in step.numbers.items()]
+    lines.append("if HOOKS.node_checks or not RUN(PROGRAM, env):")
+    lines.append("    BY_NODE(env, list(args))")
     if step.targets:  # tensors written in place: cached results that read them are stale
         ns["INVALIDATE"] = invalidate_caches
-        lines.append("    INVALIDATE()")
+        lines.append("INVALIDATE()")
     values: list[str] = []
     for i, (r, out) in enumerate(zip(step.roots, step.returned, strict=True)):
         if out is None:  # computed: wrapped with the node's element and device
             obj = step.objs[r]
-            ns[f"E{i}"], ns[f"D{i}"] = obj.elem, obj.device
-            values.append(f"WRAP(env[{r}], E{i}, D{i})")
+            ns[f"RE{i}"], ns[f"RD{i}"] = obj.elem, obj.device
+            values.append(f"WRAP(env[{r}], RE{i}, RD{i})")
         elif type(out) is int:  # an argument fn returned as it is
             values.append(f"args[{out}]")
         else:  # a closed-over tensor fn returned as it is
-            ns[f"O{i}"] = out
-            values.append(f"O{i}")
+            ns[f"RO{i}"] = out
+            values.append(f"RO{i}")
     if step.structure is None:
-        lines.append(f"    return {values[0]}")
+        lines.append(f"return {values[0]}")
     else:
-        lines.append(f"    return UNFLATTEN(STRUCTURE, [{', '.join(values)}])")
-    exec(compile("\n".join(lines), f"<compiled step of {qualname(step.source[0])}>", "exec"), ns)
-    runner: Runner = ns["run"]
-    return runner
+        lines.append(f"return UNFLATTEN(STRUCTURE, [{', '.join(values)}])")
+    return ns, lines
 
 
 def memory_base(array: Any) -> int:

@@ -32,6 +32,7 @@ __all__ = [
     "Infer",
     "OutImpl",
     "OpDecl",
+    "Passes",
     "NotDifferentiable",
     "OpKind",
     "Operand",
@@ -50,6 +51,8 @@ __all__ = [
     "implemented_ops",
     "implement_out",
     "out_implementation",
+    "implement_passes",
+    "passes",
     "registry_version",
     "specialisation",
     "specialise",
@@ -283,6 +286,44 @@ def out_implementation(op: str, device: type[DeviceTag]) -> OutImpl | None:
     """``op``'s write-into implementation on ``device``, or None (the evaluator then calls
     the plain implementation and does not fuse the op)."""
     form = _OUT_IMPLS.get(op, {}).get(device.name)
+    if form is None:
+        return None
+    impls = _IMPLS.get(op, {}).get(device.name)
+    return form if impls and impls[0][1] is form.plain else None
+
+
+@dataclass(frozen=True, slots=True)
+class Passes:
+    """A unary element-wise op as the chain of write-into passes its plain implementation
+    makes: ``steps[0]`` reads the operand, each later one the value before it, every step
+    ``fn(value, *numbers, out=)``. A fused region runs the passes itself, so they can merge
+    with their neighbours' (``evaluate/lower.py``); the numbers are the plain kernel's."""
+
+    steps: tuple[tuple[Impl, tuple[float | int, ...]], ...]
+    plain: Impl
+
+
+_PASSES: dict[str, dict[str, Passes]] = _Registry()
+
+
+def implement_passes(
+    op: str | OpDecl,
+    device: type[DeviceTag],
+    steps: tuple[tuple[Impl, tuple[float | int, ...]], ...],
+    *,
+    of: Impl | None = None,
+) -> None:
+    """Register ``steps`` as the passes of ``op``'s plain implementation ``of`` (default:
+    the one registered now) on ``device``."""
+    name = op if isinstance(op, str) else op.name
+    plain = of if of is not None else implementation(name, device)
+    _store(_PASSES, name, device, Passes(steps, plain))
+
+
+def passes(op: str, device: type[DeviceTag]) -> Passes | None:
+    """``op``'s passes on ``device``, or None (none registered, or another plain
+    implementation is registered in place of the one they mirror)."""
+    form = _PASSES.get(op, {}).get(device.name)
     if form is None:
         return None
     impls = _IMPLS.get(op, {}).get(device.name)

@@ -12,7 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from ...ops.declare import declarations, implement_out, implementation, implemented_devices
+from ...ops.declare import (
+    declarations,
+    implement_out,
+    implement_passes,
+    implementation,
+    implemented_devices,
+)
 from ...tags import CPU, DeviceTag
 from . import activation as _activation  # noqa: F401 - the plain forms must be registered
 from . import elementwise as _elementwise  # noqa: F401
@@ -32,6 +38,12 @@ def register_elementwise_out_forms(device: type[DeviceTag]) -> None:
 
 
 register_elementwise_out_forms(CPU)
+
+# sigmoid's kernel, 1 / (1 + e^-x), pass for pass: inside a fused region the negation can
+# merge into a scale before it and the reciprocal into a product after it (evaluate/lower.py).
+implement_passes(
+    "sigmoid", CPU, ((np.negative, ()), (np.exp, ()), (np.add, (1,)), (np.reciprocal, ()))
+)
 
 
 @implement_out("matmul", CPU)
