@@ -40,12 +40,23 @@ def sigmoid(x: Array, out: Out = None) -> Array:
     # results (that form is 11% off at sigmoid(-15) in float32).
     token = ignore_fp_errors()
     try:
-        r = np.negative(x, out=_result(out, x))
-        np.exp(r, out=r)
-        r += 1
-        return np.reciprocal(r, out=r)
+        return run_passes(SIGMOID_PASSES, x, _result(out, x))
     finally:
         restore_fp_errors(token)
+
+
+SIGMOID_PASSES = ((np.negative, ()), (np.exp, ()), (np.add, (1,)), (np.reciprocal, ()))
+"""sigmoid as its passes, each ``fn(value, *numbers, out=)``: the plain kernel, its
+specialised form and a fused region's lowering (``declare.Passes``) all run these, so a
+region may merge the negation into a scale before it and the reciprocal into a product."""
+
+
+def run_passes(steps: tuple[tuple[Any, tuple[Any, ...]], ...], x: Array, out: Array) -> Array:
+    """``x`` through ``steps`` (``SIGMOID_PASSES``'s form), written into ``out``."""
+    value = x
+    for fn, numbers in steps:
+        value = fn(value, *numbers, out=out)
+    return value
 
 
 @implement("softplus", CPU)

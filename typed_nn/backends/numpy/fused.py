@@ -20,7 +20,7 @@ from ...ops.declare import (
     implemented_devices,
 )
 from ...tags import CPU, DeviceTag
-from . import activation as _activation  # noqa: F401 - the plain forms must be registered
+from . import activation as _activation
 from . import elementwise as _elementwise  # noqa: F401
 from . import select as _select  # noqa: F401
 from .structure import contract_into, is_matmul
@@ -39,11 +39,9 @@ def register_elementwise_out_forms(device: type[DeviceTag]) -> None:
 
 register_elementwise_out_forms(CPU)
 
-# sigmoid's kernel, 1 / (1 + e^-x), pass for pass: inside a fused region the negation can
-# merge into a scale before it and the reciprocal into a product after it (evaluate/lower.py).
-implement_passes(
-    "sigmoid", CPU, ((np.negative, ()), (np.exp, ()), (np.add, (1,)), (np.reciprocal, ()))
-)
+# sigmoid's kernel pass for pass: inside a fused region the negation can merge into a scale
+# before it and the reciprocal into a product after it (evaluate/lower.py).
+implement_passes("sigmoid", CPU, _activation.SIGMOID_PASSES)
 
 
 @implement_out("matmul", CPU)

@@ -212,14 +212,15 @@ def sigmoid(site: Site) -> Specialised | None:
     x = site.operands[0]
     if x is None or x[1] != site.dtype or site.dtype.kind != "f":
         return None
-    one = np.ones((), site.dtype)  # a 0-d array: numpy converts a Python 1 at every call
-    negative, exp, add, reciprocal = np.negative, np.exp, np.add, np.reciprocal
+    # the plain kernel's passes, numbers as 0-d arrays (numpy converts a Python 1 per call)
+    steps = tuple(
+        (fn, tuple(np.asarray(n, site.dtype) for n in numbers))
+        for fn, numbers in _activation.SIGMOID_PASSES
+    )
+    run_passes = _activation.run_passes
 
     def sigmoid_into(x: Array, *, out: Array) -> Array:
-        negative(x, out=out)
-        exp(out, out=out)
-        add(out, one, out=out)
-        return reciprocal(out, out=out)
+        return run_passes(steps, x, out)
 
     return Specialised(sigmoid_into, writes=True)
 
