@@ -179,3 +179,28 @@ def test_sums_that_do_not_merge_run_as_built(build: Callable[[], list[Expr]]) ->
     fast, slow, fired, _ = _both(build)
     _close(fast, slow)
     assert not {SUM_OF_DOTS, SUM_OF_REDUCE_SUMS} & set(fired)
+
+
+def test_a_sequence_s_every_step_concatenated_is_the_sequence_reshaped() -> None:
+    """``Σ x[t]ᵀ·g_t`` concatenates ``x[0] … x[T-1]`` on their rows: that is ``x`` reshaped
+    (a view, no copy) when the terms are taken in step order. Each g_t depends on g_t+1, as
+    in backpropagation through time (the last step's gradient is made first)."""
+    xs = np.stack(P)
+    gs = [G[-1]]
+    for g in reversed(G[:-1]):
+        gs.insert(0, g + 0.5 * gs[0])
+
+    def build() -> list[Expr]:
+        seq: tn.Tensor[tn.Float32, tn.CPU, tn.Dim3] = t32(xs)
+        x = ops.tanh(seq)  # a computed sequence (slices of data are data)
+        grads: list[Expr] = [t32(G[-1])]
+        for g in reversed(G[:-1]):
+            grads.insert(0, t32(g) + 0.5 * grads[0])
+        return [_chain([ops.transpose(x[t]) @ grads[t] for t in range(T)])]
+
+    fast, slow, fired, calls = _both(build)
+    _close(fast, slow)
+    want = np.tanh(np.concatenate(P)).T @ np.concatenate(gs)
+    np.testing.assert_allclose(fast[0], want, rtol=1e-5, atol=1e-5)
+    assert fired == [SUM_OF_DOTS]
+    assert (calls["dot"], calls["concat"]) == (1, 1)  # the g_t gathered, x's rows a view

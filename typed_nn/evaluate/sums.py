@@ -7,8 +7,10 @@ term is a matrix ``dot`` of same-shaped operands is one ``dot`` of the concatena
 ``Σ_i A_i·B_i = [A_1 … A_n]·[B_1; …; B_n]`` (one GEMM over the stacked rows, as PyTorch
 sums an RNN's weight gradient), and one whose every term is a ``reduce_sum`` of same-shaped
 operands over the same dims is one ``reduce_sum`` of their concatenation along a reduced
-dim. The terms are put in one order (by the slot of the operand concatenated on its rows),
-so the weight's and the bias's sums over the same ``dA_t`` share one concatenation. The sum
+dim. The terms are put in one order (by the slot of the operand concatenated on its rows,
+latest first: backpropagation makes the last step's ``dA_t`` first, so this is step order),
+so the weight's and the bias's sums over the same ``dA_t`` share one concatenation, and the
+steps ``x[0] … x[T-1]`` of a sequence concatenate to ``x`` reshaped (a view, no copy). The sum
 is the same up to float rounding (the order of the additions changes).
 """
 
@@ -20,6 +22,7 @@ from ..ops.declare import OpDecl, implemented_devices
 from ..ops.join import CONCAT
 from ..ops.layout import PERMUTE, RESHAPE
 from ..ops.reduce import REDUCE_SUM
+from ..ops.rows import SLICE
 from ..ops.structure import DOT
 from .graph import Graph, INode, Ref, is_number
 
@@ -132,7 +135,7 @@ def _merge_dots(
     and BLAS reads the transposed left operand as fast)."""
     if terms[0].params != (1,) or not _same_shapes(g, terms, (2, 2)):
         return None
-    terms = sorted(terms, key=lambda t: t.args[1])
+    terms = sorted(terms, key=lambda t: t.args[1], reverse=True)
     lefts = [t.args[0] for t in terms]
     if all(_transposed(g, a) for a in lefts):
         rows = _concat(g, [_rows_of(g, a) for a in lefts], 0, concats)
@@ -151,7 +154,7 @@ def _merge_reduce_sums(
     dims = terms[0].params[0]
     if not isinstance(dims, tuple) or not dims or not _same_shapes(g, terms, (-1,)):
         return None
-    terms = sorted(terms, key=lambda t: t.args[0])
+    terms = sorted(terms, key=lambda t: t.args[0], reverse=True)
     stacked = _concat(g, [t.args[0] for t in terms], dims[0], concats)
     params = terms[0].params
     return SUM_OF_REDUCE_SUMS, _like(root, REDUCE_SUM, params, [stacked], root.shape, root.obj)
@@ -200,8 +203,28 @@ def _concat(g: Graph, refs: list[Ref], axis: int, concats: Concats) -> int:
         item = g.nodes[refs[0]]
         shape = list(item.shape)
         shape[axis] = sum(g.nodes[r].shape[axis] for r in refs)
-        slot = concats[key] = _append(g, _like(item, CONCAT, (axis,), list(refs), tuple(shape)))
+        whole = _sliced_whole(g, refs) if axis == 0 else None
+        node = (
+            _like(item, CONCAT, (axis,), list(refs), tuple(shape))
+            if whole is None
+            else _like(item, RESHAPE, (tuple(shape),), [whole], tuple(shape))
+        )
+        slot = concats[key] = _append(g, node)
     return slot
+
+
+def _sliced_whole(g: Graph, refs: list[Ref]) -> Ref | None:
+    """The tensor ``x`` when ``refs`` are its every slice ``x[0] … x[n-1]`` in order (their
+    rows concatenated are ``x`` reshaped, a view: a sequence's steps in a weight gradient),
+    else None."""
+    nodes = [g.nodes[r] for r in refs]
+    base = nodes[0].args[0] if nodes[0].args else None
+    if base is None or is_number(base) or g.nodes[base].shape[:1] != (len(refs),):
+        return None
+    for t, n in enumerate(nodes):
+        if n.decl is not SLICE or n.params != (t,) or n.args[0] != base:
+            return None
+    return base
 
 
 def _like(
