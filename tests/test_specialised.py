@@ -97,6 +97,15 @@ def test_narrow_is_the_same_view(axis: int, start: int, length: int) -> None:
     assert np.shares_memory(special.fn(x), x)
 
 
+@pytest.mark.parametrize("index", [0, 2, -1])
+def test_slice_is_the_same_view(index: int) -> None:
+    x = _normal(3, 4, 5)
+    _same_as_plain("slice", [x], (index,))
+    special = specialisation("slice", CPU, _site([x], (index,), x[index]))
+    assert special is not None
+    assert np.shares_memory(special.fn(x), x)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_sigmoid_into_the_buffer_with_the_plain_kernels_limits(dtype: Any) -> None:
     x = np.concatenate([_normal(5, 7, dtype=dtype) * 10, [[-1e4, -100, -88, 0, 88, 100, 1e4]]])

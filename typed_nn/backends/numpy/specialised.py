@@ -98,6 +98,14 @@ def narrow(site: Site) -> Specialised:
     return inline_kernel("{0}[{index}]", 1, writes=False, index=index)
 
 
+@specialise("slice", CPU)
+def slice_(site: Site) -> Specialised:
+    """The same view, ``x[index]`` written into the plan (no call, no result check)."""
+    (index,) = site.params
+    assert isinstance(index, int)
+    return inline_kernel("{0}[{index}]", 1, writes=False, index=index)
+
+
 @specialise("permute", CPU)
 def permute(site: Site) -> Specialised:
     """A view, as the plain kernel: ``.T`` for a reversed order, else ``.transpose``."""
