@@ -388,6 +388,7 @@ def inline_kernel(code: str, arity: int, *, writes: bool, **names: Any) -> Speci
     :class:`Inline`) and which a plan writes inline: one source for both forms."""
     form = Inline(code, names)
     params = [f"x{i}" for i in range(arity)]
+    assert not names.keys() & {"kernel", "out", *params}, "a name the kernel's code uses"
     body = form.lines(params, "out" if writes else None, lambda key: key)
     if writes:
         signature, body = ", ".join([*params, "*", "out"]), [*body, "return out"]
