@@ -12,10 +12,10 @@ from helpers import t32
 
 import typed_nn as tn
 from typed_nn import ops
-from typed_nn.evaluate import hooks, last_program, options
+from typed_nn.evaluate import hooks, last_program, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
 from typed_nn.ops import declare
-from typed_nn.ops.declare import Site, implementation, specialisation
+from typed_nn.ops.declare import Site, implementation, inline_kernel, specialisation
 from typed_nn.tags import CPU
 
 rng = np.random.default_rng(7)
@@ -93,6 +93,15 @@ def test_narrow_is_the_same_view(axis: int, start: int, length: int) -> None:
     x = _normal(4, 5, 6)
     _same_as_plain("narrow", [x], (axis, start, length))
     special = specialisation("narrow", CPU, _site([x], (axis, start, length), x))
+    assert special is not None
+    assert np.shares_memory(special.fn(x), x)
+
+
+@pytest.mark.parametrize("index", [0, 2, -1])
+def test_slice_is_the_same_view(index: int) -> None:
+    x = _normal(3, 4, 5)
+    _same_as_plain("slice", [x], (index,))
+    special = specialisation("slice", CPU, _site([x], (index,), x[index]))
     assert special is not None
     assert np.shares_memory(special.fn(x), x)
 
@@ -276,7 +285,9 @@ def test_relu_grad_of_a_broadcast_gradient() -> None:
 def _specialised_calls() -> list[str]:
     program = last_program()
     assert program is not None
-    return re.findall(r"v\d+ = S\d+\(", program.source)
+    calls = re.findall(r"v(\d+) = S\d+\(", program.source)
+    inline = re.findall(r"\bI(\d+)_", program.source)  # a body written in place of the call
+    return sorted(set(calls) | set(inline))
 
 
 def test_plans_use_specialised_kernels_and_the_switch_turns_them_off(
@@ -327,3 +338,92 @@ def test_nll_loss_unmasked_and_with_a_zero_probability(dtype: Any) -> None:
     y[0, :] = 0.0  # ln 0 where the target is 0 (and where it is not): the masked form
     with np.errstate(all="ignore"):
         _same_as_plain("nll_loss", [t, y], ())
+
+
+def _evaluated(roots: list[Any]) -> list[Array]:
+    handles = [r.eval_register() for r in roots]
+    tn.EvalPlan.eval()
+    return [h.data().numpy() for h in handles]
+
+
+def test_small_kernels_are_written_into_the_plan_and_give_the_plain_bits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(hooks, "node_checks", [])  # compiled plans, also in debug mode
+    x, w = t32(rng.normal(size=(6, 4))), t32(rng.normal(size=(4, 5)))
+    h = ops.relu(ops.dot(x, w))
+    parts = [
+        ops.softmax(h),
+        ops.sigmoid(ops.transpose(h)),
+        ops.reduce_sum(h, dims=(0,)),
+        ops.narrow(h, 1, 1, 3),
+        ops.permute(ops.reshape(h, (2, 3, 5)), (1, 0, 2)),
+    ]
+    losses = [ops.reduce_sum(p * p) for p in parts]
+    loss = losses[0] + losses[1] + losses[2] + losses[3] + losses[4]
+    roots = [*parts, *tn.grad(loss, [x, w])]  # relu_grad too
+    got = _evaluated(roots)
+    program = last_program()
+    assert program is not None
+    source = program.source
+    for name in ("maximum", "add_reduce", "subtract", "f3", "index", "order"):
+        assert f"_{name}" in source, name  # the bodies are in the program, not called
+    assert ".T" in source
+    invalidate_caches()
+    with options.using(specialise=False):
+        want = _evaluated(roots)
+    for a, b in zip(got, want, strict=True):
+        assert (a.shape, a.dtype) == (b.shape, b.dtype)
+        np.testing.assert_array_equal(
+            np.ascontiguousarray(a).view(np.uint8), np.ascontiguousarray(b).view(np.uint8)
+        )
+
+
+def test_a_failing_inline_kernel_reruns_node_by_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hooks, "node_checks", [])
+    plain = implementation("relu", CPU)
+
+    def failing(site: Site) -> declare.Specialised:
+        return inline_kernel("{out}[...] = {0}.no_such_attribute", 1, writes=True)
+
+    monkeypatch.setitem(declare._SPECIALISERS["relu"], "CPU", (failing, plain))
+    x, w = _normal(3, 4), _normal(4, 2)
+    fallbacks = stats.fallbacks
+    got = tn.evaluate(ops.dot(ops.relu(t32(x)), t32(w))).numpy()
+    program = last_program()
+    assert program is not None
+    assert "no_such_attribute" in program.source
+    assert stats.fallbacks == fallbacks + 1
+    np.testing.assert_array_equal(got, np.maximum(x, 0) @ w)
+
+
+def test_an_inline_kernel_failing_where_the_plain_one_fails_names_the_node(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(hooks, "node_checks", [])
+
+    def plain(x: Array) -> Array:
+        return 1 / 0
+
+    def make(site: Site) -> declare.Specialised:
+        return inline_kernel("{out}[...] = 1 / 0", 1, writes=True)
+
+    monkeypatch.setitem(declare._IMPLS["relu"], "CPU", [(0, plain)])
+    monkeypatch.setitem(declare._SPECIALISERS["relu"], "CPU", (make, plain))
+    with pytest.raises(tn.EvaluationError, match=r"evaluating relu failed: ZeroDivisionError"):
+        tn.evaluate(ops.dot(ops.relu(t32(_normal(3, 4))), t32(_normal(4, 2))))
+
+
+def test_an_inline_kernel_failing_after_writes_began_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(hooks, "node_checks", [])
+    plain = implementation("relu", CPU)
+
+    def failing(site: Site) -> declare.Specialised:
+        return inline_kernel("{out}[...] = {0}.no_such_attribute", 1, writes=True)
+
+    monkeypatch.setitem(declare._SPECIALISERS["relu"], "CPU", (failing, plain))
+    out = t32(np.zeros((3, 4), np.float32))
+    with pytest.raises(tn.EvaluationError, match=r"failed while writing its targets in place"):
+        tn.evaluate(ops.relu(t32(_normal(3, 4))), out=out)

@@ -16,6 +16,8 @@ numpy release moves the variable, ``np.errstate`` is used instead.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -27,15 +29,11 @@ _contextvar: Any = getattr(_config, "_extobj_contextvar", None)
 _make_extobj: Any = getattr(_config, "_make_extobj", None)
 
 if _contextvar is not None and _make_extobj is not None:
-    _IGNORE = _make_extobj(all="ignore")
-
-    def ignore_fp_errors() -> Any:
-        """Ignore floating-point errors in this context; returns the token to restore."""
-        return _contextvar.set(_IGNORE)
-
-    def restore_fp_errors(token: Any) -> None:
-        """Restore the state ``ignore_fp_errors`` replaced."""
-        _contextvar.reset(token)
+    # The context variable's own methods, without a Python frame around them (0.08 us of
+    # every compiled call): ``ignore_fp_errors()`` sets the "ignore all" state and returns
+    # the token, ``restore_fp_errors(token)`` restores the state it replaced.
+    ignore_fp_errors: Callable[[], Any] = partial(_contextvar.set, _make_extobj(all="ignore"))
+    restore_fp_errors: Callable[[Any], None] = _contextvar.reset
 
 else:  # pragma: no cover - numpy moved its private error state
 

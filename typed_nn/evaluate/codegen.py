@@ -18,7 +18,7 @@ import numpy as np
 
 from ..devices import device_of, device_of_result
 from ..ops.batching import ITEM
-from ..ops.declare import Site, implementation, out_implementation, passes, specialisation
+from ..ops.declare import Inline, Site, implementation, out_implementation, passes, specialisation
 from ..ops.join import CONCAT, STACK
 from ..tags import DeviceTag
 from . import fuse
@@ -171,6 +171,9 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     operands = [gen.arg(a, s, i) for i, a in enumerate(n.args)]
     gen.calls[n.op] += 1
     kind, form = _form(gen.g, n)
+    if kind in ("special", "view") and form.inline is not None:
+        _inline(gen, s, form.inline, operands, out if kind == "special" else None)
+        return
     if kind in ("special", "view"):
         k = gen.const(f"S{s}", form.fn)
         args = "".join(a + ", " for a in operands)
@@ -197,6 +200,24 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     # The common case (an array of the node's shape and dtype) inline, without a call.
     gen.emit(f"if type(v{s}) is not {at} or v{s}.shape != {sh} or v{s}.dtype != {dt}:")
     gen.emit(check, 2)
+
+
+def _inline(gen: _Gen, s: int, form: Inline, operands: list[str], out: str | None) -> None:
+    """A specialised kernel's body in place of its call (``declare.Inline``): a writing
+    kernel's statements fill ``v{s}``, taken as ``out`` first; a view's expression is its
+    value. Its names are bound as ``I{s}_{key}``. A failure raises from the program as the
+    call's would (the caller re-runs node by node)."""
+
+    def name(key: str) -> str:
+        return gen.const(f"I{s}_{key}", form.names[key])
+
+    if out is None:
+        (expression,) = form.lines(operands, None, name)
+        gen.emit(f"v{s} = {expression}")
+        return
+    gen.emit(f"v{s} = {out}")
+    for line in form.lines(operands, f"v{s}", name):
+        gen.emit(line)
 
 
 Instr = tuple[Pass, list[tuple[str, Any]], int]

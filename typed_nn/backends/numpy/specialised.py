@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from operator import attrgetter, itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
 from numpy._core.multiarray import c_einsum
 
-from ...ops.declare import Site, Specialised, specialise
+from ...ops.declare import Site, Specialised, inline_kernel, specialise
 from ...tags import CPU
 from . import activation as _activation
 from . import join as _join  # noqa: F401
@@ -96,7 +95,15 @@ def narrow(site: Site) -> Specialised:
     axis, start, length = site.params
     assert all(isinstance(p, int) for p in site.params)
     index = (slice(None),) * axis + (slice(start, start + length),)
-    return Specialised(itemgetter(index), writes=False)
+    return inline_kernel("{0}[{index}]", 1, writes=False, index=index)
+
+
+@specialise("slice", CPU)
+def slice_(site: Site) -> Specialised:
+    """The same view, ``x[index]`` written into the plan (no call, no result check)."""
+    (index,) = site.params
+    assert isinstance(index, int)
+    return inline_kernel("{0}[{index}]", 1, writes=False, index=index)
 
 
 @specialise("permute", CPU)
@@ -105,8 +112,8 @@ def permute(site: Site) -> Specialised:
     (order,) = site.params
     assert isinstance(order, tuple)
     if order == tuple(reversed(range(len(order)))):
-        return Specialised(attrgetter("T"), writes=False)
-    return Specialised(methodcaller("transpose", order), writes=False)
+        return inline_kernel("{0}.T", 1, writes=False)
+    return inline_kernel("{0}.transpose({order})", 1, writes=False, order=order)
 
 
 @specialise("reduce_sum", CPU)
@@ -116,18 +123,28 @@ def reduce_sum(site: Site) -> Specialised | None:
     if x is None or not site.shape:
         return None
     dims, keep = site.params
-    return Specialised(partial(_sum, axis=dims, dtype=x[1], keepdims=keep), writes=True)
+    return inline_kernel(
+        "{add_reduce}({0}, {dims}, {dtype}, {out}, {keep})",  # (axis, dtype, out, keepdims)
+        1,
+        writes=True,
+        add_reduce=_sum,
+        dims=dims,
+        dtype=x[1],
+        keep=keep,
+    )
 
 
 @specialise("relu", CPU)
 def relu(site: Site) -> Specialised:
-    """``np.maximum(x, 0)`` into the buffer, without the plain kernel's buffer check."""
-    maximum = np.maximum
-
-    def relu_into(x: Array, *, out: Array) -> Array:
-        return maximum(x, 0, out=out)
-
-    return Specialised(relu_into, writes=True)
+    """``np.maximum(x, 0)`` into the buffer, without the plain kernel's buffer check; the 0 a
+    0-d array of a float ``x``'s dtype (the same number: numpy casts a Python 0 to it, at
+    every call)."""
+    x = site.operands[0]
+    same = x is not None and x[1] == site.dtype and site.dtype.kind == "f"
+    zero = np.zeros((), site.dtype) if same else 0
+    return inline_kernel(
+        "{maximum}({0}, {zero}, out={out})", 1, writes=True, maximum=np.maximum, zero=zero
+    )
 
 
 @specialise("relu_grad", CPU)
@@ -137,22 +154,24 @@ def relu_grad(site: Site) -> Specialised | None:
     bits = _activation.BITS.get(site.dtype)
     if g is None or x is None or bits is None or g[1] != site.dtype:
         return None
-    multiply, greater = np.multiply, np.greater
-    mask = np.empty(x[0], bool)  # x > 0, into memory the kernel keeps (0.4 us of 2.5)
-    zero = np.zeros((), x[1])  # a 0-d array: numpy converts a Python 0 at every call
     # The integer views of the last g and out, kept with them: a plan passes the same
-    # buffers at every call (0.3 us of 2.5). Holding the arrays keeps their identity theirs.
-    last: list[Array] = [None, None, None, None]
-
-    def relu_grad_into(g: Array, x: Array, *, out: Array) -> Array:
-        if g is not last[0]:
-            last[0], last[1] = g, g.view(bits)
-        if out is not last[2]:
-            last[2], last[3] = out, out.view(bits)
-        multiply(last[1], greater(x, zero, out=mask), out=last[3])
-        return out
-
-    return Specialised(relu_grad_into, writes=True)
+    # buffers at every call (a view costs 0.5 us). Holding the arrays keeps their identity
+    # theirs. ``x > 0`` goes into memory the kernel keeps.
+    return inline_kernel(
+        "if {0} is not {last}[0]:\n"
+        "    {last}[0], {last}[1] = {0}, {0}.view({bits})\n"
+        "if {out} is not {last}[2]:\n"
+        "    {last}[2], {last}[3] = {out}, {out}.view({bits})\n"
+        "{multiply}({last}[1], {greater}({1}, {zero}, out={mask}), out={last}[3])",
+        2,
+        writes=True,
+        last=[None, None, None, None],
+        bits=bits,
+        multiply=np.multiply,
+        greater=np.greater,
+        mask=np.empty(x[0], bool),
+        zero=np.zeros((), x[1]),  # numpy converts a Python 0 at every call
+    )
 
 
 SHORT_ROW = 16
@@ -217,12 +236,17 @@ def sigmoid(site: Site) -> Specialised | None:
         (fn, tuple(np.asarray(n, site.dtype) for n in numbers))
         for fn, numbers in _activation.SIGMOID_PASSES
     )
-    run_passes = _activation.run_passes
-
-    def sigmoid_into(x: Array, *, out: Array) -> Array:
-        return run_passes(steps, x, out)
-
-    return Specialised(sigmoid_into, writes=True)
+    code = "\n".join(
+        f"{{f{i}}}({'{0}' if i == 0 else '{out}'}, "
+        + "".join(f"{{n{i}_{j}}}, " for j in range(len(numbers)))
+        + "out={out})"
+        for i, (_, numbers) in enumerate(steps)
+    )
+    names: dict[str, Any] = {f"f{i}": fn for i, (fn, _) in enumerate(steps)}
+    names.update(
+        (f"n{i}_{j}", n) for i, (_, numbers) in enumerate(steps) for j, n in enumerate(numbers)
+    )
+    return inline_kernel(code, 1, writes=True, **names)
 
 
 @specialise("softmax", CPU)
@@ -236,18 +260,25 @@ def softmax(site: Site) -> Specialised:
         peak_of = _row_max(site.shape, site.dtype)
     else:
         peak_of = partial(_max, axis=axes, keepdims=True)
-    group_sums, sums = _nn.group_sums, _nn.SUMS
-
-    def softmax_into(x: Array, *, out: Array) -> Array:
-        np.subtract(x, peak_of(x), out=out)
-        np.exp(out, out=out)
-        if k == 1 and out.flags.c_contiguous:  # the plain kernel's einsum, on the same rows
-            out /= _einsum(sums, out)[..., None]
-        else:
-            out /= group_sums(out, k)
-        return out
-
-    return Specialised(softmax_into, writes=True)
+    # the sums: the plain kernel's einsum on the same rows, else its group sums
+    by_rows = (
+        "if {out}.flags.c_contiguous:\n    {out} /= {einsum}({sums}, {out})[..., None]\nelse:\n    "
+    )
+    return inline_kernel(
+        "{subtract}({0}, {peak_of}({0}), out={out})\n"
+        "{exp}({out}, out={out})\n"
+        + (by_rows if k == 1 else "")
+        + "{out} /= {group_sums}({out}, {k})",
+        1,
+        writes=True,
+        subtract=np.subtract,
+        peak_of=peak_of,
+        exp=np.exp,
+        einsum=_einsum,
+        sums=_nn.SUMS,
+        group_sums=_nn.group_sums,
+        k=k,
+    )
 
 
 @specialise("softmax_grad", CPU)
