@@ -254,3 +254,26 @@ def test_the_rows_of_a_sequence_taken_in_part_are_not_its_items(calls: Counter[s
     assert calls["dot"] == 5
     for t, g in enumerate(got):
         np.testing.assert_allclose(g, 2 * data[t] @ w.numpy(), rtol=1e-5)
+
+
+def test_group_losses_match_each_item() -> None:
+    from typed_nn.backends.numpy.batched import batch_nll_loss, batch_softmax_nll_grad
+    from typed_nn.backends.numpy.nn import nll_loss
+    from typed_nn.backends.numpy.rewritten import softmax_nll_grad
+
+    pred = rng.random((4, 2, 3)).astype(np.float32)
+    pred /= pred.sum(axis=-1, keepdims=True)
+    truth = rng.random((4, 2, 3)).astype(np.float32)  # soft labels, not summing to 1
+    pred[1, 0, 2], truth[1, 0, 2] = 0.0, 0.0  # a zero probability where the truth is 0
+    with np.errstate(divide="ignore", invalid="ignore"):  # as a program runs its kernels
+        got = batch_nll_loss(truth, pred)
+        want = [nll_loss(truth[i], pred[i]) for i in range(4)]
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert np.isfinite(got).all()
+    g = np.float32(0.5)
+    for k in (1, 2):  # one group per item (k=2) or two (k=1)
+        grads = batch_softmax_nll_grad(g, truth, pred, k)
+        for i in range(4):
+            np.testing.assert_allclose(
+                grads[i], softmax_nll_grad(g, truth[i], pred[i], k), rtol=1e-5, atol=1e-7
+            )

@@ -83,19 +83,29 @@ def batch_dot_sum(a: Array, b: Array) -> Array:
 
 @implement("batch_nll_loss", CPU)
 def batch_nll_loss(truth: Array, pred: Array) -> Array:
-    """Per item ``-sum(t ln p) / sum(t)`` (0 where t is 0, even where p is 0)."""
-    r = np.zeros(pred.shape, pred.dtype)
-    np.log(pred, out=r, where=truth != 0)
-    r *= truth
+    """Per item ``-sum(t ln p) / sum(t)`` (0 where t is 0, even where p is 0): the unmasked
+    product first, as ``nll_loss`` (3 passes instead of 5); where a sum is not finite (a zero
+    probability, perhaps where t is 0) every item takes the masked form, which equals the
+    unmasked one wherever that is finite."""
     axes = tuple(range(1, pred.ndim))
-    return np.asarray(-r.sum(axis=axes) / truth.sum(axis=axes), dtype=pred.dtype)
+    terms = np.log(pred)
+    terms *= truth
+    sums = np.add.reduce(terms, axis=axes)
+    if not np.isfinite(sums).all():
+        terms = np.zeros(pred.shape, pred.dtype)
+        np.log(pred, out=terms, where=truth != 0)
+        terms *= truth
+        sums = np.add.reduce(terms, axis=axes)
+    return np.asarray(-sums / np.add.reduce(truth, axis=axes), dtype=pred.dtype)
 
 
 @implement("batch_softmax_nll_grad", CPU)
 def batch_softmax_nll_grad(g: Array, t: Array, y: Array, k: int) -> Array:
     """Per item ``softmax_nll_grad(g, t_i, y_i, k)``: ``g / S_i * (y_i T_i - t_i)``."""
-    group = t.sum(axis=tuple(range(y.ndim - k, y.ndim)), keepdims=True)
-    total = t.sum(axis=tuple(range(1, y.ndim)), keepdims=True)
+    group = np.add.reduce(t, axis=tuple(range(y.ndim - k, y.ndim)), keepdims=True)
+    # an item that is one softmax group (its other dims of size 1) totals its group's sum
+    one_group = all(n == 1 for n in y.shape[1 : y.ndim - k])
+    total = group if one_group else np.add.reduce(t, axis=tuple(range(1, y.ndim)), keepdims=True)
     out = np.multiply(y, group)
     out -= t
     out *= (g / total).astype(y.dtype)
