@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import typed_nn as tn
 from typed_nn.evaluate.compiled import Compiled
-from typed_nn.evaluate.guard import call_guard
+from typed_nn.evaluate.guard import NO_MATCH, call_guard
 
 _base = np.arange(12, dtype=np.float32).reshape(3, 4)
 _other = np.zeros((3, 4), np.float32)
@@ -101,16 +101,14 @@ def test_the_guard_declines_when_the_closed_over_tensors_memory_was_replaced() -
     f(x)
     last = f._last
     assert last is not None
-    assert last[1]((x,)) is not None
+    assert last[1]((x,)) is not NO_MATCH  # the replay of the last Step runs it
     w._array = np.full(3, 2.0, np.float32)  # what loading new weights by replacement does
-    assert last[1]((x,)) is None
+    assert last[1]((x,)) is NO_MATCH
     np.testing.assert_array_equal(f(x).numpy(), [0.0, 2.0, 4.0])  # the general path retraces
     assert f.traces == 2
 
 
 def test_the_replay_runs_the_last_step_or_says_no_match() -> None:
-    from typed_nn.evaluate.guard import NO_MATCH
-
     w = tn.tensor(np.zeros(3, np.float32), tn.Float32, tn.CPU, tn.Dim1)
 
     @tn.compile

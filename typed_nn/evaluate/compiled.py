@@ -28,7 +28,7 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CompileError, OperandError, RetraceWarning, message
 from ..ops.node import format_site, user_site
-from .guard import NO_MATCH, Guard, call_guard, call_replay
+from .guard import NO_MATCH, Replay, call_replay
 from .step import Step, build_step, memory_base
 from .trace import floats, is_float, qualname, trace_function, tracing
 
@@ -65,9 +65,9 @@ class Compiled(Generic[P, R]):
         self._steps: dict[Any, Step] = {}
         self._warned = False
         self._lock = threading.RLock()
-        self._last: tuple[Step, Guard] | None = None
+        self._last: tuple[Step, Replay] | None = None
         """The last call's Step and the code that checks a call fits it."""
-        self._replay: Callable[[tuple[Any, ...]], Any] | None = None
+        self._replay: Replay | None = None
         """The last call's Step's ``replay`` (``guard.call_replay``): tried first."""
         self.traces = 0
         """How many times ``fn`` was traced."""
@@ -93,12 +93,11 @@ class Compiled(Generic[P, R]):
             if found is None or found.stale(arrays):
                 found = self._trace(key, values)
             if last is None or last[0] is not found:
-                guard = found.guard
-                if guard is None:  # written once per Step (a last, shorter batch alternates)
-                    guard = found.guard = call_guard(key, self._names, self._static, found)
-                    found.replay = call_replay(key, self._names, self._static, found, self)
-                self._last = (found, guard)
-                self._replay = found.replay
+                replay = found.replay
+                if replay is None:  # written once per Step (a last, shorter batch alternates)
+                    replay = found.replay = call_replay(key, self._names, self._static, found, self)
+                self._last = (found, replay)
+                self._replay = replay
             result = found.run(arrays, numbers, values)
         return result
 

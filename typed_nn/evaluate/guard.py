@@ -20,10 +20,13 @@ from ..data.tensor import Tensor
 from .step import MISSING, CellScope, Step, runner_code
 from .trace import is_float, qualname
 
-__all__ = ["NO_MATCH", "Guard", "call_guard", "call_replay"]
+__all__ = ["NO_MATCH", "Guard", "Replay", "call_guard", "call_replay"]
 
 Guard = Callable[[tuple[Any, ...]], tuple[list[Any], list[float]] | None]
 """Positional arguments -> (arrays, numbers) as ``Compiled._key`` gives them, or None."""
+
+Replay = Callable[[tuple[Any, ...]], Any]
+"""Positional arguments -> the compiled function's outputs, or ``NO_MATCH``."""
 
 
 class _Code:
@@ -40,7 +43,8 @@ class _Code:
 
 def call_guard(key: tuple[Any, ...], names: list[str], static: frozenset[str], step: Step) -> Guard:
     """The guard of signature ``key`` (computed by ``Compiled._key`` for parameters
-    ``names``) and of ``step``, the Step traced for it."""
+    ``names``) and of ``step``, the Step traced for it: ``call_replay``'s checks alone,
+    returning what they bound (the property test of the checks reads them this way)."""
     code, arrays = _checks(key, names, static, step, None)
     code.lines.append(f"    return {arrays}, numbers")
     exec(compile("\n".join(code.lines), "<call guard>", "exec"), code.ns)
@@ -54,7 +58,7 @@ NO_MATCH = object()
 
 def call_replay(
     key: tuple[Any, ...], names: list[str], static: frozenset[str], step: Step, owner: Any
-) -> Callable[[tuple[Any, ...]], Any]:
+) -> Replay:
     """The guard's checks and then ``step``'s run (``step.runner_code``) as one function of
     the positional arguments: the outputs, or NO_MATCH where the guard would say None. It
     runs under ``owner._lock`` and only while it is ``owner._replay`` (the compiled
@@ -74,7 +78,7 @@ def call_replay(
     ]
     where = f"<compiled call of {qualname(step.source[0])}>"
     exec(compile("\n".join(code.lines), where, "exec"), code.ns)
-    replay: Callable[[tuple[Any, ...]], Any] = code.ns["guard"]
+    replay: Replay = code.ns["guard"]
     return replay
 
 

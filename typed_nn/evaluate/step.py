@@ -92,8 +92,6 @@ class Step:
         """Bind this call's arrays and numbers, run the program, return the outputs: after
         the first call, the code ``_generate_runner`` wrote for this Step (an attribute, so a
         call costs no method frame around it)."""
-        self.guard: Callable[[tuple[Any, ...]], tuple[list[Any], list[float]] | None] | None = None
-        """The code that checks a call can replay this Step (``guard.call_guard``)."""
         self.replay: Callable[[tuple[Any, ...]], Any] | None = None
         """The guard's checks, then this Step's run, as one function (``guard.call_replay``):
         what a compiled function calls first."""
