@@ -427,3 +427,23 @@ def test_an_inline_kernel_failing_after_writes_began_says_so(
     out = t32(np.zeros((3, 4), np.float32))
     with pytest.raises(tn.EvaluationError, match=r"failed while writing its targets in place"):
         tn.evaluate(ops.relu(t32(_normal(3, 4))), out=out)
+
+
+def test_a_large_relu_grad_keeps_no_pooled_buffer_between_calls() -> None:
+    """A pooled buffer is free only while the pool holds its one reference: a kernel that
+    kept the last buffers it was given would make every call take a new one."""
+    from typed_nn.evaluate.pool import buffer_pool
+
+    w = t32(rng.normal(size=(128, 4)))
+
+    @tn.compile
+    def f(g: tn.Matrix[tn.Float32, tn.CPU], x: tn.Matrix[tn.Float32, tn.CPU]) -> Any:
+        return ops.relu_grad(g, x) @ w  # 256 x 128 float32: 128 KiB, from the pool
+
+    g, x = t32(rng.normal(size=(256, 128))), t32(rng.normal(size=(256, 128)))
+    want = np.where(x.numpy() > 0, g.numpy(), 0) @ w.numpy()
+    np.testing.assert_allclose(f(g, x).numpy(), want, rtol=1e-5, atol=1e-5)
+    held = buffer_pool().held()
+    for _ in range(3):
+        np.testing.assert_allclose(f(g, x).numpy(), want, rtol=1e-5, atol=1e-5)
+    assert buffer_pool().held() == held

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy._core.multiarray import c_einsum
 
+from ...evaluate.pool import MIN_BYTES
 from ...ops.declare import Site, Specialised, inline_kernel, specialise
 from ...tags import CPU
 from . import activation as _activation
@@ -154,9 +155,27 @@ def relu_grad(site: Site) -> Specialised | None:
     bits = _activation.BITS.get(site.dtype)
     if g is None or x is None or bits is None or g[1] != site.dtype:
         return None
-    # The integer views of the last g and out, kept with them: a plan passes the same
-    # buffers at every call (a view costs 0.5 us). Holding the arrays keeps their identity
-    # theirs. ``x > 0`` goes into memory the kernel keeps.
+    # ``x > 0`` goes into memory the kernel keeps.
+    names: dict[str, Any] = {
+        "bits": bits,
+        "multiply": np.multiply,
+        "greater": np.greater,
+        "mask": np.empty(x[0], bool),
+        "zero": np.zeros((), x[1]),  # numpy converts a Python 0 at every call
+    }
+    if math.prod(site.shape) * site.dtype.itemsize >= MIN_BYTES:
+        # A pooled buffer is free only while the pool holds its one reference: views of it
+        # are made per call (their 0.5 us is nothing at this size), never kept.
+        return inline_kernel(
+            "{multiply}({0}.view({bits}), {greater}({1}, {zero}, out={mask}), "
+            "out={out}.view({bits}))",
+            2,
+            writes=True,
+            **names,
+        )
+    # The integer views of the last g and out, kept with them: a plan passes the same small
+    # buffers (its own) at every call (a view costs 0.5 us). Holding the arrays keeps their
+    # identity theirs.
     return inline_kernel(
         "if {0} is not {last}[0]:\n"
         "    {last}[0], {last}[1] = {0}, {0}.view({bits})\n"
@@ -166,11 +185,7 @@ def relu_grad(site: Site) -> Specialised | None:
         2,
         writes=True,
         last=[None, None, None, None],
-        bits=bits,
-        multiply=np.multiply,
-        greater=np.greater,
-        mask=np.empty(x[0], bool),
-        zero=np.zeros((), x[1]),  # numpy converts a Python 0 at every call
+        **names,
     )
 
 
