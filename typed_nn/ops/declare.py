@@ -288,10 +288,15 @@ def out_implementation(op: str, device: type[DeviceTag]) -> OutImpl | None:
     """``op``'s write-into implementation on ``device``, or None (the evaluator then calls
     the plain implementation and does not fuse the op)."""
     form = _OUT_IMPLS.get(op, {}).get(device.name)
-    if form is None:
-        return None
+    return form if form is not None and _still_plain(op, device, form.plain) else None
+
+
+def _still_plain(op: str, device: type[DeviceTag], plain: Impl) -> bool:
+    """Whether ``plain`` is still ``op``'s implementation on ``device``: a form registered as
+    mirroring it (write-into, passes, specialised) is not used while another one is in its
+    place (a higher priority, a test's replacement)."""
     impls = _IMPLS.get(op, {}).get(device.name)
-    return form if impls and impls[0][1] is form.plain else None
+    return impls is not None and len(impls) > 0 and impls[0][1] is plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,10 +331,7 @@ def passes(op: str, device: type[DeviceTag]) -> Passes | None:
     """``op``'s passes on ``device``, or None (none registered, or another plain
     implementation is registered in place of the one they mirror)."""
     form = _PASSES.get(op, {}).get(device.name)
-    if form is None:
-        return None
-    impls = _IMPLS.get(op, {}).get(device.name)
-    return form if impls and impls[0][1] is form.plain else None
+    return form if form is not None and _still_plain(op, device, form.plain) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -424,7 +426,4 @@ def specialisation(op: str, device: type[DeviceTag], site: Site) -> Specialised 
     """``op``'s kernel specialised for ``site``, or None (no specialiser, it declined, or
     another plain implementation is registered in place of the one it mirrors)."""
     entry = _SPECIALISERS.get(op, {}).get(device.name)
-    if entry is None:
-        return None
-    impls = _IMPLS.get(op, {}).get(device.name)
-    return entry[0](site) if impls and impls[0][1] is entry[1] else None
+    return entry[0](site) if entry is not None and _still_plain(op, device, entry[1]) else None
