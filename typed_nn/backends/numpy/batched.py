@@ -13,6 +13,7 @@ import numpy as np
 from ...devices import asarray_like, module_of
 from ...ops.declare import implement
 from ...tags import CPU
+from .nn import t_log_p
 
 Array = Any
 
@@ -34,11 +35,11 @@ def batch_narrow(x: Array, axis: int, starts: tuple[int, ...], length: int) -> A
     one block of it along ``axis`` in order (rows of a batch, gate blocks of one product:
     splitting a dim never copies), else one gather."""
     n, first = len(starts), starts[0]
+    xp = module_of(x)
     if starts == tuple(range(first, first + n * length, length)):
         block = x[(slice(None),) * axis + (slice(first, first + n * length),)]
         split = block.reshape(*x.shape[:axis], n, length, *x.shape[axis + 1 :])
-        return split if axis == 0 else module_of(x).moveaxis(split, axis, 0)
-    xp = module_of(x)
+        return split if axis == 0 else xp.moveaxis(split, axis, 0)
     index = xp.asarray(starts)[:, None] + xp.arange(length)  # (n, length) positions
     return xp.moveaxis(xp.take(x, index, axis=axis), axis, 0)
 
@@ -92,10 +93,7 @@ def batch_nll_loss(truth: Array, pred: Array) -> Array:
     terms *= truth
     sums = np.add.reduce(terms, axis=axes)
     if not np.isfinite(sums).all():
-        terms = np.zeros(pred.shape, pred.dtype)
-        np.log(pred, out=terms, where=truth != 0)
-        terms *= truth
-        sums = np.add.reduce(terms, axis=axes)
+        sums = np.add.reduce(t_log_p(truth, pred), axis=axes)
     return np.asarray(-sums / np.add.reduce(truth, axis=axes), dtype=pred.dtype)
 
 

@@ -87,7 +87,7 @@ def log_softmax_grad(g: Array, y: Array, k: int) -> Array:
     return r
 
 
-def _t_log_p(truth: Array, pred: Array) -> Array:
+def t_log_p(truth: Array, pred: Array) -> Array:
     """truth * ln(pred), with 0 wherever truth is 0 (even where pred is 0)."""
     r = np.zeros(np.broadcast_shapes(truth.shape, pred.shape), pred.dtype)
     nonzero = truth != 0
@@ -107,7 +107,7 @@ def nll_loss(truth: Array, pred: Array) -> Array:
         terms *= truth
         total = terms.sum()
     if total is None or not math.isfinite(total):
-        total = _t_log_p(truth, pred).sum()
+        total = t_log_p(truth, pred).sum()
     return asarray_like(-total / truth.sum(), pred, pred.dtype)
 
 
