@@ -101,9 +101,9 @@ def test_the_guard_declines_when_the_closed_over_tensors_memory_was_replaced() -
     f(x)
     last = f._last
     assert last is not None
-    assert last[1]((x,)) is not NO_MATCH  # the replay of the last Step runs it
+    assert last.replay((x,)) is not NO_MATCH  # the replay of the last Step runs it
     w._array = np.full(3, 2.0, np.float32)  # what loading new weights by replacement does
-    assert last[1]((x,)) is NO_MATCH
+    assert last.replay((x,)) is NO_MATCH
     np.testing.assert_array_equal(f(x).numpy(), [0.0, 2.0, 4.0])  # the general path retraces
     assert f.traces == 2
 
@@ -117,8 +117,8 @@ def test_the_replay_runs_the_last_step_or_says_no_match() -> None:
 
     x = tn.tensor(np.arange(3, dtype=np.float32), tn.Float32, tn.CPU, tn.Dim1)
     f(x, 1)
-    replay = f._replay
-    assert replay is not None
+    assert f._last is not None
+    replay = f._last.replay
     assert replay((x, 1)) is None  # fn's own None, not "no match"
     np.testing.assert_array_equal(w.numpy(), [0.0, 2.0, 4.0])
     longer = tn.tensor(np.ones(4, np.float32), tn.Float32, tn.CPU, tn.Dim1)
@@ -127,6 +127,7 @@ def test_the_replay_runs_the_last_step_or_says_no_match() -> None:
     assert replay((x,)) is NO_MATCH
     f(x, 2)  # another signature: traced, and its Step's replay is tried first from now on
     assert f.traces == 2
-    assert f._replay is not replay
+    assert f._last is not None
+    assert f._last.replay is not replay
     assert replay((x, 1)) is NO_MATCH  # no longer the last Step's: the general path decides
     np.testing.assert_array_equal(w.numpy(), [0.0, 4.0, 8.0])

@@ -191,8 +191,8 @@ def test_a_compiled_per_sample_loop_over_rows_of_an_argument_batches() -> None:
     assert loss.traces == 1
     last = loss._last
     assert last is not None
-    assert last[0].program.calls["batch_narrow"] == 1
-    assert last[0].program.calls["dot"] == 1
+    assert last.program.calls["batch_narrow"] == 1
+    assert last.program.calls["dot"] == 1
 
 
 def test_gathered_stacks_and_contractions_keep_values() -> None:
@@ -227,8 +227,8 @@ def test_vector_samples_differentiated_batch_their_outer_products() -> None:
     got = grad(t32(xb_np)).numpy()
     last = grad._last
     assert last is not None
-    assert last[0].program.calls["batch_dot_sum"] == 1
-    assert sum(last[0].program.calls.values()) < 16
+    assert last.program.calls["batch_dot_sum"] == 1
+    assert sum(last.program.calls.values()) < 16
     want = xb_np.T @ (1 - np.tanh(xb_np @ w.numpy()) ** 2)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 

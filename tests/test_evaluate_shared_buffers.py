@@ -20,7 +20,7 @@ STEPS = 6
 
 def _buffers(step: Any) -> tuple[int, int]:
     """(kept buffers the lean program writes into, distinct ones among them)."""
-    source: str = step._last[0].program.source
+    source: str = step._last.program.source
     named = re.findall(r"\bB(\d+)\b", source)
     return len(named), len(set(named))
 

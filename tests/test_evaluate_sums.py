@@ -135,7 +135,7 @@ def test_merged_sums_in_a_compiled_gradient_match_the_uncompiled_ones() -> None:
     for _ in range(2):
         for got, want in zip(compiled(t32(xs)), expected, strict=True):
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
-    program = compiled._last[0].program  # type: ignore[index]
+    program = compiled._last.program  # type: ignore[union-attr]
     assert program.fired.count(SUM_OF_DOTS) == 2
     # x[t] @ u batched into one, h @ w and dA @ wᵀ per step, one per weight's gradient
     assert program.calls["dot"] == 1 + T + (T - 1) + 2

@@ -53,7 +53,7 @@ def test_a_per_sample_loop_batches_on_the_gpu_like_on_the_cpu(
 
         loss, grad = step()
         assert step.traces == 1
-        calls = step._last[0].program.calls if step._last is not None else {}
+        calls = step._last.program.calls if step._last is not None else {}
         return (loss.numpy(), grad.numpy()), list(calls)
 
     (gpu_loss, gpu_grad), gpu_ops = run(tn.GPU)

@@ -28,8 +28,8 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CompileError, OperandError, RetraceWarning, message
 from ..ops.node import format_site, user_site
-from .guard import NO_MATCH, Replay, call_replay
-from .step import Step, build_step, memory_base
+from .guard import call_replay
+from .step import NO_MATCH, Step, build_step, memory_base, no_replay
 from .trace import floats, is_float, qualname, trace_function, tracing
 
 __all__ = ["Compiled", "compile", "tracing"]
@@ -65,10 +65,8 @@ class Compiled(Generic[P, R]):
         self._steps: dict[Any, Step] = {}
         self._warned = False
         self._lock = threading.RLock()
-        self._last: tuple[Step, Replay] | None = None
-        """The last call's Step and the code that checks a call fits it."""
-        self._replay: Replay | None = None
-        """The last call's Step's ``replay`` (``guard.call_replay``): tried first."""
+        self._last: Step | None = None
+        """The last call's Step: its ``replay`` (``guard.call_replay``) is tried first."""
         self.traces = 0
         """How many times ``fn`` was traced."""
         functools.update_wrapper(self, fn)
@@ -77,13 +75,12 @@ class Compiled(Generic[P, R]):
         if tracing() is not None:
             return self.fn(*args, **kwargs)  # inside another trace: part of its graph
         result: R
-        replay = self._replay
-        if replay is not None and not kwargs:
+        last = self._last
+        if last is not None and not kwargs:
             # The last call's signature and Step, checked and run by code written for them.
-            result = replay(args)
+            result = last.replay(args)
             if result is not NO_MATCH:
                 return result
-        last = self._last
         values = self._bind(args, kwargs)
         key, arrays, numbers = self._key(values)
         with self._lock:
@@ -92,12 +89,10 @@ class Compiled(Generic[P, R]):
                 self._steps[key] = found  # the most recently used last
             if found is None or found.stale(arrays):
                 found = self._trace(key, values)
-            if last is None or last[0] is not found:
-                replay = found.replay
-                if replay is None:  # written once per Step (a last, shorter batch alternates)
-                    replay = found.replay = call_replay(key, self._names, self._static, found, self)
-                self._last = (found, replay)
-                self._replay = replay
+            if last is not found:
+                if found.replay is no_replay:  # written once per Step (a last batch alternates)
+                    found.replay = call_replay(key, self._names, self._static, found, self)
+                self._last = found
             result = found.run(arrays, numbers, values)
         return result
 
@@ -105,7 +100,7 @@ class Compiled(Generic[P, R]):
         """Forget every traced signature (the next call traces again; ``traces`` goes on
         counting)."""
         self._steps.clear()
-        self._warned, self._last, self._replay = False, None, None
+        self._warned, self._last = False, None
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         if not kwargs and len(args) == len(self._names):

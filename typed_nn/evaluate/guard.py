@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..data.tensor import Tensor
-from .step import MISSING, CellScope, Step, runner_code
+from .step import MISSING, NO_MATCH, CellScope, Step, runner_code
 from .trace import is_float, qualname
 
 __all__ = ["NO_MATCH", "Guard", "Replay", "call_guard", "call_replay"]
@@ -52,27 +52,23 @@ def call_guard(key: tuple[Any, ...], names: list[str], static: frozenset[str], s
     return guard
 
 
-NO_MATCH = object()
-"""What a replay returns when the call does not fit its Step (a compiled fn may return None)."""
-
-
 def call_replay(
     key: tuple[Any, ...], names: list[str], static: frozenset[str], step: Step, owner: Any
 ) -> Replay:
     """The guard's checks and then ``step``'s run (``step.runner_code``) as one function of
     the positional arguments: the outputs, or NO_MATCH where the guard would say None. It
-    runs under ``owner._lock`` and only while it is ``owner._replay`` (the compiled
+    runs under ``owner._lock`` and only while ``step`` is ``owner._last`` (the compiled
     function's last Step), as the general path does."""
     code, arrays = _checks(key, names, static, step, NO_MATCH)
     ns, body = runner_code(step)
     clash = set(ns) & set(code.ns)
     assert not clash, f"guard and runner both name {clash}"
     code.ns.update(ns)
-    code.ns.update(LOCK=owner._lock, OWNER=owner)
+    code.ns.update(LOCK=owner._lock, OWNER=owner, THIS=step)
     code.lines += [
         f"    arrays = {arrays}",
         "    with LOCK:  # a Step's env and numbers serve one call at a time",
-        "        if OWNER._replay is not guard:",
+        "        if OWNER._last is not THIS:",
         "            return REJECT",
         *("        " + line for line in body),
     ]

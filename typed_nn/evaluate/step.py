@@ -25,10 +25,12 @@ from .trace import Number, qualname, trace_function, unflatten
 
 __all__ = [
     "MISSING",
+    "NO_MATCH",
     "CellScope",
     "Step",
     "build_step",
     "memory_base",
+    "no_replay",
     "runner_code",
     "shared_with",
 ]
@@ -79,10 +81,10 @@ class Step:
         held = {id(t): t for _, t, _ in live}  # a tensor read and assigned is held once
         held.update((id(k), k) for _, k in targets if type(k) is not int)
         self.held = [(t, t._array) for t in held.values()]
+        """Closed-over tensors (read or assigned) with their memory when traced."""
         for slot, t in [(slot, t) for slot, t, _ in live] + targets:
             if type(t) is not int:
                 env[slot] = t._array
-        """Closed-over tensors (read or assigned) with their memory when traced."""
         self.held_bases = frozenset(memory_base(array) for _, array in self.held)
         self.arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
         """(env slot, argument index, index) of each row ``x[i]`` of a tensor argument."""
@@ -92,9 +94,10 @@ class Step:
         """Bind this call's arrays and numbers, run the program, return the outputs: after
         the first call, the code ``_generate_runner`` wrote for this Step (an attribute, so a
         call costs no method frame around it)."""
-        self.replay: Callable[[tuple[Any, ...]], Any] | None = None
-        """The guard's checks, then this Step's run, as one function (``guard.call_replay``):
-        what a compiled function calls first."""
+        self.replay: Callable[[tuple[Any, ...]], Any] = no_replay
+        """The guard's checks, then this Step's run, as one function (``guard.call_replay``,
+        written when the Step first becomes its compiled function's last): what a compiled
+        function calls first."""
 
     def stale(self, arrays: list[Any]) -> bool:
         """Whether the trace no longer fits: a name ``fn`` read a tensor from now holds
@@ -128,6 +131,14 @@ class Step:
 
 
 MISSING = object()
+
+NO_MATCH = object()
+"""What a replay returns when the call does not fit its Step (a compiled fn may return None)."""
+
+
+def no_replay(args: tuple[Any, ...]) -> Any:
+    """A Step's replay before ``guard.call_replay`` wrote it: no call fits yet."""
+    return NO_MATCH
 
 
 def _generate_runner(step: Step) -> Runner:
