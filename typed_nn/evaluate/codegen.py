@@ -24,7 +24,7 @@ from ..tags import DeviceTag
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
 from .graph import Graph, INode, Ref, is_number
-from .lower import Pass, fold, ufunc_pass
+from .lower import Pass, fold, readers_of, ufunc_pass
 from .options import options
 from .pool import MIN_BYTES
 
@@ -100,9 +100,7 @@ class _Gen:
     def region_number(self, root: int, value: Any) -> Any:
         """A number of a pass in the floating region ``root``, as ``number_value`` gives it."""
         n = self.g.nodes[root]
-        if type(value) in (float, int) and device_of(n.device).numbers_as_arrays:
-            return np.asarray(value, n.dtype)
-        return value
+        return _number_as_array(value, n.dtype, n.device)
 
     def number_value(self, s: int, i: int, value: Any) -> Any:
         """Operand ``i`` of node ``s``, a constant number. Where the device allows it
@@ -112,15 +110,8 @@ class _Gen:
         half the time (numpy converts a Python number on every call)."""
         n = self.g.nodes[s]
         arrays = [self.g.nodes[a].dtype for a in n.args if not is_number(a)]
-        if (
-            type(value) in (float, int)
-            and device_of(n.device).numbers_as_arrays
-            and n.dtype.kind == "f"
-            and arrays
-            and all(dt == n.dtype for dt in arrays)
-        ):
-            with np.errstate(all="ignore"):  # an overflow is the same inf numpy gives
-                value = np.asarray(value, n.dtype)
+        if n.dtype.kind == "f" and arrays and all(dt == n.dtype for dt in arrays):
+            return _number_as_array(value, n.dtype, n.device)
         return value
 
     def emit(self, line: str, indent: int = 1) -> None:
@@ -165,6 +156,15 @@ def _form(g: Graph, n: INode) -> tuple[str, Any]:
     return "plain", implementation(n.op, n.device)
 
 
+def _number_as_array(value: Any, dtype: Any, device: Any) -> Any:
+    """A Python number as a 0-d array of ``dtype`` where the device allows it
+    (``Device.numbers_as_arrays``), else ``value`` itself."""
+    if type(value) in (float, int) and device_of(device).numbers_as_arrays:
+        with np.errstate(all="ignore"):  # an overflow is the same inf numpy gives
+            return np.asarray(value, dtype)
+    return value
+
+
 def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     """A non-fused node: its specialised kernel, else its write-into form, else the plain
     implementation (whose result is checked: a registered kernel may be anyone's)."""
@@ -182,7 +182,7 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
         else:
             gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
         return
-    args = _call_args(gen, s, operands)
+    args = _call_args(gen, operands, n.params, f"P{s}")
     if kind == "out":
         k = gen.const(f"K{s}", form.fn)
         gen.emit(f"v{s} = {k}({args}out={out})")
@@ -276,11 +276,7 @@ def _registers(passes: list[Pass]) -> tuple[list[Instr], int]:
     """Each pass with scratch registers for interior values (a register is reused once its
     value's last reader ran; an alias-safe pass may overwrite an operand's register), and
     the number of registers."""
-    reads: dict[int, int] = {}
-    for p in passes:
-        for kind, v in p.args:
-            if kind == "pass":
-                reads[id(v)] = reads.get(id(v), 0) + 1
+    reads = readers_of(passes)
     reg_of: dict[int, int] = {}
     free: list[int] = []
     n_regs = 0
@@ -319,7 +315,7 @@ def _straight_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out
     for p, args, dst in instrs:
         parts = [_operand(gen, kind, v, names, None) for kind, v in args]
         target = f"v{root}" if dst < 0 else names[dst]
-        gen.emit(f"{gen.const(p.label, p.fn)}({_pass_args(gen, p, parts)}out={target})")
+        gen.emit(_pass_call(gen, p, parts, target))
 
 
 def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out: str) -> None:
@@ -341,23 +337,21 @@ def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out:
     for p, args, dst in instrs:
         parts = [_operand(gen, kind, v, reg_names, shape_ix) for kind, v in args]
         target = "_o[_ix]" if dst < 0 else reg_names[dst]
-        gen.emit(f"{gen.const(p.label, p.fn)}({_pass_args(gen, p, parts)}out={target})", 2)
+        gen.emit(_pass_call(gen, p, parts, target), 2)
     gen.emit(f"v{root} = _o")
 
 
-def _pass_args(gen: _Gen, p: Pass, parts: list[str]) -> str:
-    """``a, b, `` plus ``*P, `` when the pass has parameters (ufuncs take none)."""
-    if p.params:
-        parts = [*parts, "*" + gen.const(f"P_{p.label}", p.params)]
-    return "".join(q + ", " for q in parts)
+def _pass_call(gen: _Gen, p: Pass, parts: list[str], target: str) -> str:
+    """A region pass's call into ``target``: ``fn(a, b, *P, out=target)``."""
+    args = _call_args(gen, parts, p.params, f"P_{p.label}")
+    return f"{gen.const(p.label, p.fn)}({args}out={target})"
 
 
-def _call_args(gen: _Gen, m: int, parts: list[str]) -> str:
-    """``a, b, `` plus ``*P, `` when the node has parameters (ufuncs take none)."""
-    params = gen.g.nodes[m].params
+def _call_args(gen: _Gen, parts: list[str], params: tuple[Any, ...], name: str) -> str:
+    """``a, b, `` plus ``*name, `` when there are parameters (ufuncs take none)."""
     if params:
-        parts = [*parts, "*" + gen.const(f"P{m}", params)]
-    return "".join(p + ", " for p in parts)
+        parts = [*parts, "*" + gen.const(name, params)]
+    return "".join(q + ", " for q in parts)
 
 
 def _operand(gen: _Gen, kind: str, v: Any, regs: list[str], blocked: Any) -> str:
@@ -534,9 +528,7 @@ def _shared_buffers(
     own = [s for s in g.order if s in kept and s not in blocks and s not in donors]
     if len(own) < 2:
         return {}
-    position: dict[int, int] = {}
-    for i, s in enumerate(g.order):
-        position[s] = i
+    position = {s: i for i, s in enumerate(g.order)}
     for root, members in regions.items():
         for m in members[:-1]:
             position[m] = position[root]

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Pass", "fold"]
+__all__ = ["Pass", "fold", "readers_of", "ufunc_pass"]
 
 
 @dataclass(eq=False)
@@ -53,7 +53,7 @@ def fold(passes: list[Pass]) -> list[Pass]:
     changed = True
     while changed:
         changed = False
-        readers = _readers(passes)
+        readers = readers_of(passes)
         for p in passes:
             merged = _fold_one(p, readers)
             if merged is not None:
@@ -62,13 +62,14 @@ def fold(passes: list[Pass]) -> list[Pass]:
                 changed = True
                 break
         if changed:
-            readers = _readers(passes)
+            readers = readers_of(passes)
             root = passes[-1]
             passes = [p for p in passes if p is root or readers.get(id(p), 0) > 0]
     return passes
 
 
-def _readers(passes: list[Pass]) -> dict[int, int]:
+def readers_of(passes: list[Pass]) -> dict[int, int]:
+    """How many of ``passes`` read each pass, by the pass's ``id``."""
     count: dict[int, int] = {}
     for p in passes:
         for kind, v in p.args:
