@@ -68,3 +68,32 @@ def test_a_view_keeps_its_buffer_until_its_last_read() -> None:
         for _ in range(4):
             y = np.tanh(y @ w) * 2.0
         np.testing.assert_allclose(step(t32(x), t32(w)).numpy(), y + flipped, rtol=1e-5)
+
+
+def test_fused_regions_of_one_shape_share_their_scratch_registers() -> None:
+    """Each step's ``tanh(a) * x[t] + sigmoid(a) * h`` is a fused region with scratch registers; the
+    regions of all steps share one set (``_Gen.register``) and still give numpy's values."""
+
+    @tn.compile
+    def step(x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim3], w: tn.Matrix[tn.Float32, tn.CPU]) -> Expr:
+        h = x[0]
+        for t in range(1, STEPS):
+            a = h @ w
+            h = ops.tanh(a) * x[t] + ops.sigmoid(a) * h
+        return ops.reduce_sum(h)
+
+    def numpy_step(x: np.ndarray[Any, Any], w: np.ndarray[Any, Any]) -> Any:
+        h = x[0]
+        for t in range(1, STEPS):
+            a = h @ w
+            h = np.tanh(a) * x[t] + h / (1 + np.exp(-a))
+        return h.sum()
+
+    for _ in range(3):
+        x = rng.normal(size=(STEPS, 4, 5)).astype(np.float32) * 0.5
+        w = rng.normal(size=(5, 5)).astype(np.float32) * 0.5
+        np.testing.assert_allclose(step(t32(x), t32(w)).numpy(), numpy_step(x, w), rtol=1e-5)
+    source: str = step._last.program.source
+    registers = re.findall(r"\bR\d+\b", source)
+    assert len(registers) >= 2 * (STEPS - 1)  # every step's region writes registers
+    assert len(set(registers)) <= 3  # one shared set, not one per region

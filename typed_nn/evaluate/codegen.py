@@ -76,6 +76,19 @@ class _Gen:
         self.shared: dict[int, int] = {}
         """Kept node -> the kept node whose buffer it writes into (:func:`_shared_buffers`)."""
         self.names: dict[int, str] = {}
+        self.registers: dict[tuple[tuple[int, ...], str, int], str] = {}
+
+    def register(self, shape: tuple[int, ...], dtype: Any, i: int) -> str:
+        """Scratch register ``i`` of the straight regions of ``shape`` and ``dtype``. A
+        region's registers hold values only while its own passes run, and regions run one
+        after another, so all of them share one set: a few buffers that stay in cache, where
+        a set per region (an LSTM's backward: 138) pushed the step's data out of L2."""
+        key = (shape, np.dtype(dtype).str, i)
+        name = self.registers.get(key)
+        if name is None:
+            name = self.const(f"R{len(self.registers)}", np.empty(shape, dtype))
+            self.registers[key] = name
+        return name
 
     def const(self, name: str, value: Any) -> str:
         self.ns[name] = value
@@ -309,8 +322,7 @@ def _registers(passes: list[Pass]) -> tuple[list[Instr], int]:
 def _straight_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out: str) -> None:
     """A small region: one whole-array call per pass, registers kept by the program."""
     node = gen.g.nodes[root]
-    regs = [np.empty(node.shape, node.dtype) for _ in range(n_regs)]
-    names = [gen.const(f"R{root}_{i}", r) for i, r in enumerate(regs)]
+    names = [gen.register(node.shape, node.dtype, i) for i in range(n_regs)]
     gen.emit(f"v{root} = {out}")
     for p, args, dst in instrs:
         parts = [_operand(gen, kind, v, names, None) for kind, v in args]
