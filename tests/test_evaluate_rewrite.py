@@ -56,6 +56,7 @@ CASES: dict[str, Callable[[], Expr]] = {
     "dot(m, BiasVector) -> column pick": lambda: untyped.ops.dot(
         t32(X), tn.BiasVector(4, 1, tn.scalar(-2.0, tn.Float32, tn.CPU))
     ),
+    "reduce_sum(a * b) -> one dot": lambda: ops.reduce_mean(ops.square(t32(X) - 1.0)),
 }
 
 
@@ -65,6 +66,47 @@ def test_rule_fires_and_keeps_the_numbers(rule: str) -> None:
     assert rule in fired
     assert stats.rewrites[rule] == 1
     np.testing.assert_allclose(fast, slow, rtol=1e-6, atol=1e-7)
+
+
+BIG = rng.normal(size=(300, 400)).astype(np.float32)  # past DOT_ELEMENTS: the einsum form
+SUMS_OF_PRODUCTS: dict[str, tuple[Callable[[], Expr], Any]] = {
+    "sum of squares": (lambda: ops.reduce_sum(ops.square(t32(X))), (X * X).sum()),
+    "mean of products": (lambda: ops.reduce_mean(t32(X) * t32(X * 3)), (X * X * 3).mean()),
+    "mean of a large array's squares": (
+        lambda: ops.reduce_mean(ops.square(t32(BIG))),
+        (BIG.astype(np.float64) ** 2).mean(),
+    ),
+    "a product that is also read elsewhere": (
+        lambda: ops.reduce_sum(ops.square(t32(X))) + ops.reduce_max(ops.square(t32(X))),
+        (X * X).sum() + (X * X).max(),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SUMS_OF_PRODUCTS))
+def test_a_full_reduction_of_products_is_one_dot(case: str) -> None:
+    build, want = SUMS_OF_PRODUCTS[case]
+    fast, slow, fired = _both(build)
+    assert fired == ["reduce_sum(a * b) -> one dot"]
+    assert fast.dtype == np.float32
+    assert fast.shape == ()
+    np.testing.assert_allclose(fast, slow, rtol=2e-6)
+    np.testing.assert_allclose(fast, want, rtol=2e-6)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: ops.reduce_sum(t32(X) * t32(X[0])),  # broadcast: the product is larger
+        lambda: ops.reduce_sum(ops.square(t32(X)), 0),  # not every dim
+        lambda: ops.reduce_sum(t32(X) * 2.0),  # a number operand
+    ],
+    ids=["broadcast", "partial", "number"],
+)
+def test_other_reductions_of_products_are_left_alone(build: Callable[[], Expr]) -> None:
+    fast, slow, fired = _both(build)
+    assert "reduce_sum(a * b) -> one dot" not in fired
+    np.testing.assert_array_equal(fast, slow)
 
 
 def test_every_declared_rule_has_a_case() -> None:

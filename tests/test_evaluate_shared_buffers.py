@@ -18,9 +18,15 @@ rng = np.random.default_rng(5)
 STEPS = 6
 
 
+def _source(step: Any) -> str:
+    """The source of a compiled function's last Step's program."""
+    source: str = step._last.program.source
+    return source
+
+
 def _buffers(step: Any) -> tuple[int, int]:
     """(kept buffers the lean program writes into, distinct ones among them)."""
-    source: str = step._last.program.source
+    source = _source(step)
     named = re.findall(r"\bB(\d+)\b", source)
     return len(named), len(set(named))
 
@@ -76,7 +82,7 @@ def test_fused_regions_of_one_shape_share_their_scratch_registers() -> None:
 
     @tn.compile
     def step(x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim3], w: tn.Matrix[tn.Float32, tn.CPU]) -> Expr:
-        h = x[0]
+        h: Expr = x[0]
         for t in range(1, STEPS):
             a = h @ w
             h = ops.tanh(a) * x[t] + ops.sigmoid(a) * h
@@ -93,7 +99,6 @@ def test_fused_regions_of_one_shape_share_their_scratch_registers() -> None:
         x = rng.normal(size=(STEPS, 4, 5)).astype(np.float32) * 0.5
         w = rng.normal(size=(5, 5)).astype(np.float32) * 0.5
         np.testing.assert_allclose(step(t32(x), t32(w)).numpy(), numpy_step(x, w), rtol=1e-5)
-    source: str = step._last.program.source
-    registers = re.findall(r"\bR\d+\b", source)
+    registers = re.findall(r"\bR\d+\b", _source(step))
     assert len(registers) >= 2 * (STEPS - 1)  # every step's region writes registers
     assert len(set(registers)) <= 3  # one shared set, not one per region

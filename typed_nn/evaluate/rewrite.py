@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from ..devices import device_of
 from ..ops import batching
 from ..ops.declare import Batching, OpDecl, implemented_devices, internal_op
@@ -48,6 +50,10 @@ SOFTMAX_NLL_GRAD = _internal(
     "softmax_nll_grad", 3, batching=batching.by(batching.SOFTMAX_NLL, "sbb")
 )
 """``softmax_nll_grad(g, t, y, k)``: softmax_grad(nll_loss_grad(g, t, y), y, k) in one pass."""
+SUM_OF_PRODUCTS = _internal("sum_of_products", 2)
+"""``sum_of_products(a, b, count)`` = ``reduce_sum(a * b) / count`` over every element, with
+no array of products (one BLAS dot: an MSE loss ``reduce_mean(square(d))`` reads ``d`` once
+where ``square`` then ``mean`` wrote and re-read a copy of it)."""
 CONTIGUOUS = _internal("contiguous", 1)
 """``contiguous(x)``: ``x``'s values in a fresh row-major array."""
 SHARED_TRANSPOSE = "dot(a, transpose(w)) read by many dots -> one row-major copy of it"
@@ -211,6 +217,20 @@ def _dot_bias_right(g: Graph, n: INode) -> INode | None:
     hot = g.nodes[b]
     pos = hot.params[1]
     return INode("pick_col", PICK_COL, (pos,), [a, hot.args[0]], n.shape, n.dtype, n.device)
+
+
+@rule("reduce_sum", "reduce_mean", name="reduce_sum(a * b) -> one dot")
+def _sum_of_products(g: Graph, n: INode) -> INode | None:
+    """A full float reduction of ``square(a)`` or of ``a * b`` (same shapes, no broadcast)."""
+    (x,) = n.args
+    if n.shape != () or n.dtype.kind != "f" or _op(g, x) not in ("square", "mul"):
+        return None
+    m = g.nodes[x]
+    pair = m.args * 2 if m.op == "square" else m.args
+    if not all(_same_value_type(g, m, a) and g.nodes[a].dtype == n.dtype for a in pair):
+        return None
+    count = int(np.prod(m.shape)) if n.op == "reduce_mean" else 1
+    return INode(SUM_OF_PRODUCTS.name, SUM_OF_PRODUCTS, (count,), list(pair), (), n.dtype, n.device)
 
 
 @rule("softmax_grad", name="softmax_grad(nll_loss_grad(g, t, y), y) in one pass")
