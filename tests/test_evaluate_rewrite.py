@@ -16,7 +16,9 @@ from typed_nn import ops
 from typed_nn.evaluate import last_program, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
 from typed_nn.evaluate.rewrite import (
+    FOLDED_BIAS,
     MAX_COPIED_ELEMENTS,
+    MIN_FOLDED_ELEMENTS,
     MIN_TRANSPOSED_READS,
     RULES,
     SHARED_TRANSPOSE,
@@ -243,3 +245,72 @@ def test_the_row_major_copy_is_never_its_operand() -> None:
     assert copy is not x
     assert not np.shares_memory(copy, x)
     np.testing.assert_array_equal(copy, x)
+
+
+Data = tn.Tensor[Any, Any, Any]
+TALL_X = rng.normal(size=(4, 128, 16)).astype(np.float32)  # 512 rows: 512 x 128 products
+TALL_W = rng.normal(size=(16, 128)).astype(np.float32)
+TALL_B = rng.normal(size=(128,)).astype(np.float32)
+
+
+def _tall(x: Any = TALL_X, w: Any = TALL_W, b: Any = TALL_B) -> tuple[Data, Data, Data]:
+    return t32(x), t32(w), tn.tensor(b, tn.Float32, tn.CPU, tn.Dim1)
+
+
+def test_a_row_bias_on_a_tall_product_rides_in_the_gemm() -> None:
+    x, w, b = _tall()
+    fast, slow, fired = _both(lambda: ops.tanh(x @ w + b))
+    assert fired == [FOLDED_BIAS]
+    np.testing.assert_allclose(fast, slow, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fast, np.tanh(TALL_X @ TALL_W + TALL_B), rtol=1e-5, atol=1e-6)
+    fast, slow, fired = _both(lambda: b + x @ w)  # either side
+    assert fired == [FOLDED_BIAS]
+    np.testing.assert_allclose(fast, slow, rtol=1e-5, atol=1e-6)
+
+
+def test_the_folded_product_trains_like_the_plain_one() -> None:
+    """Compiled, with the weight and the bias updated in place every call."""
+
+    def train(fold: bool) -> np.ndarray[Any, Any]:
+        x, w, b = _tall(w=TALL_W.copy(), b=TALL_B.copy())
+
+        @tn.compile
+        def step(x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim3]) -> Expr:
+            loss = ops.reduce_mean(ops.square(ops.tanh(x @ w + b)))
+            gw, gb = tn.grad(loss, (w, b))
+            w.assign(w - 0.5 * gw)
+            b.assign(b - 0.5 * gb)
+            return loss
+
+        with options.using(rewrite=fold):
+            losses = [step(x).numpy() for _ in range(3)]
+            assert (FOLDED_BIAS in last_program().fired) == fold  # type: ignore[union-attr]
+        return np.array([*losses, *w.numpy().ravel(), *b.numpy()])
+
+    np.testing.assert_allclose(train(True), train(False), rtol=1e-5, atol=1e-6)
+
+
+def _short() -> Expr:
+    x, w, b = _tall(x=TALL_X[0, :8])  # 8 rows: too few
+    return x @ w + b
+
+
+def _shared_product() -> Expr:
+    x, w, b = _tall()
+    return (x @ w + b) * (x @ w)  # the product read twice
+
+
+def _no_bias() -> Expr:
+    x, w, _ = _tall()
+    return x @ w + x @ w
+
+
+@pytest.mark.parametrize("build", [_short, _shared_product, _no_bias])
+def test_other_sums_with_a_product_keep_the_add(build: Callable[[], Expr]) -> None:
+    fast, slow, fired = _both(build)
+    assert FOLDED_BIAS not in fired
+    np.testing.assert_allclose(fast, slow, rtol=1e-5, atol=1e-5)
+
+
+def test_the_fold_threshold_is_what_the_docstring_says() -> None:
+    assert 8 * 128 < MIN_FOLDED_ELEMENTS <= 512 * 128

@@ -32,7 +32,7 @@ from .fuse import find_regions
 from .graph import build_graph
 from .options import options, stats
 from .pool import buffer_pool
-from .rewrite import materialise_shared_transposes, rewrite
+from .rewrite import fold_row_biases, materialise_shared_transposes, rewrite
 from .sums import merge_sums
 
 __all__ = [
@@ -106,6 +106,7 @@ def _analyse(col: Collected, targets: list[Target]) -> Program:
         stats.batched += batch(g)
     if options.rewrite:  # after batching: a sum it made one contraction is not re-merged
         fired += merge_sums(g)
+        fired += fold_row_biases(g)
         fired += materialise_shared_transposes(g)
     for name in fired:
         stats.rewrites[name] += 1

@@ -17,10 +17,21 @@ import numpy as np
 from ..devices import device_of
 from ..ops import batching
 from ..ops.declare import Batching, OpDecl, implemented_devices, internal_op
+from ..ops.join import CONCAT
+from ..ops.layout import RESHAPE
 from ..ops.special import ZEROS
+from ..ops.structure import DOT
 from .graph import Graph, INode, Ref, is_number
 
-__all__ = ["RULES", "SHARED_TRANSPOSE", "materialise_shared_transposes", "rewrite", "rule"]
+__all__ = [
+    "FOLDED_BIAS",
+    "RULES",
+    "SHARED_TRANSPOSE",
+    "fold_row_biases",
+    "materialise_shared_transposes",
+    "rewrite",
+    "rule",
+]
 
 RuleFn = Callable[[Graph, INode], Ref | INode | None]
 RULES: dict[str, list[tuple[str, RuleFn]]] = {}
@@ -54,6 +65,8 @@ SUM_OF_PRODUCTS = _internal("sum_of_products", 2)
 """``sum_of_products(a, b, count)`` = ``reduce_sum(a * b) / count`` over every element, with
 no array of products (one BLAS dot: an MSE loss ``reduce_mean(square(d))`` reads ``d`` once
 where ``square`` then ``mean`` wrote and re-read a copy of it)."""
+APPEND_ONES = _internal("append_ones", 1)
+"""``append_ones(x)``: ``x`` with a column of ones after its last column."""
 CONTIGUOUS = _internal("contiguous", 1)
 """``contiguous(x)``: ``x``'s values in a fresh row-major array."""
 SHARED_TRANSPOSE = "dot(a, transpose(w)) read by many dots -> one row-major copy of it"
@@ -113,6 +126,76 @@ def materialise_shared_transposes(g: Graph) -> list[str]:
     if fired:
         g.reorder()
     return fired
+
+
+FOLDED_BIAS = "dot(x, w) + b -> dot([x | 1], [w; b])"
+MIN_FOLDED_ELEMENTS = 1 << 14
+
+
+def fold_row_biases(g: Graph) -> list[str]:
+    """``x·w + b`` (``b`` one value per column, added to every row of a product that nothing
+    else reads) as one product ``[x | 1]·[w; b]``: the bias rides in the GEMM, where adding it
+    after was one more pass over the product. Taken where that pass is the larger cost: the
+    product has at least ``MIN_FOLDED_ELEMENTS`` values and twice the values the two copies
+    write (``x`` with its column of ones, ``w`` with its row ``b``). An LSTM's input part over
+    the whole sequence, (640, 32)·(32, 256), qualifies; a batch of 32 rows does not. Run after
+    batching, which makes those tall products. The sum is the same up to float rounding (the
+    GEMM adds ``b`` among its terms)."""
+    alive = g.live()
+    uses = g.uses(alive)
+    fired: list[str] = []
+    for s in list(g.order):
+        n = g.nodes[s]
+        if not alive[s] or n.op != "add" or n.dtype.kind != "f" or any(map(is_number, n.args)):
+            continue
+        for d, b in (n.args, n.args[::-1]):
+            folded = _folded(g, n, d, b, uses)
+            if folded is not None:
+                g.nodes[s] = folded
+                fired.append(FOLDED_BIAS)
+                break
+    if fired:
+        g.reorder()
+    return fired
+
+
+def _folded(g: Graph, n: INode, d: int, b: int, uses: list[int]) -> INode | None:
+    """The folded product for ``n = d + b`` when ``d`` is such a product and ``b`` its row bias."""
+    prod, bias = g.nodes[d], g.nodes[b]
+    if prod.op != "dot" or prod.params != (1,) or uses[d] != 1 or prod.shape != n.shape:
+        return None
+    x, w = (g.nodes[a] if not is_number(a) else None for a in prod.args)
+    if x is None or w is None or len(x.shape) < 2 or len(w.shape) != 2:
+        return None
+    (k, cols), rows = w.shape, int(np.prod(x.shape[:-1]))
+    if bias.shape != (cols,) or not all(m.dtype == n.dtype for m in (x, w, bias)):
+        return None
+    copied = rows * (k + 1) + (k + 1) * cols
+    if rows * cols < max(MIN_FOLDED_ELEMENTS, 2 * copied):
+        return None
+    if not device_of(n.device).host_pool:  # host BLAS only
+        return None
+    nodes = [
+        INode(
+            APPEND_ONES.name,
+            APPEND_ONES,
+            (),
+            [prod.args[0]],
+            (*x.shape[:-1], k + 1),
+            n.dtype,
+            n.device,
+        ),
+        INode(RESHAPE.name, RESHAPE, ((1, cols),), [b], (1, cols), n.dtype, n.device),
+    ]
+    if not all(_runs_on(m) for m in nodes):
+        return None
+    for m in nodes:
+        g.nodes.append(m)
+    aug, row = len(g.nodes) - 2, len(g.nodes) - 1
+    g.nodes.append(
+        INode(CONCAT.name, CONCAT, (0,), [prod.args[1], row], (k + 1, cols), n.dtype, n.device)
+    )
+    return INode(DOT.name, DOT, (1,), [aug, len(g.nodes) - 1], n.shape, n.dtype, n.device, n.obj)
 
 
 def _runs_on(n: INode) -> bool:

@@ -26,6 +26,18 @@ def pick_col(m: Array, s: Array, pos: int) -> Array:
     return asarray_like(np.multiply(m[..., pos], s), m)
 
 
+@implement("append_ones", CPU)
+def append_ones(x: Array) -> Array:
+    """``x`` with a column of ones after its last column (``[x | 1]``)."""
+    return append_ones_into(x, out=np.empty((*x.shape[:-1], x.shape[-1] + 1), x.dtype))
+
+
+def append_ones_into(x: Array, *, out: Array) -> Array:
+    out[..., :-1] = x
+    out[..., -1] = 1
+    return out
+
+
 @implement("contiguous", CPU)
 def contiguous(x: Array) -> Array:
     """A fresh row-major copy of ``x`` (never ``x`` itself, even when it is row-major)."""

@@ -24,7 +24,7 @@ from . import join as _join  # noqa: F401
 from . import layout as _layout  # noqa: F401 - the plain forms must be registered
 from . import nn as _nn
 from . import reduce as _reduce
-from . import rewritten as _rewritten  # noqa: F401
+from . import rewritten as _rewritten
 from . import structure as _structure
 
 Array = Any
@@ -57,6 +57,12 @@ def dot(site: Site) -> Specialised | None:
         return _structure.contract_into(a, b, k, out=out)
 
     return Specialised(contract_into, writes=True)
+
+
+@specialise("append_ones", CPU)
+def append_ones(site: Site) -> Specialised:
+    """``[x | 1]`` written into the buffer (a tall one: a fresh one would fault its pages)."""
+    return Specialised(_rewritten.append_ones_into, writes=True)
 
 
 @specialise("concat", CPU)
