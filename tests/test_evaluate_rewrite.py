@@ -17,6 +17,7 @@ from typed_nn.evaluate import last_program, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
 from typed_nn.evaluate.rewrite import (
     FOLDED_BIAS,
+    FOLDED_BIAS_GRADIENT,
     MAX_COPIED_ELEMENTS,
     MIN_FOLDED_ELEMENTS,
     MIN_TRANSPOSED_READS,
@@ -268,14 +269,16 @@ def test_a_row_bias_on_a_tall_product_rides_in_the_gemm() -> None:
     np.testing.assert_allclose(fast, slow, rtol=1e-5, atol=1e-6)
 
 
-def test_the_folded_product_trains_like_the_plain_one() -> None:
-    """Compiled, with the weight and the bias updated in place every call."""
+@pytest.mark.parametrize("rows", [(4, 128), (512,)], ids=["rank-3", "rank-2"])
+def test_the_folded_product_trains_like_the_plain_one(rows: tuple[int, ...]) -> None:
+    """Compiled, with the weight and the bias updated in place every call: the forward's
+    ``[x | 1]`` also gives both gradients as one product."""
 
     def train(fold: bool) -> np.ndarray[Any, Any]:
-        x, w, b = _tall(w=TALL_W.copy(), b=TALL_B.copy())
+        x, w, b = _tall(x=TALL_X.reshape(*rows, 16), w=TALL_W.copy(), b=TALL_B.copy())
 
         @tn.compile
-        def step(x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim3]) -> Expr:
+        def step(x: Data) -> Expr:
             loss = ops.reduce_mean(ops.square(ops.tanh(x @ w + b)))
             gw, gb = tn.grad(loss, (w, b))
             w.assign(w - 0.5 * gw)
@@ -284,7 +287,9 @@ def test_the_folded_product_trains_like_the_plain_one() -> None:
 
         with options.using(rewrite=fold):
             losses = [step(x).numpy() for _ in range(3)]
-            assert (FOLDED_BIAS in last_program().fired) == fold  # type: ignore[union-attr]
+            fired = last_program().fired  # type: ignore[union-attr]
+        folds = [FOLDED_BIAS, FOLDED_BIAS_GRADIENT]
+        assert [name for name in fired if name in folds] == (folds if fold else [])
         return np.array([*losses, *w.numpy().ravel(), *b.numpy()])
 
     np.testing.assert_allclose(train(True), train(False), rtol=1e-5, atol=1e-6)

@@ -32,7 +32,12 @@ from .fuse import find_regions
 from .graph import build_graph
 from .options import options, stats
 from .pool import buffer_pool
-from .rewrite import fold_row_biases, materialise_shared_transposes, rewrite
+from .rewrite import (
+    fold_bias_gradients,
+    fold_row_biases,
+    materialise_shared_transposes,
+    rewrite,
+)
 from .sums import merge_sums
 
 __all__ = [
@@ -107,6 +112,7 @@ def _analyse(col: Collected, targets: list[Target]) -> Program:
     if options.rewrite:  # after batching: a sum it made one contraction is not re-merged
         fired += merge_sums(g)
         fired += fold_row_biases(g)
+        fired += fold_bias_gradients(g)
         fired += materialise_shared_transposes(g)
     for name in fired:
         stats.rewrites[name] += 1

@@ -17,16 +17,19 @@ import numpy as np
 from ..devices import device_of
 from ..ops import batching
 from ..ops.declare import Batching, OpDecl, implemented_devices, internal_op
-from ..ops.join import CONCAT
-from ..ops.layout import RESHAPE
+from ..ops.join import CONCAT, NARROW
+from ..ops.layout import PERMUTE, RESHAPE
+from ..ops.rows import SLICE
 from ..ops.special import ZEROS
 from ..ops.structure import DOT
 from .graph import Graph, INode, Ref, is_number
 
 __all__ = [
     "FOLDED_BIAS",
+    "FOLDED_BIAS_GRADIENT",
     "RULES",
     "SHARED_TRANSPOSE",
+    "fold_bias_gradients",
     "fold_row_biases",
     "materialise_shared_transposes",
     "rewrite",
@@ -173,29 +176,102 @@ def _folded(g: Graph, n: INode, d: int, b: int, uses: list[int]) -> INode | None
     copied = rows * (k + 1) + (k + 1) * cols
     if rows * cols < max(MIN_FOLDED_ELEMENTS, 2 * copied):
         return None
-    if not device_of(n.device).host_pool:  # host BLAS only
+    ones = _node(APPEND_ONES, (), [prod.args[0]], (*x.shape[:-1], k + 1), n)
+    if not device_of(n.device).host_pool or not _runs_on(ones):  # host BLAS only
         return None
-    nodes = [
-        INode(
-            APPEND_ONES.name,
-            APPEND_ONES,
-            (),
-            [prod.args[0]],
-            (*x.shape[:-1], k + 1),
-            n.dtype,
-            n.device,
-        ),
-        INode(RESHAPE.name, RESHAPE, ((1, cols),), [b], (1, cols), n.dtype, n.device),
-    ]
-    if not all(_runs_on(m) for m in nodes):
+    row = _append(g, _node(RESHAPE, ((1, cols),), [b], (1, cols), n))
+    stacked = _append(g, _node(CONCAT, (0,), [prod.args[1], row], (k + 1, cols), n))
+    return _node(DOT, (1,), [_append(g, ones), stacked], n.shape, n, n.obj)
+
+
+FOLDED_BIAS_GRADIENT = "xᵀ·g and reduce_sum(g, rows) -> [x | 1]ᵀ·g"
+
+
+def fold_bias_gradients(g: Graph) -> list[str]:
+    """The backward of :func:`fold_row_biases`: where ``[x | 1]`` was made for the forward,
+    the weight's gradient ``xᵀ·g`` (a contraction over every row dim) and the bias's
+    ``reduce_sum(g, rows)`` (its column sums) are the row blocks of one product
+    ``[x | 1]ᵀ·g``: one more row in a GEMM that reads ``g`` anyway, instead of a second pass
+    over ``g``. ``x`` may be read through a row-major reshape (a sequence's steps as rows).
+    The column sums are BLAS's, as ``reduce_sum`` takes them (``backends/numpy/reduce.py``)."""
+    alive = g.live()
+    ones_of = {n.args[0]: u for u, n in enumerate(g.nodes) if alive[u] and n.op == APPEND_ONES.name}
+    if not ones_of:
+        return []
+    products: dict[int, list[int]] = {}
+    sums: list[int] = []
+    for s in g.order:
+        n = g.nodes[s]
+        if not alive[s] or any(map(is_number, n.args)):
+            continue
+        if n.op == "dot" and len(n.shape) == 2:
+            products.setdefault(n.args[1], []).append(s)
+        elif n.op == "reduce_sum" and len(n.shape) == 1:
+            rank = len(g.nodes[n.args[0]].shape)
+            if n.params == (tuple(range(rank - 1)), False):
+                sums.append(s)
+    fired: list[str] = []
+    for s in sums:
+        total = g.nodes[s]
+        grad = total.args[0]
+        for d in products.get(grad, ()):
+            prod = g.nodes[d]
+            left = _ones_transposed(g, prod.args[0], prod.params, ones_of, total)
+            if left is None:
+                continue
+            k = prod.shape[0]
+            both = _append(g, _node(DOT, prod.params, [left, grad], (k + 1, total.shape[0]), total))
+            g.nodes[d] = _node(NARROW, (0, 0, k), [both], prod.shape, prod, prod.obj)
+            g.nodes[s] = _node(SLICE, (k,), [both], total.shape, total, total.obj)
+            fired.append(FOLDED_BIAS_GRADIENT)
+            break
+    if fired:
+        g.reorder()
+    return fired
+
+
+def _ones_transposed(
+    g: Graph, left: Ref, params: tuple[object, ...], ones_of: dict[int, int], like: INode
+) -> int | None:
+    """``[x | 1]ᵀ`` (appended to the graph) when ``left`` is ``xᵀ`` — ``x``'s last dim moved
+    first and contracted with ``g`` over the others — or that of a row-major reshape of
+    ``x``, and ``append_ones(x)`` was made; else None."""
+    n = g.nodes[left]
+    a = g.nodes[n.args[0]] if n.op == "permute" else None
+    if a is None or n.params != ((len(a.shape) - 1, *range(len(a.shape) - 1)),):
         return None
-    for m in nodes:
-        g.nodes.append(m)
-    aug, row = len(g.nodes) - 2, len(g.nodes) - 1
-    g.nodes.append(
-        INode(CONCAT.name, CONCAT, (0,), [prod.args[1], row], (k + 1, cols), n.dtype, n.device)
-    )
-    return INode(DOT.name, DOT, (1,), [aug, len(g.nodes) - 1], n.shape, n.dtype, n.device, n.obj)
+    if params != (len(a.shape) - 1,):
+        return None
+    for x in (n.args[0], a.args[0] if a.op == "reshape" else None):
+        u = ones_of.get(x) if x is not None else None
+        if u is None or g.nodes[u].dtype != like.dtype:
+            continue
+        shape = g.nodes[u].shape
+        if int(np.prod(shape[:-1])) != int(np.prod(a.shape[:-1])) or shape[-1] != a.shape[-1] + 1:
+            continue
+        table = (*a.shape[:-1], shape[-1])
+        if shape != table:
+            u = _append(g, _node(RESHAPE, (table,), [u], table, like))
+        order = n.params[0]
+        return _append(g, _node(PERMUTE, (order,), [u], (shape[-1], *a.shape[:-1]), like))
+    return None
+
+
+def _node(
+    decl: OpDecl,
+    params: tuple[object, ...],
+    args: list[Ref],
+    shape: tuple[int, ...],
+    like: INode,
+    obj: object = None,
+) -> INode:
+    """A node of ``decl`` with ``like``'s dtype and device."""
+    return INode(decl.name, decl, params, args, shape, like.dtype, like.device, obj)
+
+
+def _append(g: Graph, node: INode) -> int:
+    g.nodes.append(node)
+    return len(g.nodes) - 1
 
 
 def _runs_on(n: INode) -> bool:
