@@ -355,18 +355,19 @@ def test_small_kernels_are_written_into_the_plan_and_give_the_plain_bits(
     parts = [
         ops.softmax(h),
         ops.sigmoid(ops.transpose(h)),
-        ops.reduce_sum(h, dims=(0,)),
+        ops.reduce_sum(h, dims=(0,)),  # column sums: BLAS's ones·h
+        ops.reduce_sum(h, dims=(1,)) * 2.0,  # row sums: np.add.reduce
         ops.narrow(h, 1, 1, 3),
         ops.permute(ops.reshape(h, (2, 3, 5)), (1, 0, 2)),
     ]
     losses = [ops.reduce_sum(p * p) for p in parts]
-    loss = losses[0] + losses[1] + losses[2] + losses[3] + losses[4]
+    loss = losses[0] + losses[1] + losses[2] + losses[3] + losses[4] + losses[5]
     roots = [*parts, *tn.grad(loss, [x, w])]  # relu_grad too
     got = _evaluated(roots)
     program = last_program()
     assert program is not None
     source = program.source
-    for name in ("maximum", "add_reduce", "subtract", "f3", "index", "order"):
+    for name in ("maximum", "add_reduce", "matmul", "subtract", "f3", "index", "order"):
         assert f"_{name}" in source, name  # the bodies are in the program, not called
     assert ".T" in source
     invalidate_caches()

@@ -125,19 +125,35 @@ def permute(site: Site) -> Specialised:
 
 @specialise("reduce_sum", CPU)
 def reduce_sum(site: Site) -> Specialised | None:
-    """The plain kernel's sum (``reduce.sum_into``) into the buffer (a 0-d result keeps the
-    plain path)."""
+    """The plain kernel's sum into the buffer (a 0-d result keeps the plain path): a float
+    sum over the leading dims into a vector is BLAS's ``ones·x`` written in place, its vector
+    of ones made here (``reduce.sum_into``'s product, the same numbers, without its checks:
+    on a (32, 64) bias gradient they cost more than the product); other sums are
+    ``np.add.reduce``."""
     x = site.operands[0]
     if x is None or not site.shape:
         return None
-    dims, keep = site.params
+    (shape, dtype), (dims, keep) = x, site.params
+    blas = _reduce.by_blas(shape, dims, dtype)
+    if blas and not keep and len(site.shape) == 1:
+        rows = math.prod(shape[: len(dims)])
+        table = "{0}" if len(shape) == 2 else "{0}.reshape({rows}, -1)"
+        return inline_kernel(
+            "{matmul}({ones}, " + table + ", out={out})",
+            1,
+            writes=True,
+            matmul=np.matmul,
+            ones=np.ones(rows, dtype),
+            rows=rows,
+        )
+    add_reduce: Any = _reduce.sum_into if blas else _sum
     return inline_kernel(
         "{add_reduce}({0}, {dims}, {dtype}, {out}, {keep})",  # (axis, dtype, out, keepdims)
         1,
         writes=True,
-        add_reduce=_reduce.sum_into,
+        add_reduce=add_reduce,
         dims=dims,
-        dtype=x[1],
+        dtype=dtype,
         keep=keep,
     )
 
