@@ -259,3 +259,51 @@ def test_lean_programs_write_an_element_wise_step_into_a_dying_operand() -> None
         np.testing.assert_allclose(got[0].numpy(), np.maximum(want, 0), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got[1].numpy(), want * 3, rtol=1e-5, atol=1e-5)
     assert re.search(r"v\d+ = K\d+\(v(\d+), v\d+, out=v\1\)", _lean_source(f))
+
+
+def test_the_last_reader_of_a_dying_value_writes_into_it() -> None:
+    """An MSE's difference is read by the loss (a fresh total), then scaled into the
+    gradient in its buffer (a large one: a small buffer the program keeps never reaches a
+    returned value); whatever order the two run in, run after run, the numbers are
+    numpy's."""
+    p = t32(rng.standard_normal((200, 100)))
+    y = t32(rng.standard_normal((200, 100)))
+
+    def mse() -> list[Any]:
+        d = p - y
+        return [ops.reduce_mean(ops.square(d)), ops.reduce_sum(d * 3.0, 0)]
+
+    def scaled_first() -> list[Any]:
+        d = p - y
+        return [ops.reduce_sum(d * 3.0, 0), ops.reduce_sum(d * d)]
+
+    want = p.numpy() - y.numpy()
+    sources = []
+    for fn, total, at in ((mse, (want**2).mean(), 1), (scaled_first, (want**2).sum(), 0)):
+        f = tn.compile(fn)
+        for _ in range(3):
+            got = f()
+            np.testing.assert_allclose(got[at].numpy(), (want * 3).sum(0), rtol=1e-5, atol=1e-4)
+            np.testing.assert_allclose(got[1 - at].numpy(), total, rtol=1e-5)
+        sources.append(_lean_source(f))
+    assert re.search(r"v\d+ = K\d+\(v(\d+), C\d+_\d+, out=v\1\)", sources[0])
+
+
+def test_a_value_a_view_also_reads_keeps_its_buffer() -> None:
+    """``d``'s transpose is read by a product: a view of ``d``'s buffer, so the scaling
+    that reads ``d`` last must not overwrite it."""
+    p = t32(rng.standard_normal((200, 100)))
+    y = t32(rng.standard_normal((200, 100)))
+    w = t32(rng.standard_normal((200, 5)))
+
+    def step() -> list[Any]:
+        d = p - y
+        return [ops.transpose(d) @ w, ops.reduce_sum(d * 3.0, 0)]
+
+    f = tn.compile(step)
+    want = p.numpy() - y.numpy()
+    for _ in range(3):
+        got = f()
+        np.testing.assert_allclose(got[0].numpy(), want.T @ w.numpy(), rtol=1e-5, atol=1e-4)
+        np.testing.assert_allclose(got[1].numpy(), (want * 3).sum(0), rtol=1e-5, atol=1e-4)
+    assert not re.search(r"v\d+ = K\d+\(v(\d+), C\d+_\d+, out=v\1\)", _lean_source(f))

@@ -424,11 +424,14 @@ def _donors(
     gathered: set[int],
 ) -> dict[int, int]:
     """Single element-wise nodes whose alias-safe kernel can write into an operand's
-    buffer: an interior value of the same shape and dtype that only this node reads and
-    that was written into a buffer of its own (``h = x @ w; h += b`` in place). Only for
-    lean programs: a cached value must not be overwritten, nor a buffer whose blocks other
-    values are (``gathered``: see :func:`_row_blocks`)."""
-    uses = g.uses(alive)
+    buffer: an interior value of the same shape and dtype, written into a buffer of its own,
+    that this node reads last — its other readers run before it and compute fresh values
+    from it (``h = x @ w; h += b`` in place; an MSE's ``d = y - t`` read by the loss, then
+    scaled in place into the gradient). Only for lean programs: a cached value must not be
+    overwritten, nor a buffer whose blocks other values are (``gathered``: see
+    :func:`_row_blocks`)."""
+    readers = g.readers(alive)
+    position = _positions(g, regions)
     donated: set[int] = set(gathered)
     found: dict[int, int] = {}
     for s in g.order:
@@ -444,7 +447,10 @@ def _donors(
             if is_number(a) or a in donated or a in g.roots or a in direct:
                 continue
             src = g.nodes[a]
-            if uses[a] != 1 or src.shape != n.shape or src.dtype != n.dtype:
+            if src.shape != n.shape or src.dtype != n.dtype:
+                continue
+            others = [r for r in readers.get(a, ()) if r != s]
+            if any(r not in writers or position[r] >= position[s] for r in others):
                 continue
             if a in kept and s not in kept:
                 continue  # a kept buffer must not reach a value that may escape
@@ -517,6 +523,15 @@ def _buffers(
     return kept, _donors(g, alive, regions, interior, writers, kept, direct, gathered), blocks
 
 
+def _positions(g: Graph, regions: dict[int, list[int]]) -> dict[int, int]:
+    """Each slot's step in the schedule; a fused region's members run at its root's."""
+    position = {s: i for i, s in enumerate(g.order)}
+    for root, members in regions.items():
+        for m in members[:-1]:
+            position[m] = position[root]
+    return position
+
+
 def _shared_buffers(
     g: Graph,
     alive: list[bool],
@@ -540,10 +555,7 @@ def _shared_buffers(
     own = [s for s in g.order if s in kept and s not in blocks and s not in donors]
     if len(own) < 2:
         return {}
-    position = {s: i for i, s in enumerate(g.order)}
-    for root, members in regions.items():
-        for m in members[:-1]:
-            position[m] = position[root]
+    position = _positions(g, regions)
     readers = g.readers(alive)
     writers = _writers(g, alive, regions, interior)
     donated_to: dict[int, list[int]] = {}

@@ -65,6 +65,22 @@ def append_ones(site: Site) -> Specialised:
     return Specialised(_rewritten.append_ones_into, writes=True)
 
 
+@specialise("sum_of_products", CPU)
+def sum_of_products(site: Site) -> Specialised:
+    """The plain kernel's total written into the plan's 0-d buffer: a fresh value, so the
+    operands' buffers may be reused once it is taken (an MSE's difference, scaled in place
+    into its gradient)."""
+    (count,) = site.params
+    total = _rewritten.sum_of_products
+    copyto = np.copyto
+
+    def sum_into(a: Array, b: Array, *, out: Array) -> Array:
+        copyto(out, total(a, b, count))
+        return out
+
+    return Specialised(sum_into, writes=True)
+
+
 @specialise("concat", CPU)
 def concat(site: Site) -> Specialised | None:
     """``np.concatenate`` into the buffer: the plain kernel's copy, without a fresh result
