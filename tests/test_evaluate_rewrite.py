@@ -319,3 +319,78 @@ def test_other_sums_with_a_product_keep_the_add(build: Callable[[], Expr]) -> No
 
 def test_the_fold_threshold_is_what_the_docstring_says() -> None:
     assert 8 * 128 < MIN_FOLDED_ELEMENTS <= 512 * 128
+
+
+def _rnn_gradients(elem: Any, arrays: list[Any], fold: bool) -> tuple[list[Any], list[str]]:
+    """The gradients of an RNN's (w, b, u) over the sequence ``arrays[0]``, compiled."""
+    x = tn.tensor(arrays[0], elem, tn.CPU, tn.Dim3)
+    w, u = (tn.tensor(a, elem, tn.CPU, tn.Dim2) for a in (arrays[1], arrays[3]))
+    b = tn.tensor(arrays[2], elem, tn.CPU, tn.Dim1)
+
+    @tn.compile
+    def step(x: tn.Tensor[Any, tn.CPU, tn.Dim3]) -> Any:
+        h: Expr = tn.zeros((64, 128), elem, tn.CPU)
+        for t in range(8):
+            h = ops.tanh(x[t] @ w + b + h @ u)
+        return tn.grad(ops.reduce_mean(ops.square(h)), (w, b, u))
+
+    with options.using(rewrite=fold):
+        got = [g.numpy() for g in step(x)]
+        return got, list(last_program().fired)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("elem", [tn.Float32, tn.Float64], ids=["float32", "float64"])
+def test_a_recurrent_loop_folds_its_input_bias_over_the_whole_sequence(elem: Any) -> None:
+    """``x[t] @ w + b + h @ u`` over a sequence: batching makes ``x @ w + b`` one tall
+    product, folded; the gradients match the unrewritten ones. (The steps of an argument
+    are views taken when called, so the weight's gradient gathers them: the bias's gradient
+    folds into it where ``x`` itself is read, as in ``RecurrentLayer``:
+    ``test_layers_seq.py``.)"""
+    dtype = np.dtype(elem.dtype)
+    scales = [1.0, 0.3, 0.1, 0.05]
+    shapes = [(8, 64, 16), (16, 128), (128,), (128, 128)]
+    arrays = [(rng.normal(size=s) * k).astype(dtype) for s, k in zip(shapes, scales, strict=True)]
+    folded, fired = _rnn_gradients(elem, arrays, True)
+    assert FOLDED_BIAS in fired
+    plain, _ = _rnn_gradients(elem, arrays, False)
+    for a, b in zip(folded, plain, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_a_bias_gradient_the_input_itself_depends_on_is_not_folded() -> None:
+    """``x`` is centred by the column sums of ``d``, and ``xᵀ·d`` is also wanted: folding
+    those sums into ``[x | 1]ᵀ·d`` would compute ``x`` from itself. The fold is skipped
+    and the numbers are the unrewritten ones (it once made a cycle: evaluation hung)."""
+    d0 = rng.normal(size=(512, 16)).astype(np.float32)
+    w0 = rng.normal(size=(16, 128)).astype(np.float32)
+    b0 = rng.normal(size=(128,)).astype(np.float32)
+
+    def run(fold: bool) -> tuple[list[np.ndarray[Any, Any]], list[str]]:
+        d, w, b = _tall(x=d0, w=w0, b=b0)
+
+        @tn.compile
+        def step(d: Data) -> Any:
+            x = d - ops.reduce_sum(d, 0) / 512.0
+            return [ops.tanh(x @ w + b), ops.transpose(x) @ d]
+
+        with options.using(rewrite=fold):
+            return [r.numpy() for r in step(d)], list(last_program().fired)  # type: ignore[union-attr]
+
+    (got, fired), (want, _) = run(True), run(False)
+    assert FOLDED_BIAS in fired
+    assert FOLDED_BIAS_GRADIENT not in fired
+    for a, b in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-4)
+
+
+def test_a_cycle_in_the_graph_is_an_error_not_a_hang() -> None:
+    from typed_nn.evaluate.graph import Graph, INode
+    from typed_nn.ops.arithmetic import ADD
+
+    f32 = np.dtype(np.float32)
+    nodes = [
+        INode("add", ADD, (), [1, 1], (2,), f32, tn.CPU),
+        INode("add", ADD, (), [0, 0], (2,), f32, tn.CPU),
+    ]
+    with pytest.raises(tn.EvaluationError, match="the evaluator's graph has a cycle through node"):
+        Graph(nodes, [0]).reorder()

@@ -82,3 +82,18 @@ def test_the_group_kernels_keep_device_arrays_on_the_device(cupy_module: Any) ->
     got = batch_dot_sum(cupy_module.asarray(a), cupy_module.asarray(b))
     assert isinstance(got, cupy_module.ndarray)
     np.testing.assert_allclose(got.get(), np.tensordot(a, b, axes=([0, 2], [0, 1])), rtol=1e-12)
+
+
+@pytest.mark.gpu
+def test_the_rewrites_kernels_keep_device_arrays_on_the_device(cupy_module: Any) -> None:
+    """``append_ones`` and ``sum_of_products`` run on cupy arrays too (the GPU backend
+    registers the numpy kernels for them), though the folds that make them are host-only."""
+    from typed_nn.backends.numpy.rewritten import append_ones, sum_of_products
+
+    x = rng.normal(size=(3, 4, 5)).astype(np.float32)
+    got = append_ones(cupy_module.asarray(x))
+    assert isinstance(got, cupy_module.ndarray)
+    np.testing.assert_array_equal(got.get(), np.concatenate([x, np.ones((3, 4, 1))], -1))
+    total = sum_of_products(cupy_module.asarray(x), cupy_module.asarray(x), x.size)
+    assert isinstance(total, cupy_module.ndarray)
+    np.testing.assert_allclose(total.get(), (x * x).mean(), rtol=1e-5)

@@ -536,3 +536,51 @@ def test_norm_constructor_arguments_are_checked() -> None:
         cls("bn", 3, eps=0.0)
     with pytest.raises(tn.LayerError, match="cannot create layer 'ln': eps must be a positive"):
         make_infer_layer(LayerNormLayer, F64)("ln", 3, eps=float("nan"))
+
+
+def test_a_compiled_lstm_step_folds_its_input_biases_into_the_gemms(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Over a whole sequence the input part ``x·W_ih + b`` is one tall product: the bias
+    rides in the GEMM as ``[x | 1]·[W_ih; b]``, and the backward takes ``W_ih``'s and the
+    biases' gradients as the row blocks of ``[x | 1]ᵀ·dA`` (``x`` read as its steps' rows).
+    The trained weights match the unrewritten step's."""
+    from typed_nn.evaluate import hooks, last_program, options
+    from typed_nn.evaluate.rewrite import FOLDED_BIAS, FOLDED_BIAS_GRADIENT
+
+    monkeypatch.setattr(hooks, "node_checks", [])  # compiled programs, also in debug mode
+    params = step_params("lstm/kernel", 4, 16, 32)
+    x = t64(rng.standard_normal((8, 64, 16)))
+    zeros = t64(np.zeros((64, 32)))
+
+    def train(fold: bool) -> tuple[list[float], dict[str, Array], list[str]]:
+        layer = rnn(LstmStep, PUpdate)("lstm", 16, 32)
+        init_params(layer, params)
+        weights: dict[str, Any] = {}
+
+        @tn.compile
+        def step(x: Any) -> Any:
+            inputs = layer.input_cont().set(LayerInput, x).set(H, zeros).set(C, zeros)
+            out = layer.feed_forward(inputs).get(LayerOutput)
+            layer.feed_backward(layer.output_cont().set(LayerOutput, out * 0.01))
+            collector: GradCollector[Any, Any] = GradCollector(tn.Float64, tn.CPU)
+            layer.grad_collect(collector)
+            for name, weight, grad in collector:
+                weights[name] = weight  # the parameter, updated in place at every call
+                weight.assign(weight - 0.5 * grad)
+            return tn.ops.reduce_mean(tn.ops.square(out))
+
+        with options.using(rewrite=fold):
+            losses = [float(step(x).numpy()) for _ in range(3)]
+            fired = list(last_program().fired)  # type: ignore[union-attr]
+        assert len(weights) == 4
+        return losses, {name: w.numpy() for name, w in weights.items()}, fired
+
+    losses, weights, fired = train(True)
+    assert losses[2] < losses[0]  # it trains
+    assert FOLDED_BIAS in fired
+    assert FOLDED_BIAS_GRADIENT in fired
+    plain_losses, plain_weights, _ = train(False)
+    np.testing.assert_allclose(losses, plain_losses, rtol=1e-10)
+    for name, value in plain_weights.items():
+        np.testing.assert_allclose(weights[name], value, rtol=1e-9, atol=1e-12)

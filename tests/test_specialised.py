@@ -141,6 +141,18 @@ def test_reduce_sum_into_the_buffer(dims: tuple[int, ...], keep: bool) -> None:
     _same_as_plain("reduce_sum", [_normal(6, 5, 4)], (dims, keep))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(
+    ("shape", "dims"), [((40, 7), (0,)), ((5, 8, 7), (0, 1)), ((2, 0, 4), (0, 1)), ((0, 3), (0,))]
+)
+def test_column_sums_into_the_buffer_are_the_plain_kernels_blas_product(
+    shape: tuple[int, ...], dims: tuple[int, ...], dtype: Any
+) -> None:
+    """Sums over the leading dims into a vector: ``ones·x`` written into the plan, the same
+    bits as the plain kernel's (no rows too: zeros)."""
+    _same_as_plain("reduce_sum", [_normal(*shape, dtype=dtype)], (dims, False))
+
+
 def test_reduce_sum_to_a_scalar_keeps_the_plain_kernel() -> None:
     x = _normal(3, 4)
     want = implementation("reduce_sum", CPU)(x, (0, 1), False)

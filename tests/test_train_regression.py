@@ -238,7 +238,9 @@ def test_fit_regression_errors(diabetes: tuple[ArrayDataset, ArrayDataset]) -> N
 def test_a_diverging_regression_stops(diabetes: tuple[ArrayDataset, ArrayDataset]) -> None:
     net, _ = build_mlp([10, 4, 1], seed=0)
     if typed_nn.debug.is_enabled():  # debug mode stops at the first node that overflows:
-        # the squared error, or its mean where the squares are finite but their sum is not
+        # the squared error, or its mean where the squares are finite and their sum is not
+        # (which one depends on the last bits of the earlier steps: e.g. how the bias
+        # gradients' column sums are added)
         with pytest.raises(tn.NumericError, match=r"(square|reduce_mean) produced \d+ Inf"):
             fit(net, diabetes[0], SGD(1e9), epochs=3, progress=False)
         return

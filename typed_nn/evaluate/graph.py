@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import EvaluationError
 from ..ops.declare import OpDecl
 from .collect import Collected
 
@@ -53,8 +54,11 @@ class Graph:
         """Gathered stacks batching made, by the refs they stack."""
 
     def reorder(self) -> None:
-        """Recompute ``order`` after nodes were appended: by depth, then slot."""
+        """Recompute ``order`` after nodes were appended: by depth, then slot. A rewrite that
+        made a cycle is the evaluator's bug: raised, rather than looped on (in a DAG each
+        node's operands are pushed once)."""
         depth = [-1] * len(self.nodes)
+        expanded = [False] * len(self.nodes)
         for start in range(len(self.nodes)):
             stack = [start]
             while stack:
@@ -64,6 +68,13 @@ class Graph:
                     continue
                 todo = [a for a in self.nodes[s].args if not is_number(a) and depth[a] < 0]
                 if todo:
+                    if expanded[s]:
+                        raise EvaluationError(
+                            f"the evaluator's graph has a cycle through node {s} "
+                            f"({self.nodes[s].op}): a rewrite is wrong; evaluate with "
+                            "options.rewrite = False to work around it"
+                        )
+                    expanded[s] = True
                     stack.extend(todo)
                     continue
                 stack.pop()

@@ -10,9 +10,8 @@ None. Rules see operands after earlier rewrites. Every rule that fires is counte
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
-
-import numpy as np
 
 from ..devices import device_of
 from ..ops import batching
@@ -147,12 +146,13 @@ def fold_row_biases(g: Graph) -> list[str]:
     alive = g.live()
     uses = g.uses(alive)
     fired: list[str] = []
+    ones_of: dict[int, int] = {}  # x -> its append_ones slot: one copy of x for every fold
     for s in list(g.order):
         n = g.nodes[s]
         if not alive[s] or n.op != "add" or n.dtype.kind != "f" or any(map(is_number, n.args)):
             continue
         for d, b in (n.args, n.args[::-1]):
-            folded = _folded(g, n, d, b, uses)
+            folded = _folded(g, n, d, b, uses, ones_of)
             if folded is not None:
                 g.nodes[s] = folded
                 fired.append(FOLDED_BIAS)
@@ -162,7 +162,9 @@ def fold_row_biases(g: Graph) -> list[str]:
     return fired
 
 
-def _folded(g: Graph, n: INode, d: int, b: int, uses: list[int]) -> INode | None:
+def _folded(
+    g: Graph, n: INode, d: int, b: int, uses: list[int], ones_of: dict[int, int]
+) -> INode | None:
     """The folded product for ``n = d + b`` when ``d`` is such a product and ``b`` its row bias."""
     prod, bias = g.nodes[d], g.nodes[b]
     if prod.op != "dot" or prod.params != (1,) or uses[d] != 1 or prod.shape != n.shape:
@@ -170,7 +172,7 @@ def _folded(g: Graph, n: INode, d: int, b: int, uses: list[int]) -> INode | None
     x, w = (g.nodes[a] if not is_number(a) else None for a in prod.args)
     if x is None or w is None or len(x.shape) < 2 or len(w.shape) != 2:
         return None
-    (k, cols), rows = w.shape, int(np.prod(x.shape[:-1]))
+    (k, cols), rows = w.shape, math.prod(x.shape[:-1])
     if bias.shape != (cols,) or not all(m.dtype == n.dtype for m in (x, w, bias)):
         return None
     copied = rows * (k + 1) + (k + 1) * cols
@@ -179,9 +181,11 @@ def _folded(g: Graph, n: INode, d: int, b: int, uses: list[int]) -> INode | None
     ones = _node(APPEND_ONES, (), [prod.args[0]], (*x.shape[:-1], k + 1), n)
     if not device_of(n.device).host_pool or not _runs_on(ones):  # host BLAS only
         return None
+    if prod.args[0] not in ones_of:
+        ones_of[prod.args[0]] = _append(g, ones)
     row = _append(g, _node(RESHAPE, ((1, cols),), [b], (1, cols), n))
     stacked = _append(g, _node(CONCAT, (0,), [prod.args[1], row], (k + 1, cols), n))
-    return _node(DOT, (1,), [_append(g, ones), stacked], n.shape, n, n.obj)
+    return _node(DOT, (1,), [ones_of[prod.args[0]], stacked], n.shape, n, n.obj)
 
 
 FOLDED_BIAS_GRADIENT = "xᵀ·g and reduce_sum(g, rows) -> [x | 1]ᵀ·g"
@@ -217,8 +221,8 @@ def fold_bias_gradients(g: Graph) -> list[str]:
         for d in products.get(grad, ()):
             prod = g.nodes[d]
             left = _ones_transposed(g, prod.args[0], prod.params, ones_of, total)
-            if left is None:
-                continue
+            if left is None or _reaches(g, left, {s, d}):
+                continue  # [x | 1] computed from this very gradient: folding makes a cycle
             k = prod.shape[0]
             both = _append(g, _node(DOT, prod.params, [left, grad], (k + 1, total.shape[0]), total))
             g.nodes[d] = _node(NARROW, (0, 0, k), [both], prod.shape, prod, prod.obj)
@@ -228,6 +232,20 @@ def fold_bias_gradients(g: Graph) -> list[str]:
     if fired:
         g.reorder()
     return fired
+
+
+def _reaches(g: Graph, start: int, targets: set[int]) -> bool:
+    """Whether ``start``'s value is computed from one of ``targets``."""
+    seen: set[int] = set()
+    todo = [start]
+    while todo:
+        s = todo.pop()
+        if s in targets:
+            return True
+        if s not in seen:
+            seen.add(s)
+            todo.extend(a for a in g.nodes[s].args if not is_number(a))
+    return False
 
 
 def _ones_transposed(
@@ -247,7 +265,7 @@ def _ones_transposed(
         if u is None or g.nodes[u].dtype != like.dtype:
             continue
         shape = g.nodes[u].shape
-        if int(np.prod(shape[:-1])) != int(np.prod(a.shape[:-1])) or shape[-1] != a.shape[-1] + 1:
+        if math.prod(shape[:-1]) != math.prod(a.shape[:-1]) or shape[-1] != a.shape[-1] + 1:
             continue
         table = (*a.shape[:-1], shape[-1])
         if shape != table:
@@ -388,7 +406,7 @@ def _sum_of_products(g: Graph, n: INode) -> INode | None:
     pair = m.args * 2 if m.op == "square" else m.args
     if not all(_same_value_type(g, m, a) and g.nodes[a].dtype == n.dtype for a in pair):
         return None
-    count = int(np.prod(m.shape)) if n.op == "reduce_mean" else 1
+    count = math.prod(m.shape) if n.op == "reduce_mean" else 1
     return INode(SUM_OF_PRODUCTS.name, SUM_OF_PRODUCTS, (count,), list(pair), (), n.dtype, n.device)
 
 

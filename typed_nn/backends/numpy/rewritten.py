@@ -29,7 +29,8 @@ def pick_col(m: Array, s: Array, pos: int) -> Array:
 @implement("append_ones", CPU)
 def append_ones(x: Array) -> Array:
     """``x`` with a column of ones after its last column (``[x | 1]``)."""
-    return append_ones_into(x, out=np.empty((*x.shape[:-1], x.shape[-1] + 1), x.dtype))
+    shape = (*x.shape[:-1], x.shape[-1] + 1)
+    return append_ones_into(x, out=np.empty_like(x, shape=shape))  # cupy's, for a cupy x
 
 
 def append_ones_into(x: Array, *, out: Array) -> Array:
@@ -45,16 +46,19 @@ def contiguous(x: Array) -> Array:
 
 
 DOT_ELEMENTS = 1 << 16
-"""Up to this many products, one BLAS dot; past it OpenBLAS's float32 dot loses precision
-(1.3e-6 relative on 10^6 values, where numpy's pairwise sum keeps 1e-7): einsum, 4e-7."""
+"""Up to this many float32 products on the host, one BLAS dot; past it OpenBLAS's float32 dot
+loses precision (1.3e-6 relative on 10^6 values, where numpy's pairwise sum keeps 1e-7):
+einsum, 4e-7. Float64 and device arrays always take the dot."""
 
 
 @implement("sum_of_products", CPU)
 def sum_of_products(a: Array, b: Array, count: int) -> Array:
     """``reduce_sum(a * b) / count`` over every element, as ``np.mean``/``np.sum`` round it
-    (a float32 total divided by the count), without an array of the products."""
+    (a total in the operands' dtype divided by the count), without an array of the
+    products."""
     a, b = a.reshape(-1), b.reshape(-1)
-    total = np.dot(a, b) if a.size <= DOT_ELEMENTS else np.einsum("i,i->", a, b)
+    pairwise = type(a) is np.ndarray and a.dtype == np.float32 and a.size > DOT_ELEMENTS
+    total = np.einsum("i,i->", a, b) if pairwise else np.dot(a, b)
     return asarray_like(total / count if count != 1 else total, a)
 
 

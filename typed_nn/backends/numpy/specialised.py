@@ -28,7 +28,7 @@ from . import rewritten as _rewritten
 from . import structure as _structure
 
 Array = Any
-_sum = np.add.reduce
+_sum = _reduce.add_reduce
 _max = np.maximum.reduce
 _einsum = c_einsum
 """What ``np.einsum`` calls (``optimize=False``), without its dispatch wrapper: 0.5 us of the
@@ -74,11 +74,11 @@ def sum_of_products(site: Site) -> Specialised:
     total = _rewritten.sum_of_products
     copyto = np.copyto
 
-    def sum_into(a: Array, b: Array, *, out: Array) -> Array:
+    def total_into(a: Array, b: Array, *, out: Array) -> Array:
         copyto(out, total(a, b, count))
         return out
 
-    return Specialised(sum_into, writes=True)
+    return Specialised(total_into, writes=True)
 
 
 @specialise("concat", CPU)
@@ -150,17 +150,17 @@ def reduce_sum(site: Site) -> Specialised | None:
     if x is None or not site.shape:
         return None
     (shape, dtype), (dims, keep) = x, site.params
-    blas = _reduce.by_blas(shape, dims, dtype)
+    blas = _reduce.column_sums_by_blas(shape, dims, dtype)
     if blas and not keep and len(site.shape) == 1:
         rows = math.prod(shape[: len(dims)])
-        table = "{0}" if len(shape) == 2 else "{0}.reshape({rows}, -1)"
+        table = "{0}" if len(shape) == 2 else "{0}.reshape({table})"
         return inline_kernel(
             "{matmul}({ones}, " + table + ", out={out})",
             1,
             writes=True,
             matmul=np.matmul,
             ones=np.ones(rows, dtype),
-            rows=rows,
+            table=(rows, site.shape[0]),
         )
     add_reduce: Any = _reduce.sum_into if blas else _sum
     return inline_kernel(
