@@ -183,7 +183,7 @@ def _make_group(
         params = ((n, *params[0][1:]), *params[1:])
     name = decl.name if decl is not None else first.op
     node = INode(name, decl, params, args, (n, *first.shape), first.dtype, first.device)
-    gs = _append(g, node)
+    gs = g.append(node)
     sizes[gs] = n
     if first.decl is not None and first.decl.kind == "view":
         views[gs] = [(m, g.nodes[m]) for m in members]
@@ -243,13 +243,8 @@ def _stack(g: Graph, refs: list[Ref]) -> int:
         node = INode(
             STACK.name, STACK, (), list(refs), (len(refs), *item.shape), item.dtype, item.device
         )
-        slot = g.stacks[key] = _append(g, node)
+        slot = g.stacks[key] = g.append(node)
     return slot
-
-
-def _append(g: Graph, node: INode) -> int:
-    g.nodes.append(node)
-    return len(g.nodes) - 1
 
 
 def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, int]) -> int:

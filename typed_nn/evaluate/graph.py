@@ -16,7 +16,7 @@ from ..errors import EvaluationError
 from ..ops.declare import OpDecl
 from .collect import Collected
 
-__all__ = ["Graph", "INode", "Ref", "build_graph", "is_number"]
+__all__ = ["Graph", "INode", "Ref", "build_graph", "is_number", "like"]
 
 Ref = Any
 """A slot (int) or a number operand ``(type, value)``."""
@@ -42,6 +42,18 @@ class INode:
     """The Operation this node came from (None for nodes a rewrite or batching made)."""
 
 
+def like(
+    n: INode,
+    decl: OpDecl,
+    params: tuple[Any, ...],
+    args: list[Ref],
+    shape: tuple[int, ...],
+    obj: Any = None,
+) -> INode:
+    """A node of ``decl`` with ``n``'s dtype and device (what a rewrite makes)."""
+    return INode(decl.name, decl, params, args, shape, n.dtype, n.device, obj)
+
+
 class Graph:
     """Slots in topological order (operands before users) and the registered roots."""
 
@@ -52,6 +64,11 @@ class Graph:
         """Slots in a topological order (slot order until batching appends nodes)."""
         self.stacks: dict[tuple[Ref, ...], int] = {}
         """Gathered stacks batching made, by the refs they stack."""
+
+    def append(self, node: INode) -> int:
+        """Add ``node``; returns its slot (``reorder`` places it once the rewrite is done)."""
+        self.nodes.append(node)
+        return len(self.nodes) - 1
 
     def reorder(self) -> None:
         """Recompute ``order`` after nodes were appended: by depth, then slot. A rewrite that

@@ -21,7 +21,7 @@ from ..ops.layout import PERMUTE, RESHAPE
 from ..ops.rows import SLICE
 from ..ops.special import ZEROS
 from ..ops.structure import DOT
-from .graph import Graph, INode, Ref, is_number
+from .graph import Graph, INode, Ref, is_number, like
 
 __all__ = [
     "FOLDED_BIAS",
@@ -121,9 +121,9 @@ def materialise_shared_transposes(g: Graph) -> list[str]:
         copy = INode(CONTIGUOUS.name, CONTIGUOUS, (), [t], m.shape, m.dtype, m.device)
         if not _runs_on(copy) or not device_of(m.device).host_pool:  # host BLAS only
             continue
-        g.nodes.append(copy)
+        slot = g.append(copy)
         for n in dots:
-            n.args[1] = len(g.nodes) - 1
+            n.args[1] = slot
         fired.append(SHARED_TRANSPOSE)
     if fired:
         g.reorder()
@@ -178,14 +178,14 @@ def _folded(
     copied = rows * (k + 1) + (k + 1) * cols
     if rows * cols < max(MIN_FOLDED_ELEMENTS, 2 * copied):
         return None
-    ones = _node(APPEND_ONES, (), [prod.args[0]], (*x.shape[:-1], k + 1), n)
+    ones = like(n, APPEND_ONES, (), [prod.args[0]], (*x.shape[:-1], k + 1))
     if not device_of(n.device).host_pool or not _runs_on(ones):  # host BLAS only
         return None
     if prod.args[0] not in ones_of:
-        ones_of[prod.args[0]] = _append(g, ones)
-    row = _append(g, _node(RESHAPE, ((1, cols),), [b], (1, cols), n))
-    stacked = _append(g, _node(CONCAT, (0,), [prod.args[1], row], (k + 1, cols), n))
-    return _node(DOT, (1,), [ones_of[prod.args[0]], stacked], n.shape, n, n.obj)
+        ones_of[prod.args[0]] = g.append(ones)
+    row = g.append(like(n, RESHAPE, ((1, cols),), [b], (1, cols)))
+    stacked = g.append(like(n, CONCAT, (0,), [prod.args[1], row], (k + 1, cols)))
+    return like(n, DOT, (1,), [ones_of[prod.args[0]], stacked], n.shape, n.obj)
 
 
 FOLDED_BIAS_GRADIENT = "xᵀ·g and reduce_sum(g, rows) -> [x | 1]ᵀ·g"
@@ -224,9 +224,9 @@ def fold_bias_gradients(g: Graph) -> list[str]:
             if left is None or _reaches(g, left, {s, d}):
                 continue  # [x | 1] computed from this very gradient: folding makes a cycle
             k = prod.shape[0]
-            both = _append(g, _node(DOT, prod.params, [left, grad], (k + 1, total.shape[0]), total))
-            g.nodes[d] = _node(NARROW, (0, 0, k), [both], prod.shape, prod, prod.obj)
-            g.nodes[s] = _node(SLICE, (k,), [both], total.shape, total, total.obj)
+            both = g.append(like(total, DOT, prod.params, [left, grad], (k + 1, total.shape[0])))
+            g.nodes[d] = like(prod, NARROW, (0, 0, k), [both], prod.shape, prod.obj)
+            g.nodes[s] = like(total, SLICE, (k,), [both], total.shape, total.obj)
             fired.append(FOLDED_BIAS_GRADIENT)
             break
     if fired:
@@ -249,7 +249,7 @@ def _reaches(g: Graph, start: int, targets: set[int]) -> bool:
 
 
 def _ones_transposed(
-    g: Graph, left: Ref, params: tuple[object, ...], ones_of: dict[int, int], like: INode
+    g: Graph, left: Ref, params: tuple[object, ...], ones_of: dict[int, int], total: INode
 ) -> int | None:
     """``[x | 1]ᵀ`` (appended to the graph) when ``left`` is ``xᵀ`` — ``x``'s last dim moved
     first and contracted with ``g`` over the others — or that of a row-major reshape of
@@ -262,34 +262,17 @@ def _ones_transposed(
         return None
     for x in (n.args[0], a.args[0] if a.op == "reshape" else None):
         u = ones_of.get(x) if x is not None else None
-        if u is None or g.nodes[u].dtype != like.dtype:
+        if u is None or g.nodes[u].dtype != total.dtype:
             continue
         shape = g.nodes[u].shape
         if math.prod(shape[:-1]) != math.prod(a.shape[:-1]) or shape[-1] != a.shape[-1] + 1:
             continue
         table = (*a.shape[:-1], shape[-1])
         if shape != table:
-            u = _append(g, _node(RESHAPE, (table,), [u], table, like))
+            u = g.append(like(total, RESHAPE, (table,), [u], table))
         order = n.params[0]
-        return _append(g, _node(PERMUTE, (order,), [u], (shape[-1], *a.shape[:-1]), like))
+        return g.append(like(total, PERMUTE, (order,), [u], (shape[-1], *a.shape[:-1])))
     return None
-
-
-def _node(
-    decl: OpDecl,
-    params: tuple[object, ...],
-    args: list[Ref],
-    shape: tuple[int, ...],
-    like: INode,
-    obj: object = None,
-) -> INode:
-    """A node of ``decl`` with ``like``'s dtype and device."""
-    return INode(decl.name, decl, params, args, shape, like.dtype, like.device, obj)
-
-
-def _append(g: Graph, node: INode) -> int:
-    g.nodes.append(node)
-    return len(g.nodes) - 1
 
 
 def _runs_on(n: INode) -> bool:

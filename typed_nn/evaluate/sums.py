@@ -24,7 +24,7 @@ from ..ops.layout import PERMUTE, RESHAPE
 from ..ops.reduce import REDUCE_SUM
 from ..ops.rows import SLICE
 from ..ops.structure import DOT
-from .graph import Graph, INode, Ref, is_number
+from .graph import Graph, INode, Ref, is_number, like
 
 __all__ = ["MIN_TERMS", "SUM_OF_DOTS", "SUM_OF_REDUCE_SUMS", "merge_sums"]
 
@@ -119,12 +119,12 @@ def _merge_under_view(
     nodes = [g.nodes[a] for a in inner]
     if any(n.shape != nodes[0].shape or n.dtype != nodes[0].dtype for n in nodes):
         return None
-    total = _like(nodes[0], ADD, (), [], nodes[0].shape)  # stands for the sum of the terms
+    total = like(nodes[0], ADD, (), [], nodes[0].shape)  # stands for the sum of the terms
     merged = _merge(g, total, nodes, concats, uses)
     if merged is None:
         return None
     name, node = merged
-    return name, _like(root, view, terms[0].params, [_append(g, node)], root.shape, root.obj)
+    return name, like(root, view, terms[0].params, [g.append(node)], root.shape, root.obj)
 
 
 def _merge_dots(
@@ -140,11 +140,11 @@ def _merge_dots(
     if all(_transposed(g, a) for a in lefts):
         rows = _concat(g, [_rows_of(g, a) for a in lefts], 0, concats)
         shape = g.nodes[rows].shape
-        left = _append(g, _like(root, PERMUTE, ((1, 0),), [rows], (shape[1], shape[0])))
+        left = g.append(like(root, PERMUTE, ((1, 0),), [rows], (shape[1], shape[0])))
     else:
         left = _concat(g, lefts, 1, concats)
     right = _concat(g, [t.args[1] for t in terms], 0, concats)
-    return SUM_OF_DOTS, _like(root, DOT, (1,), [left, right], root.shape, root.obj)
+    return SUM_OF_DOTS, like(root, DOT, (1,), [left, right], root.shape, root.obj)
 
 
 def _merge_reduce_sums(
@@ -157,7 +157,7 @@ def _merge_reduce_sums(
     terms = sorted(terms, key=lambda t: t.args[0], reverse=True)
     stacked = _concat(g, [t.args[0] for t in terms], dims[0], concats)
     params = terms[0].params
-    return SUM_OF_REDUCE_SUMS, _like(root, REDUCE_SUM, params, [stacked], root.shape, root.obj)
+    return SUM_OF_REDUCE_SUMS, like(root, REDUCE_SUM, params, [stacked], root.shape, root.obj)
 
 
 def _same_shapes(g: Graph, terms: list[INode], ranks: tuple[int, ...]) -> bool:
@@ -192,7 +192,7 @@ def _rows_of(g: Graph, ref: Ref) -> Ref:
     if n.decl is not ITEM:
         return n.args[0]
     batch = g.nodes[n.args[0]].args[0]
-    return _append(g, _like(n, ITEM, n.params, [batch], (n.shape[1], n.shape[0])))
+    return g.append(like(n, ITEM, n.params, [batch], (n.shape[1], n.shape[0])))
 
 
 def _concat(g: Graph, refs: list[Ref], axis: int, concats: Concats) -> int:
@@ -205,11 +205,11 @@ def _concat(g: Graph, refs: list[Ref], axis: int, concats: Concats) -> int:
         shape[axis] = sum(g.nodes[r].shape[axis] for r in refs)
         whole = _sliced_whole(g, refs) if axis == 0 else None
         node = (
-            _like(item, CONCAT, (axis,), list(refs), tuple(shape))
+            like(item, CONCAT, (axis,), list(refs), tuple(shape))
             if whole is None
-            else _like(item, RESHAPE, (tuple(shape),), [whole], tuple(shape))
+            else like(item, RESHAPE, (tuple(shape),), [whole], tuple(shape))
         )
-        slot = concats[key] = _append(g, node)
+        slot = concats[key] = g.append(node)
     return slot
 
 
@@ -227,22 +227,5 @@ def _sliced_whole(g: Graph, refs: list[Ref]) -> Ref | None:
     return base
 
 
-def _like(
-    n: INode,
-    decl: OpDecl,
-    params: tuple[object, ...],
-    args: list[Ref],
-    shape: tuple[int, ...],
-    obj: object = None,
-) -> INode:
-    """A node of ``decl`` with ``n``'s dtype and device."""
-    return INode(decl.name, decl, params, args, shape, n.dtype, n.device, obj)
-
-
 def _runs_on(decl: OpDecl | None, n: INode) -> bool:
     return decl is not None and n.device.name in implemented_devices(decl.name)
-
-
-def _append(g: Graph, node: INode) -> int:
-    g.nodes.append(node)
-    return len(g.nodes) - 1
