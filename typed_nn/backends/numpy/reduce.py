@@ -45,12 +45,13 @@ def column_sums_by_blas(shape: tuple[int, ...], dims: tuple[int, ...], dtype: An
 
 def sum_into(x: Array, dims: tuple[int, ...], dtype: Any, out: Array | None, keep: bool) -> Array:
     """The sum ``np.add.reduce(x, dims, dtype, out, keep)`` computes, up to rounding (what
-    ``np.sum`` calls, without its Python wrapper). A float ``x`` summed over its leading dims (a bias gradient: column sums over
-    the batch) is one BLAS product with a vector of ones: 2.5x faster than numpy's
-    row-by-row adds on (640, 256) and 7x on (4096, 64), and more accurate (BLAS keeps
-    partial sums: 3e-7 vs 1e-6 relative on 640 rows). Each column's sum reads only that
-    column, so it does not depend on the other columns' values. (The specialised kernel
-    writes the same product into its plan: ``specialised.reduce_sum``.)"""
+    ``np.sum`` calls, without its Python wrapper). A float ``x`` summed over its leading
+    dims (a bias gradient: column sums over the batch) is one BLAS product with a vector of
+    ones: 2.5x faster than numpy's row-by-row adds on (640, 256) and 7x on (4096, 64), and
+    more accurate (BLAS keeps partial sums: 3e-7 vs 1e-6 relative on 640 rows). Each
+    column's sum reads only that column, so it does not depend on the other columns'
+    values. (The specialised kernel writes the same product into its plan:
+    ``specialised.reduce_sum``.)"""
     if (
         isinstance(x, np.ndarray)
         and dtype == x.dtype
