@@ -509,18 +509,20 @@ def _buffers(
     direct: dict[int, int],
     kernels: dict[int, Any],
     lean: bool,
-) -> tuple[set[int], dict[int, int], Blocks_]:
+) -> tuple[set[int], dict[int, int], Blocks_, set[int]]:
     """Where values are computed besides fresh buffers: a lean program's reused memory (the
     small nodes computed into buffers it keeps, the nodes written into a donated operand's
     buffer: see :func:`_kept`, :func:`_donors`) and the operands computed into their rows
-    of a gathering buffer (:func:`_row_blocks`)."""
+    of a gathering buffer (:func:`_row_blocks`); and, for a lean program, the
+    :func:`_writers` these were decided by."""
     if not lean:
-        return set(), {}, _row_blocks(g, alive, regions, kernels, direct, set())
+        return set(), {}, _row_blocks(g, alive, regions, kernels, direct, set()), set()
     writers = _writers(g, alive, regions, interior)
     kept = _kept(g, alive, interior, writers)
     blocks = _row_blocks(g, alive, regions, kernels, direct, kept)
     gathered = {c for c, _ in blocks.values()}
-    return kept, _donors(g, alive, regions, interior, writers, kept, direct, gathered), blocks
+    donors = _donors(g, alive, regions, interior, writers, kept, direct, gathered)
+    return kept, donors, blocks, writers
 
 
 def _positions(g: Graph, regions: dict[int, list[int]]) -> dict[int, int]:
@@ -540,6 +542,7 @@ def _shared_buffers(
     kept: set[int],
     donors: dict[int, int],
     blocks: Blocks_,
+    writers: set[int],
 ) -> dict[int, int]:
     """Kept node -> the kept node whose buffer it writes into (itself when it has its own):
     values of one shape and dtype whose buffers are never in use at once share one buffer.
@@ -557,7 +560,6 @@ def _shared_buffers(
         return {}
     position = _positions(g, regions)
     readers = g.readers(alive)
-    writers = _writers(g, alive, regions, interior)
     donated_to: dict[int, list[int]] = {}
     for d, a in donors.items():
         donated_to.setdefault(a, []).append(d)
@@ -707,8 +709,8 @@ def generate(
     kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
-    kept, donors, blocks = _buffers(g, alive, regions, interior, direct, kernels, lean)
-    gen.shared = _shared_buffers(g, alive, regions, interior, kept, donors, blocks)
+    kept, donors, blocks, writers = _buffers(g, alive, regions, interior, direct, kernels, lean)
+    gen.shared = _shared_buffers(g, alive, regions, interior, kept, donors, blocks, writers)
     started: set[int] = set()
     results: list[int] = []
     # The steps that write targets in place come last (executor._writes_last): the first of
