@@ -118,7 +118,7 @@ def materialise_shared_transposes(g: Graph) -> list[str]:
         small = len(m.shape) == 2 and m.shape[0] * m.shape[1] <= MAX_COPIED_ELEMENTS
         if len(dots) < MIN_TRANSPOSED_READS or not small or m.params != ((1, 0),):
             continue
-        copy = INode(CONTIGUOUS.name, CONTIGUOUS, (), [t], m.shape, m.dtype, m.device)
+        copy = like(m, CONTIGUOUS, (), [t], m.shape)
         if not _runs_on(copy) or not device_of(m.device).host_pool:  # host BLAS only
             continue
         slot = g.append(copy)
@@ -220,9 +220,9 @@ def fold_bias_gradients(g: Graph) -> list[str]:
         grad = total.args[0]
         for d in products.get(grad, ()):
             prod = g.nodes[d]
-            left = _ones_transposed(g, prod.args[0], prod.params, ones_of, total)
-            if left is None or _reaches(g, left, {s, d}):
-                continue  # [x | 1] computed from this very gradient: folding makes a cycle
+            left = _ones_transposed(g, prod.args[0], prod.params, ones_of, total, {s, d})
+            if left is None:
+                continue
             k = prod.shape[0]
             both = g.append(like(total, DOT, prod.params, [left, grad], (k + 1, total.shape[0])))
             g.nodes[d] = like(prod, NARROW, (0, 0, k), [both], prod.shape, prod.obj)
@@ -249,11 +249,17 @@ def _reaches(g: Graph, start: int, targets: set[int]) -> bool:
 
 
 def _ones_transposed(
-    g: Graph, left: Ref, params: tuple[object, ...], ones_of: dict[int, int], total: INode
+    g: Graph,
+    left: Ref,
+    params: tuple[object, ...],
+    ones_of: dict[int, int],
+    total: INode,
+    folded: set[int],
 ) -> int | None:
     """``[x | 1]ᵀ`` (appended to the graph) when ``left`` is ``xᵀ`` — ``x``'s last dim moved
     first and contracted with ``g`` over the others — or that of a row-major reshape of
-    ``x``, and ``append_ones(x)`` was made; else None."""
+    ``x``, and ``append_ones(x)`` was made, not from the ``folded`` nodes themselves (the
+    fold would make a cycle); else None."""
     n = g.nodes[left]
     a = g.nodes[n.args[0]] if n.op == "permute" else None
     if a is None or n.params != ((len(a.shape) - 1, *range(len(a.shape) - 1)),):
@@ -262,7 +268,7 @@ def _ones_transposed(
         return None
     for x in (n.args[0], a.args[0] if a.op == "reshape" else None):
         u = ones_of.get(x) if x is not None else None
-        if u is None or g.nodes[u].dtype != total.dtype:
+        if u is None or g.nodes[u].dtype != total.dtype or _reaches(g, u, folded):
             continue
         shape = g.nodes[u].shape
         if math.prod(shape[:-1]) != math.prod(a.shape[:-1]) or shape[-1] != a.shape[-1] + 1:
@@ -390,7 +396,7 @@ def _sum_of_products(g: Graph, n: INode) -> INode | None:
     if not all(_same_value_type(g, m, a) and g.nodes[a].dtype == n.dtype for a in pair):
         return None
     count = math.prod(m.shape) if n.op == "reduce_mean" else 1
-    return INode(SUM_OF_PRODUCTS.name, SUM_OF_PRODUCTS, (count,), list(pair), (), n.dtype, n.device)
+    return like(n, SUM_OF_PRODUCTS, (count,), list(pair), ())
 
 
 @rule("softmax_grad", name="softmax_grad(nll_loss_grad(g, t, y), y) in one pass")

@@ -89,12 +89,7 @@ def concat(site: Site) -> Specialised | None:
     (axis,) = site.params
     if not site.shape or any(item is None or item[1] != site.dtype for item in site.operands):
         return None  # items of another dtype: the plain kernel's promotion is left to it
-    concatenate = np.concatenate
-
-    def concat_into(*items: Array, out: Array) -> Array:
-        return concatenate(items, axis=axis, out=out)
-
-    return Specialised(concat_into, writes=True)
+    return _joined_into(np.concatenate, axis)
 
 
 @specialise("stack", CPU)
@@ -104,12 +99,16 @@ def stack(site: Site) -> Specialised | None:
     if any(item is None or item[1] != site.dtype for item in site.operands):
         return None
     (axis,) = site.params
-    stack_ = np.stack
+    return _joined_into(np.stack, axis)
 
-    def stack_into(*items: Array, out: Array) -> Array:
-        return stack_(items, axis=axis, out=out)
 
-    return Specialised(stack_into, writes=True)
+def _joined_into(join: Any, axis: int) -> Specialised:
+    """``join(items, axis=axis, out=)`` (``np.concatenate``, ``np.stack``) into the buffer."""
+
+    def join_into(*items: Array, out: Array) -> Array:
+        return join(items, axis=axis, out=out)
+
+    return Specialised(join_into, writes=True)
 
 
 @specialise("narrow", CPU)
