@@ -106,3 +106,23 @@ def test_a_compiled_step_reusing_its_buffers_keeps_every_run_right() -> None:
         np.testing.assert_allclose(total.numpy(), want, rtol=1e-5)
         np.testing.assert_allclose(scaled.numpy(), a * want, rtol=1e-5, err_msg=f"run {k}")
     assert step._last.program.calls["concat"] == 0  # type: ignore[union-attr]
+
+
+def test_an_operand_read_last_after_its_gather_is_not_overwritten_in_place() -> None:
+    """An element-wise node reading a gathered operand last, after the gather ran, computes
+    into a buffer of its own: the operand's memory is the gather's rows, read again later."""
+
+    @tn.compile
+    def step(x: tn.Matrix[tn.Float32, tn.CPU]) -> Expr:
+        a, b = ops.exp(x), ops.tanh(x)
+        c = ops.concat([a, b])
+        d = a * ops.reduce_sum(c)  # reads a last; writing into a would change c's rows
+        return ops.reduce_mean(c * ops.reduce_sum(d))
+
+    for k in range(3):
+        x = (rng.normal(size=(128, 128)) * 0.5).astype(np.float32)
+        a, b = np.exp(x), np.tanh(x)
+        c = np.concatenate([a, b])
+        want = (c * (a * c.sum()).sum()).mean()
+        np.testing.assert_allclose(step(t32(x)).numpy(), want, rtol=1e-4, err_msg=f"run {k}")
+    assert step._last.program.calls["concat"] == 0  # type: ignore[union-attr]

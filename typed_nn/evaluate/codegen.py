@@ -421,22 +421,22 @@ def _donors(
     writers: set[int],
     kept: set[int],
     direct: dict[int, int],
-    gathered: set[int],
+    blocks: Blocks_,
 ) -> dict[int, int]:
     """Single element-wise nodes whose alias-safe kernel can write into an operand's
     buffer: an interior value of the same shape and dtype, written into a buffer of its own,
     that this node reads last — its other readers run before it and compute fresh values
     from it (``h = x @ w; h += b`` in place; an MSE's ``d = y - t`` read by the loss, then
     scaled in place into the gradient). Only for lean programs: a cached value must not be
-    overwritten, nor a buffer whose blocks other values are (``gathered``: see
-    :func:`_row_blocks`)."""
+    overwritten, nor a gathering buffer or the rows of one (``blocks``: see
+    :func:`_row_blocks`; the gather may be read after the operand's last reader)."""
     readers = g.readers(alive)
     position = _positions(g, regions)
-    donated: set[int] = set(gathered)
+    donated: set[int] = {c for c, _ in blocks.values()} | set(blocks)
     found: dict[int, int] = {}
     for s in g.order:
         n = g.nodes[s]
-        if not alive[s] or s in interior or s in direct or s in g.roots:
+        if not alive[s] or s in interior or s in direct or s in g.roots or s in blocks:
             continue
         if len(regions.get(s, ())) != 1:
             continue
@@ -520,8 +520,7 @@ def _buffers(
     writers = _writers(g, alive, regions, interior)
     kept = _kept(g, alive, interior, writers)
     blocks = _row_blocks(g, alive, regions, kernels, direct, kept)
-    gathered = {c for c, _ in blocks.values()}
-    donors = _donors(g, alive, regions, interior, writers, kept, direct, gathered)
+    donors = _donors(g, alive, regions, interior, writers, kept, direct, blocks)
     return kept, donors, blocks, writers
 
 
