@@ -741,7 +741,9 @@ def generate(
     if lean:
         return Program(gen.ns["_run"], results, gen.calls, fired, source)
 
+    structure = g.structure()  # the plan is cached: it must not keep this evaluation's data
+
     def make_lean() -> Program:
-        return generate(g, alive, regions, direct, copies, fired, kernels, lean=True)
+        return generate(structure, alive, regions, direct, copies, fired, kernels, lean=True)
 
     return Program(gen.ns["_run"], results, gen.calls, fired, source, make_lean)

@@ -7,7 +7,7 @@ a ``(type, value)`` pair for a Python number operand.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -99,6 +99,14 @@ class Graph:
                     (depth[a] for a in self.nodes[s].args if not is_number(a)), default=-1
                 )
         self.order = sorted(range(len(self.nodes)), key=lambda s: (depth[s], s))
+
+    def structure(self) -> Graph:
+        """A copy that keeps the structure only: each node's ``obj`` (the Operation, holding
+        the evaluation's operands and cached values) becomes ``True`` where it was set. What
+        a cached plan keeps to make its lean variant later: never the user's data."""
+        g = Graph([replace(n, obj=n.obj is not None or None) for n in self.nodes], self.roots)
+        g.order, g.stacks = self.order, self.stacks
+        return g
 
     def node(self, ref: Ref) -> INode | None:
         """The node a ref names, or None for a number."""
