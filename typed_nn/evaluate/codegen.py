@@ -8,6 +8,7 @@ plan costs one call per step at run time, with no interpretation of the schedule
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections import Counter
@@ -741,9 +742,7 @@ def generate(
     if lean:
         return Program(gen.ns["_run"], results, gen.calls, fired, source)
 
-    structure = g.structure()  # the plan is cached: it must not keep this evaluation's data
-
-    def make_lean() -> Program:
-        return generate(structure, alive, regions, direct, copies, fired, kernels, lean=True)
-
+    # the plan is cached: its lean variant is made from the structure, not this evaluation's data
+    lean_args = (g.structure(), alive, regions, direct, copies, fired, kernels)
+    make_lean = functools.partial(generate, *lean_args, lean=True)
     return Program(gen.ns["_run"], results, gen.calls, fired, source, make_lean)
