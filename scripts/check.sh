@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Install typed_nn with its dev, debug, examples and distributed extras into a fresh virtual environment,
 # then run every check: ruff, generated-code freshness, mypy --strict (package, tests,
-# scripts, benchmarks), pytest (static typing cases with mypy and pyright, README examples, the
-# README install command in a fresh venv checked by mypy and pyright from outside the repository).
+# scripts, benchmarks), pyright (package), pytest (static typing cases with mypy and pyright,
+# README examples, the README install command in a fresh venv checked by mypy and pyright from
+# outside the repository).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,6 +25,10 @@ python scripts/gen_operators.py --check
 python scripts/gen_op_overloads.py --check
 echo "== mypy --strict"
 mypy
+echo "== pyright"
+# The venv's interpreter, as the pytest cases pass it: pyright resolves imports (the extras,
+# mypy for the plugin) in the environment of the python it is given, not the one it runs from.
+pyright --pythonpath "$(command -v python)" typed_nn
 echo "== pytest"
 # pytest exits 5 when it collected no test: that is a failure here, not a pass.
 status=0

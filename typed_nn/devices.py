@@ -60,7 +60,8 @@ def array_module(device: type[DeviceTag]) -> ModuleType:
 
 def _cupy() -> ModuleType:
     try:
-        import cupy
+        # The gpu extra, typed by stubs/cupy (pyproject's stubPath) where it is not installed.
+        import cupy  # pyright: ignore[reportMissingModuleSource]
     except ImportError as exc:  # pragma: no cover - depends on the machine
         raise BackendUnavailableError(
             message(

@@ -43,6 +43,6 @@ else:  # pragma: no cover - numpy moved its private error state
         state.__enter__()
         return state
 
-    def restore_fp_errors(token: Any) -> None:
+    def restore_fp_errors(token: Any, /) -> None:  # positional-only, as ContextVar.reset
         """Restore the state ``ignore_fp_errors`` replaced."""
         token.__exit__(None, None, None)

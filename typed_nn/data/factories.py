@@ -192,7 +192,10 @@ def _finite_lost(array: npt.NDArray[Any], elem: type[ElemTag]) -> ElemRangeError
         converted = array.astype(elem.dtype)
     lost = np.isfinite(array) & ~np.isfinite(converted)
     index = tuple(int(i) for i in np.unravel_index(int(np.argmax(lost)), lost.shape))
-    largest = float(np.finfo(converted.dtype).max)
+    scalar = converted.dtype.type
+    if not issubclass(scalar, np.floating):  # the caller narrows floats only
+        raise TypeError(f"_finite_lost: {elem.__name__} is not a floating-point element type")
+    largest = float(np.finfo(scalar).max)
     return ElemRangeError(
         message(
             f"tensor: {float(array[index])!r} does not fit in {elem.__name__} "

@@ -50,7 +50,8 @@ def _keep_global_random() -> None:
     from beartype._check.code import codemain  # private, hence the guard
 
     if hasattr(codemain, "getrandbits"):
-        codemain.getrandbits = random.Random(0x7E57ED).getrandbits
+        # Deliberately rebinds the name codemain imported from random (not re-exported).
+        codemain.getrandbits = random.Random(0x7E57ED).getrandbits  # pyright: ignore[reportPrivateImportUsage]
 
 
 _keep_global_random()

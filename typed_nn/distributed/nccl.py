@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from types import ModuleType
 from typing import Any
 
 from ..errors import DistributedError, message
@@ -34,12 +35,13 @@ NO_NCCL_HINT = (
 def nccl_module(size: int) -> Any:
     """cupy's NCCL bindings, or a ``DistributedError`` saying GPU training of ``size`` ranks
     needs them."""
+    nccl: ModuleType | None
     try:
         nccl = importlib.import_module("cupy.cuda.nccl")
         available = getattr(nccl, "available", True) and hasattr(nccl, "NcclCommunicator")
     except ImportError:
-        available = False
-    if not available:
+        nccl, available = None, False
+    if nccl is None or not available:
         raise DistributedError(
             message(
                 f"GPU training of {size} processes needs NCCL, which this cupy does not have.",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -197,10 +197,11 @@ class World:
 
 def _check_tensor(t: object, what: str) -> None:
     if not isinstance(t, Tensor):
+        describe = getattr(t, "describe", None)  # a lazy expression's (no hasattr narrowing)
         raise OperandError(
             message(
                 f"{what} needs a principal tensor (evaluated data).",
-                [("received", t.describe() if hasattr(t, "describe") else type(t).__name__)],
+                [("received", str(describe()) if callable(describe) else type(t).__name__)],
                 hint="evaluate it first: tn.evaluate(x).",
             )
         )
@@ -254,7 +255,7 @@ def world() -> World:
 @contextmanager
 def abort_on_error(
     w: World, collective: tuple[type[BaseException], ...] = (DistributedError,)
-) -> Iterator[None]:
+) -> Generator[None, None, None]:
     """Run a block in which any rank may fail alone: an exception on one rank prints that
     rank's error and ends the whole world (``MPI_Abort``), so no other rank waits forever
     in a collective. In a one-process world the exception propagates unchanged, as do the

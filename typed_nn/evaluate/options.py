@@ -21,7 +21,7 @@ other threads' pools when they next allocate a buffer they do not have.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from contextlib import contextmanager
 
 from ..errors import OptionError, message
@@ -94,7 +94,7 @@ class EvalOptions:
         return key
 
     @contextmanager
-    def using(self, **changes: bool | int) -> Iterator[EvalOptions]:
+    def using(self, **changes: bool | int) -> Generator[EvalOptions, None, None]:
         """Set some options (flags, ``pool_max_bytes``) for the duration of a ``with`` block,
         then restore them."""
         unknown = set(changes) - set(self.flags) - set(self.settings)

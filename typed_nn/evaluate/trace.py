@@ -155,7 +155,8 @@ def trace_function(
             inputs.append(stand_ins[k])
         elif is_float(v) or (type(v) is tuple and floats(v)):
             numbers = []
-            for x in v if type(v) is tuple else (v,):
+            items: tuple[Any, ...] = v if type(v) is tuple else (v,)
+            for x in items:
                 number = Number(float(x))
                 number.index = count
                 count += 1

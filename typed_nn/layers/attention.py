@@ -28,13 +28,13 @@ import numpy as np
 
 from .. import ops
 from ..data.factories import tensor
-from ..data.tensor import AnyTensor, Matrix, Vector
+from ..data.tensor import AnyTensor, Matrix, TensorLike, Vector
 from ..errors import LayerError, ShapeError, message
 from ..evaluate.plan import evaluate
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs
 from ..shape import format_shape
-from ..tags import CPU, Dim2, Dim3
+from ..tags import CPU, Dim2, Dim3, Dim4
 from .compose import ComposeKernel, SublayerArgs
 from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey
@@ -144,7 +144,8 @@ class ScaledDotProductAttention(Cell):
             # permuted. The three blocks' cotangents are zero-padded blocks of qkv's, summed
             # as one concat (autodiff merges them), so the backward is one GEMM each way too.
             cols = ops.narrow(qkv, 2, i * d, d)
-            return ops.permute(ops.reshape(cols, (batch, seq, h, dh)), order)
+            heads: TensorLike[Any, Any, Dim4] = ops.reshape(cols, (batch, seq, h, dh))
+            return ops.permute(heads, order)
 
         q = project(0, (0, 2, 1, 3))  # (batch, h, seq, dh)
         k_t = project(1, (0, 2, 3, 1))  # (batch, h, dh, seq)
@@ -154,7 +155,8 @@ class ScaledDotProductAttention(Cell):
         if mask is not None:
             scores = scores + mask
         attn: Any = ops.softmax(scores)  # (batch, h, seq, seq)
-        merged = ops.reshape(ops.permute(attn @ v, (0, 2, 1, 3)), (batch, seq, d))
+        context: TensorLike[Any, Any, Dim4] = attn @ v  # (batch, h, seq, dh)
+        merged = ops.reshape(ops.permute(context, (0, 2, 1, 3)), (batch, seq, d))
         return {LayerOutput: merged @ inputs[OutWeight] + inputs[OutBias]}
 
     def feed_forward(self, inputs: VarValues[Any, Any]) -> VarValues[LayerOutput, Any]:

@@ -35,7 +35,7 @@ from ..ops.node import format_site, user_site
 from ..ops.special import ZeroTensor
 from ..policies import AnyPolicyObject, ParamPolicy, PParamTypeIs, policy_select
 from ..tags import CPU, FE, Dim1, Dim2, Dim4, Dv, Float32
-from .compose import ComposeKernel
+from .compose import ComposeKernel, as_instance
 from .declared import Decl
 from .in_map import float_input_type, port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
@@ -218,7 +218,9 @@ class Conv2dLayer(ComposeKernel[LayerInput, LayerOutput, Dim4, Dim4, Decl]):
                 ParamSourceLayer,
                 PParamTypeIs(ZeroTensor[param.elem or Float32, param.device or CPU, Dim1]),  # type: ignore[misc]  # a runtime subscription
             )
-            self.sublayers["bias"] = zero(f"{name}/bias", channels[1])
+            # as_instance, as every sublayer a composite holds (pyright sees no Layer as a
+            # LayerInstance: a ClassVar output_ports and input_cont's self-typed overload)
+            self.sublayers["bias"] = as_instance(zero(f"{name}/bias", channels[1]), name)
 
     def __repr__(self) -> str:
         return (

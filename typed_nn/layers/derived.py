@@ -37,7 +37,7 @@ pays off (no walk into other layers' graphs). Otherwise a layer with a hand-writ
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from contextlib import contextmanager
 from typing import Any, ClassVar, NamedTuple, Protocol
 
@@ -108,7 +108,7 @@ _STATE = threading.local()
 
 
 @contextmanager
-def derive_backward(enabled: bool) -> Iterator[None]:
+def derive_backward(enabled: bool) -> Generator[None, None, None]:
     """Within the block, forwards of layers that have a hand-written backward (composites,
     RecurrentLayer) record for it (``enabled=False``) or, where their inputs allow, for the
     vjp (``True``, the default). The backward follows what its forward recorded. For

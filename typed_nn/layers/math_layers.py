@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from .. import ops
+from ..data.tensor import AnyTensor
 from .declared import Decl
 from .unary import UnaryLayer
 
@@ -32,94 +33,135 @@ __all__ = [
 class AbsLayer(UnaryLayer[Decl]):
     """``|x|``; backward ``g * sign(x)``."""
 
-    op = staticmethod(ops.abs)
-    grad_op = staticmethod(ops.abs_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.abs(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.abs_grad(g, kept)
 
 
 class SinLayer(UnaryLayer[Decl]):
     """``sin x``; backward ``g cos x``."""
 
-    op = staticmethod(ops.sin)
-    grad_op = staticmethod(ops.sin_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.sin(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.sin_grad(g, kept)
 
 
 class CosLayer(UnaryLayer[Decl]):
     """``cos x``; backward ``-g sin x``."""
 
-    op = staticmethod(ops.cos)
-    grad_op = staticmethod(ops.cos_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.cos(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.cos_grad(g, kept)
 
 
 class TanLayer(UnaryLayer[Decl]):
     """``tan x``; backward ``g / cos^2 x``."""
 
-    op = staticmethod(ops.tan)
-    grad_op = staticmethod(ops.tan_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.tan(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.tan_grad(g, kept)
 
 
 class AsinLayer(UnaryLayer[Decl]):
     """``asin x``; backward ``g / sqrt(1 - x^2)``."""
 
-    op = staticmethod(ops.asin)
-    grad_op = staticmethod(ops.asin_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.asin(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.asin_grad(g, kept)
 
 
 class AcosLayer(UnaryLayer[Decl]):
     """``acos x``; backward ``-g / sqrt(1 - x^2)``."""
 
-    op = staticmethod(ops.acos)
-    grad_op = staticmethod(ops.acos_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.acos(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.acos_grad(g, kept)
 
 
 class AsinhLayer(UnaryLayer[Decl]):
     """``asinh x``; backward ``g / sqrt(x^2 + 1)``."""
 
-    op = staticmethod(ops.asinh)
-    grad_op = staticmethod(ops.asinh_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.asinh(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.asinh_grad(g, kept)
 
 
 class AcoshLayer(UnaryLayer[Decl]):
     """``acosh x``; backward ``g / sqrt(x^2 - 1)``."""
 
-    op = staticmethod(ops.acosh)
-    grad_op = staticmethod(ops.acosh_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.acosh(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.acosh_grad(g, kept)
 
 
 class SquareLayer(UnaryLayer[Decl]):
     """``x^2``; backward ``2 g x``."""
 
-    op = staticmethod(ops.square)
-    grad_op = staticmethod(ops.square_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.square(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.square_grad(g, kept)
 
 
 class ExpLayer(UnaryLayer[Decl]):
     """``e^x``; backward ``g e^x``."""
 
-    op = staticmethod(ops.exp)
-    grad_op = staticmethod(ops.exp_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.exp(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.exp_grad(g, kept)
 
 
 class LogLayer(UnaryLayer[Decl]):
     """``ln x``; backward ``g / x``."""
 
-    op = staticmethod(ops.log)
-    grad_op = staticmethod(ops.log_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.log(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.log_grad(g, kept)
 
 
 class SigmoidLayer(UnaryLayer[Decl]):
     """``1 / (1 + e^-x)``; backward ``g y (1 - y)`` from the kept output ``y``."""
 
     keeps: ClassVar[Literal["input", "output"]] = "output"
-    op = staticmethod(ops.sigmoid)
-    grad_op = staticmethod(ops.sigmoid_grad)
+
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.sigmoid(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.sigmoid_grad(g, kept)
 
 
 class TanhLayer(UnaryLayer[Decl]):
     """``tanh x``; backward ``g (1 - y^2)`` from the kept output ``y``."""
 
     keeps: ClassVar[Literal["input", "output"]] = "output"
-    op = staticmethod(ops.tanh)
-    grad_op = staticmethod(ops.tanh_grad)
+
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.tanh(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.tanh_grad(g, kept)
 
 
 # Each backward is its op's vjp (tests/test_layers_vjp.py): declared per class, so that a

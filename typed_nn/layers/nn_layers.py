@@ -23,8 +23,11 @@ class ReLULayer(UnaryLayer[Decl]):
 
     vjp_exact: ClassVar[bool] = True
 
-    op = staticmethod(ops.relu)
-    grad_op = staticmethod(ops.relu_grad)
+    def op(self, x: AnyTensor, /) -> AnyTensor:
+        return ops.relu(x)
+
+    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
+        return ops.relu_grad(g, kept)
 
 
 class SoftmaxLayer(UnaryLayer[Decl]):

@@ -35,6 +35,7 @@ from .. import ops
 from ..data.tensor import AnyTensor, Tensor, Vector
 from ..errors import ShapeError, message
 from ..inference_mode import inference_enabled
+from ..ops.layout import permute_any, permute_inv_any
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PNoUpdate, PParamTypeIs
 from .declared import Decl
@@ -226,10 +227,10 @@ class LayerNormCell(_NormCell):
         x: AnyTensor = inputs[LayerInput]
         check_rank(self.name, LayerInput, x, ANY_RANK, "data of rank 1 or more")
         order = (x.rank - 1, *range(x.rank - 1))  # features first: the stats broadcast back
-        first: AnyTensor = ops.permute(x, order)
+        first = permute_any(x, order)  # any rank: ops.permute's overloads are per rank
         centred = first - ops.reduce_mean(first, 0)
         normed = centred / ops.sqrt(ops.reduce_mean(ops.square(centred), 0) + self.eps)
-        back: AnyTensor = ops.permute_inv(normed, order)
+        back = permute_inv_any(normed, order)
         return {LayerOutput: back * inputs[NormWeight] + inputs[NormBias]}
 
 

@@ -121,8 +121,10 @@ def check_rank(layer: str, port: type, x: AnyTensor, ranks: tuple[int, ...], wha
     """RankError naming ``layer`` and ``port`` unless ``x`` has one of ``ranks`` dims."""
     if x.rank in ranks:
         return
-    contiguous = len(ranks) > 2 and ranks == tuple(range(ranks[0], ranks[-1] + 1))
-    shown = f"{ranks[0]} to {ranks[-1]}" if contiguous else " or ".join(str(r) for r in ranks)
+    if len(ranks) > 2 and ranks == tuple(range(ranks[0], ranks[-1] + 1)):  # contiguous
+        shown = f"{ranks[0]} to {ranks[-1]}"
+    else:
+        shown = " or ".join(str(r) for r in ranks)
     raise RankError(
         message(
             f"cannot feed layer '{layer}': port {key_name(port)} needs rank {shown}, "

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Never, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Never, TypeAlias, TypeVar, cast, overload
 
 from ..data.tensor import AnyTensor
 from ..errors import LayerError, message
@@ -452,7 +452,8 @@ def _make(
         "__qualname__": layer.__qualname__,
     }
     # A subclass per configuration: isinstance(x, AddLayer) holds and the class is cached.
-    configured: type[LayerT] = type(layer.__name__, (layer,), attrs)
+    # type() makes a new class, which no checker can tie to LayerT: it subclasses layer.
+    configured = cast("type[LayerT]", type(layer.__name__, (layer,), attrs))
     configured.configure(policies)
     _CONFIGURED[key] = configured
     return configured

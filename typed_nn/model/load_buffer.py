@@ -161,7 +161,8 @@ class LoadBuffer(TaggedStore[E, Dv], Mapping[str, Tensor[E, Dv, Any]]):
     def __eq__(self, other: object) -> bool:
         return self is other
 
-    __hash__ = object.__hash__
+    # Deliberately hashable (by identity, as __eq__): typeshed types Mapping.__hash__ as None.
+    __hash__ = object.__hash__  # pyright: ignore[reportAssignmentType]
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{n!r}: {t.describe()}" for n, t in self._tensors.items())

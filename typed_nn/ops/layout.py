@@ -31,7 +31,9 @@ __all__ = [
     "expand",
     "mute_shape",
     "permute",
+    "permute_any",
     "permute_inv",
+    "permute_inv_any",
     "reshape",
     "reshape_to",
     "tile",
@@ -171,11 +173,7 @@ def permute(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv
     >>> permute(zeros((2, 3, 4), Float32, CPU), (2, 0, 1)).shape
     (4, 2, 3)
     """
-    (t,) = tensor_operands(PERMUTE, (x,))
-    canon = _order("permute", t, order)
-    if canon == tuple(range(t.rank)):
-        return x
-    return build(PERMUTE, (x,), (canon,))
+    return permute_any(x, order)
 
 
 # fmt: off
@@ -219,12 +217,29 @@ def permute_inv(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E
 # fmt: on
 def permute_inv(x: TensorLike[E, Dv, D], order: tuple[int, ...]) -> TensorLike[E, Dv, D]:
     """Undo ``permute(., order)``: ``permute_inv(permute(y, order), order)`` has y's layout."""
+    return permute_inv_any(x, order)
+
+
+# ``permute`` and ``permute_inv`` without overloads, for package code whose operand's rank is
+# known only at run time (as ``reshape_to``). The overloads are keyed on the operand's rank:
+# for an operand of unknown rank, pyright matches one of the deprecated wrong-length ones.
+def permute_any(x: AnyTensor, order: tuple[int, ...]) -> AnyTensor:
+    """``permute(x, order)``, typed for an operand of any rank."""
+    (t,) = tensor_operands(PERMUTE, (x,))
+    canon = _order("permute", t, order)
+    if canon == tuple(range(t.rank)):
+        return x
+    return build(PERMUTE, (x,), (canon,))
+
+
+def permute_inv_any(x: AnyTensor, order: tuple[int, ...]) -> AnyTensor:
+    """``permute_inv(x, order)``, typed for an operand of any rank."""
     (t,) = tensor_operands(PERMUTE, (x,))
     canon = _order("permute_inv", t, order)
     inverse = [0] * len(canon)
     for i, axis in enumerate(canon):
         inverse[axis] = i
-    return permute(x, tuple(inverse))
+    return permute_any(x, tuple(inverse))
 
 
 def transpose(x: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim2]:

@@ -174,7 +174,7 @@ def _infer_matmul(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -
 
 
 def _swap_last(x: AnyTensor) -> AnyTensor:
-    return layout.permute(x, (*range(x.rank - 2), x.rank - 1, x.rank - 2))
+    return layout.permute_any(x, (*range(x.rank - 2), x.rank - 1, x.rank - 2))
 
 
 def _matmul_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:

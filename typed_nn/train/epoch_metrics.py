@@ -151,8 +151,13 @@ def _error(
 class BatchLosses(Protocol):
     """What the divergence error reads of an epoch's metrics (EpochMetrics, LossMetrics)."""
 
-    CAUSE: str
-    FINITE: str
+    # Read-only: the classes' CAUSE and FINITE are constants (str literals to pyright, which
+    # matches a settable member invariantly).
+    @property
+    def CAUSE(self) -> str: ...
+    @property
+    def FINITE(self) -> str: ...
+
     batch_size: int
     first_bad: int | None
 

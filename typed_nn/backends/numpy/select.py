@@ -41,11 +41,16 @@ def maximum(a: Array, b: Array, out: Out = None) -> Array:
 
 @implement("where", CPU)
 def where(cond: Array, a: Array, b: Array, out: Out = None) -> Array:
-    if out is None:
-        out = module_of(a).empty(np.broadcast_shapes(cond.shape, a.shape, b.shape), a.dtype)
-    np.copyto(out, b)
-    np.copyto(out, a, where=cond != 0)
-    return out
+    # A fresh name, not `out` reassigned: pyright keeps an Any assigned to a variable declared
+    # `Any | None` at the declared type, None included.
+    dst: Array = (
+        module_of(a).empty(np.broadcast_shapes(cond.shape, a.shape, b.shape), a.dtype)
+        if out is None
+        else out
+    )
+    np.copyto(dst, b)
+    np.copyto(dst, a, where=cond != 0)
+    return dst
 
 
 @implement("interpolate", CPU)
