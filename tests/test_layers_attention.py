@@ -22,7 +22,7 @@ from typed_nn.layers import (
     MultiHeadAttentionLayer,
     make_train_layer,
 )
-from typed_nn.layers.attention import MASKED
+from typed_nn.layers.attention import MASKED, MASKS_KEPT
 from typed_nn.model.safetensors_format import parse
 from typed_nn.policies import PElemIs, PFeedbackOutput, PUpdate
 
@@ -211,8 +211,32 @@ def test_heads_that_do_not_divide_the_width_are_rejected() -> None:
         r"n_heads >= 1 dividing d_model",
     ):
         attention(heads=3)
-    with pytest.raises(tn.LayerError, match="0 heads do not divide"):
+    with pytest.raises(tn.LayerError, match="n_heads must be an int >= 1, got 0"):
         attention(heads=0)
+
+
+def test_an_input_of_another_width_is_rejected_naming_the_layer() -> None:
+    layer = attention()
+    init_params(layer, torch_params("mha"))
+    with pytest.raises(
+        tn.ShapeError,
+        match=r"(?s)cannot feed layer 'mha': port LayerInput has 6 features in dim 2, the layer "
+        r"was built for 8.*hint: feed \(batch, seq, 8\) data, or build the layer with d_model=6",
+    ):
+        layer_feed(layer, {LayerInput: np.zeros((2, 5, 6))})
+
+
+def test_causal_masks_for_many_lengths_are_not_all_kept() -> None:
+    """One causal mask per sequence length is cached, the least recently used dropped past
+    MASKS_KEPT (variable lengths would otherwise keep a (seq, seq) mask for each)."""
+    layer = attention(causal=True)
+    init_params(layer, torch_params("mha"))
+    cell = layer.sublayers["attn"]
+    first = forward(layer, {LayerInput: REF["x"]})
+    for seq in range(1, MASKS_KEPT + 6):
+        forward(layer, {LayerInput: rng.normal(size=(2, seq, 8))})
+        assert len(cell._masks) <= MASKS_KEPT
+    np.testing.assert_array_equal(forward(layer, {LayerInput: REF["x"]}), first)
 
 
 def test_a_mask_of_the_wrong_shape_is_rejected() -> None:

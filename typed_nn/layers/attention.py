@@ -38,9 +38,9 @@ from ..tags import CPU, Dim2, Dim3, Dim4
 from .compose import ComposeKernel, SublayerArgs
 from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey
-from .param_cells import Cell
+from .param_cells import Cell, check_features
 from .protocol import Layer
-from .source_layers import ParamSourceLayer
+from .source_layers import ParamSourceLayer, check_sizes
 from .topology import (
     ComposeTopology,
     param_op_topology,
@@ -99,6 +99,10 @@ _PROBE_SHAPES: dict[type, tuple[int, ...]] = {
 }
 
 
+MASKS_KEPT = 8
+"""Causal masks a layer keeps, one per sequence length (and element type, device)."""
+
+
 class ScaledDotProductAttention(Cell):
     """The attention of ``MultiHeadAttentionLayer``, parameters as inputs; forward only."""
 
@@ -136,6 +140,9 @@ class ScaledDotProductAttention(Cell):
         h = self.n_heads
         dh = d // h
         w, b = inputs[QkvWeight], inputs[QkvBias]
+        width = w.shape[0]
+        hint = f"feed (batch, seq, {width}) data, or build the layer with d_model={d}."
+        check_features(self.name.rsplit("/", 1)[0], LayerInput, x, 2, width, "features", hint)
 
         qkv = x @ w + b  # one GEMM for the three projections
 
@@ -171,9 +178,12 @@ class ScaledDotProductAttention(Cell):
         causal = None
         if self.causal:
             key = (seq, x.elem, x.device)
-            causal = self._masks.get(key)
+            causal = self._masks.pop(key, None)
             if causal is None:
-                causal = self._masks[key] = _causal_mask(x, seq)
+                causal = _causal_mask(x, seq)
+                if len(self._masks) >= MASKS_KEPT:  # variable lengths: the least recent goes
+                    del self._masks[next(iter(self._masks))]
+            self._masks[key] = causal  # the most recently used last
         if given is None:
             return causal
         if given.shape not in ((seq, seq), (batch, seq, seq)):
@@ -223,7 +233,9 @@ def _sublayer_args(
     layer: ComposeKernel[Any, Any], name: str, d_model: int, n_heads: int, causal: bool
 ) -> SublayerArgs:
     """The parameters' shapes and the attention's heads, once the width is checked."""
-    if n_heads < 1 or d_model < 1 or d_model % n_heads:
+    example = f"{type(layer).__name__}(name, d_model, n_heads), e.g. (name, 64, 4)."
+    d_model, n_heads = check_sizes(name, {"d_model": d_model, "n_heads": n_heads}, example)
+    if d_model % n_heads:
         raise LayerError(
             message(
                 f"cannot create layer '{name}': {n_heads} heads do not divide the model "

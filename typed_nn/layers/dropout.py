@@ -30,6 +30,7 @@ from ..ops.node import format_site, user_site
 from ..tags import DeviceTag, Dim1, Int64
 from .in_map import float_input_type, tensor_type
 from .keys import LayerInput, LayerOutput
+from .param_cells import as_real
 from .protocol import Layer
 from .same_type_feeds import SameTypeFeeds
 
@@ -47,10 +48,8 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
 
     def __init__(self, name: str, rate: float, *, seed: int = 0) -> None:
         super().__init__(name)
-        given: object = rate  # callers without a type checker may pass anything
-        if not (isinstance(given, int | float) and not isinstance(given, bool)) or not (
-            0.0 <= given < 1.0
-        ):
+        given = as_real(rate)  # callers without a type checker may pass anything
+        if given is None or not 0.0 <= given < 1.0:
             raise LayerError(
                 message(
                     f"cannot create layer '{name}': the dropout rate must be in [0, 1), "
@@ -62,7 +61,7 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
                 )
             )
         seed_given: object = seed
-        if not isinstance(seed_given, int) or isinstance(seed_given, bool):
+        if not isinstance(seed_given, int | np.integer) or isinstance(seed_given, bool):
             raise LayerError(
                 message(
                     f"cannot create layer '{name}': the seed must be an int, got {seed!r}.",
@@ -71,7 +70,7 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
                     hint="e.g. seed=0.",
                 )
             )
-        self.rate, self.seed = float(rate), seed
+        self.rate, self.seed = given, int(seed)
         self.calls = 0
         """Eager training forwards so far (the counter of the next eager mask)."""
         self.states: dict[type[DeviceTag], Tensor[Int64, Any, Dim1]] = {}

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from .. import ops, tracing
 from ..data.tensor import AnyTensor, Matrix, Tensor, TensorLike
-from ..errors import ElemTypeError, IndexRangeError, LayerError, message
+from ..errors import ElemTypeError, IndexRangeError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs
 from ..tags import D, Dv, Int64, IntTag
@@ -25,7 +25,7 @@ from .compose import ComposeKernel
 from .in_map import port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
 from .protocol import Layer
-from .source_layers import ParamSourceLayer
+from .source_layers import ParamSourceLayer, check_sizes
 from .topology import (
     param_op_topology,
 )
@@ -112,17 +112,9 @@ class EmbeddingLayer(ComposeKernel[LayerInput, LayerOutput]):
     )
 
     def __init__(self, name: str, num_embeddings: int, dim: int) -> None:
-        sizes: tuple[object, ...] = (num_embeddings, dim)  # untyped callers may pass anything
-        for what, value in zip(("num_embeddings", "dim"), sizes, strict=True):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise LayerError(
-                    message(
-                        f"cannot create layer '{name}': {what} must be an int >= 1, got {value!r}.",
-                        [("layer", name)],
-                        built_at=format_site(user_site()),
-                        hint="EmbeddingLayer(name, num_embeddings, dim), e.g. (name, 1000, 32).",
-                    )
-                )
+        sizes = {"num_embeddings": num_embeddings, "dim": dim}
+        example = "EmbeddingLayer(name, num_embeddings, dim), e.g. (name, 1000, 32)."
+        num_embeddings, dim = check_sizes(name, sizes, example)
         super().__init__(name, self.create_sublayers().set("weight", num_embeddings, dim))
         self.num_embeddings, self.dim = num_embeddings, dim
 

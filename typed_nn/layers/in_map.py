@@ -206,6 +206,23 @@ def check_input(layer: str, port: type, declared: PortType, value: object) -> ob
     raise _wrong(error, layer, port, declared, value, "received the wrong type", fix)
 
 
+def check_undeclared_input(layer: str, port: type, value: object) -> object:
+    """``value`` fed to a layer with no declared input map: typed_nn data or a number (the
+    ports' types are unknown), never a raw array or list."""
+    if isinstance(value, TensorLike) or (
+        isinstance(value, int | float) and not isinstance(value, bool)
+    ):
+        return value
+    raise OperandError(
+        message(
+            f"cannot feed layer '{layer}': port {key_name(port)} takes typed_nn data.",
+            [("layer", layer), ("port", key_name(port)), ("received", _show(value))],
+            built_at=format_site(user_site()),
+            hint="wrap arrays with tn.tensor(array, elem, device, dim).",
+        )
+    )
+
+
 def _wrong(
     error: type[Exception],
     layer: str,

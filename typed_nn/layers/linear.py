@@ -29,7 +29,7 @@ from .declared import Decl
 from .dot_layer import DotLayer
 from .keys import LayerInput, LayerOutput, LeftOperand, RightOperand
 from .same_type_feeds import SameTypeFeeds
-from .source_layers import ParamSourceLayer
+from .source_layers import ParamSourceLayer, check_sizes
 from .topology import (
     ComposeTopology,
     InConnect,
@@ -101,5 +101,9 @@ class LinearLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
     )
 
     def __init__(self, name: str, fan_in: int, fan_out: int) -> None:
+        sizes = {"fan_in": fan_in, "fan_out": fan_out}
+        fan_in, fan_out = check_sizes(
+            name, sizes, "LinearLayer(name, fan_in, fan_out), e.g. (name, 784, 128)."
+        )
         args = self.create_sublayers().set("weight", fan_in, fan_out).set("bias", fan_out)
         super().__init__(name, args)

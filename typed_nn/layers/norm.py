@@ -51,7 +51,7 @@ from .param_cells import (
     check_rank,
 )
 from .same_type_feeds import SameTypeFeeds
-from .source_layers import ParamSourceLayer
+from .source_layers import ParamSourceLayer, check_sizes
 from .topology import (
     param_op_topology,
 )
@@ -168,6 +168,8 @@ class BatchNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any,
     def __init__(
         self, name: str, num_features: int, *, momentum: float = 0.1, eps: float = 1e-5
     ) -> None:
+        example = "BatchNormLayer(name, num_features), e.g. (name, 64)."
+        (num_features,) = check_sizes(name, {"num_features": num_features}, example)
         check_number(name, "momentum", momentum, 0.0, 1.0, "a number from 0 to 1")
         check_number(name, "eps", eps, 0.0, None, "a positive number")
         args = self.create_sublayers().set("cell", eps)
@@ -247,6 +249,7 @@ class LayerNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any,
     topology = param_op_topology("cell", LayerNormCell, _AFFINE)
 
     def __init__(self, name: str, dim: int, *, eps: float = 1e-5) -> None:
+        (dim,) = check_sizes(name, {"dim": dim}, "LayerNormLayer(name, dim), e.g. (name, 64).")
         check_number(name, "eps", eps, 0.0, None, "a positive number")
         args = self.create_sublayers().set("cell", eps).set("weight", dim).set("bias", dim)
         super().__init__(name, args)

@@ -19,8 +19,11 @@ the instance was built with, so a mistake names the layer and the sizes.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any, ClassVar
+
+import numpy as np
 
 from ..data.tensor import AnyTensor, Tensor
 from ..errors import LayerError, RankError, ShapeError, message
@@ -154,17 +157,21 @@ def check_features(
     )
 
 
+def as_real(value: object) -> float | None:
+    """``value`` as a finite float if it is a real number (Python's or numpy's, not a bool)."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
 def check_number(
     layer: str, what: str, value: object, low: float, high: float | None, allowed: str
 ) -> None:
     """LayerError naming ``layer`` unless ``value`` is a finite number in [low, high], or
     above ``low`` when ``high`` is None; ``allowed`` says so in the message."""
-    if (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and (low <= value <= high if high is not None else value > low)
-    ):
+    number = as_real(value)
+    if number is not None and (low <= number <= high if high is not None else number > low):
         return
     raise LayerError(
         message(

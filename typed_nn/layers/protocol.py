@@ -31,7 +31,14 @@ from ..policies import GradPolicy, PolicyContainer, PolicyItem, policy_select
 from ..tags import Dv, E
 from . import derived
 from .declared import TYPE_DEFAULTS, Decl, Declared, declared_tags
-from .in_map import LayerInMap, PortType, check_input, port_type, tensor_type
+from .in_map import (
+    LayerInMap,
+    PortType,
+    check_input,
+    check_undeclared_input,
+    port_type,
+    tensor_type,
+)
 from .keys import LayerOutput
 from .stacks import LayerStack
 from .var_type_dict import DeclaredValues, VarTypeDict, VarValues, key_name
@@ -210,6 +217,8 @@ class Layer(Generic[KIn, KOut, Decl]):
             value = inputs.get(port)
             if cls.input_map is not None:
                 value = check_input(self.name, port, cls.input_map[port], value)
+            else:
+                value = check_undeclared_input(self.name, port, value)
             picked[port] = value
         record = self._record
         if record is None or not record.active:

@@ -36,7 +36,7 @@ from .compose import KIn, KOut
 from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey, Previous, PreviousKey
 from .param_cells import Cell, ParamComposite, check_features, check_rank
-from .source_layers import ParamSourceLayer
+from .source_layers import ParamSourceLayer, check_sizes
 from .topology import (
     ComposeTopology,
     param_op_topology,
@@ -164,6 +164,8 @@ class _GatedStep(ParamComposite[KIn, KOut, Dim2, Dim2, Decl]):
     gates: ClassVar[int]
 
     def __init__(self, name: str, fan_in: int, hidden: int) -> None:
+        example = f"{type(self).__name__}(name, fan_in, hidden), e.g. (name, 32, 64)."
+        fan_in, hidden = check_sizes(name, {"fan_in": fan_in, "hidden": hidden}, example)
         width = type(self).gates * hidden
         args = self.create_sublayers().set("w_ih", fan_in, width).set("w_hh", hidden, width)
         super().__init__(name, args.set("b_ih", width).set("b_hh", width))

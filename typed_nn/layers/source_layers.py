@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Mapping
 from typing import Any, ClassVar, Never
 
 from ..data.factories import tensor, zeros
@@ -37,6 +39,29 @@ def _error(headline: str, items: list[tuple[str, str]], hint: str) -> LayerError
 
 def _tag(arg: object, base: type, fallback: object) -> Any:
     return arg if isinstance(arg, type) and issubclass(arg, base) else fallback
+
+
+def check_sizes(layer: str, sizes: Mapping[str, object], hint: str) -> tuple[int, ...]:
+    """The sizes given to layer ``layer``'s constructor as Python ints, or a LayerError naming
+    the first that is not an int >= 1 (numpy integers count; bools, floats, strings do not)."""
+    checked = []
+    for what, value in sizes.items():
+        size = None if isinstance(value, bool) else _as_int(value)
+        if size is None or size < 1:
+            raise _error(
+                f"cannot create layer '{layer}': {what} must be an int >= 1, got {value!r}.",
+                [("layer", layer)],
+                hint,
+            )
+        checked.append(size)
+    return tuple(checked)
+
+
+def _as_int(value: object) -> int | None:
+    try:
+        return operator.index(value)  # type: ignore[arg-type]  # anything: checked here
+    except TypeError:
+        return None
 
 
 class ParamSourceLayer(Layer[Never, LayerOutput]):
@@ -88,6 +113,10 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
     def __init__(self, name: str, *shape: int) -> None:
         super().__init__(name)
         cls = type(self)
+        dims = {f"dim {i} of its shape": size for i, size in enumerate(shape)}
+        shape = check_sizes(
+            name, dims, "give the parameter's shape as ints >= 1, e.g. L(name, 3, 4)."
+        )
         if cls.rank is not None and len(shape) != cls.rank:
             raise _error(
                 f"cannot create layer '{name}': the shape has {len(shape)} dims.",
