@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping
-from typing import Any, ClassVar, Never
+from typing import Any, ClassVar, Never, SupportsIndex
 
 from ..data.factories import tensor, zeros
 from ..data.tensor import AnyTensor, Tensor, TensorLike
@@ -46,7 +46,9 @@ def check_sizes(layer: str, sizes: Mapping[str, object], hint: str) -> tuple[int
     the first that is not an int >= 1 (numpy integers count; bools, floats, strings do not)."""
     checked = []
     for what, value in sizes.items():
-        size = None if isinstance(value, bool) else _as_int(value)
+        size = None
+        if isinstance(value, SupportsIndex) and not isinstance(value, bool):
+            size = operator.index(value)
         if size is None or size < 1:
             raise _error(
                 f"cannot create layer '{layer}': {what} must be an int >= 1, got {value!r}.",
@@ -55,13 +57,6 @@ def check_sizes(layer: str, sizes: Mapping[str, object], hint: str) -> tuple[int
             )
         checked.append(size)
     return tuple(checked)
-
-
-def _as_int(value: object) -> int | None:
-    try:
-        return operator.index(value)  # type: ignore[arg-type]  # anything: checked here
-    except TypeError:
-        return None
 
 
 class ParamSourceLayer(Layer[Never, LayerOutput]):
