@@ -52,6 +52,7 @@ from .errors import ParamNotFoundError as ParamNotFoundError
 from .errors import RankError as RankError
 from .errors import ReadOnlyError as ReadOnlyError
 from .errors import RetraceWarning as RetraceWarning
+from .errors import SanitizerError as SanitizerError
 from .errors import ShapeError as ShapeError
 from .errors import TagError as TagError
 from .errors import TopologyError as TopologyError

@@ -31,6 +31,7 @@ __all__ = [
     "PolicyConflictError",
     "PolicyError",
     "RankError",
+    "SanitizerError",
     "ShapeError",
     "TopologyError",
     "TypedNNError",
@@ -122,6 +123,12 @@ class NotEvaluatedError(TypedNNError, RuntimeError):
 
 class EvaluationError(TypedNNError, RuntimeError):
     """A failure while computing a node; names the op and the line that built it."""
+
+
+class SanitizerError(EvaluationError):
+    """The sanitizer (``TYPED_NN_SANITIZE=1``, debug mode) caught the evaluator reusing memory
+    wrongly: a step read memory not written yet or dead, wrote over a live value, left part of
+    its value unwritten, or a result shares memory with an input."""
 
 
 class NumericError(EvaluationError, FloatingPointError):

@@ -1,5 +1,5 @@
 """Whether this thread is tracing a function for ``tn.compile``: state the lower layers read
-(``Tensor.numpy`` refuses to read values, ``build`` substitutes assigned tensors) and that
+(``Tensor.numpy`` refuses to read values, ``build`` reads operands through the trace) and that
 ``typed_nn.evaluate.compiled`` sets. Per thread: a trace in one thread changes nothing for
 nodes built in another."""
 
@@ -14,9 +14,8 @@ __all__ = ["active", "state"]
 class _State(threading.local):
     def __init__(self) -> None:
         self.trace: Any = None
-        """The running trace (``typed_nn.evaluate.compiled._Trace``), or None."""
-        self.substitute: dict[int, Any] = {}
-        """id of each tensor assigned so far in the trace -> its new value."""
+        """The running trace (``typed_nn.evaluate.trace.Trace``), or None: ``trace.assigns``
+        (the tensors assigned so far) and ``trace.read(x)`` (what an operand ``x`` reads now)."""
 
 
 state = _State()

@@ -13,6 +13,8 @@ import numpy as np
 
 from ..data.tensor import Tensor
 from ..ops.node import Operation
+from . import sanitize
+from .options import options
 
 __all__ = [
     "cached",
@@ -35,6 +37,8 @@ def epoch() -> int:
 def invalidate_caches() -> None:
     """Forget every cached node result (a tensor was written in place)."""
     _State.epoch += 1
+    if options.sanitize:
+        sanitize.forget()
 
 
 def cached(node: Operation[Any, Any, Any]) -> Tensor[Any, Any, Any] | None:
@@ -67,3 +71,5 @@ def store(node: Operation[Any, Any, Any], result: Any) -> None:
     for this epoch."""
     node._result = result
     node._epoch = _State.epoch
+    if options.sanitize:
+        sanitize.remember(node, result, _State.epoch)

@@ -28,6 +28,7 @@ from .graph import Graph, INode, Ref, is_number
 from .lower import Pass, fold, readers_of, ufunc_pass
 from .options import options
 from .pool import MIN_BYTES
+from .sanitize import Sanitizer
 
 __all__ = ["Program", "generate"]
 
@@ -78,6 +79,7 @@ class _Gen:
         """Kept node -> the kept node whose buffer it writes into (:func:`_shared_buffers`)."""
         self.names: dict[int, str] = {}
         self.registers: dict[tuple[tuple[int, ...], str, int], str] = {}
+        self.sanitizer: Sanitizer | None = None
 
     def register(self, shape: tuple[int, ...], dtype: Any, i: int) -> str:
         """Scratch register ``i`` of the straight regions of ``shape`` and ``dtype``. A
@@ -482,7 +484,10 @@ def _out_buffer(
     device = device_of(n.device)
     if device.host_pool:
         small = math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
-        return f"np.empty({sh}, {dt})" if small else f"alloc({sh}, {dt})"
+        allocate = "np.empty" if small else "alloc"
+        if gen.sanitizer is not None:
+            return f"SAN.alloc({allocate}, {sh}, {dt})"
+        return f"{allocate}({sh}, {dt})"
     return f"{gen.const(f'XP{s}', device.module())}.empty({sh}, {dt})"
 
 
@@ -686,6 +691,53 @@ def _step(
         _kernel(gen, s, n, out)
 
 
+def _outside_operands(g: Graph, s: int, members: list[int]) -> str:
+    """The operands step ``s`` (its region's ``members``) reads, as a tuple expression."""
+    inside = set(members)
+    refs = [a for m in members for a in g.nodes[m].args if not is_number(a) and a not in inside]
+    return "(" + "".join(f"v{a}, " for a in dict.fromkeys(refs)) + ")"
+
+
+def _sanitizer(
+    gen: _Gen,
+    alive: list[bool],
+    regions: dict[int, list[int]],
+    interior: set[int],
+    direct: dict[int, int],
+    copies: dict[int, int],
+    lean: bool,
+) -> Sanitizer:
+    """The sanitizer of the program ``gen`` writes (``options.sanitize``), bound as ``SAN``."""
+    g = gen.g
+    order = [s for s in g.order if alive[s] and s not in interior]
+    writes = {
+        s
+        for s in order
+        if len(regions.get(s, ())) > 1
+        or (
+            g.nodes[s].op not in ("leaf", "alias")
+            and g.nodes[s].decl is not ITEM
+            and _form(g, g.nodes[s])[0] in ("special", "out")
+        )
+    }
+    # Values cached on their nodes must last, but in a program that writes a target: the
+    # cache is dropped after it (a cached view of the target changes with it).
+    writes_target = bool(direct or copies)
+    cached = {s for s in order if g.nodes[s].obj is not None and not lean and not writes_target}
+    escaping = set(g.roots) | cached
+    returned = {
+        r for r in g.roots if r not in direct and r not in copies and g.nodes[r].op != "leaf"
+    }
+    ns = gen.ns
+
+    def kept() -> list[Any]:
+        return [v for k, v in ns.items() if k[:1] in "BR" and type(v) is np.ndarray]
+
+    san = Sanitizer(g, order, regions, writes, escaping, returned, kept)
+    gen.const("SAN", san)
+    return san
+
+
 def generate(
     g: Graph,
     alive: list[bool],
@@ -713,6 +765,10 @@ def generate(
     gen.shared = _shared_buffers(g, alive, regions, interior, kept, donors, blocks, writers)
     started: set[int] = set()
     results: list[int] = []
+    if options.sanitize:
+        gen.sanitizer = _sanitizer(gen, alive, regions, interior, direct, copies, lean)
+        gen.emit("SAN.start()")
+    san = gen.sanitizer is not None
     # The steps that write targets in place come last (executor._writes_last): the first of
     # them marks the point after which a failure leaves targets half-written.
     first_write = next((s for s in g.order if s in direct), None)
@@ -724,19 +780,24 @@ def generate(
             gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
         if n.op == "leaf":
             gen.emit(f"v{s} = env[{s}]")
-            continue
-        if n.op == "alias" or n.decl is ITEM:
+        elif n.op == "alias" or n.decl is ITEM:
             _view(gen, s, n)
         elif s in started:
             pass  # a gather its operands were written into: no copy, no kernel
         else:
+            if san:
+                gen.emit(f"SAN.before({s}, {_outside_operands(g, s, regions.get(s, [s]))})")
             out = _step_out(
                 gen, s, blocks, started, lambda r: _out_buffer(gen, r, direct, donors, kept)
             )
             _step(gen, s, n, out, regions, kernels)
-        if n.obj is not None and (not lean or s in g.roots):
+        if san:
+            gen.emit(f"SAN.after({s}, v{s})")
+        if n.op != "leaf" and n.obj is not None and (not lean or s in g.roots):
             results.append(s)  # returned, or cached on its node
     _copy_and_write_back(gen, copies, results)
+    if san:
+        gen.emit("SAN.finish()")
     source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"
     exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
     if lean:

@@ -18,7 +18,9 @@ from typing import Any
 
 from ..data.tensor import Tensor
 from ..ops.node import Operation
+from . import sanitize
 from .cache import result_tensor
+from .options import options
 
 __all__ = ["Collected", "collect"]
 
@@ -168,6 +170,8 @@ class _Walk:
     def take_cached(self, x: Any, res: Any) -> None:
         """A node whose cached result ``res`` is still valid, as a leaf of its own."""
         col = self.col
+        if options.sanitize:
+            sanitize.verify(x, res, self.epoch)
         if type(res) is not _Tensor:  # a bare cached array (see cache.py)
             res = x._result = result_tensor(res, x._elem, x._device)
         arr = res._array

@@ -23,7 +23,7 @@ from ..devices import device_of
 from ..errors import EvaluationError, TypedNNError, message
 from ..fp_errors import ignore_fp_errors, restore_fp_errors
 from ..ops.declare import registry_version
-from . import hooks, reference
+from . import hooks, reference, sanitize
 from .batch import batch
 from .cache import epoch, invalidate_caches, result_tensor
 from .codegen import Program, generate
@@ -337,6 +337,9 @@ def _results(
         if s in stored:
             x._result = stored[s]
             x._epoch = now
+    if options.sanitize:
+        for s, value in stored.items():
+            sanitize.remember(objs[s], value, now)
     out: list[AnyResult] = []
     for j, r in enumerate(root_slots):
         target = targets.get(j) if targets else None

@@ -10,7 +10,8 @@ Every optimisation is on by default; tests switch them off to compare::
 ``cse`` merges identical sub-trees, ``rewrite`` applies the algebraic rules, ``fuse`` runs
 element-wise regions as one blocked pass, ``pool`` recycles large buffers, ``batch`` merges
 independent registrations of the same op, ``plan_cache`` reuses analysed schedules,
-``specialise`` compiles kernels for each node's exact shapes and parameters.
+``specialise`` compiles kernels for each node's exact shapes and parameters, ``sanitize``
+checks every step's memory as it runs (slow; ``TYPED_NN_SANITIZE=1`` turns it on at import).
 
 Beside the flags, ``pool_max_bytes`` bounds the bytes each thread's buffer pool keeps
 (:data:`POOL_MAX_BYTES` by default; ``options.pool_max_bytes = 64 << 20`` or
@@ -20,6 +21,7 @@ other threads' pools when they next allocate a buffer they do not have.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Callable, Generator
 from contextlib import contextmanager
@@ -33,6 +35,9 @@ POOL_MAX_BYTES = 512 << 20
 benchmarks reach (4 MB for the 784-512-256-10 MLP, 120 MB for element-wise chains over 10^7
 floats), while a stream of ever new shapes can no longer grow the pool without end."""
 
+SANITIZE_ENV = "TYPED_NN_SANITIZE"
+"""Set to ``1`` to run every plan under the sanitizer (``evaluate/sanitize.py``) from import on."""
+
 POOL_LIMIT_LISTENERS: list[Callable[[], None]] = []
 """Called when ``options.pool_max_bytes`` is set (the buffer pool trims the calling thread's
 pool; it reads the options, so it registers here rather than being imported)."""
@@ -41,7 +46,7 @@ pool; it reads the options, so it registers here rather than being imported)."""
 class EvalOptions:
     """The evaluator's flags (process-wide; change them with :meth:`using`)."""
 
-    flags = ("batch", "cse", "fuse", "plan_cache", "pool", "rewrite", "specialise")
+    flags = ("batch", "cse", "fuse", "plan_cache", "pool", "rewrite", "sanitize", "specialise")
     """The switches' names."""
     settings = ("pool_max_bytes",)
     """The other options (numbers; they do not change compiled schedules)."""
@@ -58,6 +63,12 @@ class EvalOptions:
         self.batch = True
         self.plan_cache = True
         self.specialise = True
+        self.sanitize = os.environ.get(SANITIZE_ENV, "").strip().lower() in (
+            "1",
+            "true",
+            "yes",
+            "on",
+        )
         object.__setattr__(self, "pool_max_bytes", POOL_MAX_BYTES)  # no pool to trim yet
 
     def __setattr__(self, name: str, value: object) -> None:
@@ -90,6 +101,7 @@ class EvalOptions:
                 self.pool,
                 self.batch,
                 self.specialise,
+                self.sanitize,
             )
         return key
 

@@ -16,10 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import devices
 from ..data.tensor import AnyTensor, Tensor, TensorLike
-from ..errors import CompileError, OperandError, message
+from ..errors import CompileError, OperandError, SanitizerError, message
 from ..ops.node import format_site, user_site
 from ..tracing import active, state
+from .options import options
 
 __all__ = [
     "Number",
@@ -109,7 +111,25 @@ class Trace:
 
     def assign(self, target: Tensor[Any, Any, Any], expr: AnyTensor) -> None:
         self.assigns[id(target)] = (target, expr)  # the last assign of a target wins
-        state.substitute[id(target)] = expr  # later reads of the target see the new value
+
+    def read(self, x: Any) -> Any:
+        """What operand ``x`` of a node built now reads: an assigned tensor's new value."""
+        found = self.assigns.get(id(x)) if type(x) is Tensor else None
+        if found is not None:
+            return found[1]
+        if type(x) is Tensor and options.sanitize:
+            for target, _ in self.assigns.values():
+                if devices.device_of(x._device).may_share(x._array, target._array):
+                    raise SanitizerError(
+                        message(
+                            "the sanitizer found a tensor read after an assign to its memory "
+                            "through another tensor: it would read the old values.",
+                            [("read", x.describe()), ("assigned", target.describe())],
+                            built_at=format_site(user_site()),
+                            hint="read the assigned tensor itself after its assign.",
+                        )
+                    )
+        return x
 
 
 def tracing() -> Trace | None:
@@ -165,13 +185,13 @@ def trace_function(
         else:
             inputs.append(v)
     trace = Trace()
-    state.trace, state.substitute = trace, {}
+    state.trace = trace
     active[0] += 1
     try:
         result = fn(*inputs)
     finally:
         active[0] -= 1
-        state.trace, state.substitute = None, {}
+        state.trace = None
     outputs, structure = flatten(fn, result)
     for out in outputs:
         if isinstance(out, Tensor) and id(out) in trace.assigns:

@@ -195,9 +195,9 @@ def build(decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()) -> A
     is ``x * 2.0``), with the same element rules.
     """
     if tracing.active[0]:  # tn.compile: a tensor assigned earlier in the trace reads as its
-        substitute = tracing.state.substitute  # new value, as in eager code
-        if substitute:
-            operands = tuple(substitute.get(id(x), x) for x in operands)
+        trace = tracing.state.trace  # new value, as in eager code
+        if trace is not None and trace.assigns:
+            operands = tuple(map(trace.read, operands))
     try:
         shape, elem, device = decl.infer(decl, operands, params)
     except NumpyNumber:

@@ -1,0 +1,276 @@
+"""The sanitizer: checks, while a plan runs, that its memory reuse keeps every value intact.
+
+On with ``TYPED_NN_SANITIZE=1`` at import, ``options.sanitize = True``, or in debug mode. A
+sanitized plan is generated with a check around each step (the flag is part of the plan key),
+and it knows nothing of how the planner decided: it watches the arrays themselves.
+
+* Every buffer the evaluator hands out (pooled, fresh, kept between calls) is filled with a
+  sentinel NaN, and so is a value's memory once its last reader ran (unless a live value, an
+  input or a result shares it): a read of memory not yet written, or dead, sees the sentinel.
+* Before a step: no float operand holds the sentinel.
+* After a step: its value holds no sentinel (every element was written); it overlaps no
+  operand it read, but as an element-wise step writing over an operand element for element, or
+  as a view; and every live value (computed earlier and read later, every input still to be
+  read, every value handed out) has the bytes it had.
+* At the end: no returned value shares memory with an input or a buffer the program keeps.
+* A cached node result is unchanged when a later evaluation takes it (``remember``/``verify``).
+
+A violation raises ``SanitizerError`` naming the step, its op and the value concerned.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import SanitizerError, message
+
+if TYPE_CHECKING:  # graph.py imports collect.py, which checks cached values here
+    from .graph import Graph
+
+__all__ = ["Sanitizer", "forget", "poison", "remember", "verify"]
+
+# Signalling NaNs with a payload no computation makes; arithmetic on one quiets it (sets the
+# quiet bit) and keeps the payload, so a value computed from the sentinel is caught too.
+_SENTINEL: dict[np.dtype[Any], tuple[Any, int, int]] = {
+    np.dtype(np.float32): (np.uint32, 0x7FA5A5A5, 0x00400000),
+    np.dtype(np.float64): (np.uint64, 0x7FF4A5A5A5A5A5A5, 0x0008000000000000),
+}
+
+
+def poison(array: Any) -> Any:
+    """Fill a host array with the sentinel (integers with a pattern); returns it."""
+    if type(array) is not np.ndarray or not array.flags.writeable:
+        return array
+    found = _SENTINEL.get(array.dtype)
+    if found is not None:
+        array.view(found[0])[...] = found[1]
+    elif array.dtype.kind in "iu":
+        array[...] = np.iinfo(array.dtype).max // 3
+    return array
+
+
+def _poisoned(array: Any) -> bool:
+    """Whether a host float array holds the sentinel anywhere (quietened or not)."""
+    if type(array) is not np.ndarray or array.size == 0:
+        return False
+    found = _SENTINEL.get(array.dtype)
+    if found is None:
+        return False
+    uint, bits, quiet = found
+    return bool(((array.view(uint) | uint(quiet)) == uint(bits | quiet)).any())
+
+
+def _bytes(array: Any) -> int:
+    """A checksum of a host array's values (0 for another device's: not checked)."""
+    if type(array) is not np.ndarray or not array.size:
+        return 0
+    return zlib.crc32(np.ascontiguousarray(array).tobytes())
+
+
+def _same_memory(a: Any, b: Any) -> bool:
+    """Whether two arrays are the same elements of the same memory."""
+    if b is None:
+        return False
+    ia, ib = a.__array_interface__, b.__array_interface__
+    return bool(ia["data"][0] == ib["data"][0] and a.strides == b.strides and a.shape == b.shape)
+
+
+def _about(obj: Any, op: str) -> tuple[str, Any]:
+    """How a message shows a node: its description and the line that built it."""
+    if not hasattr(obj, "describe"):  # a node a rewrite made, or a plan's structure only
+        return op, None
+    return obj.describe(), getattr(obj, "built_at", None)
+
+
+def _base(array: Any) -> Any:
+    while isinstance(array, np.ndarray) and array.base is not None:
+        array = array.base
+    return array
+
+
+class Sanitizer:
+    """The checks of one generated program (see the module doc). ``order``: the slots of its
+    steps in schedule order; ``writes``: the steps that write into a buffer (the others may
+    return views of an operand); ``escaping``: values handed out (returned or cached);
+    ``returned``: roots handed to the caller as computed values; ``kept``: buffers the
+    program keeps between runs."""
+
+    def __init__(
+        self,
+        g: Graph,
+        order: list[int],
+        regions: dict[int, list[int]],
+        writes: set[int],
+        escaping: set[int],
+        returned: set[int],
+        kept: Callable[[], Iterable[Any]],
+    ) -> None:
+        self.writes, self.escaping, self.returned, self.kept = writes, escaping, returned, kept
+        self.nodes = g.structure().nodes  # a cached plan keeps no data of its evaluation
+        self.about = [_about(n.obj, n.op) for n in g.nodes]
+        self.position = {s: i for i, s in enumerate(order)}
+        for root, members in regions.items():
+            for m in members:
+                self.position[m] = self.position[root]
+        never = len(order)
+        self.last_read = {s: -1 for s in order}
+        for s in order:
+            for m in regions.get(s, [s]):
+                for a in self.nodes[m].args:
+                    if type(a) is not tuple and a in self.last_read:
+                        self.last_read[a] = max(self.last_read[a], self.position[s])
+        for s in escaping:
+            self.last_read[s] = never
+        self.values: dict[int, tuple[Any, int]] = {}
+        self.last: dict[int, int] = {}
+        self.viewed: dict[int, list[int]] = {}
+        """Value -> the values its memory lives on in (it is a view of them)."""
+        self.owned: set[int] = set()
+
+    # -- called by the generated program --------------------------------------------------
+
+    def start(self) -> None:
+        """A run begins: the buffers the program keeps hold nothing yet."""
+        self.values, self.last, self.viewed = {}, {}, {}
+        self.owned = set()
+        for array in self.kept():
+            self.owned.add(id(_base(poison(array))))
+
+    def alloc(self, allocate: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A fresh buffer from ``allocate`` (the pool or ``np.empty``), filled with the sentinel."""
+        array = poison(allocate(shape, dtype))
+        self.owned.add(id(_base(array)))
+        return array
+
+    def before(self, s: int, *operands: Any) -> None:
+        """Step ``s`` is about to read ``operands``."""
+        for k, a in enumerate(operands):
+            if _poisoned(a):
+                self._fail(s, f"operand {k + 1} holds memory not written yet, or no longer live")
+
+    def after(self, s: int, value: Any) -> None:
+        """Step ``s`` (a leaf, a view or a computation) made ``value``."""
+        n = self.nodes[s]
+        here = self.position[s]
+        if type(value) is not np.ndarray:
+            return  # another device's value: the sanitizer checks host memory only
+        if _poisoned(value) and n.op != "leaf":
+            self._fail(s, "its value has elements the step did not write")
+        if n.op != "leaf":
+            self._check_operands(s, n, value)
+        self.last[s] = self.last_read.get(s, here)
+        for t, (array, check) in self.values.items():
+            if self.last[t] > here and _bytes(array) != check:
+                self._fail(s, f"it changed the live value of node {t} ({self.nodes[t].op})")
+        self.values[s] = (value, _bytes(value))
+        self._release(here, value)
+
+    def finish(self) -> None:
+        """The run ended: no returned value shares memory with an input or a kept buffer."""
+        inputs = [a for t, (a, _) in self.values.items() if self.nodes[t].op == "leaf"]
+        inputs += list(self.kept())
+        for r in self.returned:
+            value = self.values.get(r, (None, 0))[0]
+            if value is not None and any(np.shares_memory(value, a) for a in inputs):
+                self._fail(r, "the value it returns shares memory with an input or a kept buffer")
+        self.values, self.last, self.viewed = {}, {}, {}
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _check_operands(self, s: int, n: Any, value: Any) -> None:
+        """A writing step's value overlaps no operand but one it overwrites element for element
+        (an element-wise step); another step's value that overlaps an operand is its view."""
+        elementwise = n.decl is not None and n.decl.kind == "elementwise"
+        for k, a in enumerate(n.args):
+            if type(a) is tuple or a not in self.values:  # a number, or no value of its own
+                continue
+            array = self.values[a][0]
+            if not np.shares_memory(value, array):
+                continue
+            if s not in self.writes:
+                self.viewed.setdefault(s, []).append(a)
+                continue
+            if elementwise and _same_memory(array, value):
+                continue  # each element read, then written
+            if _same_memory(array, self._block(n, k, value)):
+                continue  # a gather's operand computed in its place: nothing written
+            self._fail(s, f"it writes its value over operand {k + 1} (node {a}) while reading it")
+
+    def _block(self, n: Any, k: int, value: Any) -> Any:
+        """Where a concat or stack puts its operand ``k`` in its ``value`` (None: another op)."""
+        if n.op not in ("concat", "stack"):
+            return None
+        (axis,) = n.params
+        lead = (slice(None),) * axis
+        if n.op == "stack":
+            return value[(*lead, k)]
+        sizes = [self.nodes[a].shape[axis] for a in n.args]
+        start = sum(sizes[:k])
+        return value[(*lead, slice(start, start + sizes[k]))]
+
+    def _release(self, here: int, value: Any) -> None:
+        """Extend the life of what new views live on; fill dead values' memory with the
+        sentinel where the evaluator owns it and nothing live shares it."""
+        for s, parents in self.viewed.items():
+            for p in parents:
+                if self.last.get(p, -1) < self.last.get(s, -1):
+                    self.last[p] = self.last[s]
+        dead = [t for t in self.values if self.last[t] == here]
+        live = [a for t, (a, _) in self.values.items() if self.last[t] > here]
+        for t in dead:
+            array = self.values[t][0]
+            if id(_base(array)) not in self.owned or self.nodes[t].op == "leaf":
+                continue
+            if not any(np.shares_memory(array, a) for a in [*live, value]):
+                poison(array)
+
+    def _fail(self, s: int, what: str) -> None:
+        shown, built_at = self.about[s]
+        raise SanitizerError(
+            message(
+                f"the sanitizer stopped evaluation at node {s} ({self.nodes[s].op}): {what}.",
+                [("node", shown)],
+                built_at=built_at,
+                hint="this is a typed_nn bug in how the evaluator reuses memory; evaluate with "
+                "options.using(fuse=False, specialise=False) to work around it, and report it.",
+            )
+        )
+
+
+_CACHED: dict[int, tuple[int, int]] = {}
+"""id(node) -> (cache epoch, checksum of the value cached on it), while sanitizing."""
+
+
+def remember(node: Any, value: Any, epoch: int) -> None:
+    """Record the bytes of the value cached on ``node`` (host arrays only)."""
+    array = getattr(value, "_array", value)
+    if type(array) is np.ndarray:
+        _CACHED[id(node)] = (epoch, _bytes(array))
+
+
+def verify(node: Any, value: Any, epoch: int) -> None:
+    """Raise when the value cached on ``node`` changed since it was cached."""
+    found = _CACHED.get(id(node))
+    array = getattr(value, "_array", value)
+    if found is None or found[0] != epoch or type(array) is not np.ndarray:
+        return
+    if _bytes(array) != found[1]:
+        raise SanitizerError(
+            message(
+                "the sanitizer found a cached result changed after it was computed.",
+                [("node", node.describe())],
+                built_at=node.built_at,
+                hint="something wrote into memory handed out by evaluation (a consumer of "
+                "__dlpack__ or of .numpy() that ignores the read-only flag); copy a result "
+                "before writing into it.",
+            )
+        )
+
+
+def forget() -> None:
+    """Drop the recorded checksums (the cache epoch moved on: none of them is valid)."""
+    _CACHED.clear()
