@@ -22,14 +22,11 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ..errors import SanitizerError, message
-
-if TYPE_CHECKING:  # graph.py imports collect.py, which checks cached values here
-    from .graph import Graph
 
 __all__ = ["Sanitizer", "forget", "poison", "remember", "verify"]
 
@@ -93,7 +90,8 @@ def _base(array: Any) -> Any:
 
 
 class Sanitizer:
-    """The checks of one generated program (see the module doc). ``order``: the slots of its
+    """The checks of one generated program (see the module doc). ``g``: its graph (not
+    typed: graph.py imports collect.py, which checks cached values here); ``order``: the slots of its
     steps in schedule order; ``writes``: the steps that write into a buffer (the others may
     return views of an operand); ``escaping``: values handed out (returned or cached);
     ``returned``: roots handed to the caller as computed values; ``kept``: buffers the
@@ -101,7 +99,7 @@ class Sanitizer:
 
     def __init__(
         self,
-        g: Graph,
+        g: Any,
         order: list[int],
         regions: dict[int, list[int]],
         writes: set[int],
