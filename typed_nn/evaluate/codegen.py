@@ -753,11 +753,7 @@ def generate(
     root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into;
     ``kernels``: region root -> (compiled device kernel, its operand refs) for regions on a
     device whose regions are compiled (host regions are generated as numpy passes here).
-
-    Buffers for host-pool devices' values come from ``alloc`` (the pool; below its
-    threshold, ``np.empty`` directly); values on another device are allocated by that
-    device's array module (cupy keeps its own memory pool): see ``Device``. ``lean``: the
-    variant of ``Program.lean``."""
+    Buffers: see ``_out_buffer``. ``lean``: the variant of ``Program.lean``."""
     kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
