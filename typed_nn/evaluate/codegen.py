@@ -794,12 +794,17 @@ def generate(
     _copy_and_write_back(gen, copies, results)
     if san:
         gen.emit("SAN.finish()")
-    source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"
-    exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
     if lean:
-        return Program(gen.ns["_run"], results, gen.calls, fired, source)
-
+        return _program(gen, results, fired, None)
     # the plan is cached: its lean variant is made from the structure, not this evaluation's data
     lean_args = (g.structure(), alive, regions, direct, copies, fired, kernels)
-    make_lean = functools.partial(generate, *lean_args, lean=True)
+    return _program(gen, results, fired, functools.partial(generate, *lean_args, lean=True))
+
+
+def _program(
+    gen: _Gen, results: list[int], fired: list[str], make_lean: Callable[[], Program] | None
+) -> Program:
+    """The program ``gen`` wrote, compiled."""
+    source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"
+    exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
     return Program(gen.ns["_run"], results, gen.calls, fired, source, make_lean)
