@@ -735,6 +735,7 @@ def _sanitizer(
 
     san = Sanitizer(g, order, regions, writes, escaping, returned, kept)
     gen.const("SAN", san)
+    gen.emit("SAN.start()")
     return san
 
 
@@ -761,10 +762,9 @@ def generate(
     gen.shared = _shared_buffers(g, alive, regions, interior, kept, donors, blocks, writers)
     started: set[int] = set()
     results: list[int] = []
-    if options.sanitize:
+    san = options.sanitize
+    if san:
         gen.sanitizer = _sanitizer(gen, alive, regions, interior, direct, copies, lean)
-        gen.emit("SAN.start()")
-    san = gen.sanitizer is not None
     # The steps that write targets in place come last (executor._writes_last): the first of
     # them marks the point after which a failure leaves targets half-written.
     first_write = next((s for s in g.order if s in direct), None)
