@@ -22,11 +22,39 @@ def test_numpy_reads_a_tensor_without_copying() -> None:
     assert t.__dlpack_device__() == (1, 0)
 
 
-def test_an_evaluated_result_is_exported_read_only() -> None:
+def test_an_evaluated_result_is_exported_as_a_copy() -> None:
+    """A result's memory is its node's cached value, and consumers such as PyTorch ignore
+    DLPack's read-only flag: what they get is a copy (#32: a torch write changed later
+    evaluations)."""
     x = tn.tensor(np.array([1.0, 2.0]), tn.Float64, tn.CPU, tn.Dim1)
-    a = np.from_dlpack(tn.evaluate(x * 2.0))
+    e = x * 2.0
+    a = np.from_dlpack(tn.evaluate(e))
     np.testing.assert_array_equal(a, [2.0, 4.0])
-    assert not a.flags.writeable  # a result's memory is its node's cached value
+    a[0] = 5.0  # the consumer's own copy
+    np.testing.assert_array_equal(tn.evaluate(e * 2.0).numpy(), [4.0, 8.0])
+    with pytest.raises(tn.ReadOnlyError, match="cannot export a read-only tensor through DLPack"):
+        tn.evaluate(e).__dlpack__(copy=False)
+    with pytest.raises(BufferError, match="without a copy"):  # what DLPack consumers catch
+        tn.evaluate(e).__dlpack__(copy=False)
+
+
+def test_an_own_tensor_is_exported_without_a_copy() -> None:
+    x = tn.tensor(np.array([1.0, 2.0]), tn.Float64, tn.CPU, tn.Dim1)
+    np.from_dlpack(x)[0] = 7.0
+    assert x.numpy()[0] == 7.0
+
+
+@pytest.mark.parametrize(
+    ("args", "wrong"),
+    [
+        ((np.float64, tn.CPU, tn.Dim1), "elem must be an element tag, got float64"),
+        ((tn.Float64, "cpu", tn.Dim1), "device must be a device tag, got str 'cpu'"),
+        ((tn.Float64, tn.CPU, 1), "dim must be a rank tag, got int 1"),
+    ],
+)
+def test_from_dlpack_checks_its_tag_arguments(args: tuple[Any, ...], wrong: str) -> None:
+    with pytest.raises(tn.TagError, match=f"from_dlpack: {wrong}"):
+        tn.from_dlpack(np.arange(3.0), *args)
 
 
 def test_from_dlpack_wraps_a_numpy_array_without_copying() -> None:

@@ -30,6 +30,8 @@ def _peak(fn: Any) -> int:
 
 
 def test_mshadow_update_in_place_allocates_nothing_full_size() -> None:
+    if options.sanitize:
+        pytest.skip("the sanitizer fills and keeps buffers: its allocations are its own")
     n = 1_000_000
     w0 = rng.normal(size=n).astype(np.float32)
     g = t32(rng.normal(size=n))
@@ -49,6 +51,8 @@ def test_mshadow_update_in_place_allocates_nothing_full_size() -> None:
 
 
 def test_chain_allocates_only_its_result() -> None:
+    if options.sanitize:
+        pytest.skip("the sanitizer fills and keeps buffers: its allocations are its own")
     n = 1_000_000
     x = t32(rng.normal(size=n))
 

@@ -208,9 +208,10 @@ class ElemRangeError(ElemTypeError, ValueError):
     not only their type, are wrong."""
 
 
-class ReadOnlyError(TypedNNError, ValueError):
+class ReadOnlyError(TypedNNError, ValueError, BufferError):
     """A write (``assign``, ``evaluate(..., out=)``, a filler) into a tensor whose memory is
-    read-only: an evaluated result, or a read-only numpy array shared with ``copy=False``."""
+    read-only: an evaluated result, or a read-only numpy array shared with ``copy=False``; or
+    a DLPack export of such a tensor asked for without a copy (hence a ``BufferError`` too)."""
 
 
 class TagError(TypedNNError, TypeError):

@@ -740,9 +740,26 @@ class Tensor(TensorLike[E, Dv, D]):
         copy: bool | None = None,
     ) -> Any:
         """The DLPack capsule of this tensor's memory (no copy): ``np.from_dlpack(t)``,
-        ``torch.from_dlpack(t)``, ``cupy.from_dlpack(t)`` share it."""
+        ``torch.from_dlpack(t)``, ``cupy.from_dlpack(t)`` share it.
+
+        A read-only tensor (a result of evaluation: its memory is a cached value) is exported
+        as a copy, since consumers such as PyTorch ignore DLPack's read-only flag; asking for
+        no copy (``copy=False``) is then a ``ReadOnlyError`` (a ``BufferError`` too)."""
         given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
-        return self._array.__dlpack__(**{k: v for k, v in given.items() if v is not None})
+        array = self._array
+        if type(array) is np.ndarray and not array.flags.writeable:
+            if copy is False:
+                raise ReadOnlyError(
+                    message(
+                        "cannot export a read-only tensor through DLPack without a copy.",
+                        [("tensor", self.describe()), ("asked", "copy=False")],
+                        hint="results of evaluation are read-only (cached values): let the "
+                        "consumer copy (copy=None), or export a tensor you own "
+                        "(out.assign(result)).",
+                    )
+                )
+            array, given["copy"] = array.copy(), None
+        return array.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
     def __dlpack_device__(self) -> tuple[int, int]:
         """(DLPack device type, device id) of this tensor's memory: (1, 0) on the CPU."""

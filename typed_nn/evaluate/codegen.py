@@ -491,9 +491,42 @@ def _out_buffer(
     return f"{gen.const(f'XP{s}', device.module())}.empty({sh}, {dt})"
 
 
-def _copy_and_write_back(gen: _Gen, copies: dict[int, int], results: list[int]) -> None:
-    """The schedule's end: copy the roots computed aside into their targets, then write the
-    values to return and cache back into ``env``."""
+def _input_views(
+    g: Graph,
+    alive: list[bool],
+    regions: dict[int, list[int]],
+    interior: set[int],
+    copies: dict[int, int],
+    direct: dict[int, int],
+) -> list[int]:
+    """The roots handed out as they are whose value may be a view of an input's memory (a
+    layout op of a leaf, a row of one): they are copied, so a result never changes with the
+    input (nor a write into it writes into the input)."""
+    writers = _writers(g, alive, regions, interior)
+    found: list[int] = []
+    for r in dict.fromkeys(g.roots):
+        if r in copies or r in direct or g.nodes[r].op in ("leaf", "alias"):
+            continue
+        todo, seen = [r], set()
+        while todo:
+            s = todo.pop()
+            if g.nodes[s].op == "leaf":
+                found.append(r)
+                break
+            if s not in writers and s not in seen:
+                seen.add(s)
+                todo.extend(a for a in g.nodes[s].args if not is_number(a))
+    return found
+
+
+def _copy_and_write_back(
+    gen: _Gen, copies: dict[int, int], results: list[int], views: list[int]
+) -> None:
+    """The schedule's end: copy the roots that view an input (before a target is written),
+    copy the roots computed aside into their targets, then write the values to return and
+    cache back into ``env``."""
+    for s in views:
+        gen.emit(f"v{s} = v{s}.copy()")
     if copies and "WRITING" not in gen.ns:
         gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
     for s, e in copies.items():
@@ -658,9 +691,9 @@ def _step_out(
     if s not in blocks:
         return buffer(s)
     c, rows = blocks[s]
-    if c not in started:
+    if c not in started:  # a gather itself gathered takes its rows of the outer one
         started.add(c)
-        gen.emit(f"v{c} = {buffer(c)}")
+        gen.emit(f"v{c} = {_step_out(gen, c, blocks, started, buffer)}")
     return f"v{c}[{gen.const(f'IX{s}', rows)}]"
 
 
@@ -760,11 +793,38 @@ def generate(
     interior = {m for members in regions.values() for m in members[:-1]}
     kept, donors, blocks, writers = _buffers(g, alive, regions, interior, direct, kernels, lean)
     gen.shared = _shared_buffers(g, alive, regions, interior, kept, donors, blocks, writers)
-    started: set[int] = set()
-    results: list[int] = []
-    san = options.sanitize
-    if san:
+    if options.sanitize:
         gen.sanitizer = _sanitizer(gen, alive, regions, interior, direct, copies, lean)
+
+    def buffer(r: int) -> str:
+        return _out_buffer(gen, r, direct, donors, kept)
+
+    results = _steps(gen, alive, regions, interior, direct, kernels, blocks, buffer, lean)
+    views = _input_views(g, alive, regions, interior, copies, direct)
+    _copy_and_write_back(gen, copies, results, views)
+    if gen.sanitizer is not None:
+        gen.emit("SAN.finish(env)")
+    if lean:
+        return _program(gen, results, fired, None)
+    # the plan is cached: its lean variant is made from the structure, not this evaluation's data
+    lean_args = (g.structure(), alive, regions, direct, copies, fired, kernels)
+    return _program(gen, results, fired, functools.partial(generate, *lean_args, lean=True))
+
+
+def _steps(
+    gen: _Gen,
+    alive: list[bool],
+    regions: dict[int, list[int]],
+    interior: set[int],
+    direct: dict[int, int],
+    kernels: dict[int, tuple[Any, list[Ref]]],
+    blocks: Blocks_,
+    buffer: Callable[[int], str],
+    lean: bool,
+) -> list[int]:
+    """Write each step of the schedule; returns the slots whose values are written back
+    (returned, or cached on their nodes)."""
+    g, san, started, results = gen.g, gen.sanitizer is not None, set[int](), []
     # The steps that write targets in place come last (executor._writes_last): the first of
     # them marks the point after which a failure leaves targets half-written.
     first_write = next((s for s in g.order if s in direct), None)
@@ -778,27 +838,15 @@ def generate(
             gen.emit(f"v{s} = env[{s}]")
         elif n.op == "alias" or n.decl is ITEM:
             _view(gen, s, n)
-        elif s in started:
-            pass  # a gather its operands were written into: no copy, no kernel
-        else:
+        elif s not in started:  # started: a gather its operands were written into
             if san:
                 gen.emit(f"SAN.before({s}, {_outside_operands(g, s, regions.get(s, [s]))})")
-            out = _step_out(
-                gen, s, blocks, started, lambda r: _out_buffer(gen, r, direct, donors, kept)
-            )
-            _step(gen, s, n, out, regions, kernels)
+            _step(gen, s, n, _step_out(gen, s, blocks, started, buffer), regions, kernels)
         if san:
             gen.emit(f"SAN.after({s}, v{s})")
         if n.op != "leaf" and n.obj is not None and (not lean or s in g.roots):
-            results.append(s)  # returned, or cached on its node
-    _copy_and_write_back(gen, copies, results)
-    if san:
-        gen.emit("SAN.finish()")
-    if lean:
-        return _program(gen, results, fired, None)
-    # the plan is cached: its lean variant is made from the structure, not this evaluation's data
-    lean_args = (g.structure(), alive, regions, direct, copies, fired, kernels)
-    return _program(gen, results, fired, functools.partial(generate, *lean_args, lean=True))
+            results.append(s)
+    return results
 
 
 def _program(

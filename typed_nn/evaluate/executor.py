@@ -340,6 +340,9 @@ def _results(
     if options.sanitize:
         for s, value in stored.items():
             sanitize.remember(objs[s], value, now)
+        for s, x in merged:
+            if s in stored:
+                sanitize.remember(x, stored[s], now)
     out: list[AnyResult] = []
     for j, r in enumerate(root_slots):
         target = targets.get(j) if targets else None

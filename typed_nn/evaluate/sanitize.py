@@ -20,6 +20,7 @@ A violation raises ``SanitizerError`` naming the step, its op and the value conc
 
 from __future__ import annotations
 
+import weakref
 import zlib
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -84,7 +85,8 @@ def _about(obj: Any, op: str) -> tuple[str, Any]:
 
 
 def _base(array: Any) -> Any:
-    while isinstance(array, np.ndarray) and array.base is not None:
+    """The array that owns ``array``'s memory (numpy keeps one owner as ``base``)."""
+    while isinstance(array, np.ndarray) and isinstance(array.base, np.ndarray):
         array = array.base
     return array
 
@@ -167,13 +169,14 @@ class Sanitizer:
         self.values[s] = (value, _bytes(value))
         self._release(here, value)
 
-    def finish(self) -> None:
-        """The run ended: no returned value shares memory with an input or a kept buffer."""
+    def finish(self, env: list[Any]) -> None:
+        """The run ended (its values written back into ``env``): no returned value shares
+        memory with an input or a kept buffer."""
         inputs = [a for t, (a, _) in self.values.items() if self.nodes[t].op == "leaf"]
         inputs += list(self.kept())
         for r in self.returned:
-            value = self.values.get(r, (None, 0))[0]
-            if value is not None and any(np.shares_memory(value, a) for a in inputs):
+            value = env[r]
+            if type(value) is np.ndarray and any(np.shares_memory(value, a) for a in inputs):
                 self._fail(r, "the value it returns shares memory with an input or a kept buffer")
         self.values, self.last, self.viewed = {}, {}, {}
 
@@ -239,24 +242,26 @@ class Sanitizer:
         )
 
 
-_CACHED: dict[int, tuple[int, int]] = {}
-"""id(node) -> (cache epoch, checksum of the value cached on it), while sanitizing."""
+_CACHED: dict[int, tuple[int, Any, int]] = {}
+"""id(node) -> (cache epoch, a weak reference to the memory of the value cached on it, its
+checksum), while sanitizing. The memory is compared by identity: an entry of a node that
+died, whose id another node took, never matches."""
 
 
 def remember(node: Any, value: Any, epoch: int) -> None:
     """Record the bytes of the value cached on ``node`` (host arrays only)."""
     array = getattr(value, "_array", value)
     if type(array) is np.ndarray:
-        _CACHED[id(node)] = (epoch, _bytes(array))
+        _CACHED[id(node)] = (epoch, weakref.ref(_base(array)), _bytes(array))
 
 
 def verify(node: Any, value: Any, epoch: int) -> None:
     """Raise when the value cached on ``node`` changed since it was cached."""
     found = _CACHED.get(id(node))
     array = getattr(value, "_array", value)
-    if found is None or found[0] != epoch or type(array) is not np.ndarray:
+    if found is None or found[0] != epoch or found[1]() is not _base(array):
         return
-    if _bytes(array) != found[1]:
+    if _bytes(array) != found[2]:
         raise SanitizerError(
             message(
                 "the sanitizer found a cached result changed after it was computed.",

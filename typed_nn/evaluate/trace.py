@@ -17,11 +17,14 @@ from typing import Any
 import numpy as np
 
 from .. import devices
+from ..data.factories import tensor
 from ..data.tensor import AnyTensor, Tensor, TensorLike
-from ..errors import CompileError, OperandError, SanitizerError, message
+from ..errors import CompileError, OperandError, message
 from ..ops.node import format_site, user_site
+from ..ops.rows import slice as slice_
+from ..ops.select import where
+from ..tags import Int32, dim_of_rank
 from ..tracing import active, state
-from .options import options
 
 __all__ = [
     "Number",
@@ -104,32 +107,88 @@ for _op in (
 
 
 class Trace:
-    """What one trace records: the assigns, in order."""
+    """What one trace records: the assigns, one per assigned memory, in order; and what
+    operands read after them (:meth:`read`), so that traced code means what it means eagerly."""
 
-    def __init__(self) -> None:
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
         self.assigns: dict[int, tuple[Tensor[Any, Any, Any], AnyTensor]] = {}
 
     def assign(self, target: Tensor[Any, Any, Any], expr: AnyTensor) -> None:
-        self.assigns[id(target)] = (target, expr)  # the last assign of a target wins
+        """Record ``target.assign(expr)``. A row ``t[i]`` assigns ``t`` (its other rows as they
+        are now), so later reads of ``t`` and of its rows see the row's new value."""
+        index: list[int] = []
+        while target._view_of is not None:
+            target, i = target._view_of
+            index.insert(0, i)
+        if index:
+            expr = _with_rows(self.read(target), index, expr)
+        for key, (t, _) in list(self.assigns.items()):
+            if t is target or not _overlaps(t, target):
+                continue
+            if not _same_memory(t, target):
+                raise self._sharing("it assigns two tensors that share memory", t, target)
+            del self.assigns[key]  # the same memory assigned again: the last assign wins
+        self.assigns.pop(id(target), None)
+        self.assigns[id(target)] = (target, expr)
 
     def read(self, x: Any) -> Any:
-        """What operand ``x`` of a node built now reads: an assigned tensor's new value."""
-        found = self.assigns.get(id(x)) if type(x) is Tensor else None
+        """What operand ``x`` of a node built now reads: for a tensor whose memory was
+        assigned earlier in the trace (itself, a row of it, or another tensor over the same
+        memory), the new value; another tensor over part of that memory is an error."""
+        if type(x) is not Tensor:
+            return x
+        found = self.assigns.get(id(x))
         if found is not None:
             return found[1]
-        if type(x) is Tensor and options.sanitize:
-            for target, _ in self.assigns.values():
-                if devices.device_of(x._device).may_share(x._array, target._array):
-                    raise SanitizerError(
-                        message(
-                            "the sanitizer found a tensor read after an assign to its memory "
-                            "through another tensor: it would read the old values.",
-                            [("read", x.describe()), ("assigned", target.describe())],
-                            built_at=format_site(user_site()),
-                            hint="read the assigned tensor itself after its assign.",
-                        )
+        if x._view_of is not None:
+            parent, i = x._view_of
+            new = self.read(parent)
+            if new is not parent:
+                return slice_(new, i)
+        for t, expr in self.assigns.values():
+            if _overlaps(t, x):
+                if not _same_memory(t, x):
+                    raise self._sharing(
+                        "it reads a tensor over part of the memory an earlier assign changed",
+                        t,
+                        x,
                     )
+                return expr
         return x
+
+    def _sharing(self, what: str, assigned: AnyTensor, other: AnyTensor) -> CompileError:
+        return CompileError(
+            message(
+                f"cannot compile {qualname(self.fn)}: {what}.",
+                [("assigned", assigned.describe()), ("also", other.describe())],
+                built_at=format_site(user_site()),
+                hint="read and assign the tensor itself, or its rows t[i]; pass separate "
+                "tensors (copies) where a function should see separate values.",
+            )
+        )
+
+
+def _overlaps(a: Tensor[Any, Any, Any], b: Tensor[Any, Any, Any]) -> bool:
+    return a._device is b._device and bool(
+        devices.device_of(a._device).may_share(a._array, b._array)
+    )
+
+
+def _same_memory(a: Tensor[Any, Any, Any], b: Tensor[Any, Any, Any]) -> bool:
+    """Whether two tensors are the same elements of the same memory."""
+    x, y = a._array, b._array
+    same = devices.data_pointer(x) == devices.data_pointer(y)
+    return same and x.shape == y.shape and x.strides == y.strides
+
+
+def _with_rows(current: AnyTensor, index: list[int], row: AnyTensor) -> AnyTensor:
+    """``current`` with its row ``current[i][j]...`` replaced by ``row``."""
+    shape = current.shape
+    mask = np.zeros((*shape[: len(index)], *(1,) * (len(shape) - len(index))), np.int32)
+    mask[tuple(index)] = 1
+    cond = tensor(mask, Int32, current.device, dim_of_rank(len(shape)))
+    return where(cond, row, current)
 
 
 def tracing() -> Trace | None:
@@ -184,7 +243,7 @@ def trace_function(
             inputs.append(tuple(numbers) if type(v) is tuple else numbers[0])
         else:
             inputs.append(v)
-    trace = Trace()
+    trace = Trace(fn)
     state.trace = trace
     active[0] += 1
     try:

@@ -1,0 +1,102 @@
+"""The sanitizer (``options.sanitize``, ``TYPED_NN_SANITIZE=1``): each of its checks stops a
+program that breaks the memory model, shown by breaking it on purpose (a kernel that writes
+half its buffer, one that writes into its operand, the copy of returned views switched off,
+a cached value written from outside), and it has nothing to say about correct programs."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pytest
+from helpers import t32
+
+import typed_nn as tn
+from typed_nn import ops
+from typed_nn.evaluate import codegen, options
+from typed_nn.evaluate.collect import collect
+from typed_nn.evaluate.graph import build_graph
+from typed_nn.evaluate.sanitize import Sanitizer, poison
+from typed_nn.ops import declare
+
+
+@pytest.fixture
+def sanitizing(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The sanitizer on, the op registries restored afterwards."""
+    for name in ("_IMPLS", "_OUT_IMPLS"):
+        monkeypatch.setattr(declare, name, copy.deepcopy(getattr(declare, name)))
+    with options.using(sanitize=True):
+        yield
+
+
+def x44() -> tn.Tensor[tn.Float32, tn.CPU, tn.Dim2]:
+    return t32(np.arange(16, dtype=np.float32).reshape(4, 4) / 16)
+
+
+def test_a_correct_program_runs_under_the_sanitizer(sanitizing: None) -> None:
+    x, w = x44(), x44()
+    loss = ops.reduce_mean(ops.square(ops.tanh(x @ w) - 0.5))
+    (g,) = tn.grad(loss, (w,))
+    step = tn.compile(lambda: (w.assign(w - 0.1 * g), loss)[1])
+    for _ in range(3):
+        step()
+    rows = ops.concat([ops.sin(x), ops.stack([x[i] * 2.0 for i in range(4)])])
+    want = np.concatenate([np.sin(x.numpy()), x.numpy() * 2.0])
+    np.testing.assert_allclose(tn.evaluate(rows).numpy(), want, rtol=1e-6)
+
+
+def test_a_step_that_leaves_part_of_its_value_unwritten_is_stopped(sanitizing: None) -> None:
+    def half(x: Any, *, out: Any) -> Any:
+        out[:2] = np.exp(x[:2])
+        return out
+
+    declare.implement_out("exp", tn.CPU)(half)
+    with (
+        options.using(fuse=False),
+        pytest.raises(
+            tn.SanitizerError,
+            match=r"node \d+ \(exp\): its value has elements the step did not write",
+        ),
+    ):
+        tn.evaluate(ops.exp(x44()) + 1.0)
+
+
+def test_a_step_that_writes_into_a_live_value_is_stopped(sanitizing: None) -> None:
+    def in_place(x: Any) -> Any:
+        return np.exp(x, out=x)  # writes into its operand, which is read again below
+
+    declare.implement("exp", tn.CPU, priority=10)(in_place)
+    x = x44()
+    with pytest.raises(tn.SanitizerError, match=r"it changed the live value of node \d+ \(leaf\)"):
+        tn.evaluate(ops.exp(x) + x)
+
+
+def test_a_returned_view_of_an_input_is_stopped(
+    sanitizing: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(codegen, "_input_views", lambda *args: [])  # the copy switched off
+    with pytest.raises(
+        tn.SanitizerError, match="the value it returns shares memory with an input or a kept"
+    ):
+        tn.evaluate(ops.transpose(x44()))
+
+
+def test_a_cached_value_written_from_outside_is_stopped(sanitizing: None) -> None:
+    e = x44() * 2.0
+    memory = tn.evaluate(e).numpy().base  # a read-only view's writable base
+    assert memory is not None
+    memory[0, 0] = 5.0  # what a consumer ignoring the read-only flag does
+    with pytest.raises(tn.SanitizerError, match="found a cached result changed after it was"):
+        tn.evaluate(e * 2.0)
+
+
+def test_a_read_of_memory_not_written_or_dead_is_stopped() -> None:
+    """The check before each step: an operand holding the sentinel (what the sanitizer fills
+    fresh buffers and dead values' memory with) is memory the step must not read."""
+    graph = build_graph(collect([ops.exp(x44())], True, -1))
+    san = Sanitizer(graph, [0, 1], {}, {1}, {1}, {1}, list)
+    san.start()
+    with pytest.raises(tn.SanitizerError, match=r"node 1 \(exp\): operand 1 holds memory not"):
+        san.before(1, poison(np.empty((4, 4), np.float32)))
