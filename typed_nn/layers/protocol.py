@@ -41,6 +41,7 @@ from .in_map import (
 )
 from .keys import LayerOutput
 from .stacks import LayerStack
+from .state_entry import StateEntry
 from .var_type_dict import DeclaredValues, VarTypeDict, VarValues, key_name
 
 __all__ = ["Layer", "LayerT", "Values", "make_infer_layer", "make_train_layer"]
@@ -177,6 +178,19 @@ class Layer(Generic[KIn, KOut, Decl]):
         return self._param_sources
 
     def _find_param_sources(self) -> list[Layer[Any, Any]]:
+        return [p for child in self.children() for p in child.param_sources()]
+
+    def children(self) -> tuple[Layer[Any, Any], ...]:
+        """The layers this one is made of, in order (a composite's sublayers, a recurrent
+        layer's kernel); none for an elementary layer. ``model_state`` walks them."""
+        return ()
+
+    def own_state(self) -> list[StateEntry]:
+        """The state this layer holds itself, its children's not included: its parameters,
+        buffers and random-number states (``state_entry.py``). A layer that keeps values
+        from one forward to the next (a counter, statistics) reports them here, so that
+        checkpoints and data-parallel ranks see them; tests/test_layers_state.py checks
+        the catalogue."""
         return []
 
     def drop_stacks(self) -> None:

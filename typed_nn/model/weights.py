@@ -70,6 +70,7 @@ def save_weights(
     or cannot be written, or a name the UTF-8 header cannot hold, is a ``WeightFileError``
     (``WeightFileNotFoundError`` when the folder does not exist); the old file stays intact.
     """
+    check_path(path, "save_weights")
     target = Path(path)
     items = _checked_items(list(params.items()))
     if metadata is not None and not all(
@@ -87,7 +88,7 @@ def save_weights(
     if target.is_dir():  # before writing a whole temporary that could not replace it
         raise _os_error(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)), "save", target)
     elems = {name: value.elem for name, value in items}
-    arrays = {name: _little_endian(value.numpy()) for name, value in items}
+    arrays = {name: little_endian(value.numpy()) for name, value in items}
     # The reference writer's order (dtype I64, F64, F32, I32, then name): files are byte-identical
     # to safetensors' own, and the 8-byte types come first, so every tensor stays aligned.
     order = sorted(arrays, key=lambda n: (WRITE_ORDER.index(CODE_OF_ELEM[elems[n]]), n))
@@ -121,7 +122,8 @@ def _checked_items(items: list[tuple[object, object]]) -> list[tuple[str, AnyTen
     return checked
 
 
-def _little_endian(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+def little_endian(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``array``'s values as a C-contiguous little-endian array (the file's byte order)."""
     # Not ascontiguousarray: it turns a rank-0 array into rank 1.
     return np.array(array, dtype=array.dtype.newbyteorder("<"), order="C", copy=None)
 
@@ -147,6 +149,19 @@ def _check_utf8(text: str, kind: str, target: Path) -> None:
                 "errors='surrogateescape' holds such characters: decode it as UTF-8 instead).",
             )
         ) from None
+
+
+def check_path(path: object, owner: str) -> None:
+    """``path`` must be a file path (a str or an ``os.PathLike``): an ``OperandError`` in
+    ``owner``'s name otherwise."""
+    if not isinstance(path, str | os.PathLike):
+        raise OperandError(
+            message(
+                f"{owner} needs a file path.",
+                [("allowed", "a str or an os.PathLike (pathlib.Path)"), ("received", brief(path))],
+                hint="pass e.g. 'runs/model.safetensors' or pathlib.Path('runs') / 'model.ckpt'.",
+            )
+        )
 
 
 def read_file(path: PathLike) -> tuple[str, bytes]:
@@ -197,6 +212,7 @@ def load_weights(
     Any problem is a ``WeightFileError`` (``WeightFileNotFoundError`` for a missing file)
     raised before the first parameter is written.
     """
+    check_path(path, "load_weights")
     source, data = read_file(path)
     entries, _, base = parse(data, source)
     targets = _match(entries, into, strict, source)

@@ -21,20 +21,27 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 import numpy.typing as npt
 
 from ..data.tensor import Tensor
-from ..distributed.data_parallel import check_batch, check_device
+from ..distributed.data_parallel import (
+    check_batch,
+    check_device,
+    sync_parameters,
+)
 from ..distributed.world import World
 from ..distributed.world import world as current_world
+from ..layers.state import model_state
 from ..model.optim import Optimizer
 from ..tags import CPU, DeviceTag, Dim2, Float32
 from .arrays import ArrayDataset
+from .checks import bad_argument
 from .data import Dataset
-from .fit_checks import NonFinite, check_fit, check_input_shape
+from .fit_checks import NonFinite, check_fit, check_input_shape, check_model
 from .fit_loop import FitLoop, build_setup
 from .history import History
 from .model import TrainableModel
@@ -173,7 +180,8 @@ def run_fit(a: FitArguments) -> History:
     target, every, source = check_checkpointing(
         a.checkpoint_path, a.checkpoint_every, a.resume_from
     )
-    world = a.world if a.world is not None else current_world()
+    world = _world(a.world)
+    check_model(a.model, _reads_state(target, source, world))
     check_batch(world, batch_size)
     check_device(world, a.device)
     setup = build_setup(
@@ -203,4 +211,28 @@ def run_fit(a: FitArguments) -> History:
         checkpoint_path=target,
         checkpoint_every=every,
     )
-    return loop.run(loop.resume(source) if source is not None else 0)
+    first = loop.resume(source) if source is not None else 0
+    if world.size > 1:  # the same model, from the same epoch; then rank 0's state everywhere
+        sync_parameters(world, model_state(a.model), a.optimizer, first)
+    return loop.run(first)
+
+
+def _world(given: object) -> World:
+    """fit's ``world``: the one given, or this process's."""
+    if given is None:
+        return current_world()
+    if not isinstance(given, World):
+        hint = "leave world out (fit uses typed_nn.distributed.world()), or pass that World."
+        raise bad_argument(
+            "cannot fit", "world", "a typed_nn.distributed World or None", given, hint
+        )
+    return given
+
+
+def _reads_state(target: Path | None, source: Path | None, world: World) -> str | None:
+    """Why the run reads the model's whole state, if it does."""
+    if target is not None:
+        return "checkpoint_path (a checkpoint)"
+    if source is not None:
+        return "resume_from (resuming)"
+    return "data-parallel training (several ranks)" if world.size > 1 else None
