@@ -5,7 +5,9 @@
   compiled step); the last, smaller batch of an epoch is split as evenly as it goes (a rank
   left without a sample steps on a stand-in sample weighted 0, so every rank still joins the
   step's all-reduce).
-* Before the first step the ranks check that they train the same model (a structural hash of its
+* Before the first step the ranks check that they run the same training (``check_same_run``:
+  the data's length and a digest of its content, the batch size, the epochs, the optimizer's
+  settings, the seed, ...), then that they train the same model (a structural hash of its
   parameters', buffers' and random-number states' names, element types and shapes, and of the
   optimizer's state and the epoch it starts at); a mismatch names the first difference and the
   rank, on every rank. Then every rank takes rank 0's state (parameters, buffers, random-number
@@ -28,9 +30,12 @@ from ..tags import GPU, DeviceTag, tag_name
 from .world import World
 
 __all__ = [
+    "Setting",
     "Shard",
     "check_batch",
     "check_device",
+    "check_same_run",
+    "data_digest",
     "epoch_totals",
     "shard",
     "sync_parameters",
@@ -133,6 +138,41 @@ def local_order(world: World, order: npt.NDArray[Any], batch_size: int) -> npt.N
 
 def _shards(world: World, n: int, batch_size: int) -> list[Shard]:
     return [shard(world, start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
+
+
+Setting = tuple[str, str]
+"""One thing every rank must agree on: (what, its value as text)."""
+
+
+def check_same_run(world: World, settings: list[Setting]) -> None:
+    """Every rank runs with the same ``settings`` (the data, the arguments of the run): a
+    ``DistributedError`` on every rank naming the first that differs and the rank."""
+    if world.size <= 1:
+        return
+    _check_alike(
+        world,
+        [f"{what}: {value}" for what, value in settings],
+        "the ranks do not run the same training",
+        "give every rank the same data (the same rows, in the same order) and the same fit "
+        "arguments (batch size, epochs, seed, optimizer and its settings).",
+    )
+
+
+def data_digest(*arrays: npt.NDArray[Any]) -> str:
+    """A digest of the arrays' shapes, dtypes and values: all of their bytes up to
+    ``DIGEST_BYTES`` each, else ``DIGEST_ROWS`` rows spread evenly over each (cheap for any
+    size; two data sets that differ only in rows it skips digest alike)."""
+    h = hashlib.blake2b(digest_size=16)
+    for array in arrays:
+        h.update(f"{array.dtype.str}{array.shape}".encode())
+        if array.nbytes > DIGEST_BYTES and len(array) > DIGEST_ROWS:
+            array = array[np.linspace(0, len(array) - 1, DIGEST_ROWS).astype(np.int64)]
+        h.update(np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()
+
+
+DIGEST_BYTES = 1 << 24
+DIGEST_ROWS = 4096
 
 
 def _structure(state: ModelState, optimizer: Optimizer, first_epoch: int) -> list[str]:

@@ -31,6 +31,7 @@ from ..data.tensor import Tensor
 from ..distributed.data_parallel import (
     check_batch,
     check_device,
+    check_same_run,
     sync_parameters,
 )
 from ..distributed.world import World
@@ -48,6 +49,7 @@ from .model import TrainableModel
 from .progress import Progress
 from .regression import check_arrays
 from .resume import PathLike, check_checkpointing
+from .same_run import run_settings
 from .step import Loss, PredictGraph
 from .stopping import EarlyStopping
 
@@ -182,8 +184,7 @@ def run_fit(a: FitArguments) -> History:
     )
     world = _world(a.world)
     check_model(a.model, _reads_state(target, source, world))
-    check_batch(world, batch_size)
-    check_device(world, a.device)
+    _check_world(a, world, (epochs, batch_size, seed), resuming=source is not None)
     setup = build_setup(
         a.model,
         a.train,
@@ -215,6 +216,28 @@ def run_fit(a: FitArguments) -> History:
     if world.size > 1:  # the same model, from the same epoch; then rank 0's state everywhere
         sync_parameters(world, model_state(a.model), a.optimizer, first)
     return loop.run(first)
+
+
+def _check_world(
+    a: FitArguments, world: World, counts: tuple[int, int, int], resuming: bool
+) -> None:
+    """What the ranks of a data-parallel run must agree on, checked on every rank before
+    any rank can fail alone; then the batch rule and the device (alike on every rank)."""
+    epochs, batch_size, seed = counts
+    settings = run_settings(
+        a.train,
+        a.test,
+        a.optimizer,
+        epochs=epochs,
+        batch_size=batch_size,
+        seed=seed,
+        early_stopping=a.early_stopping,
+        device=a.device,
+        resuming=resuming,
+    )
+    check_same_run(world, settings)
+    check_batch(world, batch_size)
+    check_device(world, a.device)
 
 
 def _world(given: object) -> World:
