@@ -182,10 +182,38 @@ class TrainingError(TypedNNError, ValueError):
 
 
 class MissingDependencyError(TypedNNError, ImportError):
-    """An optional package a feature needs is not installed (scikit-learn for the digits)."""
+    """An optional package a feature needs is not installed (scikit-learn for the digits);
+    the message names the extra that installs it (:func:`missing_dependency`)."""
 
 
-__all__ += ["MissingDependencyError", "TrainingError"]
+class MissingBackendError(MissingDependencyError, BackendUnavailableError):
+    """A device whose array library is not installed (cupy for the GPU): a missing
+    dependency, and a backend that is not available."""
+
+
+def missing_dependency(
+    feature: str,
+    package: str,
+    extra: str,
+    *,
+    install: str | None = None,
+    items: Sequence[tuple[str, str]] = (),
+    error: type[MissingDependencyError] = MissingDependencyError,
+) -> MissingDependencyError:
+    """The error of ``feature`` needing ``package``, which is not installed: it names the
+    extra that installs it and the command (``install``, by default ``pip install
+    'typed_nn[extra]'``)."""
+    command = install or f"pip install 'typed_nn[{extra}]'"
+    return error(
+        message(
+            f"{feature} needs {package}, which is not installed.",
+            items,
+            hint=f"install the {extra} extra: {command}",
+        )
+    )
+
+
+__all__ += ["MissingBackendError", "MissingDependencyError", "TrainingError", "missing_dependency"]
 
 
 class OptionError(TypedNNError, ValueError):

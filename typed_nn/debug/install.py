@@ -18,7 +18,7 @@ string, the device not at all. Plain tagged annotations are checked by all three
 
 from __future__ import annotations
 
-from .switch import enable
+from .switch import enable, require
 
 __all__ = ["install"]
 
@@ -35,6 +35,7 @@ def install(package: str, *, shapes: bool = True) -> None:
     >>> install("my_model")  # doctest: +SKIP
     >>> import my_model      # its functions are now checked
     """
+    require("beartype", *(("jaxtyping",) if shapes else ()), feature="typed_nn.debug.install")
     enable()
     if shapes:
         from jaxtyping import install_import_hook

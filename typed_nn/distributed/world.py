@@ -32,12 +32,11 @@ from typing import Any, Literal
 import numpy as np
 
 from ..data.tensor import Tensor
-from ..errors import DistributedError, MissingDependencyError, OperandError, message
+from ..errors import DistributedError, OperandError, message, missing_dependency
 from ..tags import D, Dv, E, Float32, Float64
 
 __all__ = [
     "DEFAULT_TIMEOUT",
-    "EXTRA_HINT",
     "TIMEOUT_VARIABLE",
     "World",
     "collective_timeout",
@@ -46,7 +45,6 @@ __all__ = [
     "world",
 ]
 
-EXTRA_HINT = "install the distributed extra: pip install 'typed_nn[distributed]'"
 
 # What launchers tell the processes they start: MPICH's and Intel MPI's Hydra (and Slurm's
 # srun with PMI-2) set PMI_RANK / PMI_SIZE, Open MPI sets OMPI_COMM_WORLD_*, MVAPICH MV2_*.
@@ -291,12 +289,8 @@ def world() -> World:
         try:
             from mpi4py import MPI
         except ImportError as err:
-            raise MissingDependencyError(
-                message(
-                    f"data-parallel training of {size} processes needs mpi4py, which is not "
-                    "installed.",
-                    hint=EXTRA_HINT,
-                )
+            raise missing_dependency(
+                f"data-parallel training of {size} processes", "mpi4py", "distributed"
             ) from err
         made = World(MPI.COMM_WORLD, timeout=collective_timeout())
         if made.size != size:

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import devices
 from ..data.tensor import Tensor, TensorLike
-from ..errors import ExportError, MissingDependencyError, OperandError, message
+from ..errors import ExportError, OperandError, message, missing_dependency
 from ..evaluate.step import _names_read
 from ..evaluate.trace import Number, floats, is_float, qualname, trace_function
 from ..model.atomic_write import write_atomic
@@ -308,9 +308,7 @@ def _require_onnx() -> Any:
     try:
         import onnx
     except ImportError:
-        raise MissingDependencyError(
-            "typed_nn.onnx.export needs the onnx package: pip install 'typed_nn[onnx]'"
-        ) from None
+        raise missing_dependency("typed_nn.onnx.export", "onnx", "onnx") from None
     return onnx
 
 

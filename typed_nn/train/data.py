@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data.tensor import Tensor
-from ..errors import MissingDependencyError, TrainingError, message
+from ..errors import TrainingError, message, missing_dependency
 from ..tags import CPU, Dim2, Float32
 from .checks import check_finite_rows, check_int, declared_mismatch
 
@@ -40,7 +40,8 @@ FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 Matrix32 = Tensor[Float32, CPU, Dim2]
 
-EXAMPLES_HINT = "install the examples extra: pip install -e '.[examples]'"
+EXAMPLES_INSTALL = "pip install -e '.[examples]'"
+"""How the examples extra installs from a clone (the digits and the plots need it)."""
 
 
 @dataclass(frozen=True)
@@ -183,10 +184,8 @@ def _sklearn() -> tuple[Any, Any]:
         from sklearn.datasets import load_digits as sk_load_digits
         from sklearn.model_selection import train_test_split
     except ImportError as err:
-        raise MissingDependencyError(
-            message(
-                "the digits data needs scikit-learn, which is not installed.", hint=EXAMPLES_HINT
-            )
+        raise missing_dependency(
+            "the digits data", "scikit-learn", "examples", install=EXAMPLES_INSTALL
         ) from err
     return sk_load_digits, train_test_split
 

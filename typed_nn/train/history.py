@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import MissingDependencyError, message
-from .data import EXAMPLES_HINT
+from ..errors import missing_dependency
+from .data import EXAMPLES_INSTALL
 
 __all__ = ["History", "plot_history"]
 
@@ -62,10 +62,8 @@ def plot_history(history: History, path: str | Path) -> Path:
         matplotlib.use("Agg")
         from matplotlib import pyplot as plt
     except ImportError as err:
-        raise MissingDependencyError(
-            message(
-                "plotting the history needs matplotlib, which is not installed.", hint=EXAMPLES_HINT
-            )
+        raise missing_dependency(
+            "plotting the history", "matplotlib", "examples", install=EXAMPLES_INSTALL
         ) from err
     epochs = list(range(1, history.epochs + 1))
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
