@@ -262,3 +262,42 @@ def test_early_stopping_gives_back_the_best_epochs_buffers_too() -> None:
     best = seen[history.best_epoch]
     for name, entry in model_state(net).entries.items():
         assert np.array_equal(entry.read().numpy(), best[name]), name
+
+
+class Wrapped:
+    """A training layer by protocol only (not a typed_nn Layer): fit trains it, but no walk
+    finds its state."""
+
+    def __init__(self, net: Any) -> None:
+        self.net = net
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.net, name)
+
+    def input_cont(self) -> Any:
+        return self.net.input_cont()
+
+    def output_cont(self) -> Any:
+        return self.net.output_cont()
+
+    def feed_forward(self, inputs: Any) -> Any:
+        return self.net.feed_forward(inputs)
+
+    def feed_backward(self, grads: Any) -> Any:
+        return self.net.feed_backward(grads)
+
+    def grad_collect(self, collector: Any) -> None:
+        self.net.grad_collect(collector)
+
+
+def test_checkpoints_need_a_typed_nn_layer(tmp_path: Path) -> None:
+    model = Wrapped(build_mlp([6, 3], seed=0)[0])
+    fit(model, blobs(), SGD(0.1), epochs=1, progress=False)  # trains
+    with pytest.raises(
+        tn.TrainingError,
+        match=r"^cannot fit: checkpoint_path \(a checkpoint\) needs the model's whole state, "
+        r"which only a typed_nn layer reports\.\n  declared : a typed_nn layer "
+        r"\(typed_nn\.layers\.Layer\)\n  received : Wrapped\n",
+    ):
+        fit(model, blobs(), SGD(0.1), epochs=1, checkpoint_path=tmp_path / "c", progress=False)
+    assert not (tmp_path / "c").exists()

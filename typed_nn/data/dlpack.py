@@ -11,7 +11,8 @@ from typing import Any
 
 from .. import devices
 from ..errors import DeviceError, OperandError, message
-from ..tags import CPU, GPU, D, Dv, E
+from ..tags import CPU, DEVICE_TAGS, DIM_TAGS, ELEM_TAGS, GPU, D, Dv, E
+from .factories import check_tags
 from .tensor import Tensor
 
 __all__ = ["from_dlpack"]
@@ -33,6 +34,9 @@ def from_dlpack(obj: object, elem: type[E], device: type[Dv], dim: type[D]) -> T
     >>> t.assign(t * 2.0); a
     array([0., 2., 4.])
     """
+    if elem not in ELEM_TAGS or device not in DEVICE_TAGS or dim not in DIM_TAGS:
+        example = "tn.from_dlpack(array, tn.Float32, tn.CPU, tn.Dim2)"
+        check_tags("from_dlpack", example, elem=elem, device=device, dim=dim)
     dlpack_device = getattr(obj, "__dlpack_device__", None)
     if dlpack_device is None or not hasattr(obj, "__dlpack__"):
         raise OperandError(

@@ -38,7 +38,7 @@ from ..tags import (
 )
 from .tensor import Tensor
 
-__all__ = ["ones", "scalar", "tensor", "zeros"]
+__all__ = ["check_tags", "ones", "scalar", "tensor", "zeros"]
 
 
 _TAG_KINDS = {
@@ -48,7 +48,7 @@ _TAG_KINDS = {
 }
 
 
-def _check_tags(what: str, example: str, **tags: object) -> None:
+def check_tags(what: str, example: str, **tags: object) -> None:
     """Each of ``tags`` (``elem=``, ``device=``, ``dim=``) must be a concrete tag of its kind.
 
     ``example`` is a correct call, shown as the fix. (Callers test membership of typed_nn's
@@ -117,7 +117,7 @@ def tensor(
     Tensor[Float32, CPU, Dim2](2, 2)
     """
     if elem not in ELEM_TAGS or device not in DEVICE_TAGS or dim not in DIM_TAGS:
-        _check_tags(
+        check_tags(
             "tensor",
             "tn.tensor(data, tn.Float32, tn.CPU, tn.Dim1)",
             elem=elem,
@@ -263,7 +263,7 @@ def zeros(
     unknown static rank: ``Tensor[E, Dv, Any]``.
     """
     if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
-        _check_tags("zeros", "tn.zeros((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
+        check_tags("zeros", "tn.zeros((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
     shape = check_shape(shape, "zeros")
     array = devices.array_module(device).zeros(shape, elem.dtype)
     return Tensor(array, elem, device, dim_of_rank(len(shape)))
@@ -297,7 +297,7 @@ def ones(
 ) -> Tensor[Any, Any, Any]:
     """A tensor of ones; its rank is the length of ``shape``."""
     if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
-        _check_tags("ones", "tn.ones((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
+        check_tags("ones", "tn.ones((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
     shape = check_shape(shape, "ones")
     array = devices.array_module(device).ones(shape, elem.dtype)
     return Tensor(array, elem, device, dim_of_rank(len(shape)))

@@ -339,6 +339,27 @@ def abort_on_error(
     in a collective. In a one-process world the exception propagates unchanged, as do the
     ``collective`` errors, which every rank raises alike (e.g. ranks that disagree on the
     model)."""
+    given: tuple[object, object] = (w, collective)  # callers may pass anything
+    if not isinstance(given[0], World):
+        raise OperandError(
+            message(
+                "abort_on_error needs the world whose ranks to end.",
+                [("received", type(w).__name__)],
+                hint="pass typed_nn.distributed.world().",
+            )
+        )
+    kinds = given[1]
+    if not (
+        isinstance(kinds, tuple)
+        and all(isinstance(c, type) and issubclass(c, BaseException) for c in kinds)
+    ):
+        raise OperandError(
+            message(
+                "abort_on_error: collective must be a tuple of exception classes.",
+                [("received", repr(collective)[:80])],
+                hint="e.g. (DistributedError,): errors every rank raises alike.",
+            )
+        )
     try:
         yield
     except BaseException as exc:

@@ -72,14 +72,23 @@ def save_weights(
     """
     check_path(path, "save_weights")
     target = Path(path)
+    if not isinstance(params, Mapping):
+        raise OperandError(
+            message(
+                "save_weights needs the parameters as a mapping name -> tensor or a LoadBuffer.",
+                [("received", type(params).__name__)],
+                hint="pass the model's LoadBuffer (build_mlp returns it), or {'fc1/weight': w}.",
+            )
+        )
     items = _checked_items(list(params.items()))
-    if metadata is not None and not all(
-        isinstance(v, str) for v in (*metadata, *metadata.values())
+    given: object = metadata  # callers without a type checker may pass anything
+    if given is not None and not (
+        isinstance(given, Mapping) and all(isinstance(v, str) for v in (*given, *given.values()))
     ):
         raise ParamError(
             message(
                 "save_weights: metadata must map strings to strings.",
-                [("received", brief(dict(metadata)))],
+                [("received", brief(metadata))],
                 hint="convert the values with str().",
             )
         )

@@ -16,6 +16,7 @@ __all__ = [
     "bad_argument",
     "check_choice",
     "check_finite_rows",
+    "check_generator",
     "check_int",
     "check_real",
     "declared_mismatch",
@@ -81,6 +82,13 @@ def check_int(
         fix = hint or f"use e.g. {name}={example}."
         raise bad_argument(doing, name, f"an integer >= {minimum}", value, fix)
     return int(value)
+
+
+def check_generator(doing: str, rng: object) -> None:
+    """``rng`` must be a numpy ``Generator`` or None (the shuffling's source)."""
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        hint = "pass np.random.default_rng(seed), or None for the rows in order."
+        raise bad_argument(doing, "rng", "a numpy Generator or None", rng, hint)
 
 
 def check_real(doing: str, name: str, value: object, minimum: float, hint: str) -> float:

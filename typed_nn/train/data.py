@@ -23,7 +23,14 @@ import numpy.typing as npt
 from ..data.tensor import Tensor
 from ..errors import TrainingError, message, missing_dependency
 from ..tags import CPU, Dim2, Float32
-from .checks import check_finite_rows, check_int, declared_mismatch
+from .checks import (
+    bad_argument,
+    check_finite_rows,
+    check_generator,
+    check_int,
+    declared_mismatch,
+    is_real,
+)
 
 __all__ = [
     "Batch",
@@ -197,7 +204,8 @@ def load_digits(test_fraction: float = 0.2, seed: int = 0) -> Split:
     default 0.2), split by scikit-learn's ``train_test_split(stratify=labels,
     random_state=seed)``: the same seed gives the same split.
     """
-    if not 0 < test_fraction < 1:
+    seed = check_int("cannot split", "seed", seed, 0, 0)
+    if not is_real(test_fraction) or not 0 < test_fraction < 1:
         raise TrainingError(
             message(
                 "cannot split: test_fraction must be between 0 and 1.",
@@ -226,7 +234,13 @@ def batches(
     With ``rng`` the order is shuffled (a new permutation per call, so per epoch); without,
     the rows come in order.
     """
-    batch_size = check_int("cannot make mini-batches", "batch_size", batch_size, 1, 32)
+    doing = "cannot make mini-batches"
+    given: object = data  # callers without a type checker may pass anything
+    if not isinstance(given, Dataset):
+        hint = "wrap the arrays: Dataset(features, labels, n_classes)."
+        raise bad_argument(doing, "data", "a typed_nn.train.Dataset", given, hint)
+    batch_size = check_int(doing, "batch_size", batch_size, 1, 32)
+    check_generator(doing, rng)
     n = len(data)
     order = rng.permutation(n) if rng is not None else np.arange(n)
     targets = one_hot(data.labels, data.n_classes).array  # once, then rows are picked

@@ -67,6 +67,7 @@ def predict(
     on ``device`` (where the model's parameters live); for an ``ArrayDataset`` (features,
     targets), the model's outputs (n, k), shaped like the targets. ``input_shape`` as for
     ``fit``."""
+    _check_predict(model, data, (Dataset, ArrayDataset))
     if isinstance(data, ArrayDataset):
         features, width = data.arrays[0], check_arrays("data", data)[1]
         shape = check_input_shape(input_shape, features.shape[1])
@@ -89,8 +90,18 @@ def accuracy(
     input_shape: tuple[int, ...] | None = None,
 ) -> float:
     """The fraction of ``data`` whose most probable class is its label."""
+    _check_predict(model, data, (Dataset,))
     probs = predict(model, data, device=device, input_shape=input_shape)
     return float(np.mean(probs.argmax(axis=1) == data.labels))
+
+
+def _check_predict(model: object, data: object, kinds: tuple[type, ...]) -> None:
+    """predict's and accuracy's model and data."""
+    check_model(model, None, "cannot predict")
+    if not isinstance(data, kinds):
+        allowed = " or ".join(f"a typed_nn.train.{k.__name__}" for k in kinds)
+        hint = "pass the data set the model was trained for, e.g. split.test."
+        raise bad_argument("cannot predict", "data", allowed, data, hint)
 
 
 def fit(

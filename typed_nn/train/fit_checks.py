@@ -186,15 +186,15 @@ MODEL_METHODS = ("input_cont", "output_cont", "feed_forward", "feed_backward", "
 """What ``fit`` calls on a model (``TrainableModel``)."""
 
 
-def check_model(model: object, reads_state: str | None) -> None:
+def check_model(model: object, reads_state: str | None, doing: str = DOING) -> None:
     """``model`` must be a training layer (``TrainableModel``); ``reads_state`` (why fit
     reads the model's whole state: checkpoints, ranks) requires a typed_nn layer, whose state
-    one walk finds (``model_state``)."""
+    one walk finds (``model_state``). ``doing``: the message's headline."""
     lacking = [m for m in MODEL_METHODS if not callable(getattr(model, m, None))]
     if lacking:
         hint = "pass a training layer, e.g. the MLP build_mlp returns, or make_train_layer(...)."
         raise bad_argument(
-            DOING, "model", "a training layer (" + ", ".join(MODEL_METHODS) + ")", model, hint
+            doing, "model", "a training layer (" + ", ".join(MODEL_METHODS) + ")", model, hint
         )
     if reads_state is not None and not isinstance(model, Layer):
         raise declared_mismatch(
