@@ -27,6 +27,7 @@ import typed_nn as tn
 import typed_nn.debug
 import typed_nn.distributed
 from typed_nn import layers, ops
+from typed_nn.debug.public import FACADES as DEBUG_CHECKED
 from typed_nn.layers import LayerInMap, LayerInput, LayerOutput, make_train_layer
 from typed_nn.layers.in_map import port_type
 from typed_nn.model import SGD, GaussianFiller, LoadBuffer, ParamInitializer, torch_mapping
@@ -35,20 +36,15 @@ from typed_nn.train import Dataset, History
 from typed_nn.train.classifier import build_mlp
 
 FACADES = (
-    "typed_nn",
-    "typed_nn.data",
-    "typed_nn.evaluate",
-    "typed_nn.ops",
-    "typed_nn.layers",
-    "typed_nn.model",
+    *DEBUG_CHECKED,  # typed_nn, data, evaluate, ops, layers, model, policies
     "typed_nn.model.torch_mapping",
-    "typed_nn.policies",
     "typed_nn.train",
     "typed_nn.distributed",
     "typed_nn.debug",
     "typed_nn.onnx",
     "typed_nn.autodiff",
 )
+"""Every facade: those debug mode checks, and the ones above them."""
 
 
 class Wrong:
@@ -486,15 +482,16 @@ MESSAGES: dict[tuple[str, str], str] = {
     ("typed_nn.model.clip_by_global_norm", "grads"): r"^gradient clipping needs a non-empty",
     ("typed_nn.model.var_scale_fans", "shape"): r"^var_scale_fans needs a shape tuple",
     ("typed_nn.model.save_weights", "path"): (
-        r"^save_weights needs a file path\.\n  allowed  : a str or an os\.PathLike"
+        r"^save_weights: path must be a file path \(str or PathLike\)\.\n"
+        r"  allowed  : a file path \(str or PathLike\)\n  received : Wrong\(\) \(Wrong\)"
     ),
     ("typed_nn.model.save_weights", "params"): r"^save_weights needs the parameters as a mapping",
     ("typed_nn.model.save_weights", "metadata"): r"^save_weights: metadata must map strings to",
-    ("typed_nn.model.load_weights", "path"): r"^load_weights needs a file path\.",
-    ("typed_nn.model.load_checkpoint", "path"): r"^load_checkpoint needs a file path\.",
+    ("typed_nn.model.load_weights", "path"): r"^load_weights: path must be a file path",
+    ("typed_nn.model.load_checkpoint", "path"): r"^load_checkpoint: path must be a file path",
     ("typed_nn.model.load_checkpoint", "model"): r"^load_checkpoint needs the model: a typed_nn",
     ("typed_nn.model.load_checkpoint", "optimizer"): r"^load_checkpoint needs the optimizer to",
-    ("typed_nn.model.save_checkpoint", "path"): r"^save_checkpoint needs a file path\.",
+    ("typed_nn.model.save_checkpoint", "path"): r"^save_checkpoint: path must be a file path",
     ("typed_nn.model.save_checkpoint", "history"): (
         r"^save_checkpoint: history must be a mapping of strings to JSON data \(a JSON object\), "
         r"or None\.\n  allowed  : .*\n  received : Wrong\(\) \(Wrong\)"

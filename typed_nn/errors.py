@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Collection, Sequence
+from typing import TypeVar
 
 __all__ = [
     "BackendUnavailableError",
@@ -34,9 +35,11 @@ __all__ = [
     "ShapeError",
     "TopologyError",
     "TypedNNError",
+    "bad_argument",
     "brief",
     "listed",
     "message",
+    "received",
 ]
 
 
@@ -71,6 +74,30 @@ def brief(value: object, limit: int = 120) -> str:
     """
     text = _REPR.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def received(value: object, limit: int = 200) -> str:
+    """``value`` as a message shows what it received: its repr (bounded) and its type."""
+    text = repr(value)
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+E_ = TypeVar("E_", bound=Exception)
+
+
+def bad_argument(
+    error: type[E_], doing: str, name: str, allowed: str, value: object, hint: str
+) -> E_:
+    """``doing: name must be allowed.``, with what it allows beside what it received: the
+    error of one argument of the wrong kind."""
+    return error(
+        message(
+            f"{doing}: {name} must be {allowed}.",
+            [("allowed", allowed), ("received", received(value))],
+            hint=hint,
+        )
+    )
 
 
 def listed(values: Collection[object], shown: int = 5) -> str:

@@ -39,7 +39,7 @@ import numpy.typing as npt
 
 from .. import devices
 from ..data.tensor import Tensor, TensorLike
-from ..errors import CheckpointError, OperandError, ParamError, brief, message
+from ..errors import CheckpointError, OperandError, ParamError, bad_argument, brief, message
 from ..layers.protocol import Layer
 from ..layers.state import model_state
 from ..layers.state_entry import StateEntry
@@ -245,14 +245,7 @@ def _check_save_arguments(
 
 
 def _bad_argument(name: str, allowed: str, value: object, hint: str) -> ParamError:
-    """``save_checkpoint: name must be allowed``, with the allowed values beside the received one."""
-    return ParamError(
-        message(
-            f"save_checkpoint: {name} must be {allowed}.",
-            [("allowed", allowed), ("received", f"{brief(value)} ({type(value).__name__})")],
-            hint=hint,
-        )
-    )
+    return bad_argument(ParamError, "save_checkpoint", name, allowed, value, hint)
 
 
 def _check_state_saved(path: PathLike, named: Mapping[str, AnyParam], optimizer: Optimizer) -> None:

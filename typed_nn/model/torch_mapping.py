@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..errors import ParamError, listed, message
+from ..errors import ParamError, bad_argument, listed, message
 
 __all__ = [
     "TorchBuffer",
@@ -110,13 +110,8 @@ def _check_names(**names: object) -> None:
     that is not: formatted into keys, it would make keys no model has)."""
     for what, name in names.items():
         if not isinstance(name, str):
-            raise ParamError(
-                message(
-                    f"torch_mapping: {what} must be a name (a str).",
-                    [("allowed", "a str, e.g. 'fc1' or 'mlp/fc1'"), ("received", repr(name)[:80])],
-                    hint="pass the typed_nn layer's name and the PyTorch module's attribute path.",
-                )
-            )
+            hint = "pass the typed_nn layer's name and the PyTorch module's attribute path."
+            raise bad_argument(ParamError, "torch_mapping", what, "a name (a str)", name, hint)
 
 
 def linear(layer: str, module: str) -> TorchMapping:

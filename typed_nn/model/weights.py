@@ -37,6 +37,7 @@ from ..errors import (
     ParamError,
     WeightFileError,
     WeightFileNotFoundError,
+    bad_argument,
     brief,
     listed,
     message,
@@ -164,13 +165,8 @@ def check_path(path: object, owner: str) -> None:
     """``path`` must be a file path (a str or an ``os.PathLike``): an ``OperandError`` in
     ``owner``'s name otherwise."""
     if not isinstance(path, str | os.PathLike):
-        raise OperandError(
-            message(
-                f"{owner} needs a file path.",
-                [("allowed", "a str or an os.PathLike (pathlib.Path)"), ("received", brief(path))],
-                hint="pass e.g. 'runs/model.safetensors' or pathlib.Path('runs') / 'model.ckpt'.",
-            )
-        )
+        hint = "pass e.g. 'runs/model.safetensors' or pathlib.Path('runs') / 'model.ckpt'."
+        raise bad_argument(OperandError, owner, "path", "a file path (str or PathLike)", path, hint)
 
 
 def read_file(path: PathLike) -> tuple[str, bytes]:

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import devices
 from ..data.tensor import Tensor, TensorLike
-from ..errors import ExportError, OperandError, brief, message, missing_dependency
+from ..errors import ExportError, OperandError, bad_argument, message, missing_dependency
 from ..evaluate.step import _names_read
 from ..evaluate.trace import Number, floats, is_float, qualname, trace_function
 from ..model.atomic_write import write_atomic
@@ -115,16 +115,8 @@ def _check_call(
     ]  # fmt: skip
     for name, value, fits, allowed in checks:
         if not fits:
-            raise OperandError(
-                message(
-                    f"cannot export: {name} must be {allowed}.",
-                    [
-                        ("allowed", allowed),
-                        ("received", f"{brief(value)} ({type(value).__name__})"),
-                    ],
-                    hint="export(fn, (x,), 'model.onnx'), as the docs show.",
-                )
-            )
+            hint = "call export(fn, (x,), 'model.onnx'), as docs/interop.md shows."
+            raise bad_argument(OperandError, "cannot export", name, allowed, value, hint)
 
 
 def _sequence(value: object) -> bool:

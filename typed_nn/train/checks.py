@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import TrainingError, message
+from ..errors import bad_argument as argument_error
 
 __all__ = [
     "bad_argument",
@@ -22,7 +23,6 @@ __all__ = [
     "declared_mismatch",
     "is_int",
     "is_real",
-    "received",
 ]
 
 
@@ -36,20 +36,9 @@ def is_real(value: object) -> TypeGuard[float | np.integer[Any] | np.floating[An
     return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
 
 
-def received(value: object) -> str:
-    """``value`` as a message shows it: its repr and its type."""
-    return f"{value!r} ({type(value).__name__})"
-
-
 def bad_argument(doing: str, name: str, allowed: str, value: object, hint: str) -> TrainingError:
     """``doing: name must be allowed``, with the allowed values beside the received one."""
-    return TrainingError(
-        message(
-            f"{doing}: {name} must be {allowed}.",
-            [("allowed", allowed), ("received", received(value))],
-            hint=hint,
-        )
-    )
+    return argument_error(TrainingError, doing, name, allowed, value, hint)
 
 
 def declared_mismatch(headline: str, declared: str, received: str, hint: str) -> TrainingError:

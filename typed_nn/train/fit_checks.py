@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Literal, NamedTuple
 
-from ..errors import TrainingError, message
+from ..errors import TrainingError, message, received
 from ..layers.protocol import Layer
 from ..model.optim import Optimizer
 from ..tags import DeviceTag
@@ -20,7 +20,6 @@ from .checks import (
     check_int,
     check_real,
     declared_mismatch,
-    received,
 )
 from .data import Dataset, check_parts
 from .regression import check_arrays
