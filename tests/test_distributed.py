@@ -24,8 +24,14 @@ import numpy as np
 import pytest
 
 import typed_nn as tn
-from typed_nn.distributed import World, abort_on_error, launched
-from typed_nn.distributed.data_parallel import check_batch, check_device, local_order, shard
+from typed_nn.distributed import World, abort_on_error, data_parallel, launched
+from typed_nn.distributed.data_parallel import (
+    check_batch,
+    check_device,
+    data_digest,
+    local_order,
+    shard,
+)
 from typed_nn.distributed.nccl import NcclWorld
 from typed_nn.model import SGD, load_weights
 from typed_nn.train import fit
@@ -242,6 +248,25 @@ def test_the_collective_timeout_is_read_from_the_environment(
             rf"'none'\.\n  received : '{bad}'\nhint: e\.g\. TYPED_NN_COLLECTIVE_TIMEOUT=600",
         ):
             world_module.collective_timeout()
+
+
+def test_the_data_digest_reads_small_data_whole_and_large_data_by_spread_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    x = np.arange(30, dtype=np.float32).reshape(10, 3)
+    other = x.copy()
+    other[7, 2] += 1
+    assert data_digest(x) == data_digest(x.copy())
+    assert data_digest(x) != data_digest(other)  # any value, under the size
+    assert data_digest(x) != data_digest(x.reshape(15, 2))  # the shape counts
+    assert data_digest(x) != data_digest(x.astype(np.float64))  # and the dtype
+    monkeypatch.setattr(data_parallel, "DIGEST_BYTES", 16)
+    monkeypatch.setattr(data_parallel, "DIGEST_ROWS", 4)  # rows 0, 3, 6 and 9
+    sampled = x.copy()
+    sampled[7] += 1  # a row the sample skips
+    assert data_digest(x) == data_digest(sampled)
+    sampled[9] += 1  # one it reads
+    assert data_digest(x) != data_digest(sampled)
 
 
 class Pending:

@@ -235,18 +235,19 @@ def _check_world(
     """What the ranks of a data-parallel run must agree on, checked on every rank before
     any rank can fail alone; then the batch rule and the device (alike on every rank)."""
     epochs, batch_size, seed = counts
-    settings = run_settings(
-        a.train,
-        a.test,
-        a.optimizer,
-        epochs=epochs,
-        batch_size=batch_size,
-        seed=seed,
-        early_stopping=a.early_stopping,
-        device=a.device,
-        resuming=resuming,
-    )
-    check_same_run(world, settings)
+    if world.size > 1:  # alone, nothing to compare (and no data to digest)
+        settings = run_settings(
+            a.train,
+            a.test,
+            a.optimizer,
+            epochs=epochs,
+            batch_size=batch_size,
+            seed=seed,
+            early_stopping=a.early_stopping,
+            device=a.device,
+            resuming=resuming,
+        )
+        check_same_run(world, settings)
     check_batch(world, batch_size)
     check_device(world, a.device)
 
