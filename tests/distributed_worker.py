@@ -5,7 +5,10 @@ Modes: ``train-<optimizer>`` (fit a small MLP on synthetic data, then every rank
 weights and history to OUT.rank<r>.npz), ``collectives`` (prints each collective's result), ``mismatch`` (rank 1 builds a wider model),
 ``batch`` (a global batch the ranks cannot share), ``kill`` (rank 1 kills itself with
 SIGKILL in the middle of the second epoch while rank 0 saves weights after every epoch),
-``raise`` (rank 1 raises there instead, inside ``abort_on_error``).
+``raise`` (rank 1 raises there instead, inside ``abort_on_error``), ``disagree`` (one ``fit``
+per way rank 1 can differ from rank 0: data, batch size, epochs, optimizer, seed; each error
+printed on one line), ``leave`` (rank 1 leaves the run after its first epoch, its error caught:
+rank 0 must not wait for it forever).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -27,11 +31,24 @@ N_FEATURES = 12
 N_CLASSES = 4
 
 
-def data() -> Dataset:
+def data(n: int = N_SAMPLES, shift: float = 0.0) -> Dataset:
     rng = np.random.default_rng(7)
-    features = rng.normal(size=(N_SAMPLES, N_FEATURES)).astype(np.float32)
+    features = rng.normal(size=(n, N_FEATURES)).astype(np.float32) + np.float32(shift)
     labels = (features[:, :N_CLASSES].argmax(1)).astype(np.int64)
     return Dataset(features, labels, N_CLASSES)
+
+
+DIFFERENCES: dict[str, dict[str, Any]] = {
+    "samples": {"train": data(80)},
+    "same-batches": {"train": data(200)},  # 13 batches of 16 either way
+    "values": {"train": data(shift=0.5)},  # the same shapes
+    "batch": {"batch_size": 32},
+    "epochs": {"epochs": 2},
+    "optimizer": {"optimizer": Momentum(0.1, momentum=0.9)},
+    "lr": {"optimizer": SGD(0.2)},
+    "seed": {"seed": 1},
+}
+"""What rank 1 changes in ``disagree`` mode, by name."""
 
 
 def optimizer(name: str) -> Optimizer:
@@ -84,6 +101,24 @@ def main(mode: str, out: str) -> None:
         except tn.TypedNNError as err:
             print(f"rank {w.rank}: {type(err).__name__}: {err}", flush=True)
             sys.exit(3)
+    elif mode == "disagree":
+        for name, change in DIFFERENCES.items():
+            args: dict[str, Any] = {"train": data(), "optimizer": SGD(0.1), "epochs": 3}
+            args |= {"batch_size": 16, "seed": 0} | (change if w.rank == 1 else {})
+            try:
+                fit(net, args.pop("train"), args.pop("optimizer"), progress=False, **args)
+            except tn.DistributedError as err:
+                print(f"{name}: rank {w.rank}: {str(err).replace(chr(10), ' | ')}", flush=True)
+    elif mode == "leave":
+
+        def leave(epoch: int, history: History) -> None:
+            if w.rank == 1:
+                raise RuntimeError("rank 1 leaves")
+
+        try:
+            fit(net, data(), SGD(0.1), epochs=3, batch_size=16, progress=False, on_epoch=leave)
+        except (tn.TypedNNError, RuntimeError) as err:
+            print(f"rank {w.rank}: {type(err).__name__}: {err}", flush=True)
     elif mode in ("kill", "raise"):
 
         class FailingSGD(SGD):

@@ -177,8 +177,8 @@ def test_gpu_without_cupy_is_a_one_line_error(
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy fails, as without the extra
     err = _error(["train", "digits", "--device", "gpu", "--no-progress"], capsys)
     assert err == (
-        "typed-nn: error: GPU data needs cupy, which is not installed. "
-        "(pip install 'typed_nn[gpu]' (CUDA 12) or 'typed_nn[gpu-cuda13]'.)\n"
+        "typed-nn: error: GPU data needs cupy, which is not installed. (install the gpu extra: "
+        "pip install 'typed_nn[gpu]' (CUDA 12) or 'typed_nn[gpu-cuda13]' (CUDA 13))\n"
     )
 
 

@@ -113,6 +113,46 @@ def test_typed_nn_debug_1_turns_every_check_on_at_import() -> None:
     ]
 
 
+def test_typed_nn_debug_1_without_the_debug_extra_names_it_at_import() -> None:
+    """Not a ModuleNotFoundError from deep inside the package: the extra and its command."""
+    out = run_python(
+        """
+        import sys
+        sys.modules["beartype"] = None  # not installed
+        import typed_nn
+        """,
+        debug="1",
+    )
+    assert out.returncode == 1
+    assert "ModuleNotFoundError" not in out.stderr
+    assert out.stderr.strip().endswith(
+        "typed_nn.errors.MissingDependencyError: debug mode (TYPED_NN_DEBUG=1) needs beartype, "
+        "which is not installed.\nhint: install the debug extra: pip install 'typed_nn[debug]'"
+    )
+
+
+@only_off
+def test_debug_mode_and_install_without_the_debug_extra_name_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with monkeypatch.context() as patch:
+        patch.setitem(sys.modules, "beartype", None)  # not installed
+        with pytest.raises(
+            tn.MissingDependencyError,
+            match=r"^debug mode needs beartype, which is not installed\.\n"
+            r"hint: install the debug extra: pip install 'typed_nn\[debug\]'$",
+        ):
+            typed_nn.debug.enable()
+    monkeypatch.setitem(sys.modules, "jaxtyping", None)
+    with pytest.raises(
+        tn.MissingDependencyError,
+        match=r"^typed_nn\.debug\.install needs jaxtyping, which is not installed\.\n"
+        r"hint: install the debug extra: pip install 'typed_nn\[debug\]'$",
+    ):
+        typed_nn.debug.install("some_package")
+    assert not typed_nn.debug.is_enabled()  # nothing was turned on
+
+
 def test_debug_mode_leaves_the_global_random_generator_alone() -> None:
     # beartype samples container items randomly; a user's seeded `random` must not notice.
     code = """

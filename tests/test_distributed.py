@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,8 +24,14 @@ import numpy as np
 import pytest
 
 import typed_nn as tn
-from typed_nn.distributed import World, abort_on_error, launched
-from typed_nn.distributed.data_parallel import check_batch, check_device, local_order, shard
+from typed_nn.distributed import World, abort_on_error, data_parallel, launched
+from typed_nn.distributed.data_parallel import (
+    check_batch,
+    check_device,
+    data_digest,
+    local_order,
+    shard,
+)
 from typed_nn.distributed.nccl import NcclWorld
 from typed_nn.model import SGD, load_weights
 from typed_nn.train import fit
@@ -55,12 +62,14 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _run(n: int, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def _run(
+    n: int, *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     mpiexec = _mpiexec()
     assert mpiexec is not None
     command = [mpiexec, "-n", str(n), sys.executable, *args]
     return subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, env=_env(), cwd=ROOT
+        command, capture_output=True, text=True, timeout=timeout, env=_env() | (env or {}), cwd=ROOT
     )
 
 
@@ -77,11 +86,22 @@ class FakeComm:
     def Get_size(self) -> int:
         return self.size
 
-    def allgather(self, obj: Any) -> list[Any]:
-        return [obj] * self.size
+    def Iallgather(self, send: np.ndarray, recv: np.ndarray) -> Done:
+        recv.reshape(self.size, -1)[...] = send.reshape(1, -1)
+        return Done()
 
-    def bcast(self, obj: Any, root: int = 0) -> Any:
-        return obj
+    def Iallgatherv(self, send: np.ndarray, spec: list[Any]) -> Done:
+        out, (sizes, starts) = spec
+        for start, size in zip(starts, sizes, strict=True):
+            out[start : start + size] = send
+        return Done()
+
+
+class Done:
+    """A non-blocking collective's request, already complete."""
+
+    def Test(self) -> bool:
+        return True
 
 
 # --- 2 ranks against 1 process ----------------------------------------------------------------
@@ -159,6 +179,114 @@ def test_ranks_that_disagree_on_the_model_name_the_first_difference() -> None:
         "hint: build the same model"
     )
     assert done.stdout.count(expected) == 2  # raised on both ranks: neither waits
+
+
+DIFFERENCES = {
+    "samples": ("training samples: 203", "training samples: 80"),
+    "same-batches": ("training samples: 203", "training samples: 200"),
+    "values": ("training data digest: [0-9a-f]{32}", "training data digest: [0-9a-f]{32}"),
+    "batch": ("batch size: 16", "batch size: 32"),
+    "epochs": ("epochs: 3", "epochs: 2"),
+    "optimizer": (
+        r"optimizer: SGD \{'weight_decay': 0.0\}",
+        r"optimizer: Momentum \{'weight_decay': 0.0, 'momentum': 0.9, 'nesterov': False\}",
+    ),
+    "lr": ("learning rate: 0.1", "learning rate: 0.2"),
+    "seed": ("seed: 0", "seed: 1"),
+}
+"""What rank 1 changes in the worker's ``disagree`` mode, and the lines naming it."""
+
+
+@needs_mpi
+def test_ranks_that_disagree_on_the_run_name_the_first_difference_on_every_rank() -> None:
+    """Other data (fewer samples, as many batches, other values of the same shapes), another
+    batch size, number of epochs, optimizer, learning rate or seed on rank 1: one
+    DistributedError on both ranks before the first step, naming the setting and the rank
+    (neither waits for the other, none trains on)."""
+    done = _run(2, str(WORKER), "disagree", "-", timeout=60)
+    assert done.returncode == 0, done.stderr
+    for name, (ours, theirs) in DIFFERENCES.items():
+        expected = (
+            rf"{name}: rank [01]: the ranks do not run the same training: rank 1 differs from "
+            rf"rank 0\. \|   rank 0 : {ours} \|   rank 1 : {theirs} \| hint: give every rank "
+            r"the same data \(the same rows, in the same order\) and the same fit arguments"
+        )
+        assert len(re.findall(expected, done.stdout)) == 2, (name, done.stdout)
+
+
+@needs_mpi
+def test_a_rank_that_leaves_does_not_leave_the_others_waiting(tmp_path: Path) -> None:
+    """Rank 1 leaves after its first epoch (its error caught): rank 0 waits in the next
+    step's all-reduce at most TYPED_NN_COLLECTIVE_TIMEOUT seconds, then fails clearly."""
+    start = time.monotonic()
+    done = _run(2, str(WORKER), "leave", "-", timeout=60, env={"TYPED_NN_COLLECTIVE_TIMEOUT": "2"})
+    assert time.monotonic() - start < 30
+    assert "rank 1: RuntimeError: rank 1 leaves" in done.stdout
+    assert (
+        "rank 0: DistributedError: rank 0 of 2 waited 2 s in all_reduce for the other ranks: a "
+        "rank has left the run (an error of its own, or fewer steps than this one).\n"
+        "  collective : all_reduce\n"
+        "  waited     : 2 s (TYPED_NN_COLLECTIVE_TIMEOUT)\n"
+        "hint: read the other ranks' errors;"
+    ) in done.stdout
+
+
+def test_the_collective_timeout_is_read_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("TYPED_NN_COLLECTIVE_TIMEOUT", raising=False)
+    assert world_module.collective_timeout() == 600.0
+    monkeypatch.setenv("TYPED_NN_COLLECTIVE_TIMEOUT", "2.5")
+    assert world_module.collective_timeout() == 2.5
+    monkeypatch.setenv("TYPED_NN_COLLECTIVE_TIMEOUT", "none")
+    assert world_module.collective_timeout() is None
+    for bad in ("0", "-1", "soon", "inf"):
+        monkeypatch.setenv("TYPED_NN_COLLECTIVE_TIMEOUT", bad)
+        with pytest.raises(
+            tn.DistributedError,
+            match=rf"^TYPED_NN_COLLECTIVE_TIMEOUT must be a positive number of seconds, or "
+            rf"'none'\.\n  received : '{bad}'\nhint: e\.g\. TYPED_NN_COLLECTIVE_TIMEOUT=600",
+        ):
+            world_module.collective_timeout()
+
+
+def test_the_data_digest_reads_small_data_whole_and_large_data_by_spread_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    x = np.arange(30, dtype=np.float32).reshape(10, 3)
+    other = x.copy()
+    other[7, 2] += 1
+    assert data_digest(x) == data_digest(x.copy())
+    assert data_digest(x) != data_digest(other)  # any value, under the size
+    assert data_digest(x) != data_digest(x.reshape(15, 2))  # the shape counts
+    assert data_digest(x) != data_digest(x.astype(np.float64))  # and the dtype
+    monkeypatch.setattr(data_parallel, "DIGEST_BYTES", 16)
+    monkeypatch.setattr(data_parallel, "DIGEST_ROWS", 4)  # rows 0, 3, 6 and 9
+    sampled = x.copy()
+    sampled[7] += 1  # a row the sample skips
+    assert data_digest(x) == data_digest(sampled)
+    sampled[9] += 1  # one it reads
+    assert data_digest(x) != data_digest(sampled)
+
+
+class Pending:
+    """A request the other ranks never complete."""
+
+    def Test(self) -> bool:
+        return False
+
+
+def test_a_collective_the_other_ranks_never_join_ends_after_the_timeout() -> None:
+    comm = FakeComm(0, 2)
+    comm.Ibarrier = Pending  # type: ignore[attr-defined]
+    w = World(comm, timeout=0.05)
+    start = time.monotonic()
+    with pytest.raises(
+        tn.DistributedError,
+        match=r"^rank 0 of 2 waited 0\.05 s in barrier for the other ranks: a rank has left",
+    ):
+        w.barrier()
+    assert time.monotonic() - start < 1
 
 
 @needs_mpi
@@ -392,7 +520,7 @@ def test_the_nccl_calls_follow_cupys_api(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setitem(sys.modules, "cupy.cuda.nccl", nccl)
     monkeypatch.setenv("MPI_LOCALRANKID", "3")
     w = World(FakeComm(1, 4))
-    gpu = NcclWorld.connect(w.rank, w.size, w.comm)
+    gpu = NcclWorld.connect(w.rank, w.size, lambda uid: w.all_gather_object(uid)[0])
     assert used == [1]
     assert calls == [("init", 4, None, 1)]
     send, out = _GpuArray(100, 6, "float32"), _GpuArray(200, 6, "float32")

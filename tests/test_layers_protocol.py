@@ -216,8 +216,21 @@ def test_generic_wrappers_skip_missing_methods() -> None:
     layer_init(bare, object(), object())  # type: ignore[arg-type]
     layer_save_weights(bare, object())  # type: ignore[arg-type]
     layer_neutral_invariant(bare)
-    layer_grad_collect(bare, object())  # type: ignore[arg-type]
+    layer_grad_collect(bare, Collector())
     assert calls == ["forward", "backward", "collect"]
+    with pytest.raises(
+        tn.OperandError,
+        match=r"^layer_grad_collect needs a gradient collector: an object with collect\.\n"
+        r"  received : object\n  lacking  : collect\n",
+    ):
+        layer_grad_collect(bare, object())  # type: ignore[arg-type]  # the layer would call it
+
+
+class Collector:
+    """What ``grad_collect`` hands the gradients to (a ``GradCollector`` serves)."""
+
+    def collect(self, name: str, weight: object, grad: object) -> None:
+        pass
 
 
 def test_output_types_for_composites() -> None:

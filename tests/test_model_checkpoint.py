@@ -214,3 +214,44 @@ def test_saving_checks_its_arguments(tmp_path: Path) -> None:
     with pytest.raises(tn.ParamError, match="the history must be JSON data"):
         save_checkpoint(tmp_path / "c", params, opt, epoch=1, history={"x": object()})
     assert not (tmp_path / "c").exists()
+    with pytest.raises(
+        tn.ParamError,
+        match=r"^save_checkpoint: history must be a mapping of strings to JSON data \(a JSON "
+        r"object\), or None\.\n  allowed  : .*\n  received : \[0\.3, 0\.2\] \(list\)\n"
+        r"hint: pass e\.g\. \{'loss': \[0\.3, 0\.2\]\}, or dataclasses\.asdict\(history\)",
+    ):
+        save_checkpoint(tmp_path / "c", params, opt, epoch=1, history=[0.3, 0.2])  # type: ignore[arg-type]
+    with pytest.raises(tn.ParamError, match=r"^save_checkpoint: rng must be a numpy Generator"):
+        save_checkpoint(tmp_path / "c", params, opt, epoch=1, rng=np.random.RandomState(0))  # type: ignore[arg-type]
+    with pytest.raises(tn.OperandError, match=r"extra array 'best' is not typed_nn data named by"):
+        save_checkpoint(tmp_path / "c", params, opt, epoch=1, extra={"best": np.zeros(3)})  # type: ignore[dict-item]
+    assert not (tmp_path / "c").exists()
+
+
+# --- a layer's whole state: random-number states -------------------------------------------
+
+
+def dropout_layer(seed: int) -> Any:
+    from typed_nn.layers import DropoutLayer, LayerInMap, LayerInput, make_train_layer
+
+    cls = make_train_layer(DropoutLayer, LayerInMap({LayerInput: tn.Matrix[tn.Float32, tn.CPU]}))
+    return cls("drop", 0.5, seed=seed)
+
+
+def test_a_layer_saves_its_random_number_states_and_a_mapping_has_none(tmp_path: Path) -> None:
+    layer, path = dropout_layer(3), tmp_path / "c.ckpt"
+    layer.calls = 4
+    save_checkpoint(path, layer, SGD(0.1), epoch=2)
+    assert sorted(st.load_file(path)) == ["generator/drop"]
+    again = dropout_layer(0)
+    assert load_checkpoint(path, again, SGD(0.1)).epoch == 2
+    assert (again.seed, again.calls) == (3, 4)
+    load_checkpoint(path, {}, SGD(0.1))  # a mapping of parameters has no generators to restore
+    save_checkpoint(tmp_path / "p.ckpt", {}, SGD(0.1), epoch=1)
+    with pytest.raises(
+        tn.CheckpointError,
+        match=r"it was saved from another model or optimizer\.\n  file            : .*\n"
+        r"  missing in file : 'drop'",
+    ):
+        load_checkpoint(tmp_path / "p.ckpt", again, SGD(0.1))
+    assert (again.seed, again.calls) == (3, 4)  # unchanged

@@ -521,5 +521,6 @@ def test_missing_onnx_is_a_one_line_error_naming_the_extra(
     with pytest.raises(tn.MissingDependencyError) as err:
         export(ops.relu, (rand32(3, seed=69),), tmp_path / "m.onnx")
     assert str(err.value) == (
-        "typed_nn.onnx.export needs the onnx package: pip install 'typed_nn[onnx]'"
+        "typed_nn.onnx.export needs onnx, which is not installed.\n"
+        "hint: install the onnx extra: pip install 'typed_nn[onnx]'"
     )

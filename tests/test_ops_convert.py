@@ -65,9 +65,15 @@ def test_to_device_gpu_builds_without_cupy_and_names_it_when_evaluated(
     assert node.shape == (2, 3)
     assert node.elem is tn.Float32
     with pytest.raises(
-        tn.BackendUnavailableError, match=r"GPU data needs cupy, which is not installed"
-    ):
+        tn.MissingBackendError,
+        match=r"^GPU data needs cupy, which is not installed\.\n  import error : .*\n"
+        r"hint: install the gpu extra: pip install 'typed_nn\[gpu\]' \(CUDA 12\) or "
+        r"'typed_nn\[gpu-cuda13\]' \(CUDA 13\)$",
+    ) as caught:
         tn.evaluate(node)
+    # A missing dependency naming its extra, and (as before) an unavailable backend.
+    assert isinstance(caught.value, tn.MissingDependencyError)
+    assert isinstance(caught.value, tn.BackendUnavailableError)
 
 
 def test_building_a_move_to_gpu_does_not_import_cupy() -> None:

@@ -12,8 +12,39 @@ import numpy as np
 import pytest
 
 import typed_nn as tn
-from typed_nn.model import SGD, Adam, LoadBuffer, Momentum, Optimizer, load_checkpoint
-from typed_nn.train import EarlyStopping, History, Split, cosine, fit, load_digits, warmup
+from typed_nn.layers import (
+    BatchNormLayer,
+    DropoutLayer,
+    LayerInMap,
+    LayerInput,
+    LinearLayer,
+    ReLULayer,
+    Sequential,
+    layer_init,
+    make_train_layer,
+    model_state,
+)
+from typed_nn.model import (
+    SGD,
+    Adam,
+    GaussianFiller,
+    LoadBuffer,
+    Momentum,
+    Optimizer,
+    ParamInitializer,
+    load_checkpoint,
+)
+from typed_nn.policies import PInitializerIs, PUpdate
+from typed_nn.train import (
+    Dataset,
+    EarlyStopping,
+    History,
+    Split,
+    cosine,
+    fit,
+    load_digits,
+    warmup,
+)
 from typed_nn.train.classifier import build_mlp
 
 EPOCHS, BATCH = 10, 96
@@ -120,3 +151,153 @@ def test_checkpoint_arguments_are_checked_before_training(digits: Split, tmp_pat
         fit(net, digits.train, SGD(0.1), checkpoint_path=tmp_path / "c", checkpoint_every=0)
     with pytest.raises(tn.WeightFileNotFoundError, match="no such file"):
         fit(net, digits.train, SGD(0.1), resume_from=tmp_path / "none.ckpt")
+
+
+# --- models with state besides their weights: batch norm, dropout ---------------------------
+
+
+class WithBatchNorm(Sequential[tn.Dim2, tn.Dim2]):
+    chain = (("fc1", LinearLayer), ("bn", BatchNormLayer), ("act", ReLULayer), ("fc2", LinearLayer))
+
+
+class WithDropout(Sequential[tn.Dim2, tn.Dim2]):
+    chain = (("fc1", LinearLayer), ("act", ReLULayer), ("drop", DropoutLayer), ("fc2", LinearLayer))
+
+
+class WithBoth(Sequential[tn.Dim2, tn.Dim2]):
+    chain = (
+        ("fc1", LinearLayer),
+        ("bn", BatchNormLayer),
+        ("act", ReLULayer),
+        ("drop", DropoutLayer),
+        ("fc2", LinearLayer),
+    )
+
+
+STATEFUL: dict[str, type[Sequential[Any, Any]]] = {
+    "batch-norm": WithBatchNorm,
+    "dropout": WithDropout,
+    "both": WithBoth,
+}
+SIMPLE: dict[str, Callable[[], Optimizer]] = {
+    "sgd": lambda: SGD(0.1),
+    "momentum": lambda: Momentum(0.05, 0.9),
+    "adam": lambda: Adam(1e-2),
+}
+
+
+def blobs() -> Dataset:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(150, 6)).astype(np.float32)
+    return Dataset(x, x[:, :3].argmax(1).astype(np.int64), 3)
+
+
+def stateful_net(kind: str, seed: int) -> Any:
+    cls = make_train_layer(
+        STATEFUL[kind],
+        LayerInMap({LayerInput: tn.Matrix[tn.Float32, tn.CPU]}),
+        PUpdate,
+        PInitializerIs("w"),
+    )
+    args = {"fc1": (6, 12), "bn": (12,), "drop": (0.3,), "fc2": (12, 3)}
+    names = {step[0] for step in STATEFUL[kind].chain if isinstance(step, tuple)}
+    net = cls("net", {n: a for n, a in args.items() if n in names})
+    init = ParamInitializer({"w": GaussianFiller(0.0, 0.3, seed=seed)})
+    layer_init(net, init, LoadBuffer(tn.Float32, tn.CPU))
+    return net
+
+
+def everything(net: Any, optimizer: Optimizer) -> dict[str, np.ndarray]:
+    """The model's whole state and the optimizer's, by name."""
+    values = {}
+    for name, entry in model_state(net).entries.items():
+        values[name] = entry.read().numpy()
+        values |= {f"{name}/{s}": t.numpy() for s, t in optimizer.state(entry.read()).items()}
+    return values
+
+
+@pytest.mark.parametrize("kind", SIMPLE)
+@pytest.mark.parametrize("model", STATEFUL)
+def test_batch_norm_and_dropout_models_resume_bit_for_bit(
+    tmp_path: Path, model: str, kind: str
+) -> None:
+    """10 epochs straight == 5, a checkpoint and 5 resumed: the running statistics, the
+    dropout masks' state and the optimizer's are in the checkpoint, and resuming builds no
+    forward for a made-up batch (a training batch norm refuses a batch of one)."""
+    data, path = blobs(), tmp_path / "run.ckpt"
+    options: dict[str, Any] = {"batch_size": 16, "seed": 3, "progress": False}
+    straight_net, straight_opt = stateful_net(model, 0), SIMPLE[kind]()
+    straight = fit(straight_net, data, straight_opt, epochs=10, **options)
+    fit(stateful_net(model, 0), data, SIMPLE[kind](), epochs=5, checkpoint_path=path, **options)
+    net, opt = stateful_net(model, 1), SIMPLE[kind]()  # other initial weights: replaced
+    resumed = fit(net, data, opt, epochs=10, resume_from=path, **options)
+    assert dataclasses.asdict(resumed) == dataclasses.asdict(straight)
+    a, b = everything(net, opt), everything(straight_net, straight_opt)
+    assert a.keys() == b.keys()
+    for name in a:
+        assert np.array_equal(a[name], b[name]), name  # bit for bit
+
+
+def test_early_stopping_gives_back_the_best_epochs_buffers_too() -> None:
+    """The best epoch's running statistics come back with its weights."""
+    net = stateful_net("batch-norm", 0)
+    seen: list[dict[str, np.ndarray]] = []
+
+    def on_epoch(epoch: int, history: History) -> None:
+        seen.append({n: e.read().numpy().copy() for n, e in model_state(net).entries.items()})
+
+    history = fit(
+        net,
+        blobs(),
+        SGD(0.5),
+        test=blobs(),
+        epochs=8,
+        batch_size=16,
+        progress=False,
+        early_stopping=EarlyStopping("test_acc", patience=8),
+        on_epoch=on_epoch,
+    )
+    assert history.best_epoch is not None
+    assert history.best_epoch < 7
+    best = seen[history.best_epoch]
+    for name, entry in model_state(net).entries.items():
+        assert np.array_equal(entry.read().numpy(), best[name]), name
+
+
+class Wrapped:
+    """A training layer by protocol only (not a typed_nn Layer): fit trains it, but no walk
+    finds its state."""
+
+    def __init__(self, net: Any) -> None:
+        self.net = net
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.net, name)
+
+    def input_cont(self) -> Any:
+        return self.net.input_cont()
+
+    def output_cont(self) -> Any:
+        return self.net.output_cont()
+
+    def feed_forward(self, inputs: Any) -> Any:
+        return self.net.feed_forward(inputs)
+
+    def feed_backward(self, grads: Any) -> Any:
+        return self.net.feed_backward(grads)
+
+    def grad_collect(self, collector: Any) -> None:
+        self.net.grad_collect(collector)
+
+
+def test_checkpoints_need_a_typed_nn_layer(tmp_path: Path) -> None:
+    model = Wrapped(build_mlp([6, 3], seed=0)[0])
+    fit(model, blobs(), SGD(0.1), epochs=1, progress=False)  # trains
+    with pytest.raises(
+        tn.TrainingError,
+        match=r"^cannot fit: checkpoint_path \(a checkpoint\) needs the model's whole state, "
+        r"which only a typed_nn layer reports\.\n  declared : a typed_nn layer "
+        r"\(typed_nn\.layers\.Layer\)\n  received : Wrapped\n",
+    ):
+        fit(model, blobs(), SGD(0.1), epochs=1, checkpoint_path=tmp_path / "c", progress=False)
+    assert not (tmp_path / "c").exists()

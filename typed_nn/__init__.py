@@ -41,6 +41,7 @@ from .errors import EvaluationError as EvaluationError
 from .errors import ExportError as ExportError
 from .errors import IndexRangeError as IndexRangeError
 from .errors import LayerError as LayerError
+from .errors import MissingBackendError as MissingBackendError
 from .errors import MissingDependencyError as MissingDependencyError
 from .errors import NoImplementationError as NoImplementationError
 from .errors import NotEvaluatedError as NotEvaluatedError

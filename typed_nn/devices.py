@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .errors import BackendUnavailableError, DeviceError, message
+from .errors import DeviceError, MissingBackendError, message, missing_dependency
 from .tags import CPU, GPU, DeviceTag
 
 __all__ = [
@@ -63,12 +63,13 @@ def _cupy() -> ModuleType:
         # The gpu extra, typed by stubs/cupy (pyproject's stubPath) where it is not installed.
         import cupy  # pyright: ignore[reportMissingModuleSource]
     except ImportError as exc:  # pragma: no cover - depends on the machine
-        raise BackendUnavailableError(
-            message(
-                "GPU data needs cupy, which is not installed.",
-                [("import error", str(exc))],
-                hint="pip install 'typed_nn[gpu]' (CUDA 12) or 'typed_nn[gpu-cuda13]'.",
-            )
+        raise missing_dependency(
+            "GPU data",
+            "cupy",
+            "gpu",
+            install="pip install 'typed_nn[gpu]' (CUDA 12) or 'typed_nn[gpu-cuda13]' (CUDA 13)",
+            items=[("import error", str(exc))],
+            error=MissingBackendError,
         ) from exc
     register = _FIRST_USE.get(GPU)
     if register is not None:

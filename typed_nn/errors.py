@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import reprlib
 from collections.abc import Collection, Sequence
+from typing import TypeVar
 
 __all__ = [
     "BackendUnavailableError",
@@ -35,9 +36,11 @@ __all__ = [
     "ShapeError",
     "TopologyError",
     "TypedNNError",
+    "bad_argument",
     "brief",
     "listed",
     "message",
+    "received",
 ]
 
 
@@ -72,6 +75,30 @@ def brief(value: object, limit: int = 120) -> str:
     """
     text = _REPR.repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def received(value: object, limit: int = 200) -> str:
+    """``value`` as a message shows what it received: its repr (bounded) and its type."""
+    text = repr(value)
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"{text} ({type(value).__name__})"
+
+
+E_ = TypeVar("E_", bound=Exception)
+
+
+def bad_argument(
+    error: type[E_], doing: str, name: str, allowed: str, value: object, hint: str
+) -> E_:
+    """``doing: name must be allowed.``, with what it allows beside what it received: the
+    error of one argument of the wrong kind."""
+    return error(
+        message(
+            f"{doing}: {name} must be {allowed}.",
+            [("allowed", allowed), ("received", received(value))],
+            hint=hint,
+        )
+    )
 
 
 def listed(values: Collection[object], shown: int = 5) -> str:
@@ -189,10 +216,38 @@ class TrainingError(TypedNNError, ValueError):
 
 
 class MissingDependencyError(TypedNNError, ImportError):
-    """An optional package a feature needs is not installed (scikit-learn for the digits)."""
+    """An optional package a feature needs is not installed (scikit-learn for the digits);
+    the message names the extra that installs it (:func:`missing_dependency`)."""
 
 
-__all__ += ["MissingDependencyError", "TrainingError"]
+class MissingBackendError(MissingDependencyError, BackendUnavailableError):
+    """A device whose array library is not installed (cupy for the GPU): a missing
+    dependency, and a backend that is not available."""
+
+
+def missing_dependency(
+    feature: str,
+    package: str,
+    extra: str,
+    *,
+    install: str | None = None,
+    items: Sequence[tuple[str, str]] = (),
+    error: type[MissingDependencyError] = MissingDependencyError,
+) -> MissingDependencyError:
+    """The error of ``feature`` needing ``package``, which is not installed: it names the
+    extra that installs it and the command (``install``, by default ``pip install
+    'typed_nn[extra]'``)."""
+    command = install or f"pip install 'typed_nn[{extra}]'"
+    return error(
+        message(
+            f"{feature} needs {package}, which is not installed.",
+            items,
+            hint=f"install the {extra} extra: {command}",
+        )
+    )
+
+
+__all__ += ["MissingBackendError", "MissingDependencyError", "TrainingError", "missing_dependency"]
 
 
 class OptionError(TypedNNError, ValueError):

@@ -182,16 +182,19 @@ def elem_of_dtype(dtype: np.dtype[np.generic]) -> type[ElemTag] | None:
 
 def dim_of_rank(rank: int) -> type[DimTag]:
     """The rank tag for ``rank`` (0 to ``MAX_RANK``, which is 6)."""
-    if not 0 <= rank <= MAX_RANK:
-        from .errors import RankError, message
+    try:
+        if 0 <= rank <= MAX_RANK:
+            return DIM_TAGS[rank]
+    except TypeError:  # not a number: callers without a type checker may pass anything
+        pass
+    from .errors import RankError, message
 
-        raise RankError(
-            message(
-                f"typed_nn supports ranks 0 to {MAX_RANK}, got rank {rank}.",
-                hint=f"reshape the data to at most {MAX_RANK} dims.",
-            )
+    raise RankError(
+        message(
+            f"typed_nn supports ranks 0 to {MAX_RANK}, got rank {rank!r}.",
+            hint=f"reshape the data to at most {MAX_RANK} dims.",
         )
-    return DIM_TAGS[rank]
+    )
 
 
 def tag_name(tag: type[_Tag]) -> str:

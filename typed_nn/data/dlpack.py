@@ -35,13 +35,8 @@ def from_dlpack(obj: object, elem: type[E], device: type[Dv], dim: type[D]) -> T
     array([0., 2., 4.])
     """
     if elem not in ELEM_TAGS or device not in DEVICE_TAGS or dim not in DIM_TAGS:
-        check_tags(
-            "from_dlpack",
-            "tn.from_dlpack(array, tn.Float32, tn.CPU, tn.Dim1)",
-            elem=elem,
-            device=device,
-            dim=dim,
-        )
+        example = "tn.from_dlpack(array, tn.Float32, tn.CPU, tn.Dim2)"
+        check_tags("from_dlpack", example, elem=elem, device=device, dim=dim)
     dlpack_device = getattr(obj, "__dlpack_device__", None)
     if dlpack_device is None or not hasattr(obj, "__dlpack__"):
         raise OperandError(

@@ -18,7 +18,8 @@ string, the device not at all. Plain tagged annotations are checked by all three
 
 from __future__ import annotations
 
-from .switch import enable
+from ..errors import OperandError, message
+from .switch import enable, require
 
 __all__ = ["install"]
 
@@ -35,6 +36,16 @@ def install(package: str, *, shapes: bool = True) -> None:
     >>> install("my_model")  # doctest: +SKIP
     >>> import my_model      # its functions are now checked
     """
+    given: tuple[object, object] = (package, shapes)  # callers may pass anything
+    if not (isinstance(given[0], str) and given[0] and isinstance(given[1], bool)):
+        raise OperandError(
+            message(
+                "typed_nn.debug.install needs a package name and shapes=True or False.",
+                [("package", repr(package)[:80]), ("shapes", repr(shapes)[:80])],
+                hint='e.g. install("my_model"), before the package is imported.',
+            )
+        )
+    require("beartype", *(("jaxtyping",) if shapes else ()), feature="typed_nn.debug.install")
     enable()
     if shapes:
         from jaxtyping import install_import_hook

@@ -12,16 +12,20 @@ two things are installed, once:
 
 Subscriptions are never changed, on or off. Enable it before importing the code to check: a
 public function bound earlier in a user module (``from typed_nn.ops import log``) stays the
-unchecked one.
+unchecked one. It needs the ``debug`` extra (beartype, jaxtyping): without it, turning it on
+is a ``MissingDependencyError`` naming the extra, at ``import typed_nn`` too when
+``TYPED_NN_DEBUG`` asks for it.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 
+from ..errors import missing_dependency
 from ..evaluate import hooks
 
-__all__ = ["ENV_VAR", "enable", "enable_if_requested", "is_enabled"]
+__all__ = ["ENV_VAR", "enable", "enable_if_requested", "is_enabled", "require"]
 
 ENV_VAR = "TYPED_NN_DEBUG"
 """Set to ``1`` (or ``true`` / ``yes`` / ``on``) to enable debug mode when typed_nn is imported."""
@@ -36,10 +40,26 @@ def is_enabled() -> bool:
     return _State.enabled
 
 
+def require(*packages: str, feature: str = "debug mode") -> None:
+    """Import ``packages`` (of the debug extra): a ``MissingDependencyError`` naming the
+    extra and its install command for the first that is not installed."""
+    for package in packages:
+        try:
+            importlib.import_module(package)
+        except ImportError:
+            raise missing_dependency(feature, package, "debug") from None
+
+
 def enable() -> None:
-    """Turn debug mode on for the rest of this interpreter's life (idempotent)."""
+    """Turn debug mode on for the rest of this interpreter's life (idempotent); a
+    ``MissingDependencyError`` without the debug extra's beartype."""
     if _State.enabled:
         return
+    _enable("debug mode")
+
+
+def _enable(feature: str) -> None:
+    require("beartype", feature=feature)
     from .numeric import check_finite
     from .overflow import check_int_overflow
     from .public import wrap_facades
@@ -52,5 +72,6 @@ def enable() -> None:
 
 def enable_if_requested() -> None:
     """Enable debug mode when the ``TYPED_NN_DEBUG`` environment variable asks for it."""
-    if os.environ.get(ENV_VAR, "").strip().lower() in ("1", "true", "yes", "on"):
-        enable()
+    value = os.environ.get(ENV_VAR, "")
+    if value.strip().lower() in ("1", "true", "yes", "on") and not _State.enabled:
+        _enable(f"debug mode ({ENV_VAR}={value})")

@@ -5,9 +5,13 @@
   compiled step); the last, smaller batch of an epoch is split as evenly as it goes (a rank
   left without a sample steps on a stand-in sample weighted 0, so every rank still joins the
   step's all-reduce).
-* Before the first step the ranks check that they train the same model (a structural hash
-  of parameter names, element types and shapes, and of the optimizer's state; a mismatch names
-  the first difference), then take rank 0's parameters and optimizer state.
+* Before the first step the ranks check that they run the same training (``check_same_run``:
+  the data's length and a digest of its content, the batch size, the epochs, the optimizer's
+  settings, the seed, ...), then that they train the same model (a structural hash of its
+  parameters', buffers' and random-number states' names, element types and shapes, and of the
+  optimizer's state and the epoch it starts at); a mismatch names the first difference and the
+  rank, on every rank. Then every rank takes rank 0's state (parameters, buffers, random-number
+  states) and optimizer state.
 * Each epoch's loss and accuracy are summed over the ranks.
 """
 
@@ -19,15 +23,23 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ..data.tensor import Tensor
 from ..errors import DistributedError, message
+from ..layers.state import ModelState
 from ..model.optim import Optimizer
 from ..tags import GPU, DeviceTag, tag_name
 from .world import World
 
-__all__ = ["Shard", "check_batch", "check_device", "epoch_totals", "shard", "sync_parameters"]
-
-Weights = list[tuple[str, Tensor[Any, Any, Any]]]
+__all__ = [
+    "Setting",
+    "Shard",
+    "check_batch",
+    "check_device",
+    "check_same_run",
+    "data_digest",
+    "epoch_totals",
+    "shard",
+    "sync_parameters",
+]
 
 
 def check_batch(world: World, batch_size: int) -> int:
@@ -128,49 +140,107 @@ def _shards(world: World, n: int, batch_size: int) -> list[Shard]:
     return [shard(world, start, min(start + batch_size, n)) for start in range(0, n, batch_size)]
 
 
-def _structure(weights: Weights, optimizer: Optimizer) -> list[str]:
-    """One line per parameter (name, element, shape) and per optimizer state tensor."""
+Setting = tuple[str, str]
+"""One thing every rank must agree on: (what, its value as text)."""
+
+
+def check_same_run(world: World, settings: list[Setting]) -> None:
+    """Every rank runs with the same ``settings`` (the data, the arguments of the run): a
+    ``DistributedError`` on every rank naming the first that differs and the rank."""
+    if world.size <= 1:
+        return
+    _check_alike(
+        world,
+        [f"{what}: {value}" for what, value in settings],
+        "the ranks do not run the same training",
+        "give every rank the same data (the same rows, in the same order) and the same fit "
+        "arguments (batch size, epochs, seed, optimizer and its settings).",
+    )
+
+
+def data_digest(*arrays: npt.NDArray[Any]) -> str:
+    """A digest of the arrays' shapes, dtypes and values: all of their bytes up to
+    ``DIGEST_BYTES`` each, else ``DIGEST_ROWS`` rows spread evenly over each (cheap for any
+    size; two data sets that differ only in rows it skips digest alike)."""
+    h = hashlib.blake2b(digest_size=16)
+    for array in arrays:
+        h.update(f"{array.dtype.str}{array.shape}".encode())
+        if array.nbytes > DIGEST_BYTES and len(array) > DIGEST_ROWS:
+            array = array[np.linspace(0, len(array) - 1, DIGEST_ROWS).astype(np.int64)]
+        h.update(np.ascontiguousarray(array).tobytes())
+    return h.hexdigest()
+
+
+DIGEST_BYTES = 1 << 24
+DIGEST_ROWS = 4096
+
+
+def _structure(state: ModelState, optimizer: Optimizer, first_epoch: int) -> list[str]:
+    """One line per state tensor (name, element, shape), per optimizer state tensor, and
+    the optimizer's step and the epoch the run starts at."""
     lines = [f"optimizer {type(optimizer).__name__}, step {optimizer.step_count}"]
-    for name, w in weights:
-        lines.append(f"parameter {name}: {tag_name(w.elem)} {w.shape}")
-        for slot, t in sorted(optimizer.state(w).items()):
+    lines.append(f"first epoch {first_epoch + 1}")
+    for name, entry in state.entries.items():
+        value = entry.read()
+        lines.append(f"{entry.kind} {name}: {tag_name(value.elem)} {value.shape}")
+        for slot, t in sorted(optimizer.state(value).items()):
             lines.append(f"optimizer state {name}/{slot}: {tag_name(t.elem)} {t.shape}")
     return lines
 
 
-def sync_parameters(world: World, weights: Weights, optimizer: Optimizer) -> None:
-    """Check that every rank trains the same model, then give every rank rank 0's
-    parameters and optimizer state (a ``DistributedError`` naming the first difference,
-    raised on every rank)."""
+def sync_parameters(
+    world: World, state: ModelState, optimizer: Optimizer, first_epoch: int = 0
+) -> None:
+    """Check that every rank trains the same model from the same epoch, then give every rank
+    rank 0's state (parameters, buffers, random-number states) and optimizer state (a
+    ``DistributedError`` naming the first difference, raised on every rank)."""
     if world.size <= 1:
         return
-    lines = _structure(weights, optimizer)
-    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
-    digests = world.all_gather_object(digest)
-    if any(d != digests[0] for d in digests):
-        every = world.all_gather_object(lines)
-        rank = next(r for r, d in enumerate(digests) if d != digests[0])
-        ours, theirs = every[0], every[rank]
-        at = next(
-            (i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b),
-            min(len(ours), len(theirs)),
-        )
-
-        def shown(entries: list[str]) -> str:
-            return entries[at] if at < len(entries) else "(nothing: fewer entries)"
-
-        raise DistributedError(
-            message(
-                f"the ranks do not train the same model: rank {rank} differs from rank 0.",
-                [("rank 0", shown(ours)), (f"rank {rank}", shown(theirs))],
-                hint="build the same model (layers, widths, element type) and optimizer on "
-                "every rank; the initial values may differ (rank 0's are broadcast).",
-            )
-        )
-    for _, w in weights:
+    _check_alike(
+        world,
+        _structure(state, optimizer, first_epoch),
+        "the ranks do not train the same model",
+        "build the same model (layers, widths, element type) and optimizer on every rank, "
+        "and resume every rank from the same checkpoint; the initial values may differ "
+        "(rank 0's are broadcast).",
+    )
+    for entry in state.entries.values():
+        if entry.kind == "generator":
+            values = entry.read().numpy().copy()
+            world.broadcast_array(values)
+            entry.write(values)
+            continue
+        w = entry.read()
         world.broadcast(w)
         for _, t in sorted(optimizer.state(w).items()):
             world.broadcast(t)
+
+
+def _check_alike(world: World, lines: list[str], headline: str, hint: str) -> None:
+    """Every rank has the same ``lines``: else a ``DistributedError`` on every rank with
+    ``headline``, the first line that differs on rank 0 and on the first rank that differs."""
+    digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
+    digests = world.all_gather_object(digest)
+    if all(d == digests[0] for d in digests):
+        return
+    every = world.all_gather_object(lines)
+    rank = next(r for r, d in enumerate(digests) if d != digests[0])
+    ours, theirs = every[0], every[rank]
+    at = next(
+        (i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b),
+        min(len(ours), len(theirs)),
+    )
+
+    def shown(entries: list[str]) -> str:
+        return entries[at] if at < len(entries) else "(nothing: fewer entries)"
+
+    raise DistributedError(
+        message(
+            f"{headline}: rank {rank} differs from rank 0.",
+            [("rank 0", shown(ours)), (f"rank {rank}", shown(theirs))],
+            hint=hint,
+        )
+    )
 
 
 def epoch_totals(world: World, nll_sum: float, hits: int, count: int) -> tuple[float, float]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -73,15 +74,15 @@ class NcclWorld:
         }
 
     @classmethod
-    def connect(cls, rank: int, size: int, comm: Any) -> NcclWorld:
-        """Choose this rank's GPU and join the NCCL communicator of the ``size`` ranks that
-        MPI's ``comm`` connects (collective; rank 0's unique id is broadcast over MPI)."""
+    def connect(cls, rank: int, size: int, share: Callable[[object], object]) -> NcclWorld:
+        """Choose this rank's GPU and join the NCCL communicator of the ``size`` ranks
+        (collective: ``share(uid)`` gives every rank rank 0's unique id, over MPI)."""
         nccl = nccl_module(size)
         cupy = importlib.import_module("cupy")
         count = cupy.cuda.runtime.getDeviceCount()
         cupy.cuda.Device(local_rank(rank) % max(count, 1)).use()
         uid = nccl.get_unique_id() if rank == 0 else None
-        uid = comm.bcast(uid, root=0) if comm is not None else uid
+        uid = share(uid)
         return cls(nccl, cupy, nccl.NcclCommunicator(size, uid, rank))
 
     def _dtype(self, array: Any) -> Any:

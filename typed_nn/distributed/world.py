@@ -11,12 +11,20 @@ Collectives act on principal tensors (evaluated data) and move their memory thro
 buffer interface, without copies: ``all_reduce`` writes the sum into a new tensor,
 ``broadcast`` overwrites its tensor on every rank but the root, ``all_gather`` stacks every
 rank's tensor along a new first dim.
+
+Every MPI collective waits at most ``World.timeout`` seconds for the other ranks (600 unless
+``TYPED_NN_COLLECTIVE_TIMEOUT`` says otherwise): a rank that left the run — an error of its own,
+or fewer steps than this one — ends this one with a ``DistributedError`` instead of a wait
+that never ends. (MPI's non-blocking collectives, tested until the deadline; NCCL's run on the
+GPU's stream and are not bounded.)
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import sys
+import time
 from collections.abc import Generator
 from contextlib import contextmanager
 from typing import Any, Literal
@@ -24,18 +32,19 @@ from typing import Any, Literal
 import numpy as np
 
 from ..data.tensor import Tensor
-from ..errors import DistributedError, MissingDependencyError, OperandError, message
+from ..errors import DistributedError, OperandError, message, missing_dependency
 from ..tags import D, Dv, E, Float32, Float64
 
 __all__ = [
-    "EXTRA_HINT",
+    "DEFAULT_TIMEOUT",
+    "TIMEOUT_VARIABLE",
     "World",
+    "collective_timeout",
     "abort_on_error",
     "launched",
     "world",
 ]
 
-EXTRA_HINT = "install the distributed extra: pip install 'typed_nn[distributed]'"
 
 # What launchers tell the processes they start: MPICH's and Intel MPI's Hydra (and Slurm's
 # srun with PMI-2) set PMI_RANK / PMI_SIZE, Open MPI sets OMPI_COMM_WORLD_*, MVAPICH MV2_*.
@@ -46,6 +55,13 @@ _LAUNCHER_VARIABLES = (
 )
 
 ReduceOp = Literal["sum", "mean"]
+
+TIMEOUT_VARIABLE = "TYPED_NN_COLLECTIVE_TIMEOUT"
+DEFAULT_TIMEOUT = 600.0
+"""Seconds a collective waits for the other ranks: far longer than any step's imbalance
+(a first step's compilation, rank 0 writing a checkpoint), far shorter than forever."""
+_SPIN = 2e-4
+"""Seconds a wait tests its request without pausing (a step's all-reduce ends well within)."""
 
 
 def launched() -> tuple[int, int]:
@@ -67,11 +83,13 @@ class World:
     communicator: its collectives return their input's values.
     """
 
-    def __init__(self, comm: Any = None) -> None:
+    def __init__(self, comm: Any = None, *, timeout: float | None = DEFAULT_TIMEOUT) -> None:
         self.comm = comm
         """mpi4py's communicator (``MPI.COMM_WORLD``), or None in a one-process world."""
         self.rank: int = 0 if comm is None else int(comm.Get_rank())
         self.size: int = 1 if comm is None else int(comm.Get_size())
+        self.timeout = timeout
+        """Seconds an MPI collective waits for the other ranks (None: forever)."""
         self._nccl: Any = None
 
     @property
@@ -126,7 +144,7 @@ class World:
         if self.comm is None:
             out[0] = t.array
         elif xp is np:
-            self.comm.Allgather(np.ascontiguousarray(t.array), out)
+            self._wait(self.comm.Iallgather(np.ascontiguousarray(t.array), out), "all_gather")
         else:
             self.nccl().all_gather(t.array, out)
         return Tensor._wrap(out, t.elem, t.device)
@@ -142,7 +160,10 @@ class World:
         elif isinstance(send, np.ndarray):
             from mpi4py import MPI
 
-            self.comm.Allreduce(MPI.IN_PLACE if out is send else send, out, op=MPI.SUM)
+            self._wait(
+                self.comm.Iallreduce(MPI.IN_PLACE if out is send else send, out, op=MPI.SUM),
+                "all_reduce",
+            )
         else:
             self.nccl().all_reduce(send, out)
 
@@ -153,7 +174,7 @@ class World:
         if isinstance(array, np.ndarray):
             if not array.flags.c_contiguous:
                 raise OperandError(message("broadcast: the tensor's memory is not contiguous.", []))
-            self.comm.Bcast(array, root=root)
+            self._wait(self.comm.Ibcast(array, root=root), "broadcast")
         else:
             self.nccl().broadcast(array, root)
 
@@ -161,13 +182,49 @@ class World:
         """Every rank's (small, picklable) ``obj``, in rank order."""
         if self.comm is None:
             return [obj]
-        gathered: list[Any] = self.comm.allgather(obj)
-        return gathered
+        data = np.frombuffer(pickle.dumps(obj), np.uint8)
+        sizes = np.empty(self.size, np.int64)
+        self._wait(self.comm.Iallgather(np.array([data.size], np.int64), sizes), "all_gather")
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        out = np.empty(int(sizes.sum()), np.uint8)
+        self._wait(self.comm.Iallgatherv(data, [out, (sizes, starts)]), "all_gather")
+        return [pickle.loads(out[a : a + n].tobytes()) for a, n in zip(starts, sizes, strict=True)]
 
     def barrier(self) -> None:
         """Wait until every rank has reached this call."""
         if self.comm is not None:
-            self.comm.Barrier()
+            self._wait(self.comm.Ibarrier(), "barrier")
+
+    def _wait(self, request: Any, collective: str) -> None:
+        """Wait for a non-blocking MPI collective, at most ``timeout`` seconds: a
+        ``DistributedError`` when the other ranks do not join it by then."""
+        if self.timeout is None:
+            request.Wait()
+            return
+        start = time.monotonic()
+        pause = 0.0
+        while not request.Test():
+            waited = time.monotonic() - start
+            if waited > self.timeout:
+                raise self._timed_out(collective)
+            if waited > _SPIN:  # a long wait: let the other ranks' work have the cores
+                pause = min(1e-3, pause + 1e-5)
+                time.sleep(pause)
+
+    def _timed_out(self, collective: str) -> DistributedError:
+        return DistributedError(
+            message(
+                f"rank {self.rank} of {self.size} waited {self.timeout:g} s in {collective} for "
+                "the other ranks: a rank has left the run (an error of its own, or fewer steps "
+                "than this one).",
+                [
+                    ("collective", collective),
+                    ("waited", f"{self.timeout:g} s ({TIMEOUT_VARIABLE})"),
+                ],
+                hint="read the other ranks' errors; run every rank with the same data and "
+                f"arguments. For steps that take longer, set {TIMEOUT_VARIABLE} (seconds).",
+            )
+        )
 
     def abort(self, code: int = 1) -> None:
         """End every process of the world now (``MPI_Abort``); alone, exit with ``code``."""
@@ -182,7 +239,9 @@ class World:
         if self._nccl is None:
             from .nccl import NcclWorld
 
-            self._nccl = NcclWorld.connect(self.rank, self.size, self.comm)
+            self._nccl = NcclWorld.connect(
+                self.rank, self.size, lambda uid: self.all_gather_object(uid)[0]
+            )
         return self._nccl
 
     def _check_root(self, root: int) -> None:
@@ -230,14 +289,10 @@ def world() -> World:
         try:
             from mpi4py import MPI
         except ImportError as err:
-            raise MissingDependencyError(
-                message(
-                    f"data-parallel training of {size} processes needs mpi4py, which is not "
-                    "installed.",
-                    hint=EXTRA_HINT,
-                )
+            raise missing_dependency(
+                f"data-parallel training of {size} processes", "mpi4py", "distributed"
             ) from err
-        made = World(MPI.COMM_WORLD)
+        made = World(MPI.COMM_WORLD, timeout=collective_timeout())
         if made.size != size:
             raise DistributedError(
                 message(
@@ -252,6 +307,29 @@ def world() -> World:
     return made
 
 
+def collective_timeout() -> float | None:
+    """The seconds a collective waits, from ``TYPED_NN_COLLECTIVE_TIMEOUT`` (a positive
+    number; ``none``: forever), else ``DEFAULT_TIMEOUT``."""
+    text = os.environ.get(TIMEOUT_VARIABLE, "").strip().lower()
+    if not text:
+        return DEFAULT_TIMEOUT
+    if text == "none":
+        return None
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise DistributedError(
+            message(
+                f"{TIMEOUT_VARIABLE} must be a positive number of seconds, or 'none'.",
+                [("received", repr(os.environ[TIMEOUT_VARIABLE]))],
+                hint=f"e.g. {TIMEOUT_VARIABLE}=600 (the default), or unset it.",
+            )
+        )
+    return seconds
+
+
 @contextmanager
 def abort_on_error(
     w: World, collective: tuple[type[BaseException], ...] = (DistributedError,)
@@ -261,6 +339,27 @@ def abort_on_error(
     in a collective. In a one-process world the exception propagates unchanged, as do the
     ``collective`` errors, which every rank raises alike (e.g. ranks that disagree on the
     model)."""
+    given: tuple[object, object] = (w, collective)  # callers may pass anything
+    if not isinstance(given[0], World):
+        raise OperandError(
+            message(
+                "abort_on_error needs the world whose ranks to end.",
+                [("received", type(w).__name__)],
+                hint="pass typed_nn.distributed.world().",
+            )
+        )
+    kinds = given[1]
+    if not (
+        isinstance(kinds, tuple)
+        and all(isinstance(c, type) and issubclass(c, BaseException) for c in kinds)
+    ):
+        raise OperandError(
+            message(
+                "abort_on_error: collective must be a tuple of exception classes.",
+                [("received", repr(collective)[:80])],
+                hint="e.g. (DistributedError,): errors every rank raises alike.",
+            )
+        )
     try:
         yield
     except BaseException as exc:

@@ -90,6 +90,9 @@ from .source_layers import ParamSourceLayer as ParamSourceLayer
 from .source_layers import ValueSourceLayer as ValueSourceLayer
 from .stacks import LayerStack as LayerStack
 from .stacks import collapse as collapse
+from .state import ModelState as ModelState
+from .state import model_state as model_state
+from .state_entry import StateEntry as StateEntry
 from .summary import ModelSummary as ModelSummary
 from .summary import SummaryRow as SummaryRow
 from .summary import summary as summary

@@ -430,10 +430,9 @@ class ComposeKernel(Layer[KIn, KOut, Decl], Generic[KIn, KOut, DIn, DOut, Decl])
             layer_neutral_invariant(layer)
         super().neutral_invariant()
 
-    def _find_param_sources(self) -> list[AnyLayer]:
-        return [
-            p for s in self.sublayers.values() if isinstance(s, Layer) for p in s.param_sources()
-        ]
+    def children(self) -> tuple[AnyLayer, ...]:
+        """The sublayers that are typed_nn layers, in topological order."""
+        return tuple(s for s in self.sublayers.values() if isinstance(s, Layer))
 
     def drop_stacks(self) -> None:
         """Pop what one forward pushed in every sublayer (a derived backward's first step)."""

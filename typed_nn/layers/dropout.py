@@ -12,6 +12,10 @@ forward makes its own constant state from the layer's call count (the same seed 
 same sequence of masks). Traced by ``tn.compile``, the forward reads the layer's state
 *tensor* and records ``counter + 1`` into it: every replay of the compiled step reads a new
 counter and draws a new mask, where a mask made once at trace time would be replayed frozen.
+
+The layer's random-number state (``own_state``: the seed, the eager forwards and the compiled
+forwards per device) is saved by checkpoints: a resumed run draws the masks the uninterrupted
+run would have.
 """
 
 from __future__ import annotations
@@ -20,24 +24,28 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
-from .. import ops, tracing
+from .. import devices, ops, tracing
 from ..data.factories import tensor
 from ..data.tensor import AnyTensor, Tensor
 from ..errors import LayerError, message
 from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site
-from ..tags import DeviceTag, Dim1, Int64
+from ..tags import CPU, GPU, DeviceTag, Dim1, Int64
 from .in_map import float_input_type, tensor_type
 from .keys import LayerInput, LayerOutput
 from .param_cells import as_real
 from .protocol import Layer
 from .same_type_feeds import SameTypeFeeds
+from .state_entry import StateEntry
 
 __all__ = ["DropoutLayer"]
 
 _EAGER, _TRACED = 0, 1
 """Mask streams: eager and compiled forwards never draw the same mask."""
+_DEVICES: tuple[type[DeviceTag], ...] = (CPU, GPU)
+"""The devices whose compiled-forward counters ``own_state`` reports, in its order."""
 
 
 class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
@@ -75,6 +83,8 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
         """Eager training forwards so far (the counter of the next eager mask)."""
         self.states: dict[type[DeviceTag], Tensor[Int64, Any, Dim1]] = {}
         """Per device, [seed, counter]: read and advanced by compiled forwards."""
+        self._starts: dict[type[DeviceTag], int] = {}
+        """Per device without a state yet, the counter its state starts from (restored)."""
 
     @classmethod
     def output_types(cls, input_types: Mapping[type, object] | None = None) -> dict[type, object]:
@@ -102,7 +112,7 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
         if tracing.state.trace is not None:  # tn.compile: the counter is read at every replay
             state = self.states.get(x.device)
             if state is None:
-                start = np.array([self.seed, 0], np.int64)
+                start = np.array([self.seed, self._starts.pop(x.device, 0)], np.int64)
                 state = self.states[x.device] = tensor(start, Int64, x.device, Dim1)
             mask = ops.dropout_mask(state, x.shape, keep, x.elem, _TRACED)
             state.assign(state + tensor(np.array([0, 1], np.int64), Int64, x.device, Dim1))
@@ -111,6 +121,33 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
             counter = tensor(np.array([self.seed, self.calls], np.int64), Int64, x.device, Dim1)
             mask = ops.dropout_mask(counter, x.shape, keep, x.elem, _EAGER)
         return {LayerOutput: x * mask}
+
+    def own_state(self) -> list[StateEntry]:
+        """The random-number state, ``[seed, eager forwards, compiled forwards on the CPU,
+        on the GPU]`` (Int64, on the host)."""
+        return [StateEntry(self.name, "generator", self._read_state, self._write_state)]
+
+    def _read_state(self) -> Tensor[Int64, Any, Dim1]:
+        counters = [
+            int(state.numpy()[1])
+            if (state := self.states.get(d)) is not None
+            else self._starts.get(d, 0)
+            for d in _DEVICES
+        ]
+        return tensor(np.array([self.seed, self.calls, *counters], np.int64), Int64, CPU, Dim1)
+
+    def _write_state(self, values: npt.NDArray[Any]) -> None:
+        seed, calls, *counters = (int(v) for v in values)
+        self.seed, self.calls = seed, calls
+        for device, counter in zip(_DEVICES, counters, strict=True):
+            state = self.states.get(device)
+            if state is None:  # made at the next compiled forward on that device
+                self._starts.pop(device, None)
+                if counter:
+                    self._starts[device] = counter
+            else:  # in place: a compiled step reads this tensor
+                start = np.array([seed, counter], np.int64)
+                state.array[...] = devices.array_module(device).asarray(start)
 
     def __repr__(self) -> str:
         return f"DropoutLayer({self.name!r}, {self.rate}, seed={self.seed})"

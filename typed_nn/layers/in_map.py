@@ -19,11 +19,12 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from ..data.factories import check_tags
 from ..data.tensor import TensorLike
 from ..errors import DeviceError, ElemTypeError, LayerError, OperandError, RankError, message
 from ..ops.dynamic import DynamicData, make_dynamic
 from ..ops.node import format_site, user_site
-from ..tags import DeviceTag, DimTag, ElemTag, FloatTag, dim_of_rank
+from ..tags import DEVICE_TAGS, ELEM_TAGS, DeviceTag, DimTag, ElemTag, FloatTag, dim_of_rank
 from .var_type_dict import key_name
 
 __all__ = [
@@ -129,6 +130,8 @@ def float_input_type(layer: str, declared: object, does: str) -> PortType:
 
 def tensor_type(elem: type[ElemTag], device: type[DeviceTag], rank: int) -> object:
     """The declared type ``TensorLike[elem, device, DimN]`` (what type inference produces)."""
+    if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
+        check_tags("tensor_type", "tensor_type(tn.Float32, tn.CPU, 2)", elem=elem, device=device)
     return _subscript((elem, device, dim_of_rank(rank)))
 
 

@@ -11,8 +11,8 @@ scale ``weight`` and shift ``bias`` as parameters (``name/weight``, ``name/bias`
   and every forward updates the running statistics as PyTorch does:
   ``running = (1 - momentum) * running + momentum * batch_stat``, with the *unbiased*
   variance (n / (n - 1), n = N·H·W). The update is an ``assign`` of the running tensors
-  (``name/running_mean``, ``name/running_var``: saved with the weights, never trained):
-  eagerly it is written at once; inside ``tn.compile`` it is recorded, and the Step writes
+  (``name/running_mean``, ``name/running_var``: buffers, saved with the weights and in
+  checkpoints — ``model_state`` —, never trained): eagerly it is written at once; inside ``tn.compile`` it is recorded, and the Step writes
   them in place after every read, one program with the forward (the batch statistics are
   computed once, shared by the update and the output);
 * an **inference** layer (``make_infer_layer``) uses the running statistics.

@@ -41,6 +41,7 @@ from .in_map import (
 )
 from .keys import LayerOutput
 from .stacks import LayerStack
+from .state_entry import StateEntry
 from .var_type_dict import DeclaredValues, VarTypeDict, VarValues, key_name
 
 __all__ = ["Layer", "LayerT", "Values", "make_infer_layer", "make_train_layer"]
@@ -177,6 +178,19 @@ class Layer(Generic[KIn, KOut, Decl]):
         return self._param_sources
 
     def _find_param_sources(self) -> list[Layer[Any, Any]]:
+        return [p for child in self.children() for p in child.param_sources()]
+
+    def children(self) -> tuple[Layer[Any, Any], ...]:
+        """The layers this one is made of, in order (a composite's sublayers, a recurrent
+        layer's kernel); none for an elementary layer. ``model_state`` walks them."""
+        return ()
+
+    def own_state(self) -> list[StateEntry]:
+        """The state this layer holds itself, its children's not included: its parameters,
+        buffers and random-number states (``state_entry.py``). A layer that keeps values
+        from one forward to the next (a counter, statistics) reports them here, so that
+        checkpoints and data-parallel ranks see them; tests/test_layers_state.py checks
+        the catalogue."""
         return []
 
     def drop_stacks(self) -> None:
@@ -427,17 +441,12 @@ def _check_declared(layer: type, tags: tuple[type, type], input_map: LayerInMap)
             )
 
 
-def _make(
-    layer: TemplateOf[LayerT], input_map: LayerInMap | None, policies: PolicyContainer
-) -> type[LayerT]:
-    layer, tags = _unsubscribed(layer)
-    if tags is not None and input_map is not None:
-        _check_declared(layer, tags, input_map)
-    given: object = layer  # callers without a type checker may pass anything
-    if not (isinstance(given, type) and issubclass(given, Layer)) or given.configured:
+def _check_template(layer: object) -> None:
+    """``layer`` must be a layer template (a ``Layer`` subclass not configured yet)."""
+    if not (isinstance(layer, type) and issubclass(layer, Layer)) or layer.configured:
         problem = (
             "it is already configured"
-            if isinstance(given, type) and issubclass(given, Layer)
+            if isinstance(layer, type) and issubclass(layer, Layer)
             else "it is not a layer template"
         )
         raise LayerError(
@@ -448,6 +457,15 @@ def _make(
                 hint="pass a layer template such as AddLayer (a configured class's .template).",
             )
         )
+
+
+def _make(
+    layer: TemplateOf[LayerT], input_map: LayerInMap | None, policies: PolicyContainer
+) -> type[LayerT]:
+    layer, tags = _unsubscribed(layer)
+    _check_template(layer)
+    if tags is not None and input_map is not None:
+        _check_declared(layer, tags, input_map)
     key = (layer, input_map, policies)
     cached = _CONFIGURED.get(key)
     if cached is not None:
@@ -514,6 +532,7 @@ def make_train_layer(
                 hint="wrap the dict: LayerInMap({LayerInput: tn.Matrix[tn.Float32, tn.CPU]}).",
             )
         )
+    _check_template(_unsubscribed(layer)[0])
     ports_for = getattr(_unsubscribed(layer)[0], "ports_for", None)
     declared = tuple(ports_for(_flatten(policies))) if ports_for is not None else ()
     ports = frozenset(declared)

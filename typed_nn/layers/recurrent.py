@@ -332,8 +332,9 @@ class RecurrentLayer(Layer[object, object, Decl]):
     def checked_grad(self, port: type, grad: Any, output: Any) -> Any:
         return self._time_grad(grad, output.shape[0])
 
-    def _find_param_sources(self) -> list[AnyLayer]:
-        return self.kernel.param_sources() if isinstance(self.kernel, Layer) else []
+    def children(self) -> tuple[AnyLayer, ...]:
+        """The kernel (when it is a typed_nn layer)."""
+        return (self.kernel,) if isinstance(self.kernel, Layer) else ()
 
     def drop_stacks(self) -> None:
         """Pop the step count, and what each step pushed in the kernel."""

@@ -28,6 +28,7 @@ from .in_map import tagged_parts
 from .keys import LayerOutput
 from .model_protocols import GradCollectorLike, InitializerLike, LoadBufferLike, SaverLike
 from .protocol import Layer
+from .state_entry import StateEntry, StateKind, tensor_entry
 from .var_type_dict import VarValues
 
 __all__ = ["ParamSourceLayer", "ValueSourceLayer"]
@@ -199,6 +200,14 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
 
     def _find_param_sources(self) -> list[Layer[Any, Any]]:
         return [self] if type(self).principal else []  # a ZeroTensor one is never updated
+
+    def own_state(self) -> list[StateEntry]:
+        """The parameter, once allocated (``init``): trained with ``PUpdate``, else a buffer
+        (batch-norm statistics, a frozen weight); a ``ZeroTensor`` one is no state."""
+        if not type(self).principal or not isinstance(self.data, Tensor):
+            return []
+        kind: StateKind = "parameter" if type(self).is_update else "buffer"
+        return [tensor_entry(self.param_name, kind, self.data)]
 
     def drop_stacks(self) -> None:
         """Nothing: a forward stores nothing here (the grad stack fills in backwards)."""

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 from ..data.tensor import AnyTensor, TensorLike
-from ..errors import LayerError, ShapeError, message
+from ..errors import LayerError, OperandError, ShapeError, message
 from ..inference_mode import state as inference_state
 from ..ops.reduce import reduce_sum
 from .in_map import PortType
@@ -81,6 +81,15 @@ def collapse(grad: AnyTensor, declared: PortType) -> AnyTensor | None:
     A gradient of rank ``r`` for an input declared with rank ``d < r`` is summed over its
     first ``r - d`` dims; equal ranks pass unchanged.
     """
+    given: tuple[object, object] = (grad, declared)  # callers may pass anything
+    if not (isinstance(given[0], TensorLike) and isinstance(given[1], PortType)):
+        raise OperandError(
+            message(
+                "collapse needs a gradient (typed_nn data) and a declared port type.",
+                [("grad", type(grad).__name__), ("declared", type(declared).__name__)],
+                hint="pass a layer's port type: layer.declared(port), or in_map.port_type(t).",
+            )
+        )
     if declared.is_number:
         return None
     assert declared.rank is not None

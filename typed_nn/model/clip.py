@@ -44,7 +44,7 @@ def clip_by_global_norm(
             )
         )
     scale = max_norm / ops.maximum(global_norm(grads), max_norm)
-    return [g * scale for g in grads]
+    return [g * scale for g in _checked(grads)]
 
 
 def _positive(value: object) -> bool:
@@ -55,9 +55,10 @@ def _positive(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
-def _checked(grads: Sequence[object]) -> list[AnyTensor]:
-    items = [g for g in grads if isinstance(g, TensorLike)]
-    if not items or len(items) != len(grads):
+def _checked(grads: object) -> list[AnyTensor]:
+    given = list(grads) if isinstance(grads, Sequence) and not isinstance(grads, str) else []
+    items = [g for g in given if isinstance(g, TensorLike)]
+    if not items or len(items) != len(given):
         raise ParamError(
             message(
                 "gradient clipping needs a non-empty sequence of gradients (typed_nn data).",

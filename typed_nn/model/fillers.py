@@ -41,6 +41,7 @@ from ..policies import (
     VarScaleMode,
     policy_select,
 )
+from ..shape import check_shape
 from ..tags import D, Dv, E, FloatTag, IntTag
 
 __all__ = [
@@ -226,6 +227,7 @@ def var_scale_fans(shape: tuple[int, ...]) -> tuple[int, int]:
     >>> var_scale_fans((64, 128)), var_scale_fans((8, 1, 3, 3))
     ((64, 128), (9, 72))
     """
+    shape = check_shape(shape, "var_scale_fans")
     if len(shape) < 2:
         return 1, 1
     if len(shape) == 2:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..errors import ParamError, listed, message
+from ..errors import ParamError, bad_argument, listed, message
 
 __all__ = [
     "TorchBuffer",
@@ -96,11 +96,22 @@ class TorchMapping:
 
 
 def _key(module: str, name: str) -> str:
+    _check_names(module=module)
     return f"{module}.{name}" if module else name
 
 
 def _entries(layer: str, module: str, pairs: Sequence[tuple[str, str, bool]]) -> TorchMapping:
+    _check_names(layer=layer)
     return TorchMapping(tuple(TorchParam(_key(module, k), f"{layer}/{p}", t) for k, p, t in pairs))
+
+
+def _check_names(**names: object) -> None:
+    """A mapping's layer and module names are strings (a ``ParamError`` naming the first
+    that is not: formatted into keys, it would make keys no model has)."""
+    for what, name in names.items():
+        if not isinstance(name, str):
+            hint = "pass the typed_nn layer's name and the PyTorch module's attribute path."
+            raise bad_argument(ParamError, "torch_mapping", what, "a name (a str)", name, hint)
 
 
 def linear(layer: str, module: str) -> TorchMapping:
@@ -178,11 +189,16 @@ def mlp(name: str, layers: int, *, module: str = "", stride: int = 2) -> TorchMa
     ``torch.nn.Sequential`` of ``nn.Linear`` modules with one activation module between two
     of them (``Linear, ReLU, Linear, ReLU, Linear``: indices 0, 2, 4; ``stride=1`` when there
     are none), under ``module`` when the Sequential is a submodule."""
-    if layers < 1 or stride < 1:
+    _check_names(name=name, module=module)
+    counts: tuple[object, object] = (layers, stride)  # callers may pass anything
+    if (
+        not all(isinstance(c, int) and not isinstance(c, bool) for c in counts)
+        or min(layers, stride) < 1
+    ):
         raise ParamError(
             message(
                 "torch_mapping.mlp needs at least one layer and a stride of at least 1.",
-                [("layers", str(layers)), ("stride", str(stride))],
+                [("layers", repr(layers)[:80]), ("stride", repr(stride)[:80])],
                 hint="mlp('mlp', 2) maps build_mlp([64, 32, 10])'s two linear layers.",
             )
         )
@@ -198,4 +214,5 @@ def digits_cnn(name: str = "cnn", *, module: str = "") -> TorchMapping:
     nn.Linear(C·H/2·W/2, classes))``: keys ``0.*`` and ``4.*``, under ``module`` when the
     Sequential is a submodule. Both flatten (C, H, W) in that order, so the linear weight maps
     as it is (transposed)."""
+    _check_names(name=name, module=module)
     return conv2d(f"{name}/conv", _key(module, "0")) + linear(f"{name}/fc", _key(module, "4"))

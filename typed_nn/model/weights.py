@@ -37,6 +37,7 @@ from ..errors import (
     ParamError,
     WeightFileError,
     WeightFileNotFoundError,
+    bad_argument,
     brief,
     listed,
     message,
@@ -70,15 +71,25 @@ def save_weights(
     or cannot be written, or a name the UTF-8 header cannot hold, is a ``WeightFileError``
     (``WeightFileNotFoundError`` when the folder does not exist); the old file stays intact.
     """
+    check_path(path, "save_weights")
     target = Path(path)
+    if not isinstance(params, Mapping):
+        raise OperandError(
+            message(
+                "save_weights needs the parameters as a mapping name -> tensor or a LoadBuffer.",
+                [("received", type(params).__name__)],
+                hint="pass the model's LoadBuffer (build_mlp returns it), or {'fc1/weight': w}.",
+            )
+        )
     items = _checked_items(list(params.items()))
-    if metadata is not None and not all(
-        isinstance(v, str) for v in (*metadata, *metadata.values())
+    given: object = metadata  # callers without a type checker may pass anything
+    if given is not None and not (
+        isinstance(given, Mapping) and all(isinstance(v, str) for v in (*given, *given.values()))
     ):
         raise ParamError(
             message(
                 "save_weights: metadata must map strings to strings.",
-                [("received", brief(dict(metadata)))],
+                [("received", brief(metadata))],
                 hint="convert the values with str().",
             )
         )
@@ -87,7 +98,7 @@ def save_weights(
     if target.is_dir():  # before writing a whole temporary that could not replace it
         raise _os_error(IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR)), "save", target)
     elems = {name: value.elem for name, value in items}
-    arrays = {name: _little_endian(value.numpy()) for name, value in items}
+    arrays = {name: little_endian(value.numpy()) for name, value in items}
     # The reference writer's order (dtype I64, F64, F32, I32, then name): files are byte-identical
     # to safetensors' own, and the 8-byte types come first, so every tensor stays aligned.
     order = sorted(arrays, key=lambda n: (WRITE_ORDER.index(CODE_OF_ELEM[elems[n]]), n))
@@ -121,7 +132,8 @@ def _checked_items(items: list[tuple[object, object]]) -> list[tuple[str, AnyTen
     return checked
 
 
-def _little_endian(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+def little_endian(array: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """``array``'s values as a C-contiguous little-endian array (the file's byte order)."""
     # Not ascontiguousarray: it turns a rank-0 array into rank 1.
     return np.array(array, dtype=array.dtype.newbyteorder("<"), order="C", copy=None)
 
@@ -147,6 +159,14 @@ def _check_utf8(text: str, kind: str, target: Path) -> None:
                 "errors='surrogateescape' holds such characters: decode it as UTF-8 instead).",
             )
         ) from None
+
+
+def check_path(path: object, owner: str) -> None:
+    """``path`` must be a file path (a str or an ``os.PathLike``): an ``OperandError`` in
+    ``owner``'s name otherwise."""
+    if not isinstance(path, str | os.PathLike):
+        hint = "pass e.g. 'runs/model.safetensors' or pathlib.Path('runs') / 'model.ckpt'."
+        raise bad_argument(OperandError, owner, "path", "a file path (str or PathLike)", path, hint)
 
 
 def read_file(path: PathLike) -> tuple[str, bytes]:
@@ -197,6 +217,7 @@ def load_weights(
     Any problem is a ``WeightFileError`` (``WeightFileNotFoundError`` for a missing file)
     raised before the first parameter is written.
     """
+    check_path(path, "load_weights")
     source, data = read_file(path)
     entries, _, base = parse(data, source)
     targets = _match(entries, into, strict, source)

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import devices
 from ..data.tensor import Tensor, TensorLike
-from ..errors import ExportError, MissingDependencyError, OperandError, message
+from ..errors import ExportError, OperandError, bad_argument, message, missing_dependency
 from ..evaluate.step import _names_read
 from ..evaluate.trace import Number, floats, is_float, qualname, trace_function
 from ..model.atomic_write import write_atomic
@@ -74,6 +74,7 @@ def export(
     The file is written atomically, after ``onnx.checker`` accepted the model. Needs the
     ``onnx`` package (``pip install 'typed_nn[onnx]'``).
     """
+    _check_call(fn, example_args, path, static, params, output_names)
     onnx = _require_onnx()
     from .graph import GraphBuilder
 
@@ -91,6 +92,41 @@ def export(
     model = _model(fn, writer, outputs, outs, opset)
     onnx.checker.check_model(model, full_check=True)
     write_atomic(Path(path), [model.SerializeToString()])
+
+
+def _check_call(
+    fn: object,
+    example_args: object,
+    path: object,
+    static: object,
+    params: object,
+    output_names: object,
+) -> None:
+    """export's arguments, each of the kind it takes (callers may pass anything)."""
+    checks = [
+        ("fn", fn, callable(fn), "a function of typed_nn data"),
+        ("example_args", example_args, _sequence(example_args), "a tuple of fn's arguments"),
+        ("path", path, isinstance(path, str | os.PathLike), "a file path (str or PathLike)"),
+        ("static", static, _names(static), "a sequence of parameter names"),
+        ("params", params, params is None or callable(getattr(params, "items", None)),
+         "a mapping name -> tensor (a LoadBuffer), or None"),
+        ("output_names", output_names, output_names is None or _names(output_names),
+         "a sequence of names, or None"),
+    ]  # fmt: skip
+    for name, value, fits, allowed in checks:
+        if not fits:
+            hint = "call export(fn, (x,), 'model.onnx'), as docs/interop.md shows."
+            raise bad_argument(OperandError, "cannot export", name, allowed, value, hint)
+
+
+def _sequence(value: object) -> bool:
+    return isinstance(value, Sequence) and not isinstance(value, str)
+
+
+def _names(value: object) -> bool:
+    if not isinstance(value, Sequence) or isinstance(value, str):
+        return False
+    return all(isinstance(v, str) for v in value)
 
 
 def _check_opset(fn: Callable[..., Any], opset: object, newest: int) -> None:
@@ -308,9 +344,7 @@ def _require_onnx() -> Any:
     try:
         import onnx
     except ImportError:
-        raise MissingDependencyError(
-            "typed_nn.onnx.export needs the onnx package: pip install 'typed_nn[onnx]'"
-        ) from None
+        raise missing_dependency("typed_nn.onnx.export", "onnx", "onnx") from None
     return onnx
 
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar, overload
 
 from ..data.scalable import ScalableTensor
 from ..data.tensor import Tensor, TensorLike
-from ..errors import LayerError, message
+from ..errors import LayerError, OperandError, message
 from ..tags import D, Dv, E
 from .special import ConstantTensor, ZeroTensor
 
@@ -99,4 +99,13 @@ def make_dynamic(x: TensorLike[E, Dv, D]) -> DynamicData[E, Dv, D]:
     """Wrap ``x`` in a DynamicData; a DynamicData is returned unchanged."""
     if isinstance(x, DynamicData):
         return x
+    given: object = x  # callers without a type checker may pass anything
+    if not isinstance(given, TensorLike):
+        raise OperandError(
+            message(
+                "make_dynamic needs typed_nn data to hold.",
+                [("received", type(given).__name__)],
+                hint="pass a tensor or an expression, e.g. tn.make_dynamic(tn.zeros((2, 3), ...)).",
+            )
+        )
     return DynamicData(x)

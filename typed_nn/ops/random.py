@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, ShapeError, message
+from ..shape import check_shape
 from ..tags import DeviceTag, Dv, ElemTag, FloatTag, Int64
 from .declare import NOT_DIFFERENTIABLE, OpDecl, Operand, Params
 from .node import build
@@ -77,4 +80,7 @@ def dropout_mask(
 ) -> AnyTensor:
     """A ``shape`` mask of ``1 / keep`` (probability ``keep``) and 0, drawn from ``state``
     ``[seed, counter]`` and ``stream`` (see the module)."""
-    return build(DROPOUT_MASK, (state,), (tuple(shape), float(keep), elem, int(stream)))
+    given: object = keep  # callers without a type checker may pass anything
+    number = float(given) if isinstance(given, int | float | np.integer | np.floating) else given
+    shape = check_shape(shape, "dropout_mask")
+    return build(DROPOUT_MASK, (state,), (shape, number, elem, stream))

@@ -41,12 +41,11 @@ def _infer_dot(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> I
     elem = common_elem(decl, tensors)
     a, b = tensors
     (k,) = params
-    assert isinstance(k, int)
-    if k < 1 or a.rank < k or b.rank < k:
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1 or a.rank < k or b.rank < k:
         raise RankError(
             message(
-                f"cannot build dot: cannot contract {k} dim(s).",
-                [("lhs", a.describe()), ("rhs", b.describe()), ("k", str(k))],
+                f"cannot build dot: cannot contract {k!r} dim(s).",
+                [("lhs", a.describe()), ("rhs", b.describe()), ("k", repr(k))],
                 built_at=site(),
                 hint="both operands need at least k >= 1 dims; use * for scalars.",
             )

@@ -20,7 +20,13 @@ from .major import PolicyMajor
 from .objects import PolicyObject
 from .report import built_at
 
-__all__ = ["AnyPolicyObject", "PolicyContainer", "PolicyItem", "SubPolicyContainer"]
+__all__ = [
+    "AnyPolicyObject",
+    "PolicyContainer",
+    "PolicyItem",
+    "SubPolicyContainer",
+    "check_container",
+]
 
 AnyPolicyObject: TypeAlias = PolicyObject[PolicyMajor, str, object]
 """Any policy object, whatever its major, minor and value."""
@@ -185,3 +191,17 @@ class PolicyContainer:
 
     def __repr__(self) -> str:
         return f"PolicyContainer({_show(self._items)})"
+
+
+def check_container(policies: object, owner: str) -> None:
+    """``policies`` must be a ``PolicyContainer`` (what ``owner`` reads): a ``PolicyError``
+    otherwise."""
+    if not isinstance(policies, PolicyContainer):
+        raise PolicyError(
+            message(
+                f"{owner} needs a PolicyContainer.",
+                [("received", f"{show_value(policies)} ({type(policies).__name__})")],
+                built_at=built_at(),
+                hint="wrap the policy objects: PolicyContainer(PUpdate, PFeedbackOutput).",
+            )
+        )

@@ -112,7 +112,8 @@ def minor_annotation(major: type[PolicyMajor], minor: str, *, policy: str) -> ob
     annotations = _ANNOTATIONS[major]
     if minor in annotations:
         return annotations[minor]
-    close = difflib.get_close_matches(minor, annotations, n=1)
+    given: object = minor  # callers without a type checker may pass anything
+    close = difflib.get_close_matches(given, annotations, n=1) if isinstance(given, str) else []
     suggestion = f"did you mean '{close[0]}'? " if close else ""
     raise PolicyError(
         message(

@@ -10,7 +10,15 @@
 
 from __future__ import annotations
 
-from .container import AnyPolicyObject, PolicyContainer, PolicyItem, SubPolicyContainer
+from typed_nn.errors import PolicyError, message
+
+from .container import (
+    AnyPolicyObject,
+    PolicyContainer,
+    PolicyItem,
+    SubPolicyContainer,
+    check_container,
+)
 
 __all__ = ["change_policy", "plain_policies", "sub_policies"]
 
@@ -21,6 +29,7 @@ def plain_policies(policies: PolicyContainer) -> PolicyContainer:
     Example: ``plain_policies(PolicyContainer(PUpdate, SubPolicyContainer("w", PNoUpdate)))``
     is ``PolicyContainer(PUpdate)``.
     """
+    check_container(policies, "plain_policies")
     return PolicyContainer(*policies.objects)
 
 
@@ -41,6 +50,16 @@ def sub_policies(policies: PolicyContainer, name: str) -> PolicyContainer:
     ``sub_policies(c, "w")`` is ``PolicyContainer(PNoUpdate)`` and ``sub_policies(c, "b")``
     is ``PolicyContainer(PUpdate)``.
     """
+    check_container(policies, "sub_policies")
+    given: object = name  # callers without a type checker may pass anything
+    if not isinstance(given, str):
+        raise PolicyError(
+            message(
+                "sub_policies needs the sublayer's name (a str).",
+                [("received", repr(given)[:80])],
+                hint="pass the name the composite gives the sublayer, e.g. 'fc1'.",
+            )
+        )
     own: list[PolicyItem] = [
         item for sub in policies.subs if sub.name == name for item in sub.items
     ]
@@ -56,6 +75,7 @@ def change_policy(new: AnyPolicyObject, policies: PolicyContainer) -> PolicyCont
     ``change_policy(PFeedbackOutput, PolicyContainer(PFeedbackNoOutput, PUpdate))`` is
     ``PolicyContainer(PUpdate, PFeedbackOutput)``.
     """
+    check_container(policies, "change_policy")
     kept = [
         item
         for item in policies.items

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .container import PolicyContainer
+from .container import PolicyContainer, check_container
 from .major import MajorT, PolicyMajor, minor_annotation, minor_defaults
 
 __all__ = ["has_policy", "policy_select"]
@@ -18,6 +18,7 @@ def policy_select(major: type[MajorT], policies: PolicyContainer) -> MajorT:
     Example: ``policy_select(GradPolicy, PolicyContainer(PUpdate)).is_update`` is ``True``
     and its ``is_feedback_output`` is the default ``False``.
     """
+    check_container(policies, "policy_select")
     values = minor_defaults(major)
     for obj in policies.objects:
         if obj.major is major:
@@ -31,5 +32,7 @@ def has_policy(policies: PolicyContainer, major: type[PolicyMajor], minor: str) 
     Layers use it for minors that must be given explicitly, e.g. ``ParamPolicy.param_type``.
     Raises PolicyError if ``major`` has no such minor.
     """
-    minor_annotation(major, minor, policy=f"query has_policy({major.__qualname__}, {minor!r})")
+    check_container(policies, "has_policy")
+    shown = getattr(major, "__qualname__", repr(major))
+    minor_annotation(major, minor, policy=f"query has_policy({shown}, {minor!r})")
     return any(obj.key == (major, minor) for obj in policies.objects)

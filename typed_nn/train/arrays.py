@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .checks import bad_argument, check_int, declared_mismatch
+from .checks import bad_argument, check_generator, check_int, declared_mismatch
 
 __all__ = ["ArrayDataset"]
 
@@ -78,6 +78,7 @@ class ArrayDataset:
         per call with ``rng`` (in order without); ``drop_last`` leaves out a last batch that
         would be smaller."""
         batch_size = check_int("cannot make mini-batches", "batch_size", batch_size, 1, 32)
+        check_generator("cannot make mini-batches", rng)
         n = len(self)
         order = rng.permutation(n) if rng is not None else np.arange(n)
         stop = n - n % batch_size if drop_last else n

@@ -11,17 +11,18 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import TrainingError, message
+from ..errors import bad_argument as argument_error
 
 __all__ = [
     "bad_argument",
     "check_choice",
     "check_finite_rows",
+    "check_generator",
     "check_int",
     "check_real",
     "declared_mismatch",
     "is_int",
     "is_real",
-    "received",
 ]
 
 
@@ -35,20 +36,9 @@ def is_real(value: object) -> TypeGuard[float | np.integer[Any] | np.floating[An
     return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
 
 
-def received(value: object) -> str:
-    """``value`` as a message shows it: its repr and its type."""
-    return f"{value!r} ({type(value).__name__})"
-
-
 def bad_argument(doing: str, name: str, allowed: str, value: object, hint: str) -> TrainingError:
     """``doing: name must be allowed``, with the allowed values beside the received one."""
-    return TrainingError(
-        message(
-            f"{doing}: {name} must be {allowed}.",
-            [("allowed", allowed), ("received", received(value))],
-            hint=hint,
-        )
-    )
+    return argument_error(TrainingError, doing, name, allowed, value, hint)
 
 
 def declared_mismatch(headline: str, declared: str, received: str, hint: str) -> TrainingError:
@@ -81,6 +71,13 @@ def check_int(
         fix = hint or f"use e.g. {name}={example}."
         raise bad_argument(doing, name, f"an integer >= {minimum}", value, fix)
     return int(value)
+
+
+def check_generator(doing: str, rng: object) -> None:
+    """``rng`` must be a numpy ``Generator`` or None (the shuffling's source)."""
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        hint = "pass np.random.default_rng(seed), or None for the rows in order."
+        raise bad_argument(doing, "rng", "a numpy Generator or None", rng, hint)
 
 
 def check_real(doing: str, name: str, value: object, minimum: float, hint: str) -> float:

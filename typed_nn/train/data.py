@@ -21,9 +21,16 @@ import numpy as np
 import numpy.typing as npt
 
 from ..data.tensor import Tensor
-from ..errors import MissingDependencyError, TrainingError, message
+from ..errors import TrainingError, message, missing_dependency
 from ..tags import CPU, Dim2, Float32
-from .checks import check_finite_rows, check_int, declared_mismatch
+from .checks import (
+    bad_argument,
+    check_finite_rows,
+    check_generator,
+    check_int,
+    declared_mismatch,
+    is_real,
+)
 
 __all__ = [
     "Batch",
@@ -40,7 +47,8 @@ FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 Matrix32 = Tensor[Float32, CPU, Dim2]
 
-EXAMPLES_HINT = "install the examples extra: pip install -e '.[examples]'"
+EXAMPLES_INSTALL = "pip install -e '.[examples]'"
+"""How the examples extra installs from a clone (the digits and the plots need it)."""
 
 
 @dataclass(frozen=True)
@@ -183,10 +191,8 @@ def _sklearn() -> tuple[Any, Any]:
         from sklearn.datasets import load_digits as sk_load_digits
         from sklearn.model_selection import train_test_split
     except ImportError as err:
-        raise MissingDependencyError(
-            message(
-                "the digits data needs scikit-learn, which is not installed.", hint=EXAMPLES_HINT
-            )
+        raise missing_dependency(
+            "the digits data", "scikit-learn", "examples", install=EXAMPLES_INSTALL
         ) from err
     return sk_load_digits, train_test_split
 
@@ -198,7 +204,8 @@ def load_digits(test_fraction: float = 0.2, seed: int = 0) -> Split:
     default 0.2), split by scikit-learn's ``train_test_split(stratify=labels,
     random_state=seed)``: the same seed gives the same split.
     """
-    if not 0 < test_fraction < 1:
+    seed = check_int("cannot split", "seed", seed, 0, 0)
+    if not is_real(test_fraction) or not 0 < test_fraction < 1:
         raise TrainingError(
             message(
                 "cannot split: test_fraction must be between 0 and 1.",
@@ -227,7 +234,13 @@ def batches(
     With ``rng`` the order is shuffled (a new permutation per call, so per epoch); without,
     the rows come in order.
     """
-    batch_size = check_int("cannot make mini-batches", "batch_size", batch_size, 1, 32)
+    doing = "cannot make mini-batches"
+    given: object = data  # callers without a type checker may pass anything
+    if not isinstance(given, Dataset):
+        hint = "wrap the arrays: Dataset(features, labels, n_classes)."
+        raise bad_argument(doing, "data", "a typed_nn.train.Dataset", given, hint)
+    batch_size = check_int(doing, "batch_size", batch_size, 1, 32)
+    check_generator(doing, rng)
     n = len(data)
     order = rng.permutation(n) if rng is not None else np.arange(n)
     targets = one_hot(data.labels, data.n_classes).array  # once, then rows are picked

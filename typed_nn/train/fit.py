@@ -21,26 +21,35 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 import numpy.typing as npt
 
 from ..data.tensor import Tensor
-from ..distributed.data_parallel import check_batch, check_device
+from ..distributed.data_parallel import (
+    check_batch,
+    check_device,
+    check_same_run,
+    sync_parameters,
+)
 from ..distributed.world import World
 from ..distributed.world import world as current_world
+from ..layers.state import model_state
 from ..model.optim import Optimizer
 from ..tags import CPU, DeviceTag, Dim2, Float32
 from .arrays import ArrayDataset
+from .checks import bad_argument
 from .data import Dataset
-from .fit_checks import NonFinite, check_fit, check_input_shape
+from .fit_checks import NonFinite, check_fit, check_input_shape, check_model
 from .fit_loop import FitLoop, build_setup
 from .history import History
 from .model import TrainableModel
 from .progress import Progress
 from .regression import check_arrays
 from .resume import PathLike, check_checkpointing
+from .same_run import run_settings
 from .step import Loss, PredictGraph
 from .stopping import EarlyStopping
 
@@ -58,6 +67,7 @@ def predict(
     on ``device`` (where the model's parameters live); for an ``ArrayDataset`` (features,
     targets), the model's outputs (n, k), shaped like the targets. ``input_shape`` as for
     ``fit``."""
+    _check_predict(model, data, (Dataset, ArrayDataset))
     if isinstance(data, ArrayDataset):
         features, width = data.arrays[0], check_arrays("data", data)[1]
         shape = check_input_shape(input_shape, features.shape[1])
@@ -80,8 +90,18 @@ def accuracy(
     input_shape: tuple[int, ...] | None = None,
 ) -> float:
     """The fraction of ``data`` whose most probable class is its label."""
+    _check_predict(model, data, (Dataset,))
     probs = predict(model, data, device=device, input_shape=input_shape)
     return float(np.mean(probs.argmax(axis=1) == data.labels))
+
+
+def _check_predict(model: object, data: object, kinds: tuple[type, ...]) -> None:
+    """predict's and accuracy's model and data."""
+    check_model(model, None, "cannot predict")
+    if not isinstance(data, kinds):
+        allowed = " or ".join(f"a typed_nn.train.{k.__name__}" for k in kinds)
+        hint = "pass the data set the model was trained for, e.g. split.test."
+        raise bad_argument("cannot predict", "data", allowed, data, hint)
 
 
 def fit(
@@ -173,9 +193,9 @@ def run_fit(a: FitArguments) -> History:
     target, every, source = check_checkpointing(
         a.checkpoint_path, a.checkpoint_every, a.resume_from
     )
-    world = a.world if a.world is not None else current_world()
-    check_batch(world, batch_size)
-    check_device(world, a.device)
+    world = _world(a.world)
+    check_model(a.model, _reads_state(target, source, world))
+    _check_world(a, world, (epochs, batch_size, seed), resuming=source is not None)
     setup = build_setup(
         a.model,
         a.train,
@@ -203,4 +223,51 @@ def run_fit(a: FitArguments) -> History:
         checkpoint_path=target,
         checkpoint_every=every,
     )
-    return loop.run(loop.resume(source) if source is not None else 0)
+    first = loop.resume(source) if source is not None else 0
+    if world.size > 1:  # the same model, from the same epoch; then rank 0's state everywhere
+        sync_parameters(world, model_state(a.model), a.optimizer, first)
+    return loop.run(first)
+
+
+def _check_world(
+    a: FitArguments, world: World, counts: tuple[int, int, int], resuming: bool
+) -> None:
+    """What the ranks of a data-parallel run must agree on, checked on every rank before
+    any rank can fail alone; then the batch rule and the device (alike on every rank)."""
+    epochs, batch_size, seed = counts
+    if world.size > 1:  # alone, nothing to compare (and no data to digest)
+        settings = run_settings(
+            a.train,
+            a.test,
+            a.optimizer,
+            epochs=epochs,
+            batch_size=batch_size,
+            seed=seed,
+            early_stopping=a.early_stopping,
+            device=a.device,
+            resuming=resuming,
+        )
+        check_same_run(world, settings)
+    check_batch(world, batch_size)
+    check_device(world, a.device)
+
+
+def _world(given: object) -> World:
+    """fit's ``world``: the one given, or this process's."""
+    if given is None:
+        return current_world()
+    if not isinstance(given, World):
+        hint = "leave world out (fit uses typed_nn.distributed.world()), or pass that World."
+        raise bad_argument(
+            "cannot fit", "world", "a typed_nn.distributed World or None", given, hint
+        )
+    return given
+
+
+def _reads_state(target: Path | None, source: Path | None, world: World) -> str | None:
+    """Why the run reads the model's whole state, if it does."""
+    if target is not None:
+        return "checkpoint_path (a checkpoint)"
+    if source is not None:
+        return "resume_from (resuming)"
+    return "data-parallel training (several ranks)" if world.size > 1 else None

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from typing import Literal, NamedTuple
 
-from ..errors import TrainingError, message
+from ..errors import TrainingError, message, received
+from ..layers.protocol import Layer
 from ..model.optim import Optimizer
 from ..tags import DeviceTag
 from .arrays import ArrayDataset
@@ -19,13 +20,12 @@ from .checks import (
     check_int,
     check_real,
     declared_mismatch,
-    received,
 )
 from .data import Dataset, check_parts
 from .regression import check_arrays
 from .stopping import EarlyStopping
 
-__all__ = ["FitCounts", "NonFinite", "check_fit"]
+__all__ = ["FitCounts", "NonFinite", "check_fit", "check_input_shape", "check_model"]
 
 DOING = "cannot fit"
 METRICS = ("train_loss", "train_acc", "test_acc")
@@ -179,6 +179,32 @@ def _check_regression(train: object, test: object, loss: object) -> ArrayDataset
         hint = "pass e.g. loss=typed_nn.ops.huber_loss, or None for mean squared error."
         raise bad_argument(DOING, "loss", "a function loss(truth, pred) -> Scalar", loss, hint)
     return train
+
+
+MODEL_METHODS = ("input_cont", "output_cont", "feed_forward", "feed_backward", "grad_collect")
+"""What ``fit`` calls on a model (``TrainableModel``)."""
+
+
+def check_model(model: object, reads_state: str | None, doing: str = DOING) -> None:
+    """``model`` must be a training layer (``TrainableModel``); ``reads_state`` (why fit
+    reads the model's whole state: checkpoints, ranks) requires a typed_nn layer, whose state
+    one walk finds (``model_state``). ``doing``: the message's headline."""
+    lacking = [m for m in MODEL_METHODS if not callable(getattr(model, m, None))]
+    if lacking:
+        hint = "pass a training layer, e.g. the MLP build_mlp returns, or make_train_layer(...)."
+        raise bad_argument(
+            doing, "model", "a training layer (" + ", ".join(MODEL_METHODS) + ")", model, hint
+        )
+    if reads_state is not None and not isinstance(model, Layer):
+        raise declared_mismatch(
+            f"{DOING}: {reads_state} needs the model's whole state, which only a typed_nn "
+            "layer reports.",
+            "a typed_nn layer (typed_nn.layers.Layer)",
+            type(model).__name__,
+            "build the model from typed_nn layers, or train without "
+            + reads_state.split(" (")[0]
+            + ".",
+        )
 
 
 def check_input_shape(input_shape: object, features: int) -> tuple[int, ...] | None:

@@ -16,18 +16,18 @@ from typing import Any
 import numpy as np
 
 from .. import devices
-from ..data.tensor import Tensor
 from ..distributed.data_parallel import (
     check_single_process,
     epoch_totals,
     local_order,
     shard,
-    sync_parameters,
 )
 from ..distributed.world import World
+from ..layers.protocol import Layer
+from ..layers.state import model_state
 from ..model.optim import Optimizer
 from ..ops import mse_loss
-from ..tags import DeviceTag, dim_of_rank
+from ..tags import DeviceTag
 from .arrays import ArrayDataset
 from .data import Dataset, n_batches
 from .epoch_metrics import EpochMetrics, Where, diverged, weights_diverged
@@ -36,7 +36,7 @@ from .history import History
 from .model import TrainableModel
 from .progress import Progress
 from .regression import LossGraph, LossMetrics, check_arrays
-from .resume import Snapshot, resume, save_progress
+from .resume import Snapshot, Weights, restore, resume, save_progress, snapshot
 from .step import Loss, PredictGraph, TrainStep
 from .stopping import EarlyStopping
 
@@ -92,8 +92,6 @@ def build_setup(
     step = TrainStep(
         model, optimizer, train.n_features, train.n_classes, device, world=world, input_shape=shape
     )
-    if world.size > 1:
-        sync_parameters(world, step.collect_weights(), optimizer)
     predicts = None
     if isinstance(test, Dataset):
         predicts = PredictGraph(
@@ -136,13 +134,30 @@ class FitLoop:
         return n_batches(self.n, self.batch_size)
 
     def resume(self, source: Path) -> int:
-        """Load the checkpoint at ``source`` (weights, optimizer, generator, history, early
-        stopping's best); returns the epoch the run continues with."""
-        weights = self.setup.step.collect_weights()
+        """Load the checkpoint at ``source`` (the model's state, the optimizer, the shuffling
+        generator, the history, early stopping's best); returns the epoch the run continues
+        with."""
+        model = self.setup.step.model
+        assert isinstance(model, Layer)  # checked by fit before training
         first, self.best, self.waited = resume(
-            source, weights, self.optimizer, self.rng, self.history, self.early_stopping
+            source,
+            model,
+            self._weights(),
+            self.optimizer,
+            self.rng,
+            self.history,
+            self.early_stopping,
         )
         return first
+
+    def _weights(self) -> Weights:
+        """The model's parameters and buffers by name (a model that is no typed_nn layer:
+        the weights its step trains)."""
+        model = self.setup.step.model
+        if isinstance(model, Layer):
+            state = model_state(model).of("parameter", "buffer")
+            return [(name, entry.read()) for name, entry in state.items()]
+        return list(self.setup.step.weights)
 
     def run(self, first: int) -> History:
         """Train epochs ``first`` to ``epochs`` (fewer if early stopping stops the run)."""
@@ -157,7 +172,7 @@ class FitLoop:
             if stop:
                 break
         if self.best is not None:
-            _restore(self.best[1])
+            restore(self.best[1])
         return self.history
 
     def _train_epoch(self, epoch: int) -> tuple[float, float | None]:
@@ -231,7 +246,7 @@ class FitLoop:
             return False
         value = self.history.metric(stopping.monitor)[-1]
         if stopping.improved(value, self.best[0] if self.best else None):
-            self.best, self.waited = (value, _snapshot(self.setup.step)), 0
+            self.best, self.waited = (value, snapshot(self._weights())), 0
             self.history.best_epoch = epoch
             return False
         self.waited += 1
@@ -244,22 +259,14 @@ class FitLoop:
         done = epoch + 1
         last = done % self.checkpoint_every == 0 or stop or done == self.epochs
         if self.checkpoint_path is not None and self.world.is_root and last:
-            weights = self.setup.step.weights
+            model = self.setup.step.model
+            assert isinstance(model, Layer)  # checked by fit before training
             save_progress(
                 self.checkpoint_path,
-                weights,
+                model,
                 self.optimizer,
                 done,
                 self.rng,
                 self.history,
                 self.best,
             )
-
-
-def _snapshot(step: TrainStep) -> Snapshot:
-    return [(w, w.array.copy()) for _, w in step.weights]
-
-
-def _restore(snapshot: Snapshot) -> None:
-    for weight, saved in snapshot:
-        weight.assign(Tensor(saved, weight.elem, weight.device, dim_of_rank(weight.rank)))

@@ -6,11 +6,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import MissingDependencyError, message
-from .data import EXAMPLES_HINT
+from ..errors import missing_dependency
+from .checks import bad_argument
+from .data import EXAMPLES_INSTALL
 
 __all__ = ["History", "plot_history"]
 
@@ -56,16 +58,21 @@ def plot_history(history: History, path: str | Path) -> Path:
     Uses matplotlib's Agg backend (no display needed); raises ``MissingDependencyError``
     when matplotlib is not installed.
     """
+    given: tuple[object, object] = (history, path)  # callers may pass anything
+    if not isinstance(given[0], History):
+        hint = "pass the History that fit returns."
+        raise bad_argument("cannot plot", "history", "a typed_nn.train.History", history, hint)
+    if not isinstance(given[1], str | os.PathLike):
+        hint = "pass e.g. 'history.png' or pathlib.Path('out') / 'history.png'."
+        raise bad_argument("cannot plot", "path", "a file path (str or os.PathLike)", path, hint)
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         from matplotlib import pyplot as plt
     except ImportError as err:
-        raise MissingDependencyError(
-            message(
-                "plotting the history needs matplotlib, which is not installed.", hint=EXAMPLES_HINT
-            )
+        raise missing_dependency(
+            "plotting the history", "matplotlib", "examples", install=EXAMPLES_INSTALL
         ) from err
     epochs = list(range(1, history.epochs + 1))
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))

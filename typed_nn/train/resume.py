@@ -1,11 +1,13 @@
 """``fit``'s checkpoints: what a run saves after an epoch, and how a run resumes from one.
 
-A fit checkpoint (:func:`~typed_nn.model.save_checkpoint`) holds the trainable weights (named
-as the model's ``grad_collect`` names them), the optimizer's state and step count (so its
+A fit checkpoint (:func:`~typed_nn.model.save_checkpoint`) holds the model's whole state (its
+parameters, buffers such as batch-norm statistics, and random-number states such as dropout's:
+``model_state``, one walk over its layers), the optimizer's state and step count (so its
 schedule's position), the epochs done, the shuffling generator's state, the history, and,
-with early stopping, the best epoch's weights (``extra/best/<name>``): a run resumed from it
-continues bit for bit as the uninterrupted run would have (the patience left is derived from
-the history's ``best_epoch``).
+with early stopping, the best epoch's parameters and buffers (``extra/best/<name>``): a run
+resumed from it continues bit for bit as the uninterrupted run would have (the patience left
+is derived from the history's ``best_epoch``). Nothing is run to find the state: no forward
+is built for a made-up batch.
 """
 
 from __future__ import annotations
@@ -20,18 +22,20 @@ import numpy as np
 from .. import devices
 from ..data.tensor import Tensor
 from ..errors import CheckpointError, message
-from ..model.checkpoint import load_checkpoint, save_checkpoint
+from ..model.checkpoint import Model, load_checkpoint, save_checkpoint
 from ..model.optim import Optimizer
-from ..tags import CPU, Float32, dim_of_rank
+from ..tags import dim_of_rank
 from .checks import bad_argument, check_int
 from .history import History
 from .stopping import EarlyStopping
 
-__all__ = ["Resumed", "check_checkpointing", "resume", "save_progress"]
+__all__ = ["Resumed", "check_checkpointing", "restore", "resume", "save_progress", "snapshot"]
 
 PathLike: TypeAlias = str | os.PathLike[str]
-Weights: TypeAlias = list[tuple[str, Tensor[Float32, Any, Any]]]
-Snapshot: TypeAlias = list[tuple[Tensor[Float32, Any, Any], Any]]
+Weights: TypeAlias = list[tuple[str, Tensor[Any, Any, Any]]]
+"""Named tensors: the model's parameters and buffers."""
+Snapshot: TypeAlias = list[tuple[str, Tensor[Any, Any, Any], Any]]
+"""(name, tensor, a copy of its values) per parameter and buffer: early stopping's best."""
 BEST = "best/"
 DOING = "cannot fit"
 
@@ -73,9 +77,20 @@ def check_checkpointing(
     return target, every, paths[1]
 
 
+def snapshot(weights: Weights) -> Snapshot:
+    """Copies of the values of ``weights`` (on their devices)."""
+    return [(name, w, w.array.copy()) for name, w in weights]
+
+
+def restore(saved: Snapshot) -> None:
+    """Write a snapshot's values back into its tensors."""
+    for _, weight, values in saved:
+        weight.assign(Tensor(values, weight.elem, weight.device, dim_of_rank(weight.rank)))
+
+
 def save_progress(
     path: Path,
-    weights: Weights,
+    model: Model,
     optimizer: Optimizer,
     epochs_done: int,
     rng: np.random.Generator,
@@ -83,15 +98,12 @@ def save_progress(
     best: tuple[float, Snapshot] | None,
 ) -> None:
     """Write the run's state after ``epochs_done`` epochs to ``path`` (atomically)."""
-    names = {id(w): name for name, w in weights}
     extra = {}
-    if best is not None:
-        for weight, saved in best[1]:
-            dim = dim_of_rank(weight.rank)
-            extra[BEST + names[id(weight)]] = Tensor(saved, Float32, weight.device, dim)
+    for name, weight, saved in best[1] if best is not None else ():
+        extra[BEST + name] = Tensor(saved, weight.elem, weight.device, dim_of_rank(weight.rank))
     save_checkpoint(
         path,
-        dict(weights),
+        model,
         optimizer,
         epoch=epochs_done,
         rng=rng,
@@ -102,15 +114,17 @@ def save_progress(
 
 def resume(
     path: Path,
+    model: Model,
     weights: Weights,
     optimizer: Optimizer,
     rng: np.random.Generator,
     history: History,
     early_stopping: EarlyStopping | None,
 ) -> Resumed:
-    """Load the checkpoint at ``path`` into the weights and the optimizer, ``rng``'s state
-    and ``history`` (in place); returns where the run continues."""
-    ckpt = load_checkpoint(path, dict(weights), optimizer)
+    """Load the checkpoint at ``path`` into the model (``weights``: its parameters and
+    buffers) and the optimizer, ``rng``'s state and ``history`` (in place); returns where the
+    run continues."""
+    ckpt = load_checkpoint(path, model, optimizer)
     source = os.fspath(path)
     saved = ckpt.history or {}
     fields = {f.name for f in dataclasses.fields(History)}
@@ -134,13 +148,12 @@ def resume(
     waited = 0
     if early_stopping is not None and history.best_epoch is not None:
         value = history.metric(early_stopping.monitor)[history.best_epoch]
-        device = weights[0][1].device if weights else CPU
-        snapshot = [
-            (w, devices.array_module(device).asarray(ckpt.arrays[BEST + name]))
+        best_arrays = [
+            (name, w, devices.array_module(w.device).asarray(ckpt.arrays[BEST + name]))
             if BEST + name in ckpt.arrays
-            else (w, w.array.copy())
+            else (name, w, w.array.copy())
             for name, w in weights
         ]
-        best = (value, snapshot)
+        best = (value, best_arrays)
         waited = ckpt.epoch - 1 - history.best_epoch
     return Resumed(ckpt.epoch, best, waited)

@@ -38,7 +38,7 @@ from ..tags import CPU, DeviceTag, Dim0, Dim2, Float32, dim_of_rank, tag_name
 from .checks import declared_mismatch
 from .model import TrainableModel
 
-__all__ = ["Loss", "PredictGraph", "TrainStep", "gather_rows", "trainable_weights"]
+__all__ = ["Loss", "PredictGraph", "TrainStep", "gather_rows"]
 
 # A step's data live on the step's device, CPU or GPU.
 Matrix32 = Tensor[Float32, Any, Dim2]
@@ -108,20 +108,6 @@ def _collected(
 def sample_shape(features: int, input_shape: tuple[int, ...] | None) -> tuple[int, ...]:
     """One sample's shape as the model takes it: ``input_shape``, else ``(features,)``."""
     return input_shape if input_shape is not None else (features,)
-
-
-def trainable_weights(
-    model: TrainableModel,
-    features: int,
-    classes: int,
-    device: type[DeviceTag] = CPU,
-    regression: bool = False,
-    input_shape: tuple[int, ...] | None = None,
-) -> list[tuple[str, Weight]]:
-    """The (name, weight) pairs a training step updates, in its order (a forward and
-    backward graph is built to find them; nothing is computed)."""
-    x: Batch32 = zeros((1, *sample_shape(features, input_shape)), Float32, device)
-    return _collected(model, device, _forward(model, x, classes, regression))
 
 
 class TrainStep:
@@ -195,20 +181,6 @@ class TrainStep:
             [(w, g) for (_, w), g in zip(self.weights, grads, strict=True)], numbers
         )
         return value
-
-    def collect_weights(self) -> list[tuple[str, Weight]]:
-        """The trainable weights by name (as ``grad_collect`` names them), known before the
-        first step (e.g. to resume from a checkpoint)."""
-        if not self.weights:
-            self.weights = trainable_weights(
-                self.model,
-                self.features,
-                self.classes,
-                self.device,
-                self.loss is not None,
-                self.sample_shape,
-            )
-        return self.weights
 
     def run_rows(self, features: Array, targets: Array, rows: Array) -> Array:
         """One step on the batch ``features[rows]``, ``targets[rows]``; returns its
