@@ -29,6 +29,8 @@ echo "== pyright"
 # The venv's interpreter, as the pytest cases pass it: pyright resolves imports (the extras,
 # mypy for the plugin) in the environment of the python it is given, not the one it runs from.
 pyright --pythonpath "$(command -v python)" typed_nn
+echo "== the evaluator's differential fuzzer (40 s, a fresh seed; scripts/fuzz.py)"
+python scripts/fuzz.py --seconds 40
 echo "== pytest"
 # pytest exits 5 when it collected no test: that is a failure here, not a pass.
 status=0

@@ -359,16 +359,7 @@ PASS_THROUGH: dict[tuple[str, str], str] = {
     },
 }
 """(function, parameter) -> why a wrong-typed value is accepted there."""
-EVALUATOR = (
-    "typed_nn/evaluate is being rewritten (the evaluator's memory rewrite, issue 33 item 4): "
-    "its entry points are left to that change"
-)
-NOT_YET: dict[tuple[str, str], str] = {
-    ("typed_nn.evaluate", "x"): EVALUATOR + " (AttributeError: no attribute 'shape')",
-    ("typed_nn.compile", "fn"): EVALUATOR + " (TypeError: not a callable object)",
-    ("typed_nn.compile", "static"): EVALUATOR + " (TypeError: not iterable)",
-    ("typed_nn.compile", "max_traces"): EVALUATOR + " (accepted, fails at the first call)",
-}
+NOT_YET: dict[tuple[str, str], str] = {}
 """Raw errors the sweep finds that this change does not fix, with why (expected to fail: a
 fix makes them pass, and the strict expectation then asks to drop the entry)."""
 

@@ -500,8 +500,8 @@ def _input_views(
     direct: dict[int, int],
 ) -> list[int]:
     """The roots handed out as they are whose value may be a view of an input's memory (a
-    layout op of a leaf, a row of one): they are copied, so a result never changes with the
-    input (nor a write into it writes into the input)."""
+    layout op of a leaf, a row of one, or of a value written into an assigned tensor): they are
+    copied, so a result never changes with the input (nor a write into it writes into it)."""
     writers = _writers(g, alive, regions, interior)
     found: list[int] = []
     for r in dict.fromkeys(g.roots):
@@ -510,7 +510,7 @@ def _input_views(
         todo, seen = [r], set()
         while todo:
             s = todo.pop()
-            if g.nodes[s].op == "leaf":
+            if g.nodes[s].op == "leaf" or (s in direct and s != r):
                 found.append(r)
                 break
             if s not in writers and s not in seen:

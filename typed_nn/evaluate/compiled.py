@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from ..data.tensor import Tensor, TensorLike
-from ..errors import CompileError, OperandError, RetraceWarning, message
+from ..errors import CompileError, OperandError, RetraceWarning, bad_argument, message
 from ..ops.node import format_site, user_site
 from .guard import call_replay
 from .step import NO_MATCH, Step, build_step, memory_base, no_replay
@@ -45,6 +45,7 @@ class Compiled(Generic[P, R]):
     """A compiled function: call it like ``fn``. ``traces`` counts the traces it made."""
 
     def __init__(self, fn: Callable[P, R], static: Sequence[str], max_traces: int) -> None:
+        _check_arguments(fn, static, max_traces)
         self.fn = fn
         self._signature = inspect.signature(fn)
         self._static = frozenset(static)
@@ -196,6 +197,19 @@ class Compiled(Generic[P, R]):
             RetraceWarning,
             stacklevel=4,
         )
+
+
+def _check_arguments(fn: object, static: object, max_traces: object) -> None:
+    hint = "tn.compile(fn, static=('name',), max_traces=8)"
+    if not callable(fn):
+        raise bad_argument(CompileError, "cannot compile", "fn", "a function", fn, hint)
+    names = [static] if isinstance(static, str) else static
+    if not isinstance(names, Sequence) or not all(isinstance(n, str) for n in names):
+        allowed = "a sequence of parameter names"
+        raise bad_argument(CompileError, "cannot compile", "static", allowed, static, hint)
+    if isinstance(max_traces, bool) or not isinstance(max_traces, int) or max_traces < 1:
+        allowed = "an int >= 1"
+        raise bad_argument(CompileError, "cannot compile", "max_traces", allowed, max_traces, hint)
 
 
 @overload

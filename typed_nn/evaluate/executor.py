@@ -82,7 +82,8 @@ def copy_into(src: AnyTensor, dst: AnyResult) -> None:
 
 
 def _alias(col: Collected, out: AnyResult) -> int:
-    """Which leaf ``out``'s memory is (its slot), -1 for none, -2 for a partial overlap.
+    """Which leaf ``out``'s memory is (its slot), -1 for none, -2 for a partial overlap or
+    for two leaves over it.
 
     Only host arrays are compared: a leaf on another device cannot share a host array's
     memory (and its ``__array_interface__`` must not be read), and an ``out`` on a device
@@ -97,10 +98,10 @@ def _alias(col: Collected, out: AnyResult) -> int:
     for s, arr in enumerate(col.env):
         if type(arr) is not np.ndarray:
             continue  # a node's slot (None) or a leaf on another device
-        if arr is array or (found == -1 and objs[s]._identity() == ident):
+        if found == -1 and (arr is array or objs[s]._identity() == ident):
             found = s
         elif np.may_share_memory(arr, array):
-            return -2
+            return -2  # part of it, or a second leaf over it (tn.compile's are by object)
     return found
 
 

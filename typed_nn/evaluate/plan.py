@@ -23,6 +23,7 @@ from ..errors import (
     ElemTypeError,
     OperandError,
     ShapeError,
+    bad_argument,
     message,
 )
 from ..ops.node import format_site, user_site
@@ -131,6 +132,11 @@ def evaluate(x: TensorLike[E, Dv, D], out: Tensor[E, Dv, D] | None = None) -> Te
     Inside a function ``tn.compile`` traces, ``evaluate(x, out=t)`` (``t.assign(x)``) is
     recorded as an update of ``t``, and ``evaluate(x)`` is an error.
     """
+    if not isinstance(x, TensorLike):
+        raise bad_argument(
+            OperandError, "cannot evaluate", "x", "typed_nn data (a tensor or an expression)", x,
+            "wrap arrays with tn.tensor(array, elem, device, dim).",
+        )  # fmt: skip
     trace = tracing()
     if trace is not None:
         return _traced(trace, x, out)

@@ -242,8 +242,10 @@ def build_step(
     }
     returned: list[Any] = []
     for out in outputs:
-        k = arg_of.get(id(out))
-        returned.append(k if k is not None else (out if type(out) is Tensor else None))
+        source: Any = arg_of.get(id(out))
+        if source is None and type(out) is Tensor and _view_of_argument(out, arg_of) is None:
+            source = out  # a closed-over tensor, returned as it is
+        returned.append(source)  # None: the program's value (a row of an argument: this call's)
     stats.analyses += 1
     step = Step(
         program,
