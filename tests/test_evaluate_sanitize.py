@@ -15,7 +15,7 @@ from helpers import t32
 
 import typed_nn as tn
 from typed_nn import ops
-from typed_nn.evaluate import codegen, options
+from typed_nn.evaluate import memory, options
 from typed_nn.evaluate.collect import collect
 from typed_nn.evaluate.graph import build_graph
 from typed_nn.evaluate.sanitize import Sanitizer, poison
@@ -76,7 +76,7 @@ def test_a_step_that_writes_into_a_live_value_is_stopped(sanitizing: None) -> No
 def test_a_returned_view_of_an_input_is_stopped(
     sanitizing: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(codegen, "_input_views", lambda *args: [])  # the copy switched off
+    monkeypatch.setattr(memory, "_copied", lambda *args: [])  # the copy switched off
     with pytest.raises(
         tn.SanitizerError, match="the value it returns shares memory with an input or a kept"
     ):

@@ -8,8 +8,6 @@ plan costs one call per step at run time, with no interpretation of the schedule
 
 from __future__ import annotations
 
-import functools
-import heapq
 import math
 from collections import Counter
 from collections.abc import Callable
@@ -19,13 +17,14 @@ import numpy as np
 
 from ..devices import device_of, device_of_result
 from ..ops.batching import ITEM
-from ..ops.declare import Inline, Site, implementation, out_implementation, passes, specialisation
-from ..ops.join import CONCAT, STACK
+from ..ops.declare import Inline, passes
 from ..tags import DeviceTag
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
 from .graph import Graph, INode, Ref, is_number
 from .lower import Pass, fold, readers_of, ufunc_pass
+from .memory import Memory, plan_memory, writes
+from .memory import form as memory_form
 from .options import options
 from .pool import MIN_BYTES
 from .sanitize import Sanitizer
@@ -43,30 +42,20 @@ class Program:
         calls: Counter[str],
         fired: list[str],
         source: str,
-        make_lean: Callable[[], Program] | None = None,
     ) -> None:
         self.fn = fn
         self.results = results
-        """Slots whose values are wrapped, returned and cached."""
+        """Slots whose values are written back: returned, and cached on their nodes unless
+        the program is lean."""
         self.calls = calls
         """Op name -> kernel applications per run."""
         self.fired = fired
         """Rewrite rules applied when this plan was analysed."""
         self.source = source
-        self._make_lean = make_lean
-        self._lean: Program | None = None
         self.pooled = "alloc(" in source
         """Whether the program takes buffers from ``alloc`` (a lean one often does not)."""
         self.writing: list[bool] = fn.__globals__.get("WRITING", [False])
         """``[True]`` once a run began writing a target (an ``out=`` array) in place."""
-
-    def lean(self) -> Program:
-        """The same schedule for a caller that caches nothing (``execute_arrays``): only the
-        roots are written back, and small values that cannot escape are computed into
-        buffers the program keeps (no allocation per run). Compiled on first use."""
-        if self._lean is None:
-            self._lean = self._make_lean() if self._make_lean is not None else self
-        return self._lean
 
 
 class _Gen:
@@ -75,8 +64,8 @@ class _Gen:
         self.ns: dict[str, Any] = {"np": np}
         self.lines: list[str] = []
         self.calls: Counter[str] = Counter()
-        self.shared: dict[int, int] = {}
-        """Kept node -> the kept node whose buffer it writes into (:func:`_shared_buffers`)."""
+        self.buffers: dict[int, str] = {}
+        """Buffer number (``Memory.buffers``) -> its name in the program."""
         self.names: dict[int, str] = {}
         self.registers: dict[tuple[tuple[int, ...], str, int], str] = {}
         self.sanitizer: Sanitizer | None = None
@@ -153,25 +142,6 @@ def _device_region(gen: _Gen, s: int, members: list[int], kernel: Any, out: str)
         gen.calls[gen.g.nodes[m].op] += 1
 
 
-def _site(g: Graph, n: INode) -> Site:
-    operands = tuple(None if is_number(a) else (g.nodes[a].shape, g.nodes[a].dtype) for a in n.args)
-    return Site(operands, n.params, n.shape, n.dtype)
-
-
-def _form(g: Graph, n: INode) -> tuple[str, Any]:
-    """How a non-fused node is computed: ("special", Specialised) or ("out", OutImpl) —
-    both write into the buffer given — or ("view", Specialised) / ("plain", implementation),
-    which return their own array (perhaps a view of an operand)."""
-    special = specialisation(n.op, n.device, _site(g, n)) if options.specialise else None
-    if special is not None:
-        return ("special" if special.writes else "view", special)
-    # Buffers come from the host pool (numpy); other devices' kernels allocate their own.
-    impl = out_implementation(n.op, n.device) if device_of(n.device).host_pool else None
-    if impl is not None:
-        return "out", impl
-    return "plain", implementation(n.op, n.device)
-
-
 def _number_as_array(value: Any, dtype: Any, device: Any) -> Any:
     """A Python number as a 0-d array of ``dtype`` where the device allows it
     (``Device.numbers_as_arrays``), else ``value`` itself."""
@@ -186,7 +156,7 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     implementation (whose result is checked: a registered kernel may be anyone's)."""
     operands = [gen.arg(a, s, i) for i, a in enumerate(n.args)]
     gen.calls[n.op] += 1
-    kind, form = _form(gen.g, n)
+    kind, form = memory_form(gen.g, n)
     if kind in ("special", "view") and form.inline is not None:
         _inline(gen, s, form.inline, operands, out if kind == "special" else None)
         return
@@ -382,150 +352,13 @@ def _operand(gen: _Gen, kind: str, v: Any, regs: list[str], blocked: Any) -> str
     return f"v{v}" if ix is None else f"v{v}[{ix}]"
 
 
-def _writers(
-    g: Graph, alive: list[bool], regions: dict[int, list[int]], interior: set[int]
-) -> set[int]:
-    """Live nodes computed into a fresh buffer (a region, a write-into or specialised
-    kernel) rather than returned by a kernel that may give a view of an operand (a layout
-    op, an alias, a plain kernel)."""
-    found = set()
-    for s in g.order:
-        n = g.nodes[s]
-        if not alive[s] or n.op in ("leaf", "alias") or n.decl is ITEM:
-            continue
-        if s in interior or len(regions.get(s, ())) > 1 or _form(g, n)[0] in ("special", "out"):
-            found.add(s)
-    return found
-
-
-def _kept(g: Graph, alive: list[bool], interior: set[int], writers: set[int]) -> set[int]:
-    """Small host nodes written into a buffer whose value cannot reach a root: only a writer
-    stops a view from carrying its operand's memory further."""
-    readers = g.readers(alive)
-    escapes: set[int] = set(g.roots)
-    for s in reversed(g.order):
-        if alive[s] and any(r in escapes and r not in writers for r in readers.get(s, ())):
-            escapes.add(s)
-    return {
-        s
-        for s in writers
-        if s not in escapes
-        and s not in interior
-        and device_of(g.nodes[s].device).host_pool
-        and math.prod(g.nodes[s].shape) * g.nodes[s].dtype.itemsize < MIN_BYTES
-    }
-
-
-def _donors(
-    g: Graph,
-    alive: list[bool],
-    regions: dict[int, list[int]],
-    interior: set[int],
-    writers: set[int],
-    kept: set[int],
-    direct: dict[int, int],
-    blocks: Blocks_,
-) -> dict[int, int]:
-    """Single element-wise nodes whose alias-safe kernel can write into an operand's
-    buffer: an interior value of the same shape and dtype, written into a buffer of its own,
-    that this node reads last — its other readers run before it and compute fresh values
-    from it (``h = x @ w; h += b`` in place; an MSE's ``d = y - t`` read by the loss, then
-    scaled in place into the gradient). Only for lean programs: a cached value must not be
-    overwritten, nor a gathering buffer or the rows of one (``blocks``: see
-    :func:`_row_blocks`; the gather may be read after the operand's last reader)."""
-    readers = g.readers(alive)
-    position = _positions(g, regions)
-    donated: set[int] = {c for c, _ in blocks.values()} | set(blocks)
-    found: dict[int, int] = {}
-    for s in g.order:
-        n = g.nodes[s]
-        if not alive[s] or s in interior or s in direct or s in g.roots or s in blocks:
-            continue
-        if len(regions.get(s, ())) != 1:
-            continue
-        impl = fusable(n)
-        if impl is None or not impl.alias_safe:
-            continue
-        for a in n.args:
-            if is_number(a) or a in donated or a in g.roots or a in direct:
-                continue
-            src = g.nodes[a]
-            if src.shape != n.shape or src.dtype != n.dtype:
-                continue
-            others = [r for r in readers.get(a, ()) if r != s]
-            if any(r not in writers or position[r] >= position[s] for r in others):
-                continue
-            if a in kept and s not in kept:
-                continue  # a kept buffer must not reach a value that may escape
-            if a in writers and device_of(src.device).host_pool:
-                found[s] = a
-                donated.add(a)
-                break
-    return found
-
-
-def _out_buffer(
-    gen: _Gen, s: int, direct: dict[int, int], donors: dict[int, int], kept: set[int]
-) -> str:
-    """The expression of the array node ``s``'s step writes into: a target (``out=``), a
-    donated operand's buffer, a buffer the lean program keeps, a pooled or fresh host
-    buffer, or one the device's array module allocates."""
-    n = gen.g.nodes[s]
-    if s in direct:
-        return f"env[{direct[s]}]"
-    if s in donors:
-        return f"v{donors[s]}"
-    if s in kept:
-        b = gen.shared.get(s, s)
-        if b != s:
-            return f"B{b}"
-        return gen.const(f"B{s}", np.empty(n.shape, n.dtype))
-    sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
-    device = device_of(n.device)
-    if device.host_pool:
-        small = math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
-        allocate = "np.empty" if small else "alloc"
-        if gen.sanitizer is not None:
-            return f"SAN.alloc({allocate}, {sh}, {dt})"
-        return f"{allocate}({sh}, {dt})"
-    return f"{gen.const(f'XP{s}', device.module())}.empty({sh}, {dt})"
-
-
-def _input_views(
-    g: Graph,
-    alive: list[bool],
-    regions: dict[int, list[int]],
-    interior: set[int],
-    copies: dict[int, int],
-    direct: dict[int, int],
-) -> list[int]:
-    """The roots handed out as they are whose value may be a view of an input's memory (a
-    layout op of a leaf, a row of one, or of a value written into an assigned tensor): they are
-    copied, so a result never changes with the input (nor a write into it writes into it)."""
-    writers = _writers(g, alive, regions, interior)
-    found: list[int] = []
-    for r in dict.fromkeys(g.roots):
-        if r in copies or r in direct or g.nodes[r].op in ("leaf", "alias"):
-            continue
-        todo, seen = [r], set()
-        while todo:
-            s = todo.pop()
-            if g.nodes[s].op == "leaf" or (s in direct and s != r):
-                found.append(r)
-                break
-            if s not in writers and s not in seen:
-                seen.add(s)
-                todo.extend(a for a in g.nodes[s].args if not is_number(a))
-    return found
-
-
 def _copy_and_write_back(
-    gen: _Gen, copies: dict[int, int], results: list[int], views: list[int]
+    gen: _Gen, copies: dict[int, int], results: list[int], copied: list[int]
 ) -> None:
-    """The schedule's end: copy the roots that view an input (before a target is written),
-    copy the roots computed aside into their targets, then write the values to return and
-    cache back into ``env``."""
-    for s in views:
+    """The schedule's end: copy the roots that may view an input or a target (before a target
+    is written), copy the roots computed aside into their targets, then write the values to
+    return and cache back into ``env``."""
+    for s in copied:
         gen.emit(f"v{s} = v{s}.copy()")
     if copies and "WRITING" not in gen.ns:
         gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
@@ -538,163 +371,6 @@ def _copy_and_write_back(
         gen.emit(f"v{s} = env[{e}]" if s in results else f"env[{s}] = env[{e}]")
     for s in results:
         gen.emit(f"env[{s}] = v{s}")
-
-
-def _buffers(
-    g: Graph,
-    alive: list[bool],
-    regions: dict[int, list[int]],
-    interior: set[int],
-    direct: dict[int, int],
-    kernels: dict[int, Any],
-    lean: bool,
-) -> tuple[set[int], dict[int, int], Blocks_, set[int]]:
-    """Where values are computed besides fresh buffers: a lean program's reused memory (the
-    small nodes computed into buffers it keeps, the nodes written into a donated operand's
-    buffer: see :func:`_kept`, :func:`_donors`) and the operands computed into their rows
-    of a gathering buffer (:func:`_row_blocks`); and, for a lean program, the
-    :func:`_writers` these were decided by."""
-    if not lean:
-        return set(), {}, _row_blocks(g, alive, regions, kernels, direct, set()), set()
-    writers = _writers(g, alive, regions, interior)
-    kept = _kept(g, alive, interior, writers)
-    blocks = _row_blocks(g, alive, regions, kernels, direct, kept)
-    donors = _donors(g, alive, regions, interior, writers, kept, direct, blocks)
-    return kept, donors, blocks, writers
-
-
-def _positions(g: Graph, regions: dict[int, list[int]]) -> dict[int, int]:
-    """Each slot's step in the schedule; a fused region's members run at its root's."""
-    position = {s: i for i, s in enumerate(g.order)}
-    for root, members in regions.items():
-        for m in members[:-1]:
-            position[m] = position[root]
-    return position
-
-
-def _shared_buffers(
-    g: Graph,
-    alive: list[bool],
-    regions: dict[int, list[int]],
-    interior: set[int],
-    kept: set[int],
-    donors: dict[int, int],
-    blocks: Blocks_,
-    writers: set[int],
-) -> dict[int, int]:
-    """Kept node -> the kept node whose buffer it writes into (itself when it has its own):
-    values of one shape and dtype whose buffers are never in use at once share one buffer.
-    A recurrent step's backward computes the same temporaries at every time step; one
-    buffer each instead of one per step keeps its working set in cache (an element-wise
-    pass on (32, 64) blocks runs 2-3x slower when its operands come from L3).
-
-    A buffer is in use from the step that writes it to the last step that reads it or any
-    value that may view it: a non-writer reader (a layout op, an alias, a plain kernel that
-    may return a view) and a node donated the buffer carry it on. A value read inside a
-    fused region is read at the region's root. A buffer is reused only by a step after
-    that last read, never by the reading step itself (its out would alias an operand)."""
-    own = [s for s in g.order if s in kept and s not in blocks and s not in donors]
-    if len(own) < 2:
-        return {}
-    position = _positions(g, regions)
-    readers = g.readers(alive)
-    donated_to: dict[int, list[int]] = {}
-    for d, a in donors.items():
-        donated_to.setdefault(a, []).append(d)
-    # per (shape, dtype): buffers in use as a heap of (last read, owner); released ones
-    # as a stack, the one released last on top (the likeliest still in cache)
-    busy: dict[tuple[tuple[int, ...], Any], list[tuple[int, int]]] = {}
-    released: dict[tuple[tuple[int, ...], Any], list[int]] = {}
-    found: dict[int, int] = {}
-    for s in own:
-        start, end, carriers, seen = position[s], position[s], [s], {s}
-        while carriers:
-            c = carriers.pop()
-            views = [r for r in readers.get(c, ()) if r not in writers and r not in interior]
-            for r in readers.get(c, ()):
-                end = max(end, position[r])
-            for r in [*donated_to.get(c, ()), *views]:
-                if r not in seen:
-                    seen.add(r)
-                    carriers.append(r)
-        key = (g.nodes[s].shape, g.nodes[s].dtype)
-        heap, free = busy.setdefault(key, []), released.setdefault(key, [])
-        while heap and heap[0][0] < start:
-            free.append(heapq.heappop(heap)[1])
-        found[s] = free.pop() if free else s
-        heapq.heappush(heap, (end, found[s]))
-    return found
-
-
-Blocks_ = dict[int, tuple[int, Any]]
-"""Operand slot -> (its concat's or stack's slot, the index of its rows in that buffer)."""
-
-
-def _row_blocks(
-    g: Graph,
-    alive: list[bool],
-    regions: dict[int, list[int]],
-    kernels: dict[int, Any],
-    direct: dict[int, int],
-    kept: set[int],
-) -> Blocks_:
-    """Concats and stacks along dim 0 whose operands are each computed into a buffer of
-    their own: each operand is computed straight into its rows of the gathering buffer
-    instead (contiguous rows: kernels write there as fast), and the gather copies nothing
-    (BPTT's gate gradients gathered for one weight-gradient GEMM, a sequence's outputs).
-    Each operand's value is then a view of those rows; the buffer is fresh at every run
-    and written by nothing else (never donated)."""
-    found: Blocks_ = {}
-    if not options.specialise:  # the gathers' kernels are specialised ones: nothing to save
-        return found
-    for c in g.order:
-        n = g.nodes[c]
-        gathers = n.decl in (CONCAT, STACK) and n.params == (0,)
-        if not alive[c] or not gathers or c in direct or c in kept or c in kernels:
-            continue
-        if not device_of(n.device).host_pool or len(set(n.args)) != len(n.args):
-            continue
-        if not all(_own_buffer(g, a, n, regions, kernels, direct, found) for a in n.args):
-            continue
-        start = 0
-        for i, a in enumerate(n.args):
-            rows = g.nodes[a].shape[0] if n.decl is CONCAT else 1
-            found[a] = (c, slice(start, start + rows) if n.decl is CONCAT else i)
-            start += rows
-    return found
-
-
-def _own_buffer(
-    g: Graph,
-    a: Ref,
-    gather: INode,
-    regions: dict[int, list[int]],
-    kernels: dict[int, Any],
-    direct: dict[int, int],
-    found: Blocks_,
-) -> bool:
-    """Whether operand ``a`` is computed into a buffer the program picks (so it can be its
-    rows of ``gather``'s buffer)."""
-    if is_number(a) or a in g.roots or a in direct or a in kernels or a in found:
-        return False
-    m = g.nodes[a]
-    if m.op in ("leaf", "alias") or m.decl is ITEM or m.dtype != gather.dtype:
-        return False
-    return len(regions.get(a, ())) > 1 or _form(g, m)[0] in ("special", "out")
-
-
-def _step_out(
-    gen: _Gen, s: int, blocks: Blocks_, started: set[int], buffer: Callable[[int], str]
-) -> str:
-    """The array node ``s`` writes into: its rows of a gathering buffer (taken before the
-    first of its operands is computed), else ``buffer(s)``."""
-    if s not in blocks:
-        return buffer(s)
-    c, rows = blocks[s]
-    if c not in started:  # a gather itself gathered takes its rows of the outer one
-        started.add(c)
-        gen.emit(f"v{c} = {_step_out(gen, c, blocks, started, buffer)}")
-    return f"v{c}[{gen.const(f'IX{s}', rows)}]"
 
 
 def _view(gen: _Gen, s: int, n: INode) -> None:
@@ -733,30 +409,19 @@ def _outside_operands(g: Graph, s: int, members: list[int]) -> str:
 
 def _sanitizer(
     gen: _Gen,
-    alive: list[bool],
+    steps: list[int],
     regions: dict[int, list[int]],
-    interior: set[int],
     direct: dict[int, int],
     copies: dict[int, int],
     lean: bool,
 ) -> Sanitizer:
     """The sanitizer of the program ``gen`` writes (``options.sanitize``), bound as ``SAN``."""
     g = gen.g
-    order = [s for s in g.order if alive[s] and s not in interior]
-    writes = {
-        s
-        for s in order
-        if len(regions.get(s, ())) > 1
-        or (
-            g.nodes[s].op not in ("leaf", "alias")
-            and g.nodes[s].decl is not ITEM
-            and _form(g, g.nodes[s])[0] in ("special", "out")
-        )
-    }
+    written = {s for s in steps if writes(g, s, regions)}
     # Values cached on their nodes must last, but in a program that writes a target: the
     # cache is dropped after it (a cached view of the target changes with it).
     writes_target = bool(direct or copies)
-    cached = {s for s in order if g.nodes[s].obj is not None and not lean and not writes_target}
+    cached = {s for s in steps if g.nodes[s].obj is not None and not lean and not writes_target}
     escaping = set(g.roots) | cached
     returned = {
         r for r in g.roots if r not in direct and r not in copies and g.nodes[r].op != "leaf"
@@ -766,7 +431,7 @@ def _sanitizer(
     def kept() -> list[Any]:
         return [v for k, v in ns.items() if k[:1] in "BR" and type(v) is np.ndarray]
 
-    san = Sanitizer(g, order, regions, writes, escaping, returned, kept)
+    san = Sanitizer(g, steps, regions, written, escaping, returned, kept)
     gen.const("SAN", san)
     gen.emit("SAN.start()")
     return san
@@ -787,39 +452,31 @@ def generate(
     root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into;
     ``kernels``: region root -> (compiled device kernel, its operand refs) for regions on a
     device whose regions are compiled (host regions are generated as numpy passes here).
-    Buffers: see ``_out_buffer``. ``lean``: the variant of ``Program.lean``."""
+    ``lean``: a program whose values are not cached on their nodes (``tn.compile``'s): only
+    the roots are written back, and values share buffers (``memory.py``)."""
     kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
-    kept, donors, blocks, writers = _buffers(g, alive, regions, interior, direct, kernels, lean)
-    gen.shared = _shared_buffers(g, alive, regions, interior, kept, donors, blocks, writers)
+    steps = [s for s in g.order if alive[s] and s not in interior]
+    memory = plan_memory(g, alive, regions, direct, kernels, copies, lean)
     if options.sanitize:
-        gen.sanitizer = _sanitizer(gen, alive, regions, interior, direct, copies, lean)
-
-    def buffer(r: int) -> str:
-        return _out_buffer(gen, r, direct, donors, kept)
-
-    results = _steps(gen, alive, regions, interior, direct, kernels, blocks, buffer, lean)
-    views = _input_views(g, alive, regions, interior, copies, direct)
-    _copy_and_write_back(gen, copies, results, views)
+        gen.sanitizer = _sanitizer(gen, steps, regions, direct, copies, lean)
+    results = _steps(gen, steps, regions, direct, kernels, memory, lean)
+    _copy_and_write_back(gen, copies, results, memory.copied)
     if gen.sanitizer is not None:
         gen.emit("SAN.finish(env)")
-    if lean:
-        return _program(gen, results, fired, None)
-    # the plan is cached: its lean variant is made from the structure, not this evaluation's data
-    lean_args = (g.structure(), alive, regions, direct, copies, fired, kernels)
-    return _program(gen, results, fired, functools.partial(generate, *lean_args, lean=True))
+    source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"
+    exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
+    return Program(gen.ns["_run"], results, gen.calls, fired, source)
 
 
 def _steps(
     gen: _Gen,
-    alive: list[bool],
+    steps: list[int],
     regions: dict[int, list[int]],
-    interior: set[int],
     direct: dict[int, int],
     kernels: dict[int, tuple[Any, list[Ref]]],
-    blocks: Blocks_,
-    buffer: Callable[[int], str],
+    memory: Memory,
     lean: bool,
 ) -> list[int]:
     """Write each step of the schedule; returns the slots whose values are written back
@@ -827,11 +484,9 @@ def _steps(
     g, san, started, results = gen.g, gen.sanitizer is not None, set[int](), []
     # The steps that write targets in place come last (executor._writes_last): the first of
     # them marks the point after which a failure leaves targets half-written.
-    first_write = next((s for s in g.order if s in direct), None)
-    for s in g.order:
+    first_write = next((s for s in steps if s in direct), None)
+    for s in steps:
         n = g.nodes[s]
-        if not alive[s] or s in interior:
-            continue
         if s == first_write:
             gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
         if n.op == "leaf":
@@ -841,7 +496,7 @@ def _steps(
         elif s not in started:  # started: a gather its operands were written into
             if san:
                 gen.emit(f"SAN.before({s}, {_outside_operands(g, s, regions.get(s, [s]))})")
-            _step(gen, s, n, _step_out(gen, s, blocks, started, buffer), regions, kernels)
+            _step(gen, s, n, _out(gen, s, memory, started), regions, kernels)
         if san:
             gen.emit(f"SAN.after({s}, v{s})")
         if n.op != "leaf" and n.obj is not None and (not lean or s in g.roots):
@@ -849,10 +504,35 @@ def _steps(
     return results
 
 
-def _program(
-    gen: _Gen, results: list[int], fired: list[str], make_lean: Callable[[], Program] | None
-) -> Program:
-    """The program ``gen`` wrote, compiled."""
-    source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"
-    exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
-    return Program(gen.ns["_run"], results, gen.calls, fired, source, make_lean)
+def _out(gen: _Gen, s: int, memory: Memory, started: set[int]) -> str:
+    """The expression of the memory step ``s`` writes into (``Memory.storage``); a gather
+    written in rows takes its own before the first of its operands is computed."""
+    kind, where = memory.storage.get(s, ("fresh", None))
+    if kind == "target":
+        return f"env[{where}]"
+    if kind == "rows":
+        c, rows = where
+        if c not in started:
+            started.add(c)
+            gen.emit(f"v{c} = {_out(gen, c, memory, started)}")
+        return f"v{c}[{gen.const(f'IX{s}', rows)}]"
+    n = gen.g.nodes[s]
+    device = device_of(n.device)
+    if kind == "buffer" and where in gen.buffers:
+        return gen.buffers[where]
+    if kind == "buffer" and memory.buffers[where][2]:  # small: kept by the program
+        gen.buffers[where] = gen.const(f"B{where}", np.empty(n.shape, n.dtype))
+        return gen.buffers[where]
+    sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
+    if not device.host_pool:
+        return f"{gen.const(f'XP{s}', device.module())}.empty({sh}, {dt})"
+    small = math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
+    allocate = "np.empty" if small else "alloc"
+    fresh = f"{allocate}({sh}, {dt})"
+    if gen.sanitizer is not None:
+        fresh = f"SAN.alloc({allocate}, {sh}, {dt})"
+    if kind != "buffer":
+        return fresh
+    gen.buffers[where] = f"b{where}"  # a pooled buffer, taken at its first value's step
+    gen.emit(f"b{where} = {fresh}")
+    return f"b{where}"

@@ -30,6 +30,7 @@ from .codegen import Program, generate
 from .collect import Collected, collect
 from .fuse import find_regions
 from .graph import build_graph
+from .memory import writes
 from .options import options, stats
 from .pool import buffer_pool
 from .rewrite import (
@@ -76,9 +77,10 @@ def last_program() -> Program | None:
 
 
 def copy_into(src: AnyTensor, dst: AnyResult) -> None:
-    """Copy an evaluated tensor's values into ``dst``'s memory."""
+    """Copy an evaluated tensor's values into ``dst``'s memory (through a temporary where they
+    overlap: the device's ``copy``; cupy's own copy does not guard an overlap)."""
     assert isinstance(src, Tensor)
-    dst.array[...] = src.array
+    device_of(dst.device).copy(dst.array, src.array)
 
 
 def _alias(col: Collected, out: AnyResult) -> int:
@@ -105,8 +107,10 @@ def _alias(col: Collected, out: AnyResult) -> int:
     return found
 
 
-def _analyse(col: Collected, targets: list[Target]) -> Program:
+def _analyse(col: Collected, targets: list[Target], lean: bool = False) -> Program:
     g = build_graph(col)
+    for device in {n.device for n in g.nodes}:  # its library loaded: its kernels registered
+        device_of(device).module()
     fired = rewrite(g) if options.rewrite else []
     if options.batch:
         stats.batched += batch(g)
@@ -135,11 +139,11 @@ def _analyse(col: Collected, targets: list[Target]) -> Program:
             done = reads == uses[alias] or _reads_done_before(g, alive, regions, alias, r)
             ok = done and g.nodes[alias].shape == n.shape and bool(safe_root)
         if ok and r not in regions:
-            ok = alias == -1 and _has_out_form(n)
+            ok = alias == -1 and writes(g, r, regions)
         (direct if ok else copies)[r] = e
     if direct:
         g.order = _writes_last(g, alive, direct)
-    return generate(g, alive, regions, direct, copies, fired, kernels)
+    return generate(g, alive, regions, direct, copies, fired, kernels, lean=lean)
 
 
 def _writes_last(g: Any, alive: list[bool], direct: dict[int, int]) -> list[int]:
@@ -210,7 +214,7 @@ def _reads_done_before(
             seen.add(u)
             if position[step_of.get(u, u)] >= limit:
                 return False
-            if u not in step_of and not _has_out_form(g.nodes[u]):
+            if u not in step_of and not writes(g, u, regions):
                 if u in g.roots:
                     return False
                 stack.append(u)
@@ -222,12 +226,6 @@ def _alias_safe(n: Any) -> bool:
 
     impl = fusable(n)
     return impl is not None and impl.alias_safe
-
-
-def _has_out_form(n: Any) -> bool:
-    from ..ops.declare import out_implementation
-
-    return device_of(n.device).host_pool and out_implementation(n.op, n.device) is not None
 
 
 def _prepare(

@@ -235,7 +235,7 @@ def build_step(
         targets.append((j, col.roots[j], e, _alias(col, target)))
         k = arg_of.get(id(target))
         binding.append((e, k if k is not None else target))
-    program = _analyse(col, targets).lean()
+    program = _analyse(col, targets, lean=True)
     arg_slots, arg_views, live = _leaf_sources(col, arg_of)
     numbers = {
         name: value.index for name, value in program.fn.__globals__.items() if type(value) is Number

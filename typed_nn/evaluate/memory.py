@@ -1,0 +1,281 @@
+"""The evaluator's memory model: where each step of a schedule writes its value, planned once.
+
+(docs/evaluation.md, "Memory", says the same for users; the sanitizer checks it at run time.)
+
+* **Values.** Each live node of the schedule is a value: a *leaf* (memory given to the
+  program: an input, a closed-over tensor, a cached result), a *view* (a step that may return
+  a view of its operands: a layout op, an alias, a batch item, a kernel with no write-into
+  form) or a *written* value (a fused region, a write-into or specialised kernel: its step
+  fills memory it is given).
+* **Life.** A value lives from its step to the last step that reads it or any view of it
+  (members of a fused region read at their region's step). A value handed out — a root; in
+  a program whose results are cached, every node's value — lives on after the program.
+* **Storage** of each written value, one of:
+
+  - ``("target", e)``: the ``out=`` array ``env[e]`` of an assign, written directly where the
+    executor found every read of that memory done before (or in this step, element for
+    element: ``executor._direct``);
+  - ``("rows", (c, index))``: its rows of a concat or stack ``c`` along dim 0, which then
+    copies nothing (a gather's operand may be a gather: its rows of the outer one);
+  - ``("buffer", b)``: a buffer shared over time by values that are not handed out, one at a
+    time: a value takes a buffer whose values all died before its step, or the buffer of an
+    operand that dies at its own step when the step writes element by element over what it
+    reads (a single alias-safe element-wise op). Small buffers are kept by the program
+    between runs; larger ones come from the pool at each run;
+  - ``("fresh", None)``: memory of its own at every run (values handed out, gathers written
+    in rows, another device's values).
+
+* **Handed out.** A root that may view an input or a target's memory is copied first, so a
+  result never changes with an input, nor writes into one.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..devices import device_of
+from ..ops.batching import ITEM
+from ..ops.declare import Site, implementation, out_implementation, specialisation
+from ..ops.join import CONCAT, STACK
+from .fuse import fusable
+from .graph import Graph, INode, is_number
+from .options import options
+from .pool import MIN_BYTES
+
+__all__ = ["Memory", "form", "plan_memory", "writes"]
+
+NEVER = 1 << 62
+"""The life's end of a value handed out."""
+
+
+def form(g: Graph, n: INode) -> tuple[str, Any]:
+    """How a node outside a fused region is computed: ("special", Specialised) or ("out",
+    OutImpl) — both write into the buffer given — or ("view", Specialised) / ("plain",
+    implementation), which return their own array, perhaps a view of an operand."""
+    special = specialisation(n.op, n.device, _site(g, n)) if options.specialise else None
+    if special is not None:
+        return ("special" if special.writes else "view", special)
+    # Buffers come from the host pool (numpy); other devices' kernels allocate their own.
+    impl = out_implementation(n.op, n.device) if device_of(n.device).host_pool else None
+    if impl is not None:
+        return "out", impl
+    return "plain", implementation(n.op, n.device)
+
+
+def _site(g: Graph, n: INode) -> Site:
+    operands = tuple(None if is_number(a) else (g.nodes[a].shape, g.nodes[a].dtype) for a in n.args)
+    return Site(operands, n.params, n.shape, n.dtype)
+
+
+def writes(g: Graph, s: int, regions: dict[int, list[int]]) -> bool:
+    """Whether step ``s`` fills memory it is given (else it may return a view of an operand)."""
+    n = g.nodes[s]
+    if len(regions.get(s, ())) > 1:
+        return True
+    if n.op in ("leaf", "alias") or n.decl is ITEM:
+        return False
+    return form(g, n)[0] in ("special", "out")
+
+
+@dataclass
+class Memory:
+    """The plan: ``storage`` of each written step (see the module doc), ``buffers`` (shape,
+    dtype, kept) by number, the gathers whose operands fill them (no step of their own), and
+    the roots copied when handed out."""
+
+    storage: dict[int, tuple[str, Any]] = field(default_factory=dict)
+    buffers: list[tuple[tuple[int, ...], Any, bool]] = field(default_factory=list)
+    gathered: set[int] = field(default_factory=set)
+    copied: list[int] = field(default_factory=list)
+
+
+def plan_memory(
+    g: Graph,
+    alive: list[bool],
+    regions: dict[int, list[int]],
+    direct: dict[int, int],
+    kernels: dict[int, Any],
+    copies: dict[int, int],
+    lean: bool,
+) -> Memory:
+    """Where each written step of the schedule writes (the module doc). ``lean``: the program
+    caches nothing (only the roots are handed out), so values may share buffers."""
+    interior = {m for members in regions.values() for m in members[:-1]}
+    steps = [s for s in g.order if alive[s] and s not in interior]
+    written = {s for s in steps if s in kernels or writes(g, s, regions)}
+    handed = set(g.roots) | (set() if lean else {s for s in steps if g.nodes[s].obj is not None})
+    position, last = _lives(g, steps, regions, written, handed)
+    memory = Memory()
+    for s in direct:
+        memory.storage[s] = ("target", direct[s])
+    _gathers(g, steps, regions, kernels, direct, written, memory)
+    if lean:
+        _buffers(g, steps, regions, written, position, last, memory)
+    for s in written:
+        memory.storage.setdefault(s, ("fresh", None))
+    memory.copied = _copied(g, written, direct, copies)
+    return memory
+
+
+def _lives(
+    g: Graph, steps: list[int], regions: dict[int, list[int]], written: set[int], handed: set[int]
+) -> tuple[dict[int, int], dict[int, int]]:
+    """Each value's step and the last step that reads it or a view of it."""
+    position = {s: i for i, s in enumerate(steps)}
+    for root, members in regions.items():
+        for m in members:
+            position[m] = position.get(root, -1)
+    last = {s: (NEVER if s in handed else position[s]) for s in steps}
+    for s in steps:
+        for m in regions.get(s, (s,)):
+            for a in g.nodes[m].args:
+                if not is_number(a) and a in last:
+                    last[a] = max(last[a], position[s])
+    for s in reversed(steps):  # a view keeps its operands' memory alive as long as itself
+        if s not in written and g.nodes[s].op != "leaf":
+            for a in g.nodes[s].args:
+                if not is_number(a) and a in last:
+                    last[a] = max(last[a], last[s])
+    return position, last
+
+
+def _gathers(
+    g: Graph,
+    steps: list[int],
+    regions: dict[int, list[int]],
+    kernels: dict[int, Any],
+    direct: dict[int, int],
+    written: set[int],
+    memory: Memory,
+) -> None:
+    """Concats and stacks along dim 0 whose operands are each written by a step of their own:
+    each operand is written into its rows of the gather instead (contiguous rows: kernels
+    write there as fast), and the gather copies nothing (BPTT's gate gradients gathered for
+    one weight-gradient GEMM, a sequence's outputs)."""
+    if not options.specialise:  # the gathers' kernels are specialised ones: nothing to save
+        return
+    storage = memory.storage
+    for c in steps:
+        n = g.nodes[c]
+        if n.decl not in (CONCAT, STACK) or n.params != (0,) or c in direct or c in kernels:
+            continue
+        if not device_of(n.device).host_pool or len(set(n.args)) != len(n.args):
+            continue
+        if not all(_rows_of(g, a, n, written, kernels, storage) for a in n.args):
+            continue
+        start = 0
+        for i, a in enumerate(n.args):
+            rows = g.nodes[a].shape[0] if n.decl is CONCAT else 1
+            storage[a] = ("rows", (c, slice(start, start + rows) if n.decl is CONCAT else i))
+            start += rows
+        memory.gathered.add(c)
+
+
+def _rows_of(
+    g: Graph,
+    a: Any,
+    gather: INode,
+    written: set[int],
+    kernels: dict[int, Any],
+    storage: dict[int, tuple[str, Any]],
+) -> bool:
+    """Whether operand ``a`` may be written into its rows of ``gather``: a value written by
+    its own host step, not handed out as a root, of the gather's dtype, not placed yet."""
+    if is_number(a) or a in g.roots or a in kernels or a in storage or a not in written:
+        return False
+    return bool(g.nodes[a].dtype == gather.dtype)
+
+
+def _buffers(
+    g: Graph,
+    steps: list[int],
+    regions: dict[int, list[int]],
+    written: set[int],
+    position: dict[int, int],
+    last: dict[int, int],
+    memory: Memory,
+) -> None:
+    """Buffers shared over time by the written host values not handed out (the module doc)."""
+    busy: list[tuple[int, int]] = []  # (the last step its values are read at, buffer)
+    until: dict[int, int] = {}
+    free: dict[tuple[Any, ...], list[int]] = {}
+    holder: dict[int, int] = {}  # value -> its buffer
+    for s in steps:
+        n = g.nodes[s]
+        if s not in written or s in memory.storage or s in memory.gathered or last[s] == NEVER:
+            continue  # a gather written in rows takes its buffer before its operands' steps
+        if not device_of(n.device).host_pool:
+            continue
+        here = position[s]
+        while busy and busy[0][0] < here:
+            end, released = heapq.heappop(busy)
+            if until.get(released) == end:
+                free.setdefault(_key(memory.buffers[released]), []).append(released)
+        b = _donor(g, s, regions, holder, until, here, memory)
+        if b is None:
+            pool = free.get((n.shape, n.dtype.str, _small(n)))
+            b = pool.pop() if pool else None
+        if b is None:
+            b = len(memory.buffers)
+            memory.buffers.append((n.shape, n.dtype, _small(n)))
+        holder[s] = b
+        until[b] = last[s]
+        heapq.heappush(busy, (last[s], b))
+        memory.storage[s] = ("buffer", b)
+
+
+def _donor(
+    g: Graph,
+    s: int,
+    regions: dict[int, list[int]],
+    holder: dict[int, int],
+    until: dict[int, int],
+    here: int,
+    memory: Memory,
+) -> int | None:
+    """The buffer of an operand of ``s`` that dies at ``s``'s step, when ``s`` is one alias-safe
+    element-wise op writing element by element over it (same shape and dtype)."""
+    n = g.nodes[s]
+    impl = fusable(n)
+    if impl is None or not impl.alias_safe or len(regions.get(s, ())) != 1:
+        return None
+    for a in n.args:
+        b = holder.get(a) if not is_number(a) else None
+        if b is not None and until[b] == here and memory.buffers[b][:2] == (n.shape, n.dtype):
+            return b
+    return None
+
+
+def _key(buffer: tuple[tuple[int, ...], Any, bool]) -> tuple[Any, ...]:
+    shape, dtype, small = buffer
+    return (shape, np.dtype(dtype).str, small)
+
+
+def _small(n: INode) -> bool:
+    return math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
+
+
+def _copied(
+    g: Graph, written: set[int], direct: dict[int, int], copies: dict[int, int]
+) -> list[int]:
+    """The roots handed out as they are whose value may view an input's memory or a target's
+    (a layout op of a leaf, a row of one): copied when handed out."""
+    found: list[int] = []
+    for r in dict.fromkeys(g.roots):
+        if r in copies or r in direct or g.nodes[r].op in ("leaf", "alias"):
+            continue
+        todo, seen = [r], set()
+        while todo:
+            s = todo.pop()
+            if g.nodes[s].op == "leaf" or (s in direct and s != r):
+                found.append(r)
+                break
+            if s not in written and s not in seen:
+                seen.add(s)
+                todo.extend(a for a in g.nodes[s].args if not is_number(a))
+    return found
