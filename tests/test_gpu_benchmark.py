@@ -1,27 +1,40 @@
-"""``benchmarks/gpu.py`` runs end to end (``--quick``: tiny sizes, no torch anchor), and each
-of its element-wise expressions is one fused kernel."""
+"""``benchmarks/gpu.py`` runs end to end (``--quick``: tiny sizes, no torch anchor): each of its
+element-wise expressions is one fused kernel, every section reports, and no compiled training
+step synchronises with the host. Its transformer block trains as PyTorch's does."""
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
+import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "gpu.py"
+import typed_nn as tn
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@pytest.fixture
+def benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``benchmarks/`` importable, as when its scripts run (their thread settings undone)."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(name, os.environ.get(name, "1"))
 
 
 @pytest.mark.optimiser
 @pytest.mark.gpu
-def test_the_gpu_benchmark_runs(cupy_module: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    spec = importlib.util.spec_from_file_location("gpu_benchmark", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    bench: Any = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    assert bench.main(["--quick"]) == 0
+@pytest.mark.usefixtures("benchmarks")
+def test_the_gpu_benchmark_runs(
+    cupy_module: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bench: Any = importlib.import_module("gpu")
+    assert bench.main(["--quick", "--json", str(tmp_path / "gpu.json")]) == 0
     out = capsys.readouterr().out
     assert re.findall(r"typed_nn (update|chain) .* fused kernels/eval: (\d+)", out) == [
         ("update", "1"),
@@ -29,3 +42,30 @@ def test_the_gpu_benchmark_runs(cupy_module: Any, capsys: pytest.CaptureFixture[
     ]
     assert "-node chain" in out
     assert "typed_nn MLP step (batch 8)" in out
+    assert "typed_nn transformer step" in out
+    results = json.loads((tmp_path / "gpu.json").read_text())
+    assert results["errors"] == {}
+    assert sorted(results["sections"]) == sorted(bench.SECTIONS)
+    syncs = results["sections"]["syncs"]
+    assert {step: s["syncs_per_step"] for step, s in syncs.items()} == {
+        "mlp (fit's step)": 0,
+        "nll + SGD": 0,
+        "transformer": 0,
+    }
+    names = [t["name"] for t in results["targets"]]
+    assert "transformer step: x PyTorch eager" in names
+    assert all(t["met"] in (True, False, None) for t in results["targets"])
+
+
+@pytest.mark.usefixtures("benchmarks")
+def test_the_transformer_block_trains_as_pytorchs_does() -> None:
+    torch = pytest.importorskip("torch")
+    block: Any = importlib.import_module("transformer_block")
+    w = block.weights()
+    xs, ts = block.batch()
+    x, target = (tn.tensor(a, tn.Float32, tn.CPU, tn.Dim3) for a in (xs, ts))
+    ours = block.TypedBlock(w, tn.CPU)
+    theirs = block.torch_block(torch, w, "cpu")
+    assert block.check_agree(ours, theirs, x, torch.from_numpy(xs), target, torch.from_numpy(ts))
+    assert len(list(ours.params.items())) == 12
+    assert all(np.isfinite(p.numpy()).all() for _, p in ours.params.items())
