@@ -724,7 +724,20 @@ class _Runtime:
 
     @staticmethod
     def getDeviceProperties(device: int) -> dict[str, Any]:
-        return {"name": b"cupy emulator (host)", "memoryClockRate": 1, "memoryBusWidth": 8}
+        return {
+            "name": b"cupy emulator (host)",
+            "memoryClockRate": 1,
+            "memoryBusWidth": 8,
+            "totalGlobalMem": 0,
+        }
+
+    @staticmethod
+    def runtimeGetVersion() -> int:
+        return 0
+
+    @staticmethod
+    def driverGetVersion() -> int:
+        return 0
 
 
 def install() -> types.ModuleType:
