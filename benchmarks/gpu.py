@@ -318,13 +318,14 @@ class Bench:
         return result
 
     def syncs(self) -> Result:
-        """Host synchronisations per step of three compiled training steps."""
+        """Host synchronisations per step of three compiled training steps and an eager one."""
         mlp_step, _ = self._mlp_steps(batch=8 if self.quick else 1024)
         block_step, _, _ = self._block_steps()
         steps = {
             "mlp (fit's step)": mlp_step,
             "nll + SGD": self._nll_step(),
             "transformer": block_step,
+            "eager SGD.step": self._eager_step(),
         }
         results: Result = {}
         runs = 2 if self.quick else 5
@@ -375,6 +376,14 @@ class Bench:
             return loss
 
         return lambda: step(x, y, 0.1)
+
+    def _eager_step(self) -> Callable[[], object]:
+        """An optimizer step outside ``tn.compile`` (``SGD.step``: its learning rate a rank-0
+        GPU tensor, a leaf of the update it evaluates)."""
+        w: Untyped = tn.zeros((256, 256), tn.Float32, tn.GPU)
+        g: Untyped = tn.tensor(np.ones((256, 256), np.float32), tn.Float32, tn.GPU, tn.Dim2)
+        sgd = SGD(0.01)
+        return lambda: sgd.step([(w, g)])
 
     def overlap(self) -> Result:
         if getattr(self.cupy, "emulated", False):
