@@ -20,7 +20,8 @@ Logs and ``summary.json`` go to ``$OUT`` (a temporary folder where it is unset);
 lines printed are the summary table. The exit status is 1 when a part failed or ran out of
 time (a missed performance target is reported, not a failure), 0 otherwise; without a GPU
 the GPU parts are skipped. ``--emulate`` runs every part small on the cupy emulator
-(``tests/cupy_emulator.py``): a check of this script on a machine without a GPU.
+(``tests/cupy_emulator.py``; the tests' ``[device]`` cases through ``tests/emulated_device.py``,
+as on a GPU): a rehearsal of the run on a machine without a GPU.
 """
 
 from __future__ import annotations
@@ -227,8 +228,9 @@ def check_env(run: Run) -> bool:
 def pytest_job(run: Run, part: str, selection: list[str]) -> Job:
     """``pytest -m gpu`` over ``selection`` on the real cupy (on the emulator: its cases)."""
     limit = run.limit(part, reserve=LIMITS["bench"])
-    argv = ["-m", "pytest", "-m", "gpu", "-k", "emulated" if run.emulate else "not emulated"]
-    argv += ["-p", "no:cacheprovider", "-q", "-rfEX", "--durations=10"]
+    argv = ["-m", "pytest", "-m", "gpu", "-k", "not emulated", "-p", "no:cacheprovider"]
+    argv += ["-p", "tests.emulated_device"] if run.emulate else []  # the [device] cases, emulated
+    argv += ["-q", "-rfEX", "--durations=10"]
     argv += [f"--junitxml={run.out / f'{part}.xml'}", *selection]
     # numpy 2.5 and cupy may deprecate what typed_nn calls: shown, not errors, on this run
     for kind in ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning"):
@@ -261,6 +263,11 @@ def report_pytest(run: Run, job: Job) -> None:
     details = final[-1].strip("= ") if final else f"stopped early: {_progress(job)}"
     if failed:
         details += "; failed: " + "; ".join(failed[:6]) + (" ..." if len(failed) > 6 else "")
+    notes = [line for line in job.tail(400) if line.startswith("GPU-NOTE ")]
+    errors = [n[9:] for n in notes if ": fused kernel " in n]
+    if notes:  # see tests/conftest.py: what passing tests hide
+        details += f"; GPU notes: {len(notes) - len(errors)} node-by-node fallbacks"
+        details += f", {len(errors)} fused-kernel errors" + "".join(f"; {e}" for e in errors[:3])
     ok = job.ok and bool(counts) and counts["failures"] == counts["errors"] == 0
     status = "TIMEOUT" if job.timed_out else "pass" if ok else "FAIL"
     run.report(job.name, job, status, details, counts=counts, failed=failed)

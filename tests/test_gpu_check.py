@@ -93,12 +93,16 @@ def test_pytest_outcomes_are_read_from_junit_or_from_its_progress_marks(
     run = _run(check, tmp_path)
     run.out.mkdir()
     (run.out / "tests.xml").write_text(JUNIT)
-    check.report_pytest(run, _job(check, tmp_path, "tests", ".Fs\n== 1 failed, 1 passed ==\n", 1))
+    log = ".Fs\nGPU-NOTE t::a[device]: 1 evaluation(s) ran node by node\n"
+    log += "GPU-NOTE t::b[device]: fused kernel CompileException: nvrtc: error\n"
+    check.report_pytest(run, _job(check, tmp_path, "tests", log + "== 1 failed, 1 passed ==\n", 1))
     part = run.parts["tests"]
     assert part["status"] == "FAIL"
     assert part["counts"] == {"tests": 3, "failures": 1, "errors": 0, "skipped": 1}
     assert part["details"] == (
         "1 failed, 1 passed; failed: test_gpu_ops::test_b[device] (AssertionError: wrong numbers)"
+        "; GPU notes: 1 node-by-node fallbacks, 1 fused-kernel errors"
+        "; t::b[device]: fused kernel CompileException: nvrtc: error"
     )
     stopped = _job(check, tmp_path, "alias", "$ pytest\n..F.s [ 40%]\n..\n", 2)
     stopped.timed_out = True
