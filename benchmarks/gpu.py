@@ -48,7 +48,7 @@ from _gpu_probes import (
 
 import typed_nn as tn
 from typed_nn import ops
-from typed_nn.evaluate import clear_plan_cache
+from typed_nn.evaluate import clear_plan_cache, stats
 from typed_nn.model import SGD
 from typed_nn.train.classifier import build_mlp
 from typed_nn.train.step import TrainStep
@@ -89,6 +89,8 @@ class Report:
         self.sections: dict[str, Result] = {}
         self.targets: list[Result] = []
         self.errors: dict[str, str] = {}
+        self.reruns: dict[str, int] = {}
+        """Evaluations whose program failed and ran again node by node, by section."""
 
     def target(self, name: str, value: float | None, goal: str, met: bool | None) -> None:
         """Record a target: ``met`` None where it could not be measured here."""
@@ -97,6 +99,7 @@ class Report:
     def save(self) -> None:
         if self.path is not None:
             data = {"sections": self.sections, "targets": self.targets, "errors": self.errors}
+            data["reruns"] = self.reruns
             self.path.write_text(json.dumps(data, indent=1, default=str))
 
     def print_targets(self) -> None:
@@ -447,11 +450,15 @@ def main(argv: list[str] | None = None) -> int:
     wanted = args.sections.split(",")
     for name in ("device", *(s for s in SECTIONS if s != "device" and s in wanted)):
         print(f"\n== {name}")
+        before = stats.fallbacks
         try:
             report.sections[name] = getattr(bench, name)()
         except Exception as exc:  # every section runs; the failure is reported
             traceback.print_exc()
             report.errors[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
+        if stats.fallbacks > before:  # a program failed (a kernel?): numbers of the rerun
+            report.reruns[name] = stats.fallbacks - before
+            print(f"  evaluations rerun node by node: {report.reruns[name]}")
         report.save()
     report.print_targets()
     return 1 if report.errors else 0

@@ -344,6 +344,9 @@ def report_bench(run: Run, job: Job) -> None:
     details = f"targets: {len(met)} met, {len(missed)} missed, "
     details += f"{len(targets) - len(met) - len(missed)} not measured"
     details += f"; failed sections: {', '.join(errors) or '-'}"
+    reruns = results.get("reruns", {})
+    if reruns:  # a failed program reruns node by node: those numbers are not the fused path's
+        details += "; node-by-node reruns: " + ", ".join(f"{k} {v}" for k, v in reruns.items())
     status = "TIMEOUT" if job.timed_out else "pass" if job.ok else "FAIL"
     run.report("bench", job, status, details, results=results)
 

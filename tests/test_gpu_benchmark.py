@@ -45,6 +45,7 @@ def test_the_gpu_benchmark_runs(
     assert "typed_nn transformer step" in out
     results = json.loads((tmp_path / "gpu.json").read_text())
     assert results["errors"] == {}
+    assert results["reruns"] == {}  # every evaluation ran its fused program
     assert sorted(results["sections"]) == sorted(bench.SECTIONS)
     syncs = results["sections"]["syncs"]
     compiled = ["mlp (fit's step)", "nll + SGD", "transformer"]
