@@ -102,17 +102,22 @@ class Launches:
     waits: int
 
 
-_WAITS = ("StreamSynchronize", "EventSynchronize", "cuMemcpyDtoH_", "cudaMemcpy")
+def _waits(api: str) -> bool:
+    """Whether a runtime or driver call blocks the host until the device catches up: stream
+    and event synchronisations, synchronous copies (a device synchronisation is the probe's)."""
+    if "StreamSynchronize" in api or "EventSynchronize" in api:
+        return True
+    synchronous_copy = api.startswith(("cudaMemcpy", "cuMemcpy")) and "Async" not in api
+    return synchronous_copy and "Peer" not in api
 
 
 def launches(torch: Any, fn: Callable[[], object], sync: Callable[[], object]) -> Launches | None:
     """The kernels and copies one call of ``fn`` launches (after a warm-up call), from PyTorch's
     profiler; None where it is unavailable or recorded no kernel at all."""
-    from torch.profiler import ProfilerActivity, profile
-
+    profiler = torch.profiler
     fn()
     sync()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+    with profiler.profile(activities=[profiler.ProfilerActivity.CUDA]) as prof:
         fn()
         sync()  # a device synchronisation of our own: not counted below
     with tempfile.TemporaryDirectory() as folder:
@@ -127,11 +132,8 @@ def launches(torch: Any, fn: Callable[[], object], sync: Callable[[], object]) -
         for e in events
         if e.get("cat") == "gpu_memcpy"
     )
-    waits = sum(
-        1
-        for e in events
-        if e.get("cat") in ("cuda_runtime", "cuda_driver") and e["name"].startswith(_WAITS)
-    )
+    api = [e["name"] for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    waits = sum(map(_waits, api))
     seconds = sum(float(e.get("dur", 0.0)) for e in kernels) / 1e6
     return Launches([e["name"] for e in kernels], dict(copies), seconds, waits)
 
