@@ -17,11 +17,16 @@ import pytest
 from helpers import tolerance
 
 import typed_nn as tn
+import typed_nn.debug
 from typed_nn import ops
 
 Untyped = Any
 Expr = Callable[[Untyped], Untyped]
 TOL = tolerance(tn.Float32)
+COPY_INTO = (
+    "a value that overlaps its target is copied in by evaluate/executor.copy_into with "
+    "a[...] = b, which cupy does not copy aside (the fused path copies through the device's copy)"
+)
 
 # Read through the target's transpose (a view of it, or a value computed from one).
 OF_ITS_TRANSPOSE: dict[str, Expr] = {
@@ -34,6 +39,8 @@ OF_ITS_TRANSPOSE: dict[str, Expr] = {
     "softmax(w.T)": lambda w: ops.softmax(ops.transpose(w)),
     "MShadow update": lambda w: -0.1 * (ops.transpose(w) + 0.01 * w),
 }
+VIEWS = {"w.T", "reshape(w.T)"}
+"""Whose value is a view of the target itself."""
 
 
 def _square(device: type[tn.DeviceTag], n: int) -> Untyped:
@@ -60,8 +67,10 @@ def _assign(w: Untyped, expr: Expr, compiled: bool) -> None:
 @pytest.mark.parametrize("n", [3, 257, 1024])
 @pytest.mark.parametrize("name", OF_ITS_TRANSPOSE)
 def test_a_target_read_through_its_transpose_is_written_right(
-    cupy_module: Any, name: str, n: int, compiled: bool
+    cupy_module: Any, name: str, n: int, compiled: bool, request: pytest.FixtureRequest
 ) -> None:
+    if name in VIEWS and typed_nn.debug.is_enabled():  # node by node: every target copied in
+        request.applymarker(pytest.mark.xfail(reason=COPY_INTO))
     on_cpu, on_gpu = _square(tn.CPU, n), _square(tn.GPU, n)
     for w in (on_cpu, on_gpu):
         _assign(w, OF_ITS_TRANSPOSE[name], compiled)
@@ -73,10 +82,7 @@ OF_ITS_NEIGHBOUR: list[Any] = [
     pytest.param(
         lambda b: b,
         id="b",
-        marks=pytest.mark.xfail(
-            reason="evaluate(b, out=a) with b a leaf copies with a[...] = b "
-            "(evaluate/executor.copy_into), which cupy does not copy aside"
-        ),
+        marks=pytest.mark.xfail(reason=COPY_INTO),
     ),
     pytest.param(lambda b: b * 2.0, id="2 b"),
     pytest.param(lambda b: ops.exp(b) - b, id="exp(b) - b"),
@@ -94,8 +100,8 @@ def test_a_target_read_through_an_overlapping_block_is_written_right(
     n = 1 << 20
     values = np.random.default_rng(shift).standard_normal(n + shift).astype(np.float32)
     got = []
-    for device, xp in ((tn.CPU, np), (tn.GPU, cupy_module)):
-        memory = xp.asarray(values.copy())
+    for device in (tn.CPU, tn.GPU):
+        memory = tn.devices.array_module(device).asarray(values.copy())
         a: Untyped = tn.Tensor(memory[:n], tn.Float32, device, tn.Dim1)
         b: Untyped = tn.Tensor(memory[shift:], tn.Float32, device, tn.Dim1)
         a.assign(expr(b))
