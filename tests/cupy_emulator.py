@@ -18,7 +18,15 @@ the CPU backend, without a GPU. What it holds cupy to, from cupy's own source
 * ``ElementwiseKernel``: array arguments of a typed parameter must have exactly its dtype
   (Python numbers are converted to it), non-raw arguments broadcast to the output, ``raw`` ones are read by flat
   index with ``.size()``. Its loop body is compiled with the host's C++ compiler, so fused
-  regions compute real values.
+  regions compute real values;
+* no overlap between what a call writes and what it reads: cupy's kernels and copies
+  (``copyto``, ``out=``, ``a[...] = b``, ``ElementwiseKernel``) never copy an overlapping
+  operand aside, as numpy does, so on a GPU the result is undefined (threads read elements
+  others already wrote). Only an operand that *is* the output element for element (same
+  memory, shape and strides: ``a *= 2``) is safe; any other overlap is an ``OverlapError``;
+* host synchronisation is declared where cupy declares it (``ndarray.get``, every
+  conversion to a host value, ``Device.synchronize``: ``cupy._core.syncdetect``), so a
+  counter patched in there counts the same calls on both.
 
 Values are computed by numpy on the host; only the *interface* is cupy's.
 """
@@ -33,6 +41,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -72,8 +81,60 @@ def _wrap(value: Any) -> Any:
     return value
 
 
+class OverlapError(ValueError):
+    """A call writes memory it also reads through another view (undefined on a GPU)."""
+
+
+def _check_no_overlap(what: str, written: Any, operands: Any) -> None:
+    """Raise OverlapError where an operand overlaps ``written`` without being it element for
+    element (``written``: a host array, ``operands``: anything)."""
+    for v in operands if isinstance(operands, list | tuple) else (operands,):
+        if isinstance(v, list | tuple):
+            _check_no_overlap(what, written, v)
+            continue
+        a = v._a if isinstance(v, ndarray) else None
+        if a is None or not np.shares_memory(a, written):
+            continue
+        same = (a.shape, a.strides) == (written.shape, written.strides) and _address(a) == _address(
+            written
+        )
+        if not same:
+            raise OverlapError(
+                f"emulated cupy: {what} writes {written.shape} memory that an operand "
+                f"{a.shape} (strides {a.strides}) overlaps: cupy copies nothing aside, so on "
+                "a GPU the result is undefined"
+            )
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
+
+
+# Distinct kernels the calls so far would have compiled on a GPU (an estimate of cupy's
+# per-process NVRTC compiles: one per operation, dtypes and rank, the rank of contiguous
+# same-shape operands collapsed to 1 as cupy does; views and cuBLAS products compile none).
+kernels: set[tuple[Any, ...]] = set()
+_NO_KERNEL = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "broadcast_to"}
+_NO_KERNEL |= {"moveaxis", "swapaxes", "as_strided", "sliding_window_view", "result_type"}
+_NO_KERNEL |= {"shares_memory", "may_share_memory", "tensordot", "matmul", "dot"}
+
+
+def _note_kernel(name: str, arrays: list[np.ndarray]) -> None:
+    if name in _NO_KERNEL or not arrays:
+        return
+    flat = all(a.flags.c_contiguous and a.shape == arrays[0].shape for a in arrays)
+    rank = 1 if flat else max(a.ndim for a in arrays)
+    kernels.add((name, tuple(a.dtype.name for a in arrays), rank))
+
+
 def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     out = kwargs.get("out")
+    written = out if fn is not np.copyto else args[0]
+    if isinstance(written, ndarray):
+        _check_no_overlap(fn.__name__, written._a, args[1:] if fn is np.copyto else args)
+    owner = getattr(fn, "__self__", None)  # np.add.reduce: a method of its ufunc
+    name = f"{owner.__name__}.{fn.__name__}" if isinstance(owner, np.ufunc) else fn.__name__
+    _note_kernel(name, [v._a for v in (*args, *kwargs.values()) if isinstance(v, ndarray)])
     result = fn(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
     if isinstance(out, ndarray) and result is out._a:
         return out  # numpy returns ``out`` itself; so does cupy
@@ -306,6 +367,7 @@ class ndarray:  # noqa: N801 - cupy's name
     data = property(lambda self: _Pointer(self._a.__array_interface__["data"][0]))
 
     def get(self) -> np.ndarray:
+        _core.syncdetect._declare_synchronize()  # looked up per call, as cupy does
         host: np.ndarray = self._a.copy()
         return host
 
@@ -324,27 +386,30 @@ class ndarray:  # noqa: N801 - cupy's name
     def __iter__(self) -> Iterator[Any]:
         return (_wrap(v) for v in self._a)
 
+    # every conversion to a host value copies to the host, as cupy's do (through get)
     def __bool__(self) -> bool:
-        return bool(self._a)
+        return bool(self.get())
 
     def __float__(self) -> float:
-        return float(self._a)
+        return float(self.get())
 
     def __int__(self) -> int:
-        return int(self._a)
+        return int(self.get())
 
     def item(self) -> Any:
-        return self._a.item()
+        return self.get().item()
 
     def tolist(self) -> Any:
-        return self._a.tolist()
+        return self.get().tolist()
 
     def __getitem__(self, key: Any) -> Any:
         return _wrap(self._a[_unwrap_host(key)])
 
     def __setitem__(self, key: Any, value: Any) -> None:
         # cupy copies host values in (a transfer), unlike its kernels
-        self._a[_unwrap_host(key)] = _unwrap_host(value)
+        key = _unwrap_host(key)
+        _check_no_overlap("a[...] = b", self._a[key], value)
+        self._a[key] = _unwrap_host(value)
 
     # -- methods (cupy's keyword arguments)
     def copy(self, order: str = "C") -> ndarray:
@@ -597,7 +662,9 @@ class ElementwiseKernel:
             raise TypeError(f"Type is mismatched. {out_name} {given.dtype} {out_dtype}")
         else:
             np.broadcast_shapes(shape, given.shape)  # cupy broadcasts outputs with inputs
+            _check_no_overlap(self.name, given._a, args[:n_in])
             out = given
+        _note_kernel(self.source, [*hosts, out._a])
         flat = [
             np.ascontiguousarray(h.ravel() if raw else np.broadcast_to(h, out.shape))
             for (raw, _, _), h in zip(self.ins, hosts, strict=True)
@@ -608,7 +675,7 @@ class ElementwiseKernel:
         )
         sizes = (ctypes.c_longlong * n_in)(*(f.size for f in flat))
         _library(self.source).run(pointers, sizes, result.size)
-        out._a[...] = result  # a strided or aliased output is written once, at the end
+        out._a[...] = result  # a strided output is written once, at the end
         return out
 
 
@@ -620,7 +687,34 @@ class _Device:
         self.id = device or 0
 
     def synchronize(self) -> None:
+        _core.syncdetect._declare_synchronize()
+
+
+class _Event:
+    """A CUDA event: the host clock when it was recorded (the emulator runs synchronously)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.at = 0.0
+
+    def record(self, stream: Any = None) -> None:
+        self.at = time.perf_counter()
+
+    def synchronize(self) -> None:
         pass
+
+
+def get_elapsed_time(start: _Event, end: _Event) -> float:
+    """Milliseconds between two recorded events, as ``cupy.cuda.get_elapsed_time``."""
+    return (end.at - start.at) * 1e3
+
+
+def _declare_synchronize() -> None:
+    """Where cupy declares a host synchronisation (a counter may be patched in)."""
+
+
+_core = types.SimpleNamespace(
+    syncdetect=types.SimpleNamespace(_declare_synchronize=_declare_synchronize)
+)
 
 
 class _Runtime:
@@ -630,7 +724,20 @@ class _Runtime:
 
     @staticmethod
     def getDeviceProperties(device: int) -> dict[str, Any]:
-        return {"name": b"cupy emulator (host)", "memoryClockRate": 1, "memoryBusWidth": 8}
+        return {
+            "name": b"cupy emulator (host)",
+            "memoryClockRate": 1,
+            "memoryBusWidth": 8,
+            "totalGlobalMem": 0,
+        }
+
+    @staticmethod
+    def runtimeGetVersion() -> int:
+        return 0
+
+    @staticmethod
+    def driverGetVersion() -> int:
+        return 0
 
 
 def install() -> types.ModuleType:
@@ -648,7 +755,10 @@ def install() -> types.ModuleType:
             setattr(module, name, _function(name, getattr(np, name), allowed))
     module.float32, module.float64 = np.float32, np.float64  # type: ignore[attr-defined]
     module.int32, module.int64, module.bool_ = np.int32, np.int64, np.bool_  # type: ignore[attr-defined]
-    module.cuda = types.SimpleNamespace(Device=_Device, runtime=_Runtime)  # type: ignore[attr-defined]
+    module.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
+        Device=_Device, Event=_Event, get_elapsed_time=get_elapsed_time, runtime=_Runtime
+    )
+    module._core = _core  # type: ignore[attr-defined]
     lib = types.SimpleNamespace(
         stride_tricks=types.SimpleNamespace(
             **{

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 import typed_nn as tn
+from typed_nn import ops
 from typed_nn.tags import DeviceTag, ElemTag, dim_of_rank
 
 Array = npt.NDArray[Any]
@@ -38,6 +40,56 @@ def tolerance(elem: type[ElemTag]) -> dict[str, float]:
     if elem is tn.Float32:
         return {"rtol": 2e-4, "atol": 1e-5}
     return {"rtol": 1e-9, "atol": 1e-12}
+
+
+def assign_rules(kind: str, params: list[Any], state: list[Any]) -> Callable[..., Any]:
+    """A training step of a two-layer tanh net with SGD, Momentum or Adam written with assigns."""
+
+    def step(x: Any, y: Any, lr: float) -> Any:
+        w1, w2 = params
+        loss = ops.reduce_mean(ops.square(ops.tanh(x @ w1) @ w2 - y))
+        grads = tn.grad(loss, (w1, w2))
+        # the last layer first: its update can run before the first layer's gradient
+        for i, (w, g) in reversed(list(enumerate(zip(params, grads, strict=True)))):
+            if kind == "sgd":
+                w.assign(w - lr * g)
+            elif kind == "momentum":
+                v = state[i][0]
+                v.assign(v * 0.9 + g)
+                w.assign(w - lr * v)
+            else:
+                m, v = state[i]
+                m.assign(m * 0.9 + g * 0.1)
+                v.assign(v * 0.999 + ops.square(g) * 0.001)
+                w.assign(w - lr * m / (ops.sqrt(v) + 1e-8))
+        return loss
+
+    return step
+
+
+def train_with_assigns(
+    kind: str,
+    steps: int,
+    fail: Callable[[], AbstractContextManager[Any]] | None = None,
+    device: type[DeviceTag] = tn.CPU,
+) -> list[Array]:
+    """The Float64 weights and optimizer state (host copies) after ``steps`` compiled steps of
+    :func:`assign_rules`, the second one run inside ``fail()`` (which makes it fail midway)."""
+    rng = np.random.default_rng(7)
+
+    def t64(a: Array) -> tn.Tensor[Any, Any, Any]:
+        return tagged(a, tn.Float64, device)
+
+    # big enough that the program takes buffers from the pool (64 KiB and more)
+    params = [t64(rng.normal(size=(64, 128)) * 0.1), t64(rng.normal(size=(128, 2)) * 0.1)]
+    state = [[t64(np.zeros(p.shape)) for _ in range(2)] for p in params]
+    step = tn.compile(assign_rules(kind, params, state))
+    xs = [t64(rng.normal(size=(256, 64))) for _ in range(steps)]
+    ys = [t64(rng.normal(size=(256, 2))) for _ in range(steps)]
+    for i in range(steps):
+        with fail() if fail is not None and i == 1 else nullcontext():
+            step(xs[i], ys[i], 0.05)
+    return [p.numpy().copy() for p in params] + [s.numpy().copy() for st in state for s in st]
 
 
 def finite_difference(f: Callable[[Array], Array], x: Array, eps: float = 1e-6) -> Array:

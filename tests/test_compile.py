@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import t32, t64
+from helpers import t32, t64, train_with_assigns
 
 import typed_nn as tn
 from typed_nn import ops
@@ -248,48 +248,6 @@ def test_lazy_and_unhashable_arguments_are_errors() -> None:
 # --- a step that fails leaves every target unchanged ---
 
 
-def _rules(kind: str, params: list[Any], state: list[Any]) -> Any:
-    """A training step with SGD, Momentum or Adam written with assigns."""
-
-    def step(x: Any, y: Any, lr: float) -> Any:
-        w1, w2 = params
-        loss = ops.reduce_mean(ops.square(ops.tanh(x @ w1) @ w2 - y))
-        grads = tn.grad(loss, (w1, w2))
-        # the last layer first: its update can run before the first layer's gradient
-        for i, (w, g) in reversed(list(enumerate(zip(params, grads, strict=True)))):
-            if kind == "sgd":
-                w.assign(w - lr * g)
-            elif kind == "momentum":
-                v = state[i][0]
-                v.assign(v * 0.9 + g)
-                w.assign(w - lr * v)
-            else:
-                m, v = state[i]
-                m.assign(m * 0.9 + g * 0.1)
-                v.assign(v * 0.999 + ops.square(g) * 0.001)
-                w.assign(w - lr * m / (ops.sqrt(v) + 1e-8))
-        return loss
-
-    return step
-
-
-def _train(kind: str, steps: int, fail: Any = None) -> list[Any]:
-    rng = np.random.default_rng(7)
-    # big enough that the program takes buffers from the pool (64 KiB and more)
-    params = [t64(rng.normal(size=(64, 128)) * 0.1), t64(rng.normal(size=(128, 2)) * 0.1)]
-    state = [[t64(np.zeros(p.shape)) for _ in range(2)] for p in params]
-    step = tn.compile(_rules(kind, params, state))
-    xs = [t64(rng.normal(size=(256, 64))) for _ in range(steps)]
-    ys = [t64(rng.normal(size=(256, 2))) for _ in range(steps)]
-    for i in range(steps):
-        if fail is not None and i == 1:
-            with fail():
-                step(xs[i], ys[i], 0.05)
-        else:
-            step(xs[i], ys[i], 0.05)
-    return [p.numpy().copy() for p in params] + [s.numpy().copy() for st in state for s in st]
-
-
 class _FailingPool:
     """The buffer pool, failing its ``n``-th allocation once."""
 
@@ -315,7 +273,7 @@ def test_an_allocation_failing_mid_step_changes_no_target(
     from typed_nn.evaluate.pool import buffer_pool as real
 
     monkeypatch.setattr(hooks, "node_checks", [])  # the compiled program, also in debug mode
-    clean = _train(kind, 3)
+    clean = train_with_assigns(kind, 3)
 
     @contextlib.contextmanager
     def failing() -> Any:
@@ -329,7 +287,7 @@ def test_an_allocation_failing_mid_step_changes_no_target(
             yield
         monkeypatch.setattr(executor, "buffer_pool", real)
 
-    got = _train(kind, 3, failing)
+    got = train_with_assigns(kind, 3, failing)
     for a, b in zip(got, clean, strict=True):
         np.testing.assert_array_equal(a, b)
 
@@ -344,7 +302,7 @@ def test_a_kernel_failing_mid_step_changes_no_target(
     from typed_nn.ops.declare import _IMPLS, implement, implementation
 
     monkeypatch.setattr(hooks, "node_checks", [])  # the compiled program, also in debug mode
-    clean = _train(kind, 3)
+    clean = train_with_assigns(kind, 3)
     plain = implementation("tanh_grad", tn.CPU)  # the first layer's gradient: late in the step
     calls = [0]
     armed = [False]
@@ -364,7 +322,7 @@ def test_a_kernel_failing_mid_step_changes_no_target(
         yield
 
     try:
-        got = _train(kind, 3, failing)
+        got = train_with_assigns(kind, 3, failing)
     finally:
         _IMPLS["tanh_grad"]["CPU"] = [e for e in _IMPLS["tanh_grad"]["CPU"] if e[1] is not flaky]
     assert not armed[0], "the injected failure did not happen"

@@ -76,3 +76,40 @@ def test_elementwise_kernels_run_their_source_with_cupys_argument_rules() -> Non
         kernel(x, b, 2.0, cp.zeros((2, 3), np.float64))
     with pytest.raises(TypeError, match="Unsupported type"):
         kernel(np.zeros((2, 3), np.float32), b, 2.0, y)
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda a: np.copyto(a, a.T),
+        lambda a: np.add(a, a.T, out=a),
+        lambda a: a[1:].__setitem__(Ellipsis, a[:-1]),
+        lambda a: np.multiply(a[:, :2], 2.0, out=a[:, 1:]),
+    ],
+)
+def test_a_write_overlapping_what_it_reads_is_refused(write: Any) -> None:
+    """cupy copies nothing aside: on a GPU these are undefined."""
+    a = cp.asarray(np.arange(9, dtype=np.float32).reshape(3, 3))
+    with pytest.raises(cupy_emulator.OverlapError, match="cupy copies nothing aside"):
+        write(a)
+
+
+def test_a_write_into_its_own_operand_element_for_element_is_allowed() -> None:
+    a = cp.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    a *= 2.0
+    np.add(a, a, out=a)
+    np.copyto(a[0], a[0])
+    assert a.get().tolist() == [[0, 4, 8], [12, 16, 20]]
+
+
+def test_host_synchronisations_are_declared_where_cupy_declares_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[bool] = []
+    monkeypatch.setattr(cp._core.syncdetect, "_declare_synchronize", lambda: seen.append(True))
+    a = cp.asarray(np.ones(3, np.float32))
+    b = a * 2.0
+    assert seen == []  # device work and host-to-device copies do not wait
+    a.get(), float(b[0]), bool(b[1]), b.sum().item(), b.tolist()
+    cp.cuda.Device().synchronize()
+    assert len(seen) == 6

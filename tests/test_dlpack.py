@@ -98,3 +98,26 @@ def test_pytorch_shares_memory_both_ways() -> None:
     assert t.numpy()[1] == 20.0
     back = tn.from_dlpack(torch.arange(4, dtype=torch.float64), tn.Float64, tn.CPU, tn.Dim1)
     np.testing.assert_array_equal(back.numpy(), [0.0, 1.0, 2.0, 3.0])
+
+
+@pytest.mark.gpu
+def test_gpu_tensors_and_other_gpu_arrays_share_memory_through_dlpack(cupy_module: Any) -> None:
+    """cupy and, where it has CUDA, PyTorch: both ways, no copy, writes seen across."""
+    if getattr(cupy_module, "emulated", False):
+        pytest.skip("the emulator has no device memory to share")
+    a = cupy_module.arange(6, dtype=np.float32).reshape(2, 3)
+    t = tn.from_dlpack(a, tn.Float32, tn.GPU, tn.Dim2)
+    assert t.__dlpack_device__()[0] == 2  # kDLCUDA
+    t.assign(t * 2.0 + 1.0)  # computed aside, copied into the shared memory
+    np.testing.assert_array_equal(a.get(), np.arange(6.0).reshape(2, 3) * 2.0 + 1.0)
+    back = cupy_module.from_dlpack(t)
+    assert back.data.ptr == a.data.ptr
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("this torch has no CUDA")
+    shared = torch.from_dlpack(t)  # torch passes its stream: cupy orders the exchange on it
+    shared.mul_(10.0)
+    torch.cuda.synchronize()
+    np.testing.assert_array_equal(t.numpy(), (np.arange(6.0).reshape(2, 3) * 2.0 + 1.0) * 10.0)
+    from_torch = tn.from_dlpack(torch.ones(4, device="cuda"), tn.Float32, tn.GPU, tn.Dim1)
+    np.testing.assert_array_equal(ops.reduce_sum(from_torch).numpy(), 4.0)

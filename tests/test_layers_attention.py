@@ -24,7 +24,7 @@ from typed_nn.layers import (
 )
 from typed_nn.layers.attention import MASKED, MASKS_KEPT
 from typed_nn.model.safetensors_format import parse
-from typed_nn.policies import PElemIs, PFeedbackOutput, PUpdate
+from typed_nn.policies import PDeviceIs, PElemIs, PFeedbackOutput, PUpdate
 
 T3 = tn.Tensor3[tn.Float64, tn.CPU]
 REFERENCES = Path(__file__).parent / "references" / "attention.safetensors"
@@ -187,6 +187,38 @@ def test_compiled_forward_and_backward_equal_eager() -> None:
         for got, want in zip(compiled(), eager, strict=True):
             np.testing.assert_allclose(got.numpy(), want, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(eager[0], REF["y_causal"], rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.gpu
+def test_a_causal_layer_compiles_on_the_gpu(cupy_module: Any) -> None:
+    """Its mask is made on the GPU when the forward is built: no evaluation, which a trace
+    refuses (a mask moved with to_device and evaluated could not be traced)."""
+    cls = make_train_layer(
+        MultiHeadAttentionLayer,
+        LayerInMap({LayerInput: tn.Tensor3[tn.Float64, tn.GPU]}),
+        PElemIs(tn.Float64),
+        PDeviceIs(tn.GPU),
+        PUpdate,
+        PFeedbackOutput,
+    )
+    layer = cls("mha", 8, 2, causal=True)
+    init = tn.model.ParamInitializer()
+    for name, value in torch_params("mha").items():
+        init.set_param(name, value)
+    layer.init(init, tn.model.LoadBuffer(tn.Float64, tn.GPU))
+    x, g = (tn.tensor(REF[k], tn.Float64, tn.GPU, tn.Dim3) for k in ("x", "g"))
+
+    @tn.compile
+    def step() -> list[Any]:
+        out = layer.feed_forward(layer.input_cont().set(LayerInput, x)).get(LayerOutput)
+        dx = layer.feed_backward(layer.output_cont().set(LayerOutput, g)).get(LayerInput)
+        return [out, dx]
+
+    for _ in range(2):
+        out, dx = step()
+        np.testing.assert_allclose(out.numpy(), REF["y_causal"], rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(dx.numpy(), REF["grad_x"], rtol=1e-9, atol=1e-12)
+    assert step.traces == 1
 
 
 def test_float32_runs() -> None:

@@ -30,11 +30,10 @@ from .. import ops
 from ..data.factories import tensor
 from ..data.tensor import AnyTensor, Matrix, TensorLike, Vector
 from ..errors import LayerError, ShapeError, message
-from ..evaluate.plan import evaluate
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs
 from ..shape import format_shape
-from ..tags import CPU, Dim2, Dim3, Dim4
+from ..tags import Dim2, Dim3, Dim4
 from .compose import ComposeKernel, SublayerArgs
 from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey
@@ -83,10 +82,11 @@ class OutBias(PortKey):
 
 
 def _causal_mask(x: AnyTensor, seq: int) -> AnyTensor:
-    """(seq, seq): 0 on and below the diagonal, MASKED above, as a tensor of ``x``'s kind."""
+    """(seq, seq): 0 on and below the diagonal, MASKED above, as a tensor of ``x``'s kind.
+    Made on ``x``'s device directly: no evaluation, which a ``tn.compile`` trace refuses."""
     values = np.triu(np.full((seq, seq), MASKED, dtype=x.elem.dtype), 1)
-    mask: AnyTensor = tensor(values, x.elem, CPU, Dim2)
-    return mask if x.device is CPU else evaluate(ops.to_device(mask, x.device))
+    mask: AnyTensor = tensor(values, x.elem, x.device, Dim2)
+    return mask
 
 
 _PROBE_SHAPES: dict[type, tuple[int, ...]] = {

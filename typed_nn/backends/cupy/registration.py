@@ -6,12 +6,15 @@ inputs' library (``typed_nn.devices.module_of``), so reductions, softmax, ``dot`
 joins and convolution run as cupy calls. The few that need a GPU form of their own
 (the losses, ``to_device``) live beside this file. Element-wise regions are compiled into
 one kernel each (``region.py``); the write-into forms registered here let the evaluator
-find those regions.
+find those regions. Targets are written through ``convert.copy``, which copies a source
+that overlaps its target aside first (cupy's ``copyto`` does not).
 """
 
 from __future__ import annotations
 
-from ...devices import set_region_compiler
+from dataclasses import replace
+
+from ...devices import device_of, register_device
 from ...ops.declare import Impl, implement, implementation
 from ...tags import CPU, GPU
 from .. import numpy as _numpy  # the shared CPU implementations
@@ -55,4 +58,10 @@ def register() -> None:
     for name, fn in GPU_OWN.items():
         implement(name, GPU)(fn)
     fused.register_out_forms()
-    set_region_compiler(GPU, region.compile_region)  # fused regions: one generated kernel each
+    register_device(
+        replace(
+            device_of(GPU),
+            compile_region=region.compile_region,  # fused regions: one generated kernel each
+            copy=convert.copy,  # a target written from a view of itself: copied aside first
+        )
+    )
