@@ -21,7 +21,10 @@ measurement, BASE, HEAD, HEAD/BASE, and ``SLOWER`` where HEAD is more than ``--t
 (5 %) slower. A measurement one side did not print (a script or a measurement that an older
 commit lacks, a failed run) is "—"; failures are listed under the table. ``--anchors`` also
 lists the anchors' own times and the ratios between anchors, never flagged: a gauge of the
-machine's noise (on a shared machine, a same-commit run ``BASE BASE`` shows it too).
+machine's noise (on a shared machine, a same-commit run ``BASE BASE`` shows it too). A ratio
+between two typed_nn variants (``layer_backward``'s vjp/hand, ``debug_overhead``'s
+checked/plain, ``programs``' per-sample / hand-batched) also rises when its denominator gets
+faster: read the times listed below it.
 
 The entries (``--only`` takes their names), with the wall time of one run of one commit on the
 2-vCPU reference VM (measured with other jobs running); one round of all is twice their sum,
@@ -466,7 +469,7 @@ def report(benches: list[Bench], base: Side, head: Side, args: argparse.Namespac
     flagged: list[str] = []
     for bench in benches:
         old, new = base.best(bench.name), head.best(bench.name)
-        labels = list(dict.fromkeys([*old, *new]))
+        labels = list(dict.fromkeys([*new, *old]))  # HEAD's script's order
         measures = [old.get(label) or new[label] for label in labels]
         shown = [
             (label, m)
@@ -503,7 +506,7 @@ def report(benches: list[Bench], base: Side, head: Side, args: argparse.Namespac
         if run.error
     ]
     if failures:
-        print("\n== failed runs (their measurements, if any, are those printed before the failure)")
+        print("\n== runs that failed or did not run (measurements printed before a failure count)")
         print("\n".join(failures))
     print("\n== wall time per run (mean over rounds, s)")
     total = [0.0, 0.0]

@@ -17,16 +17,11 @@ import pytest
 from helpers import tolerance
 
 import typed_nn as tn
-import typed_nn.debug
 from typed_nn import ops
 
 Untyped = Any
 Expr = Callable[[Untyped], Untyped]
 TOL = tolerance(tn.Float32)
-COPY_INTO = (
-    "a value that overlaps its target is copied in by evaluate/executor.copy_into with "
-    "a[...] = b, which cupy does not copy aside (the fused path copies through the device's copy)"
-)
 
 # Read through the target's transpose (a view of it, or a value computed from one).
 OF_ITS_TRANSPOSE: dict[str, Expr] = {
@@ -67,10 +62,8 @@ def _assign(w: Untyped, expr: Expr, compiled: bool) -> None:
 @pytest.mark.parametrize("n", [3, 257, 1024])
 @pytest.mark.parametrize("name", OF_ITS_TRANSPOSE)
 def test_a_target_read_through_its_transpose_is_written_right(
-    cupy_module: Any, name: str, n: int, compiled: bool, request: pytest.FixtureRequest
+    cupy_module: Any, name: str, n: int, compiled: bool
 ) -> None:
-    if name in VIEWS and typed_nn.debug.is_enabled():  # node by node: every target copied in
-        request.applymarker(pytest.mark.xfail(reason=COPY_INTO))
     on_cpu, on_gpu = _square(tn.CPU, n), _square(tn.GPU, n)
     for w in (on_cpu, on_gpu):
         _assign(w, OF_ITS_TRANSPOSE[name], compiled)
@@ -79,11 +72,7 @@ def test_a_target_read_through_its_transpose_is_written_right(
 
 # Read through an overlapping block of the memory the target is a block of.
 OF_ITS_NEIGHBOUR: list[Any] = [
-    pytest.param(
-        lambda b: b,
-        id="b",
-        marks=pytest.mark.xfail(reason=COPY_INTO),
-    ),
+    pytest.param(lambda b: b, id="b"),
     pytest.param(lambda b: b * 2.0, id="2 b"),
     pytest.param(lambda b: ops.exp(b) - b, id="exp(b) - b"),
     pytest.param(lambda b: ops.softmax(b), id="softmax(b)"),

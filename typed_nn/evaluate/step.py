@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..data.tensor import AnyTensor, Tensor
+from ..devices import device_of
 from . import hooks, reference
 from .cache import invalidate_caches
 from .codegen import Program
@@ -125,7 +126,7 @@ class Step:
         results = reference.execute([*outputs, *(expr for _, expr in assigns)])
         invalidate_caches()
         for (target, _), result in zip(assigns, results[len(outputs) :], strict=True):
-            np.copyto(target.array, result.array)
+            device_of(target.device).copy(target.array, result.array)  # overlap-safe
         for r, result in zip(self.roots, results[: len(outputs)], strict=True):
             env[r] = result.array
 
