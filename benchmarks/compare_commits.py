@@ -27,26 +27,29 @@ checked/plain, ``programs``' per-sample / hand-batched) also rises when its deno
 faster: read the times listed below it.
 
 The entries (``--only`` takes their names), with the wall time of one run of one commit on the
-2-vCPU reference VM (measured with other jobs running); one round of all is twice their sum,
-about 3 minutes:
+2-vCPU reference VM, measured with other jobs running (the "wall time per run" table at the end
+of each report gives today's); one round of all is twice their sum, about 2.5 minutes, and the
+default three rounds about 8:
 
-==================  =====================================================================  ====
-expr_train          this file's own: a 20-node 4x4 expression uncompiled and compiled        6 s
-                    (per call, numpy eager as the anchor), ``typed-nn train digits
-                    --epochs 8`` as a whole process (import included)
-tiny_overhead       the 20-node expression, build and evaluate                                2 s
-chain               the element-wise chain at 1e7 (torch.compile: compiles each run)    12-27 s
-mshadow_update      the MShadow update at 1e3, 1e5, 1e7                                       6 s
-mlp_per_sample      per-sample loop batched by the evaluator                                  1 s
-programs            questions 1-5 (each its own process; full sizes)                        15 s
-attention           multi-head attention forward + backward, compiled                        3 s
-lstm                LSTM training step, compiled                                              4 s
-layer_backward      hand-written vs vjp-derived layer backwards                               2 s
-cnn                 digits CNN, ``fit``                                                       5 s
-digits_mlp          digits MLP, ``fit``, batch 32 and 128                                     7 s
-large_mlp           MLP 784-512-256-10, ``fit``                                               6 s
-debug_overhead      debug mode's checked calls                                                3 s
-==================  =====================================================================  ====
+=================  ================================================================  =======
+expr_train         this file's own: a 20-node 4x4 expression, uncompiled and           3-4 s
+                   compiled, per call (numpy eager as the anchor); ``typed-nn train
+                   digits --epochs 8`` as a whole process (import included)
+tiny_overhead      the 20-node expression: build, evaluate                               2 s
+chain              the element-wise chain at 1e7; torch.compile compiles every run   11-14 s
+                   (27 s the first time, with no inductor cache)
+mshadow_update     the MShadow update at 1e3, 1e5, 1e7                                 5-6 s
+mlp_per_sample     a per-sample loop batched by the evaluator                            1 s
+programs           questions 1-5, each its own process, full sizes                      14 s
+attention          multi-head attention forward + backward, compiled                   2.5 s
+transformer_block  a pre-LN transformer block's training step, compiled                3.5 s
+lstm               LSTM training step, compiled                                        4.5 s
+layer_backward     hand-written vs vjp-derived layer backwards                           2 s
+cnn                digits CNN trained by ``fit`` (CPU time per epoch)                  5-6 s
+digits_mlp         digits MLP trained by ``fit``, batch 32 and 128 (the same)          7-8 s
+large_mlp          MLP 784-512-256-10 trained by ``fit`` (the same)                    6-7 s
+debug_overhead     debug mode's checked calls                                            3 s
+=================  ================================================================  =======
 
 Each script runs with its default options: all are short enough, and the quick options that
 some have (``programs.py --quick``: tiny sizes) would no longer measure the real thing. A script
@@ -309,6 +312,7 @@ BENCHES = [
     Bench("mlp_per_sample"),
     Bench("programs", sections=True),
     Bench("attention"),
+    Bench("transformer_block"),
     Bench("lstm"),
     Bench("layer_backward", (layer_table,)),
     Bench("cnn", (epoch_tables,)),
@@ -585,7 +589,7 @@ def measure(benches: list[Bench], sides: list[Side], args: argparse.Namespace) -
                     side.runs.setdefault(bench.name, []).append(run)
                     note = f"  {run.error}" if run.error else ""
                     print(
-                        f"[round {r + 1}/{args.rounds}] {bench.name:<16} {side.role} "
+                        f"[round {r + 1}/{args.rounds}] {bench.name:<18} {side.role} "
                         f"{run.seconds:6.1f} s, {len(run.measures)} measures{note}",
                         file=sys.stderr,
                         flush=True,
