@@ -28,16 +28,18 @@ from .memory import form as memory_form
 from .options import options
 from .pool import MIN_BYTES
 from .sanitize import Sanitizer
+from .trace import Number
 
 __all__ = ["Program", "generate"]
 
 
 class Program:
-    """A compiled schedule: ``fn(env, alloc)`` fills ``env`` at ``results``."""
+    """A compiled schedule: ``fn(env, alloc)`` fills ``env`` at ``results`` (an evaluation's),
+    or ``fn(A, N, alloc)`` returns a compiled step's outputs (see ``generate``)."""
 
     def __init__(
         self,
-        fn: Callable[[list[Any], Any], None],
+        fn: Callable[..., Any],
         results: list[int],
         calls: Counter[str],
         fired: list[str],
@@ -64,6 +66,9 @@ class _Gen:
         self.ns: dict[str, Any] = {"np": np}
         self.lines: list[str] = []
         self.calls: Counter[str] = Counter()
+        self.sources: dict[int, Any] | None = None
+        """A compiled step's program: env index -> where that input comes from (the source
+        of a call's array, ``A[k]``, or the array itself, bound as a constant)."""
         self.buffers: dict[int, str] = {}
         """Buffer number (``Memory.buffers``) -> its name in the program."""
         self.names: dict[int, str] = {}
@@ -81,6 +86,14 @@ class _Gen:
             name = self.const(f"R{len(self.registers)}", np.empty(shape, dtype))
             self.registers[key] = name
         return name
+
+    def env(self, i: int) -> str:
+        """The expression of input ``i``: ``env[i]``, or in a compiled step's program its
+        source."""
+        if self.sources is None:
+            return f"env[{i}]"
+        source = self.sources[i]
+        return source if isinstance(source, str) else self.constant(source)
 
     def const(self, name: str, value: Any) -> str:
         self.ns[name] = value
@@ -356,8 +369,8 @@ def _copy_and_write_back(
     gen: _Gen, copies: dict[int, int], results: list[int], copied: list[int]
 ) -> None:
     """The schedule's end: copy the roots that may view an input or a target (before a target
-    is written), copy the roots computed aside into their targets, then write the values to
-    return and cache back into ``env``."""
+    is written), copy the roots computed aside into their targets, then (an evaluation's
+    program) write the values to return and cache back into ``env``."""
     for s in copied:
         gen.emit(f"v{s} = v{s}.copy()")
     if copies and "WRITING" not in gen.ns:
@@ -367,10 +380,11 @@ def _copy_and_write_back(
         # of it). The root's value is now the target's memory: the caller copies no more
         # (a second copy from a view would read memory the first one changed).
         copy = gen.const(f"copyto{s}", device_of(gen.g.nodes[s].device).copy)
-        gen.emit(f"{copy}(env[{e}], v{s})")
-        gen.emit(f"v{s} = env[{e}]" if s in results else f"env[{s}] = env[{e}]")
-    for s in results:
-        gen.emit(f"env[{s}] = v{s}")
+        gen.emit(f"{copy}({gen.env(e)}, v{s})")
+        gen.emit(f"v{s} = {gen.env(e)}")
+    if gen.sources is None:  # an evaluation's program: its values go back into env
+        for s in results:
+            gen.emit(f"env[{s}] = v{s}")
 
 
 def _view(gen: _Gen, s: int, n: INode) -> None:
@@ -446,26 +460,39 @@ def generate(
     fired: list[str],
     kernels: dict[int, tuple[Any, list[Ref]]] | None = None,
     *,
-    lean: bool = False,
+    lean: tuple[dict[int, Any], int] | None = None,
 ) -> Program:
     """The compiled schedule. ``direct``: root slot -> env index of the ``out`` array the
     root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into;
     ``kernels``: region root -> (compiled device kernel, its operand refs) for regions on a
     device whose regions are compiled (host regions are generated as numpy passes here).
-    ``lean``: a program whose values are not cached on their nodes (``tn.compile``'s): only
-    the roots are written back, and values share buffers (``memory.py``)."""
+
+    An evaluation's program is ``fn(env, alloc)``: it reads its inputs from ``env`` and writes
+    every value to cache back into it. ``lean`` = (sources, outputs) makes a compiled step's
+    program ``fn(A, N, alloc)``: each input read from its source (``Step``), the float
+    numbers from ``N``, the first ``outputs`` roots returned; nothing is cached, so values
+    share buffers (``memory.py``)."""
     kernels = kernels or {}
     gen = _Gen(g)
     interior = {m for members in regions.values() for m in members[:-1]}
     steps = [s for s in g.order if alive[s] and s not in interior]
-    memory = plan_memory(g, alive, regions, direct, kernels, copies, lean)
+    memory = plan_memory(g, alive, regions, direct, kernels, copies, lean is not None)
     if options.sanitize:
-        gen.sanitizer = _sanitizer(gen, steps, regions, direct, copies, lean)
-    results = _steps(gen, steps, regions, direct, kernels, memory, lean)
+        gen.sanitizer = _sanitizer(gen, steps, regions, direct, copies, lean is not None)
+    if lean is not None:
+        gen.sources = lean[0]
+    results = _steps(gen, steps, regions, direct, kernels, memory, lean is not None)
     _copy_and_write_back(gen, copies, results, memory.copied)
+    returned = "".join(f"v{r}, " for r in (g.roots[: lean[1]] if lean else ()))
     if gen.sanitizer is not None:
-        gen.emit("SAN.finish(env)")
-    source = "def _run(env, alloc):\n" + ("\n".join(gen.lines) or "    pass") + "\n"
+        gen.emit(f"SAN.finish({''.join(f'v{r}, ' for r in gen.sanitizer.returned)})")
+    head = "def _run(env, alloc):"
+    if lean is not None:  # a call's float numbers: locals in place of their constants
+        head = "def _run(A, N, alloc):"
+        numbers = [(k, v.index) for k, v in gen.ns.items() if type(v) is Number]
+        gen.lines[:0] = [f"    {k} = N[{i}]" for k, i in numbers]
+        gen.emit(f"return ({returned})")
+    source = head + "\n" + ("\n".join(gen.lines) or "    pass") + "\n"
     exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
     return Program(gen.ns["_run"], results, gen.calls, fired, source)
 
@@ -490,7 +517,7 @@ def _steps(
         if s == first_write:
             gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
         if n.op == "leaf":
-            gen.emit(f"v{s} = env[{s}]")
+            gen.emit(f"v{s} = {gen.env(s)}")
         elif n.op == "alias" or n.decl is ITEM:
             _view(gen, s, n)
         elif s not in started:  # started: a gather its operands were written into
@@ -509,7 +536,7 @@ def _out(gen: _Gen, s: int, memory: Memory, started: set[int]) -> str:
     written in rows takes its own before the first of its operands is computed."""
     kind, where = memory.storage.get(s, ("fresh", None))
     if kind == "target":
-        return f"env[{where}]"
+        return gen.env(where)
     if kind == "rows":
         c, rows = where
         if c not in started:

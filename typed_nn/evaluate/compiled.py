@@ -28,8 +28,8 @@ from typing import Any, Generic, ParamSpec, TypeVar, overload
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CompileError, OperandError, RetraceWarning, bad_argument, message
 from ..ops.node import format_site, user_site
-from .guard import call_replay
-from .step import NO_MATCH, Step, build_step, memory_base, no_replay
+from ..tracing import state
+from .step import Step, build_step, memory_base
 from .trace import floats, is_float, qualname, trace_function, tracing
 
 __all__ = ["Compiled", "compile", "tracing"]
@@ -67,21 +67,23 @@ class Compiled(Generic[P, R]):
         self._warned = False
         self._lock = threading.RLock()
         self._last: Step | None = None
-        """The last call's Step: its ``replay`` (``guard.call_replay``) is tried first."""
+        """The last call's Step: its ``guard`` is tried first."""
         self.traces = 0
         """How many times ``fn`` was traced."""
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
-        if tracing() is not None:
+        if state.trace is not None:
             return self.fn(*args, **kwargs)  # inside another trace: part of its graph
         result: R
         last = self._last
         if last is not None and not kwargs:
-            # The last call's signature and Step, checked and run by code written for them.
-            result = last.replay(args)
-            if result is not NO_MATCH:
-                return result
+            bound = last.guard(args)  # the last call's signature and Step: most calls repeat it
+            if bound is not None:
+                with self._lock:  # a Step's program serves one call at a time
+                    if self._last is last:
+                        result = last.run(bound[0], bound[1], args)
+                        return result
         values = self._bind(args, kwargs)
         key, arrays, numbers = self._key(values)
         with self._lock:
@@ -90,10 +92,7 @@ class Compiled(Generic[P, R]):
                 self._steps[key] = found  # the most recently used last
             if found is None or found.stale(arrays):
                 found = self._trace(key, values)
-            if last is not found:
-                if found.replay is no_replay:  # written once per Step (a last batch alternates)
-                    found.replay = call_replay(key, self._names, self._static, found, self)
-                self._last = found
+            self._last = found
             result = found.run(arrays, numbers, values)
         return result
 
@@ -175,7 +174,7 @@ class Compiled(Generic[P, R]):
             self.fn, self._names, self._static, values
         )
         step = build_step(
-            self.fn, self._names, self._static, placeholders, outputs, structure, assigns
+            self.fn, key, self._names, self._static, placeholders, outputs, structure, assigns
         )
         self._steps[key] = step
         return step

@@ -107,7 +107,10 @@ def _alias(col: Collected, out: AnyResult) -> int:
     return found
 
 
-def _analyse(col: Collected, targets: list[Target], lean: bool = False) -> Program:
+def _analyse(
+    col: Collected, targets: list[Target], lean: tuple[dict[int, Any], int] | None = None
+) -> Program:
+    """The program of a collected graph (``lean``: a compiled step's, see ``generate``)."""
     g = build_graph(col)
     for device in {n.device for n in g.nodes}:  # its library loaded: its kernels registered
         device_of(device).module()
@@ -256,28 +259,33 @@ def _prepare(
     return program, col
 
 
-def _run(program: Program, env: list[Any]) -> bool:
-    """Run ``program`` over ``env``; False when it failed with something other than a
-    typed_nn error (the caller re-runs node by node, which names the failing node)."""
+FAILED = object()
+"""What :func:`_run` returns when the program failed (the caller re-runs node by node)."""
+
+
+def _run(program: Program, *inputs: Any) -> Any:
+    """Run ``program`` on ``inputs`` (``env``, or a compiled step's arrays and numbers);
+    its result, or FAILED when it failed with something other than a typed_nn error (the
+    caller re-runs node by node, which names the failing node)."""
     _local.last = program
     alloc = buffer_pool().empty if options.pool and program.pooled else np.empty
     writing = program.writing
     writing[0] = False
     token = ignore_fp_errors()
     try:
-        program.fn(env, alloc)
+        result = program.fn(*inputs, alloc)
     except TypedNNError:
         raise
     except Exception as exc:
         if writing[0]:
             raise _failed_while_writing(program, exc) from exc
         stats.fallbacks += 1
-        return False
+        return FAILED
     finally:
         restore_fp_errors(token)
     if stats.counting:
         stats.kernel_calls.update(program.calls)
-    return True
+    return result
 
 
 def _failed_while_writing(program: Program, exc: Exception) -> EvaluationError:
@@ -305,7 +313,7 @@ def execute(
     if hooks.node_checks:
         return reference.execute(roots, targets)
     program, col = _prepare(roots, targets)
-    if not _run(program, col.env):
+    if _run(program, col.env) is FAILED:
         return reference.execute(roots, targets)
     return _results(col.env, col.objs, col.merged, col.roots, program, targets)
 

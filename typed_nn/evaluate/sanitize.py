@@ -106,10 +106,11 @@ class Sanitizer:
         regions: dict[int, list[int]],
         writes: set[int],
         escaping: set[int],
-        returned: set[int],
+        returned: Iterable[int],
         kept: Callable[[], Iterable[Any]],
     ) -> None:
-        self.writes, self.escaping, self.returned, self.kept = writes, escaping, returned, kept
+        self.writes, self.escaping, self.kept = writes, escaping, kept
+        self.returned = sorted(returned)
         self.nodes = g.structure().nodes  # a cached plan keeps no data of its evaluation
         self.about = [_about(n.obj, n.op) for n in g.nodes]
         self.position = {s: i for i, s in enumerate(order)}
@@ -169,13 +170,12 @@ class Sanitizer:
         self.values[s] = (value, _bytes(value))
         self._release(here, value)
 
-    def finish(self, env: list[Any]) -> None:
-        """The run ended (its values written back into ``env``): no returned value shares
-        memory with an input or a kept buffer."""
+    def finish(self, *values: Any) -> None:
+        """The run ended: no returned value (``values``, those of ``returned``) shares memory
+        with an input or a kept buffer."""
         inputs = [a for t, (a, _) in self.values.items() if self.nodes[t].op == "leaf"]
         inputs += list(self.kept())
-        for r in self.returned:
-            value = env[r]
+        for r, value in zip(self.returned, values, strict=True):
             if type(value) is np.ndarray and any(np.shares_memory(value, a) for a in inputs):
                 self._fail(r, "the value it returns shares memory with an input or a kept buffer")
         self.values, self.last, self.viewed = {}, {}, {}

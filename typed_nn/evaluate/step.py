@@ -1,10 +1,12 @@
-"""A compiled Step: one signature's program and how a call's values are bound into it.
+"""A compiled Step: one signature's program, the check that a call fits it, and its run.
 
 ``build_step`` runs the evaluator's one analysis over what a trace built (its outputs and its
-assigns, with the assigned tensors as ``out=`` targets) and records where each leaf of the
-graph comes from at every call: an argument's array (or a row of it), a closed-over tensor's
-memory (read live), a float argument (a program constant rebound per call). ``Step.stale``
-says when a trace no longer fits the call.
+assigns, with the assigned tensors as ``out=`` targets) into a lean program that reads each
+call's values directly: ``fn(A, N, alloc)`` takes the call's arrays by argument (``A[k]``, a
+row ``A[k][i]``) and its float numbers (``N``); closed-over tensors' memory is bound into the
+program (``Step.stale`` says when that no longer holds); it returns the outputs' arrays and
+writes the assigned tensors in place. The check of a call (:meth:`Step.guard`) is plain
+Python, as is the wrapping of the outputs.
 """
 
 from __future__ import annotations
@@ -20,188 +22,182 @@ from . import hooks, reference
 from .cache import invalidate_caches
 from .codegen import Program
 from .collect import Collected, collect
-from .executor import _alias, _analyse, _run  # the one analysis every evaluation uses
+from .executor import FAILED, _alias, _analyse, _run  # the one analysis every evaluation uses
 from .options import options, stats
-from .trace import Number, qualname, trace_function, unflatten
+from .trace import is_float, trace_function, unflatten
 
-__all__ = [
-    "MISSING",
-    "NO_MATCH",
-    "CellScope",
-    "Step",
-    "build_step",
-    "memory_base",
-    "no_replay",
-    "runner_code",
-    "shared_with",
-]
+__all__ = ["MISSING", "CellScope", "Step", "build_step", "memory_base", "shared_with"]
 
-
-Runner = Callable[[list[Any], list[float], list[Any]], Any]
-"""``run(arrays, numbers, args)``: a call's arrays and float arguments (as the guard or
-``Compiled._key`` gives them) and its arguments -> the outputs."""
+MISSING = object()
+_wrap = Tensor._wrap
 
 
 class Step:
-    """One signature's compiled program and how a call's values are bound into it."""
+    """One signature's compiled program, how a call fits it and how its outputs come back."""
 
     def __init__(
         self,
+        key: tuple[Any, ...],
+        static: frozenset[str],
+        names: list[str],
         program: Program,
-        env: list[Any],
-        arg_slots: list[tuple[int, int]],
-        live: list[tuple[int, Tensor[Any, Any, Any], Any]],
-        numbers: dict[str, int],
-        roots: list[int],
         returned: list[Any],
         structure: Any,
-        targets: list[tuple[int, Any]],
-        objs: list[Any],
-        names: list[tuple[Any, str, Any]],
+        held: list[Tensor[Any, Any, Any]],
+        scopes: list[tuple[Any, str, Any]],
         source: tuple[Callable[..., Any], list[str], frozenset[str]],
+        assigns: bool,
     ) -> None:
         self.program = program
-        self.env = env
-        """The env template: leaf slots are rebound at every call."""
-        self.arg_slots = arg_slots
-        """(env slot, argument index) of each tensor argument."""
-        self.live = live
-        """(env slot, tensor, its shape when traced) of each closed-over tensor."""
-        self.numbers = numbers
-        """Program constant name -> index among the call's float arguments."""
-        self.roots = roots
         self.returned = returned
-        """Per output: None (computed), an argument index, or the closed-over tensor."""
+        """Per output: (elem, device) of a computed one, an argument's index, or the
+        closed-over tensor returned as it is."""
         self.structure = structure
-        self.targets = targets
-        """(env index, argument index or closed-over tensor) of each assign target."""
-        self.objs = objs
-        self.names = names
+        self.held = [(t, t._array) for t in held]
+        """Closed-over tensors (read or assigned) with the memory the program binds."""
+        self.held_bases = frozenset(memory_base(array) for _, array in self.held)
+        self.scopes = scopes
+        """(scope, name, tensor): the global names and closure cells ``fn`` read tensors from."""
         self.source = source
         """(fn, parameter names, static names): to trace again (debug mode, a failure)."""
-        held = {id(t): t for _, t, _ in live}  # a tensor read and assigned is held once
-        held.update((id(k), k) for _, k in targets if type(k) is not int)
-        self.held = [(t, t._array) for t in held.values()]
-        """Closed-over tensors (read or assigned) with their memory when traced."""
-        for slot, t in [(slot, t) for slot, t, _ in live] + targets:
-            if type(t) is not int:
-                env[slot] = t._array
-        self.held_bases = frozenset(memory_base(array) for _, array in self.held)
-        self.arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
-        """(env slot, argument index, index) of each row ``x[i]`` of a tensor argument."""
+        self.assigns = assigns
+        """Whether the program writes tensors in place (cached results are stale after it)."""
+        n = len(names)
+        self.checks = [_check(e, name in static) for e, name in zip(key[:n], names, strict=True)]
+        self.sharing = key[n] if len(key) > n else None
+        """Which tensor arguments shared memory when traced (None: none did)."""
+        tensors = sum(kind == "tensor" for kind, _ in self.checks)
+        self.compare = assigns and (self.sharing is not None or tensors > 1)
+        """Whether a call's tensor arguments are compared for shared memory: which share it
+        matters only to a program that writes (it planned its writes for that sharing)."""
+        self.arity = n
+        self.watch = bool(self.scopes or self.held)
+        """Whether a call checks the names and memory of the tensors ``fn`` closes over."""
+        every = all(kind == "tensor" for kind, _ in self.checks)
+        self.tensors = [want for _, want in self.checks] if every else None
+        """(elem, device, shape) of each argument, where all are tensors."""
+        self.single = returned[0] if len(returned) == 1 and structure is None else None
+        """(elem, device) of the one computed output of a step returning just that."""
+        if type(self.single) is not tuple:
+            self.single = None
         self.shared: frozenset[int] = frozenset()
         """Argument indices that shared memory with a closed-over tensor when traced."""
-        self.run: Runner = self._first_run
-        """Bind this call's arrays and numbers, run the program, return the outputs: after
-        the first call, the code ``_generate_runner`` wrote for this Step (an attribute, so a
-        call costs no method frame around it)."""
-        self.replay: Callable[[tuple[Any, ...]], Any] = no_replay
-        """The guard's checks, then this Step's run, as one function (``guard.call_replay``,
-        written when the Step first becomes its compiled function's last): what a compiled
-        function calls first."""
+
+    def guard(self, args: tuple[Any, ...]) -> tuple[list[Any], list[float]] | None:
+        """The call's arrays and numbers (as ``Compiled._key`` gives them) when ``args`` fit
+        this Step's signature and its trace still holds, else None."""
+        if len(args) != self.arity:
+            return None
+        arrays: list[Any] = []
+        numbers: list[float] = []
+        if self.tensors is not None:  # every argument a tensor: the common case, first
+            for a, (elem, device, shape) in zip(args, self.tensors, strict=False):  # arity checked
+                if type(a) is not Tensor or a._elem is not elem or a._device is not device:
+                    return None
+                x = a._array
+                if x.shape != shape:
+                    return None
+                arrays.append(x)
+        elif not _bind(args, self.checks, arrays, numbers):
+            return None
+        if self.compare and _sharing(arrays) != self.sharing:
+            return None
+        if self.watch and self.stale(arrays):
+            return None
+        return arrays, numbers
 
     def stale(self, arrays: list[Any]) -> bool:
         """Whether the trace no longer fits: a name ``fn`` read a tensor from now holds
-        another object, a closed-over tensor's memory was replaced, or an argument shares
-        memory with a closed-over tensor where it did not (or the reverse)."""
-        for scope, name, obj in self.names:
+        another object, a closed-over tensor's memory was replaced, or (a program that
+        writes) an argument shares memory with a closed-over tensor where it did not (or the
+        reverse)."""
+        for scope, name, obj in self.scopes:
             if scope.get(name, MISSING) is not obj:
                 return True
         for t, array in self.held:
             if t._array is not array:
                 return True
-        return bool(self.held) and shared_with(arrays, self.held_bases) != self.shared
+        if not self.assigns or not self.held:  # only a program that writes minds sharing
+            return False
+        return shared_with(arrays, self.held_bases) != self.shared
 
-    def _first_run(self, arrays: list[Any], numbers: list[float], args: list[Any]) -> Any:
-        self.run = _generate_runner(self)
-        return self.run(arrays, numbers, args)
+    def run(
+        self, arrays: list[Any], numbers: list[float], args: list[Any] | tuple[Any, ...]
+    ) -> Any:
+        """Run the program on a call's arrays and numbers; the outputs, in ``fn``'s structure."""
+        values: Any = FAILED if hooks.node_checks else _run(self.program, arrays, numbers)
+        if values is FAILED:
+            values = self.run_by_node(list(args))
+        if self.assigns:  # tensors written in place: cached results that read them are stale
+            invalidate_caches()
+        single = self.single
+        if single is not None:
+            return _wrap(values[0], single[0], single[1])
+        outputs = [
+            args[r] if type(r) is int else r if isinstance(r, Tensor) else Tensor._wrap(v, *r)
+            for r, v in zip(self.returned, values, strict=True)
+        ]
+        return outputs[0] if self.structure is None else unflatten(self.structure, outputs)
 
-    def run_by_node(self, env: list[Any], args: list[Any]) -> None:
+    def run_by_node(self, args: list[Any]) -> list[Any]:
         """Debug mode, or the compiled program failed before it wrote any target: trace
         ``fn`` again with this call's values and run that graph node by node (each node
-        checked in debug mode; an error names the node and the line that built it). The
-        outputs' arrays go into their ``env`` slots."""
+        checked in debug mode; an error names the node and the line that built it). Returns
+        the outputs' arrays."""
         outputs, assigns = trace_function(*self.source, args, placeholders=False)[:2]
         invalidate_caches()
         results = reference.execute([*outputs, *(expr for _, expr in assigns)])
         invalidate_caches()
         for (target, _), result in zip(assigns, results[len(outputs) :], strict=True):
             device_of(target.device).copy(target.array, result.array)  # overlap-safe
-        for r, result in zip(self.roots, results[: len(outputs)], strict=True):
-            env[r] = result.array
+        return [result.array for result in results[: len(outputs)]]
 
 
-MISSING = object()
+def _bind(
+    args: tuple[Any, ...], checks: list[tuple[str, Any]], arrays: list[Any], numbers: list[float]
+) -> bool:
+    """Check ``args`` against ``checks`` (``_check``), their arrays and numbers appended."""
+    for a, (kind, want) in zip(args, checks, strict=True):
+        if kind == "tensor":
+            if type(a) is not Tensor or a._elem is not want[0] or a._device is not want[1]:
+                return False
+            if a._array.shape != want[2]:
+                return False
+            arrays.append(a._array)
+            continue
+        arrays.append(None)
+        if kind == "float":
+            if not is_float(a):
+                return False
+            numbers.append(float(a))
+        elif kind == "floats":
+            if type(a) is not tuple or len(a) != want or not all(is_float(x) for x in a):
+                return False
+            numbers.extend(map(float, a))
+        elif type(a) is not want[0] or (a is not want[1] and a != want[1]):
+            return False
+    return True
 
-NO_MATCH = object()
-"""What a replay returns when the call does not fit its Step (a compiled fn may return None)."""
+
+def _sharing(arrays: list[Any]) -> tuple[int, ...] | None:
+    """Which tensor arguments share memory (``Compiled._key``'s entry; None: none do)."""
+    bases = [
+        (id(x) if x.base is None else id(x.base)) if type(x) is np.ndarray else memory_base(x)
+        for x in arrays
+        if x is not None
+    ]
+    return tuple(bases.index(b) for b in bases) if len(set(bases)) < len(bases) else None
 
 
-def no_replay(args: tuple[Any, ...]) -> Any:
-    """A Step's replay before ``guard.call_replay`` wrote it: no call fits yet."""
-    return NO_MATCH
-
-
-def _generate_runner(step: Step) -> Runner:
-    """``step.run`` as straight-line code: each of this call's arrays, closed-over tensors'
-    arrays and numbers bound into its env slot, the program run, each output wrapped. A
-    small program runs in a few microseconds; binding by loops over the Step's tables cost
-    as much again."""
-    ns, body = runner_code(step)
-    lines = ["def run(arrays, numbers, args):", *("    " + line for line in body)]
-    exec(compile("\n".join(lines), f"<compiled step of {qualname(step.source[0])}>", "exec"), ns)
-    runner: Runner = ns["run"]
-    return runner
-
-
-def runner_code(step: Step) -> tuple[dict[str, Any], list[str]]:
-    """The body of ``step.run`` (unindented lines reading ``arrays``, ``numbers`` and
-    ``args``, a sequence) and the names it uses; ``guard.call_replay`` puts the same body
-    after its checks."""
-    ns: dict[str, Any] = {
-        "ENV": step.env,
-        "NS": step.program.fn.__globals__,
-        "HOOKS": hooks,
-        "RUN": _run,
-        "PROGRAM": step.program,
-        "BY_NODE": step.run_by_node,
-        "WRAP": Tensor._wrap,
-        "UNFLATTEN": unflatten,
-        "STRUCTURE": step.structure,
-    }
-    # One env per Step, not a copy per call: a Step runs one call at a time (the compiled
-    # function's lock), every leaf slot is rebound below and the program writes each other
-    # slot it reads before reading it. The closed-over tensors' slots are never rebound: a
-    # call reaches ``run`` only once the guard (or ``stale``) saw that each still holds the
-    # array it held when traced, and the env holds that array (``Step.__init__``).
-    lines = ["env = ENV"]
-    lines += [f"env[{slot}] = arrays[{k}]" for slot, k in step.arg_slots]
-    for i, (slot, k, index) in enumerate(step.arg_views):
-        ns[f"IX{i}"] = index
-        lines.append(f"env[{slot}] = arrays[{k}][IX{i}]")
-    lines += [f"env[{slot}] = arrays[{k}]" for slot, k in step.targets if type(k) is int]
-    lines += [f"NS[{name!r}] = numbers[{k}]" for name, k in step.numbers.items()]
-    lines.append("if HOOKS.node_checks or not RUN(PROGRAM, env):")
-    lines.append("    BY_NODE(env, list(args))")
-    if step.targets:  # tensors written in place: cached results that read them are stale
-        ns["INVALIDATE"] = invalidate_caches
-        lines.append("INVALIDATE()")
-    values: list[str] = []
-    for i, (r, out) in enumerate(zip(step.roots, step.returned, strict=True)):
-        if out is None:  # computed: wrapped with the node's element and device
-            obj = step.objs[r]
-            ns[f"RE{i}"], ns[f"RD{i}"] = obj.elem, obj.device
-            values.append(f"WRAP(env[{r}], RE{i}, RD{i})")
-        elif type(out) is int:  # an argument fn returned as it is
-            values.append(f"args[{out}]")
-        else:  # a closed-over tensor fn returned as it is
-            ns[f"RO{i}"] = out
-            values.append(f"RO{i}")
-    if step.structure is None:
-        lines.append(f"return {values[0]}")
-    else:
-        lines.append(f"return UNFLATTEN(STRUCTURE, [{', '.join(values)}])")
-    return ns, lines
+def _check(entry: Any, static: bool) -> tuple[str, Any]:
+    """How ``Step.guard`` checks an argument against its entry of the signature."""
+    if not static and type(entry) is tuple and len(entry) == 3 and entry[0] != "value":
+        return "tensor", entry  # (elem, device, shape)
+    if entry is float:
+        return "float", None
+    if type(entry) is tuple and entry[0] is float:
+        return "floats", entry[1]
+    return "value", entry[1:]  # (type, value)
 
 
 def memory_base(array: Any) -> int:
@@ -217,6 +213,7 @@ def shared_with(arrays: list[Any], held: frozenset[int]) -> frozenset[int]:
 
 def build_step(
     fn: Callable[..., Any],
+    key: tuple[Any, ...],
     names: list[str],
     static: frozenset[str],
     placeholders: dict[int, Any],
@@ -229,73 +226,66 @@ def build_step(
     invalidate_caches()  # every node computed by the Step, none taken from a cache
     col = collect(roots, options.cse, -1, by_object=True)
     arg_of = {id(p): k for k, p in placeholders.items()}
+    held: dict[int, Tensor[Any, Any, Any]] = {}
+    sources = _leaf_sources(col, arg_of, held)
     targets: list[tuple[int, int, int, int]] = []
-    binding: list[tuple[int, Any]] = []
     for j, (target, _) in enumerate(assigns, start=len(outputs)):
         e = len(col.env) + len(targets)
         targets.append((j, col.roots[j], e, _alias(col, target)))
         k = arg_of.get(id(target))
-        binding.append((e, k if k is not None else target))
-    program = _analyse(col, targets, lean=True)
-    arg_slots, arg_views, live = _leaf_sources(col, arg_of)
-    numbers = {
-        name: value.index for name, value in program.fn.__globals__.items() if type(value) is Number
-    }
+        sources[e] = f"A[{k}]" if k is not None else _held(target, held)
+    program = _analyse(col, targets, lean=(sources, len(outputs)))
     returned: list[Any] = []
     for out in outputs:
         source: Any = arg_of.get(id(out))
         if source is None and type(out) is Tensor and _view_of_argument(out, arg_of) is None:
             source = out  # a closed-over tensor, returned as it is
-        returned.append(source)  # None: the program's value (a row of an argument: this call's)
+        returned.append(source if source is not None else (out.elem, out.device))
     stats.analyses += 1
     step = Step(
+        key,
+        static,
+        names,
         program,
-        col.env + [None] * len(targets),
-        arg_slots,
-        live,
-        numbers,
-        col.roots[: len(outputs)],
         returned,
         structure,
-        binding,
-        col.objs,
+        list(held.values()),
         _names_read(fn, {id(o) for o, _ in col.leaves}),
         (fn, names, static),
+        bool(assigns),
     )
-    step.arg_views = arg_views
     traced = [placeholders[k]._array if k in placeholders else None for k in range(len(names))]
     step.shared = shared_with(traced, step.held_bases)
     return step
 
 
+def _held(t: Tensor[Any, Any, Any], held: dict[int, Tensor[Any, Any, Any]]) -> Any:
+    """A closed-over tensor's memory, bound into the program (as a constant, not a name)."""
+    held[id(t)] = t
+    return t._array
+
+
 def _leaf_sources(
-    col: Collected, arg_of: dict[int, int]
-) -> tuple[
-    list[tuple[int, int]],
-    list[tuple[int, int, tuple[Any, ...]]],
-    list[tuple[int, Tensor[Any, Any, Any], Any]],
-]:
-    """Where each leaf slot's array comes from at every call: (slot, argument index) for an
-    argument; (slot, argument index, index) for a row of one; (slot, tensor, traced shape)
-    for a tensor read live (parameters, optimizer state)."""
-    arg_slots: list[tuple[int, int]] = []
-    arg_views: list[tuple[int, int, tuple[Any, ...]]] = []
-    live: list[tuple[int, Tensor[Any, Any, Any], Any]] = []
+    col: Collected, arg_of: dict[int, int], held: dict[int, Tensor[Any, Any, Any]]
+) -> dict[int, Any]:
+    """Where each leaf slot's array comes from at every call: ``A[k]`` for an argument,
+    ``A[k][i]...`` for a row of one, the memory of a tensor read live (parameters,
+    optimizer state) otherwise."""
+    sources: dict[int, Any] = {}
     for obj, s in col.leaves:
         k = arg_of.get(id(obj))
+        view = _view_of_argument(obj, arg_of) if k is None else None
         if k is not None:
-            arg_slots.append((s, k))
-            continue
-        view = _view_of_argument(obj, arg_of)
-        if view is not None:  # x[i] of an argument: that row of each call's array
-            arg_views.append((s, *view))
+            sources[s] = f"A[{k}]"
+        elif view is not None:  # x[i] of an argument: that row of each call's array
+            sources[s] = f"A[{view[0]}]" + "".join(f"[{i}]" for i in view[1])
         else:
-            live.append((s, obj, obj._array.shape))
-    return arg_slots, arg_views, live
+            sources[s] = _held(obj, held)
+    return sources
 
 
-def _view_of_argument(obj: Any, arg_of: dict[int, int]) -> tuple[int, tuple[Any, ...]] | None:
-    """(argument index, numpy index) when ``obj`` is a row view ``x[i][j]...`` of a tensor
+def _view_of_argument(obj: Any, arg_of: dict[int, int]) -> tuple[int, list[int]] | None:
+    """(argument index, row indices) when ``obj`` is a row view ``x[i][j]...`` of a tensor
     argument's placeholder; else None."""
     indices: list[int] = []
     while isinstance(obj, Tensor) and obj._view_of is not None:
@@ -304,13 +294,13 @@ def _view_of_argument(obj: Any, arg_of: dict[int, int]) -> tuple[int, tuple[Any,
     k = arg_of.get(id(obj))
     if k is None or not indices:
         return None
-    return k, (*reversed(indices), Ellipsis)
+    return k, indices[::-1]
 
 
-def _names_read(fn: Callable[..., Any], leaves: set[int]) -> list[tuple[dict[str, Any], str, Any]]:
+def _names_read(fn: Callable[..., Any], leaves: set[int]) -> list[tuple[Any, str, Any]]:
     """The global names and closure cells of ``fn`` that held a leaf tensor when traced."""
     code = getattr(fn, "__code__", None)
-    found: list[tuple[dict[str, Any], str, Any]] = []
+    found: list[tuple[Any, str, Any]] = []
     if code is None:
         return found
     scope = fn.__globals__
