@@ -15,6 +15,7 @@ from typed_nn import ops
 from typed_nn.evaluate import BufferPool, buffer_pool, options
 from typed_nn.evaluate.cache import invalidate_caches
 from typed_nn.evaluate.options import POOL_MAX_BYTES
+from typed_nn.evaluate.pool import IDLE_REQUESTS
 
 N = 50_000  # 200 KB of float32: above the pool's threshold
 rng = np.random.default_rng(3)
@@ -206,3 +207,18 @@ def test_evaluations_of_ever_new_shapes_keep_the_threads_pool_within_the_option(
             result = tn.evaluate(ops.exp(x) * 2.0 + 1.0)
             assert pool.held() <= 1 << 20
             del result
+
+
+def test_the_pool_shrinks_back_to_a_steady_loop_after_a_stream_of_new_shapes() -> None:
+    """#33: ever-changing shapes (sequence lengths) then a steady step: the sizes the loop no
+    longer asks for are released, so what the pool holds returns to the loop's buffers."""
+    pool = BufferPool(max_bytes=1 << 40)
+    for n in range(20_000, 24_000):  # 4,000 distinct sizes of 80 KB: 320 MB unbounded
+        pool.empty((n,), np.float32)
+    assert pool.held() > 100 << 20
+    steady = [(30_000,), (31_000,)]
+    for _ in range(IDLE_REQUESTS // 2 + 64):
+        for shape in steady:
+            pool.empty(shape, np.float32)
+    assert pool.held() == 4 * (30_000 + 31_000)
+    assert pool.hits >= IDLE_REQUESTS  # the loop's buffers were reused throughout

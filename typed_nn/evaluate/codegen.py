@@ -26,7 +26,7 @@ from .lower import Pass, fold, readers_of, ufunc_pass
 from .memory import Memory, plan_memory, writes
 from .memory import form as memory_form
 from .options import options
-from .pool import MIN_BYTES
+from .pool import MIN_BYTES, kept
 from .sanitize import Sanitizer
 from .trace import Number
 
@@ -58,6 +58,8 @@ class Program:
         """Whether the program takes buffers from ``alloc`` (a lean one often does not)."""
         self.writing: list[bool] = fn.__globals__.get("WRITING", [False])
         """``[True]`` once a run began writing a target (an ``out=`` array) in place."""
+        self.used = 0
+        """When the plan cache last handed it out (its thread's count of evaluations)."""
 
 
 class _Gen:
@@ -83,7 +85,7 @@ class _Gen:
         key = (shape, np.dtype(dtype).str, i)
         name = self.registers.get(key)
         if name is None:
-            name = self.const(f"R{len(self.registers)}", np.empty(shape, dtype))
+            name = self.const(f"R{len(self.registers)}", kept(shape, dtype))
             self.registers[key] = name
         return name
 
@@ -494,7 +496,9 @@ def generate(
         gen.emit(f"return ({returned})")
     source = head + "\n" + ("\n".join(gen.lines) or "    pass") + "\n"
     exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
-    return Program(gen.ns["_run"], results, gen.calls, fired, source)
+    # popped: its globals must not hold it (a cycle would keep a dropped plan, buffers and all,
+    # until the cyclic collector ran)
+    return Program(gen.ns.pop("_run"), results, gen.calls, fired, source)
 
 
 def _steps(
@@ -548,7 +552,7 @@ def _out(gen: _Gen, s: int, memory: Memory, started: set[int]) -> str:
     if kind == "buffer" and where in gen.buffers:
         return gen.buffers[where]
     if kind == "buffer" and memory.buffers[where][2]:  # small: kept by the program
-        gen.buffers[where] = gen.const(f"B{where}", np.empty(n.shape, n.dtype))
+        gen.buffers[where] = gen.const(f"B{where}", kept(n.shape, n.dtype))
         return gen.buffers[where]
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
     if not device.host_pool:

@@ -56,6 +56,9 @@ Target = tuple[int, int, int, int]
 _local = threading.local()
 MAX_PLANS = 512
 """Analysed plans kept per thread (each may hold a few scratch blocks)."""
+IDLE_EVALUATIONS = 4096
+"""A plan no evaluation of the thread used in this many is forgotten (a stream of ever new
+shapes, then a steady loop: the old shapes' plans and their buffers go)."""
 
 
 def _plans() -> dict[Any, Program]:
@@ -244,15 +247,17 @@ def _prepare(
             tlist.append((j, col.roots[j], len(env) + len(tlist), _alias(col, t)))
     key = (tuple(col.sig), tuple(col.roots), options.key(), tuple(tlist), registry_version())
     plans = _plans()
-    program = plans.get(key) if options.plan_cache else None
+    program = plans.pop(key, None) if options.plan_cache else None
     if program is None:
         stats.analyses += 1
         program = _analyse(col, tlist)
-        if len(plans) >= MAX_PLANS:  # forget the oldest structure (dicts keep insertion order)
-            del plans[next(iter(plans))]
-        plans[key] = program
     else:
         stats.plan_hits += 1
+    plans[key] = program  # the most recently used last: the oldest first
+    clock = program.used = _local.clock = getattr(_local, "clock", 0) + 1
+    oldest = next(iter(plans.values()))
+    if len(plans) > MAX_PLANS or clock - oldest.used > IDLE_EVALUATIONS:
+        del plans[next(iter(plans))]  # its buffers go with it
     if tlist:
         assert targets is not None
         env.extend(targets[j].array for j, *_ in tlist)

@@ -19,10 +19,9 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-import numpy as np
-
 from ..ops.declare import OutImpl, out_implementation
 from .graph import Graph, INode
+from .pool import kept
 
 __all__ = ["BLOCK", "Blocks", "find_regions", "fusable", "plan_blocks"]
 
@@ -117,7 +116,7 @@ def plan_blocks(
     dtype: Any,
 ) -> list[tuple[Any, ...]]:
     """Per block: (out index, index per operand shape in ``operands``, scratch views...)."""
-    regs = [np.empty((blocks.width, *blocks.inner), dtype) for _ in range(registers)]
+    regs = [kept((blocks.width, *blocks.inner), dtype) for _ in range(registers)]
     plan: list[tuple[Any, ...]] = []
     for idx in blocks.index:
         width = idx[-1].stop - idx[-1].start

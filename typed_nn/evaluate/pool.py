@@ -11,12 +11,16 @@ reference count is the ground truth, which makes the check exact and cheap.
 The pool is bounded in bytes (``options.pool_max_bytes``, 512 MiB by default, per thread):
 when keeping a new buffer would pass the bound, the buffers of the sizes used least recently
 are dropped first. A dropped buffer that is still in use lives on with its users and is freed
-with them. A loop over a fixed set of shapes (a training step) keeps hitting; a stream of
-ever new shapes (variable-length batches) holds at most the bound.
+with them. It also follows the working set: a size no request asked for in the last
+``IDLE_REQUESTS`` pooled requests is released. A loop over a fixed set of shapes (a training
+step) keeps hitting; a stream of ever new shapes (variable-length batches) holds at most the
+bound, and once it settles into a loop the pool shrinks back to the loop's buffers.
 """
 
 from __future__ import annotations
 
+import math
+import mmap
 import sys
 import threading
 from collections import OrderedDict
@@ -26,14 +30,37 @@ import numpy as np
 
 from .options import POOL_LIMIT_LISTENERS, options
 
-__all__ = ["BufferPool", "buffer_pool"]
+__all__ = ["BufferPool", "buffer_pool", "kept"]
 
 MIN_BYTES = 1 << 16
 """Default threshold: smaller buffers are plain ``np.empty`` calls (compiled schedules call
 ``np.empty`` for them directly: their sizes are known when the schedule is generated)."""
 
+IDLE_REQUESTS = 4096
+"""A size no request asked for in this many pooled requests is released (a training step
+asks for its sizes every few dozen requests; a stream of ever new shapes leaves its old ones
+behind)."""
+
 _getrefcount = sys.getrefcount
 _FREE_REFS = 2  # the pool's list slot + getrefcount's own argument
+
+
+def _mapped(size: int, dtype: np.dtype[Any]) -> Any:
+    """A fresh 1-d array of its own pages (an anonymous memory map): when the pool releases it
+    and its last user lets go, the pages go back to the system at once. (From malloc, memory
+    of this size lands on the heap once glibc's adaptive threshold has grown, and a process
+    that saw many shapes keeps its peak for good.)"""
+    return np.frombuffer(mmap.mmap(-1, max(size * dtype.itemsize, 1)), dtype, size)
+
+
+def kept(shape: tuple[int, ...], dtype: Any) -> Any:
+    """A buffer a program keeps between runs (scratch registers, small kept values): of its
+    own pages when it is large, so that evicting the plan gives the memory back."""
+    dtype = np.dtype(dtype)
+    size = math.prod(shape)
+    if size * dtype.itemsize < MIN_BYTES:
+        return np.empty(shape, dtype)
+    return _mapped(size, dtype).reshape(shape)
 
 
 class BufferPool:
@@ -53,6 +80,10 @@ class BufferPool:
         # Sizes in least- to most-recently-used order; each with its buffers, oldest first.
         self._free: OrderedDict[tuple[Any, int], list[Any]] = OrderedDict()
         self._held = 0
+        self._stamp: dict[tuple[Any, int], int] = {}
+        """Size -> the request (``clock``) that last asked for it."""
+        self.clock = 0
+        """Requests for pooled sizes so far."""
         self.hits = 0
         self.misses = 0
         self.evictions = 0
@@ -67,6 +98,10 @@ class BufferPool:
         if size * dtype.itemsize < self.min_bytes:
             return np.empty(shape, dtype)
         key = (dtype, size)
+        self.clock += 1
+        self._stamp[key] = self.clock
+        if not self.clock & 63:  # now and then: a steady loop pays next to nothing
+            self._age_out()
         bufs = self._free.get(key)
         if bufs is not None:
             self._free.move_to_end(key)  # most recently used: evicted last
@@ -75,7 +110,7 @@ class BufferPool:
                     self.hits += 1
                     return bufs[i].reshape(shape)
         self.misses += 1
-        buf = np.empty(size, dtype)
+        buf = _mapped(size, dtype)
         if bufs is None or len(bufs) < self.per_key:
             self._keep(key, buf, bufs)
         return buf.reshape(shape)
@@ -92,6 +127,19 @@ class BufferPool:
         self._held += buf.nbytes
         if self._held > bound:
             self.trim(bound)
+
+    def _age_out(self) -> None:
+        """Release the buffers of the sizes no request asked for in ``IDLE_REQUESTS`` (least
+        recently used first): memory a process no longer reuses goes back, so a stream of new
+        shapes then a steady loop returns to the loop's working set."""
+        free = self._free
+        while free:
+            key = next(iter(free))
+            if self.clock - self._stamp.get(key, 0) <= IDLE_REQUESTS:
+                return
+            self._held -= sum(b.nbytes for b in free.pop(key))
+            self._stamp.pop(key, None)
+            self.evictions += 1
 
     def bound(self) -> int:
         """The most bytes this pool keeps: ``max_bytes``, else ``options.pool_max_bytes``."""
@@ -110,6 +158,7 @@ class BufferPool:
             self.evictions += 1
             if not bufs:
                 del free[key]
+                self._stamp.pop(key, None)
 
     def held(self) -> int:
         """Bytes the pool keeps (free or in use); at most :meth:`bound` after every request."""
@@ -118,6 +167,7 @@ class BufferPool:
     def clear(self) -> None:
         """Drop the pool's references (buffers still in use live on with their users)."""
         self._free.clear()
+        self._stamp.clear()
         self._held = 0
 
 
