@@ -64,13 +64,28 @@ def test_a_step_that_leaves_part_of_its_value_unwritten_is_stopped(sanitizing: N
 
 
 def test_a_step_that_writes_into_a_live_value_is_stopped(sanitizing: None) -> None:
-    def in_place(x: Any) -> Any:
-        return np.exp(x, out=x)  # writes into its operand, which is read again below
+    def scribbles(x: Any) -> Any:
+        out = np.exp(x)
+        x[0, 0] = 7.0  # writes into its operand, which is read again below
+        return out
 
-    declare.implement("exp", tn.CPU, priority=10)(in_place)
+    declare.implement("exp", tn.CPU, priority=10)(scribbles)
     x = x44()
     with pytest.raises(tn.SanitizerError, match=r"it changed the live value of node \d+ \(leaf\)"):
         tn.evaluate(ops.exp(x) + x)
+
+
+def test_a_kernel_returning_its_operand_is_stopped(sanitizing: None) -> None:
+    """Only a layout op may return a view of an operand: the memory plan counts on it."""
+
+    def in_place(x: Any) -> Any:
+        return np.exp(x, out=x)
+
+    declare.implement("exp", tn.CPU, priority=10)(in_place)
+    with pytest.raises(
+        tn.SanitizerError, match=r"\(exp\): its kernel returned a view of operand 1 \(node \d+\)"
+    ):
+        tn.evaluate(ops.exp(x44() * 1.5) + 1.0)
 
 
 def test_a_returned_view_of_an_input_is_stopped(

@@ -30,7 +30,7 @@ from .codegen import Program, generate
 from .collect import Collected, collect
 from .fuse import find_regions
 from .graph import build_graph
-from .memory import writes
+from .memory import views, writes
 from .options import options, stats
 from .pool import buffer_pool
 from .rewrite import (
@@ -220,7 +220,7 @@ def _reads_done_before(
             seen.add(u)
             if position[step_of.get(u, u)] >= limit:
                 return False
-            if u not in step_of and not writes(g, u, regions):
+            if u not in step_of and views(g, u):
                 if u in g.roots:
                     return False
                 stack.append(u)

@@ -4,9 +4,9 @@
 
 * **Values.** Each live node of the schedule is a value: a *leaf* (memory given to the
   program: an input, a closed-over tensor, a cached result), a *view* (a step that may return
-  a view of its operands: a layout op, an alias, a batch item, a kernel with no write-into
-  form) or a *written* value (a fused region, a write-into or specialised kernel: its step
-  fills memory it is given).
+  a view of its operands: an alias, an op of kind ``"view"`` — a layout op, a row, a batch
+  item), a *written* value (a fused region, a write-into or specialised kernel: its step
+  fills memory it is given) or a value its kernel allocates (memory of its own).
 * **Life.** A value lives from its step to the last step that reads it or any view of it
   (members of a fused region read at their region's step). A value handed out — a root; in
   a program whose results are cached, every node's value — lives on after the program.
@@ -47,7 +47,7 @@ from .graph import Graph, INode, is_number
 from .options import options
 from .pool import MIN_BYTES
 
-__all__ = ["Memory", "form", "plan_memory", "writes"]
+__all__ = ["Memory", "form", "plan_memory", "views", "writes"]
 
 NEVER = 1 << 62
 """The life's end of a value handed out."""
@@ -70,6 +70,13 @@ def form(g: Graph, n: INode) -> tuple[str, Any]:
 def _site(g: Graph, n: INode) -> Site:
     operands = tuple(None if is_number(a) else (g.nodes[a].shape, g.nodes[a].dtype) for a in n.args)
     return Site(operands, n.params, n.shape, n.dtype)
+
+
+def views(g: Graph, s: int) -> bool:
+    """Whether step ``s``'s value may be a view of its operands (an alias, a layout op, a row:
+    an op of kind ``"view"``); any other step's value is memory of its own."""
+    n = g.nodes[s]
+    return n.op == "alias" or (n.decl is not None and n.decl.kind == "view")
 
 
 def writes(g: Graph, s: int, regions: dict[int, list[int]]) -> bool:
@@ -137,7 +144,7 @@ def _lives(
                 if not is_number(a) and a in last:
                     last[a] = max(last[a], position[s])
     for s in reversed(steps):  # a view keeps its operands' memory alive as long as itself
-        if s not in written and g.nodes[s].op != "leaf":
+        if s not in written and views(g, s):
             for a in g.nodes[s].args:
                 if not is_number(a) and a in last:
                     last[a] = max(last[a], last[s])
@@ -200,23 +207,30 @@ def _buffers(
     last: dict[int, int],
     memory: Memory,
 ) -> None:
-    """Buffers shared over time by the written host values not handed out (the module doc)."""
+    """Buffers shared over time by the written host values not handed out (the module doc).
+    A gather written in rows takes its buffer at its first operand's step, for as long as it
+    or any of its rows lives."""
     busy: list[tuple[int, int]] = []  # (the last step its values are read at, buffer)
     until: dict[int, int] = {}
     free: dict[tuple[Any, ...], list[int]] = {}
     holder: dict[int, int] = {}  # value -> its buffer
-    for s in steps:
+    storage = memory.storage
+    for step in steps:
+        here, s = position[step], step
+        kind, where = storage.get(s, ("", None))
+        while kind == "rows" and where[0] not in storage:  # the outermost gather, not placed
+            s, (kind, where) = where[0], storage.get(where[0], ("", None))
         n = g.nodes[s]
-        if s not in written or s in memory.storage or s in memory.gathered or last[s] == NEVER:
-            continue  # a gather written in rows takes its buffer before its operands' steps
+        end = _gathered_life(g, s, last, memory) if s in memory.gathered else last[s]
+        if s not in written or s in storage or end == NEVER:
+            continue
         if not device_of(n.device).host_pool:
             continue
-        here = position[s]
         while busy and busy[0][0] < here:
-            end, released = heapq.heappop(busy)
-            if until.get(released) == end:
+            stop, released = heapq.heappop(busy)
+            if until.get(released) == stop:
                 free.setdefault(_key(memory.buffers[released]), []).append(released)
-        b = _donor(g, s, regions, holder, until, here, memory)
+        b = None if s in memory.gathered else _donor(g, s, regions, holder, until, here, memory)
         if b is None:
             pool = free.get((n.shape, n.dtype.str, _small(n)))
             b = pool.pop() if pool else None
@@ -224,9 +238,25 @@ def _buffers(
             b = len(memory.buffers)
             memory.buffers.append((n.shape, n.dtype, _small(n)))
         holder[s] = b
-        until[b] = last[s]
-        heapq.heappush(busy, (last[s], b))
-        memory.storage[s] = ("buffer", b)
+        until[b] = end
+        heapq.heappush(busy, (end, b))
+        storage[s] = ("buffer", b)
+
+
+def _rows(g: Graph, c: int, memory: Memory) -> list[int]:
+    """The values written into rows of gather ``c``'s buffer, at every depth, ``c`` itself too."""
+    found, todo = [], [c]
+    while todo:
+        t = todo.pop()
+        found.append(t)
+        if t in memory.gathered:
+            todo.extend(a for a in g.nodes[t].args if not is_number(a))
+    return found
+
+
+def _gathered_life(g: Graph, c: int, last: dict[int, int], memory: Memory) -> int:
+    """The last step that reads gather ``c`` or any of its rows (its buffer's end)."""
+    return max(last[t] for t in _rows(g, c, memory))
 
 
 def _donor(
@@ -275,7 +305,7 @@ def _copied(
             if g.nodes[s].op == "leaf" or (s in direct and s != r):
                 found.append(r)
                 break
-            if s not in written and s not in seen:
+            if s not in written and s not in seen and views(g, s):
                 seen.add(s)
                 todo.extend(a for a in g.nodes[s].args if not is_number(a))
     return found

@@ -192,9 +192,15 @@ class Sanitizer:
             array = self.values[a][0]
             if not np.shares_memory(value, array):
                 continue
-            if s not in self.writes:
+            if s not in self.writes and (n.op == "alias" or n.decl.kind == "view"):
                 self.viewed.setdefault(s, []).append(a)
                 continue
+            if s not in self.writes:
+                self._fail(
+                    s,
+                    f"its kernel returned a view of operand {k + 1} (node {a}), which "
+                    "only a layout op may",
+                )
             if elementwise and _same_memory(array, value):
                 continue  # each element read, then written
             if _same_memory(array, self._block(n, k, value)):

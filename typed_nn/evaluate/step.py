@@ -78,6 +78,13 @@ class Step:
         common = all(kind in ("tensor", "float") for kind, _ in self.checks)
         self.tensors = [want for _, want in self.checks] if common else None
         """(elem, device, shape) of each tensor argument, None for a float, where all are."""
+        self.outputs = [
+            (0 if type(r) is tuple else 1 if type(r) is int else 2, r) for r in returned
+        ]
+        """Per output: (0, (elem, device)) computed, (1, index) an argument, (2, tensor)."""
+        flat = structure is not None and structure[0] in (tuple, list)
+        self.flat = structure[0] if flat and all(s is None for s in structure[1]) else None
+        """``tuple`` or ``list`` when ``fn`` returns one of tensors only (rebuilt directly)."""
         self.single = returned[0] if len(returned) == 1 and structure is None else None
         """(elem, device) of the one computed output of a step returning just that."""
         if type(self.single) is not tuple:
@@ -152,10 +159,11 @@ class Step:
         single = self.single
         if single is not None:
             return _wrap(values[0], single[0], single[1])
-        outputs = [
-            args[r] if type(r) is int else r if isinstance(r, Tensor) else Tensor._wrap(v, *r)
-            for r, v in zip(self.returned, values, strict=True)
-        ]
+        outputs = []
+        for (kind, r), v in zip(self.outputs, values, strict=True):
+            outputs.append(_wrap(v, r[0], r[1]) if kind == 0 else args[r] if kind == 1 else r)
+        if self.flat is not None:  # a tuple or list of tensors: no structure to rebuild
+            return self.flat(outputs)
         return outputs[0] if self.structure is None else unflatten(self.structure, outputs)
 
     def run_by_node(self, args: list[Any]) -> list[Any]:

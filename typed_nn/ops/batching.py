@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .declare import Batching, OpDecl, Params, internal_op
+from .declare import Batching, OpDecl, OpKind, Params, internal_op
 
 __all__ = [
     "DOT_SHARED_LEFT",
@@ -36,19 +36,19 @@ __all__ = [
 Group = tuple[OpDecl | None, Params] | None
 
 
-def _group_op(name: str, arity: int) -> OpDecl:
-    return internal_op(name, arity, "batching")
+def _group_op(name: str, arity: int, kind: OpKind = "general") -> OpDecl:
+    return internal_op(name, arity, "batching", kind=kind)
 
 
 STACK = _group_op("batch_stack", -1)
-ITEM = _group_op("batch_item", 1)
+ITEM = _group_op("batch_item", 1, "view")
 SUM = _group_op("batch_sum", 1)
 MATMUL = _group_op("batch_matmul", 2)
 DOT_SHARED_LEFT = _group_op("batch_dot_shared_left", 2)
 DOT_SUM = _group_op("batch_dot_sum", 2)
 NLL_LOSS = _group_op("batch_nll_loss", 2)
 SOFTMAX_NLL = _group_op("batch_softmax_nll_grad", 3)
-NARROW_ROWS = _group_op("batch_narrow", 1)
+NARROW_ROWS = _group_op("batch_narrow", 1, "view")
 
 
 def matmul(n: Any, kinds: str, ranks: tuple[int, ...]) -> Group:

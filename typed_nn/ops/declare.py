@@ -116,6 +116,9 @@ class OpDecl:
     infer: Infer
     params: tuple[str, ...] = ()
     kind: OpKind = "general"
+    """``"view"``: a kernel may return a view of an operand (layout ops, rows); any other
+    kind's kernels return memory of their own (the evaluator's memory plan relies on it, and
+    the sanitizer checks it)."""
     numbers: bool = False
     """Python numbers may stand for tensor operands (``x + 1``, ``1 - x``)."""
     vjp: Vjp | NotDifferentiable | None = None
@@ -153,14 +156,22 @@ class OpDecl:
         return f"OpDecl({self.name!r})"
 
 
-def internal_op(name: str, arity: int, made_by: str, *, batching: Batching | None = None) -> OpDecl:
+def internal_op(
+    name: str,
+    arity: int,
+    made_by: str,
+    *,
+    batching: Batching | None = None,
+    kind: OpKind = "general",
+) -> OpDecl:
     """The declaration of a node only the evaluator makes (``made_by``: its rewrites or its
-    batching); building one is an error, and it has no vjp (it never reaches ``tn.grad``)."""
+    batching); building one is an error, and it has no vjp (it never reaches ``tn.grad``).
+    ``kind="view"``: its kernels may return a view of an operand (as layout ops do)."""
 
     def infer(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Any:
         raise EvaluationError(f"{name} is made by the evaluator's {made_by}, not built")
 
-    return OpDecl(name, arity, infer, internal=True, batching=batching)
+    return OpDecl(name, arity, infer, internal=True, batching=batching, kind=kind)
 
 
 def declaration(name: str) -> OpDecl | None:
