@@ -180,8 +180,7 @@ def q2_per_sample(quick: bool) -> None:
 
     @tn.compile
     def per_sample_narrow(xb: M32, tb: M32) -> tuple[Any, ...]:
-        """The samples taken from the batch arguments by ops.narrow (``xb[i]`` of an argument is
-        read at trace time and frozen into the Step: see RESULTS.md)."""
+        """The samples taken from the batch arguments by ops.narrow."""
         parts = []
         for i in range(n):
             loss = mlp_loss(ops.narrow(xb, 0, i, 1), ops.narrow(tb, 0, i, 1), p)
