@@ -8,7 +8,9 @@ two things are installed, once:
   concrete tagged types (``Tensor[Float32, CPU, Dim2]``, ``Matrix[Float32, CPU]``) checked by
   element, device and rank (:mod:`typed_nn.debug.checker`);
 * every evaluated node is checked for NaN / Inf, and Int32 arithmetic for wrap-around (the
-  evaluator does not fuse meanwhile).
+  evaluator does not fuse meanwhile);
+* the evaluator's sanitizer is on (``options.sanitize``: a cached value that changed after it
+  was computed, a program's memory reuse; docs/evaluation.md).
 
 Subscriptions are never changed, on or off. Enable it before importing the code to check: a
 public function bound earlier in a user module (``from typed_nn.ops import log``) stays the
@@ -24,6 +26,7 @@ import os
 
 from ..errors import missing_dependency
 from ..evaluate import hooks
+from ..evaluate.options import options
 
 __all__ = ["ENV_VAR", "enable", "enable_if_requested", "is_enabled", "require"]
 
@@ -66,6 +69,7 @@ def _enable(feature: str) -> None:
 
     hooks.node_checks.append(check_finite)
     hooks.node_checks.append(check_int_overflow)
+    options.sanitize = True  # the memory checks too (docs/evaluation.md, "Memory")
     wrap_facades()
     _State.enabled = True
 

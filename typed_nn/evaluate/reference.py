@@ -114,9 +114,11 @@ def _operands(n: INode, args: list[Any]) -> list[str]:
 
 
 def _root(n: INode, value: Any, result: AnyResult | None, obj: Any) -> AnyResult:
-    """A root's principal tensor: a computed one, a leaf as it is (a principal tensor, or a
-    node's valid cached result), or a copy of the value a rewrite aliased (never the memory
-    of another leaf)."""
+    """A root's principal tensor: a computed one (a copy where the op may return a view of
+    an operand: a result never shares an input's memory), a leaf as it is (a principal
+    tensor, or a node's valid cached result), or a copy of the value a rewrite aliased."""
+    if result is not None and n.decl is not None and n.decl.kind == "view":
+        return result_tensor(value.copy(), n.obj.elem, n.device)
     if result is not None:
         return result
     if n.op == "leaf":

@@ -192,7 +192,8 @@ class Sanitizer:
             array = self.values[a][0]
             if not np.shares_memory(value, array):
                 continue
-            if s not in self.writes and (n.op == "alias" or n.decl.kind == "view"):
+            view = n.op == "alias" or (n.decl is not None and n.decl.kind == "view")
+            if s not in self.writes and view:
                 self.viewed.setdefault(s, []).append(a)
                 continue
             if s not in self.writes:

@@ -76,14 +76,15 @@ class Step:
         self.watch = bool(scopes or self.held)
         """Whether a call checks the names and memory of the tensors ``fn`` closes over."""
         common = all(kind in ("tensor", "float") for kind, _ in self.checks)
-        self.tensors = [want for _, want in self.checks] if common else None
+        self.tensors: list[Any] | None = [want for _, want in self.checks] if common else None
         """(elem, device, shape) of each tensor argument, None for a float, where all are."""
-        self.outputs = [
+        self.outputs: list[tuple[int, Any]] = [
             (0 if type(r) is tuple else 1 if type(r) is int else 2, r) for r in returned
         ]
         """Per output: (0, (elem, device)) computed, (1, index) an argument, (2, tensor)."""
-        flat = structure is not None and structure[0] in (tuple, list)
-        self.flat = structure[0] if flat and all(s is None for s in structure[1]) else None
+        self.flat: Any = None
+        if structure is not None and structure[0] in (tuple, list):
+            self.flat = structure[0] if all(s is None for s in structure[1]) else None
         """``tuple`` or ``list`` when ``fn`` returns one of tensors only (rebuilt directly)."""
         self.single = returned[0] if len(returned) == 1 and structure is None else None
         """(elem, device) of the one computed output of a step returning just that."""
