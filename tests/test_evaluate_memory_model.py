@@ -14,6 +14,7 @@ from helpers import t32
 
 import typed_nn as tn
 from typed_nn import ops
+from typed_nn.evaluate import options
 
 RNG = np.random.default_rng(32)
 
@@ -202,3 +203,22 @@ def test_a_returned_view_of_an_input_stays_valid(view: Any, how: str) -> None:
 
 
 # --- 5. DLPack exports of cached values: see test_dlpack.py ---
+
+
+def test_a_step_never_writes_over_an_operand_it_also_reads_through_a_row() -> None:
+    """Found by the fuzzer in CI (under the sanitizer): ``v * v[0]`` is the last read of ``v``,
+    but the row ``v[0]`` is read as it broadcasts, so the product must not be written into
+    ``v``'s buffer. (numpy's ufuncs copy an overlapping operand aside, so the numbers were
+    right on the CPU at the price of a copy; a fused pass or a GPU kernel copies nothing.)"""
+    s = arrays(3, 3)
+    S = tn.tensor(s, tn.Float32, tn.CPU, tn.Dim2)
+
+    def fn() -> Any:
+        v = ops.negative(S)
+        return (v * v[0]) @ S  # the product a step of its own (not fused)
+
+    want = (-s * -s[0]) @ s
+    f = tn.compile(fn)
+    with options.using(sanitize=True):
+        for _ in range(2):
+            np.testing.assert_allclose(f().numpy(), want, rtol=1e-6)

@@ -217,6 +217,11 @@ def _buffers(
     storage = memory.storage
     for step in steps:
         here, s = position[step], step
+        if step not in written and views(g, step):  # a view lives in its operand's buffer
+            held = [holder[a] for a in g.nodes[step].args if not is_number(a) and a in holder]
+            if held:
+                holder[step] = held[0]
+            continue
         kind, where = storage.get(s, ("", None))
         while kind == "rows" and where[0] not in storage:  # the outermost gather, not placed
             s, (kind, where) = where[0], storage.get(where[0], ("", None))
@@ -269,14 +274,17 @@ def _donor(
     memory: Memory,
 ) -> int | None:
     """The buffer of an operand of ``s`` that dies at ``s``'s step, when ``s`` is one alias-safe
-    element-wise op writing element by element over it (same shape and dtype)."""
+    element-wise op writing element by element over it (same shape and dtype) and reads it
+    through no other operand (a row of it broadcast would be overwritten as it is read)."""
     n = g.nodes[s]
     impl = fusable(n)
     if impl is None or not impl.alias_safe or len(regions.get(s, ())) != 1:
         return None
     for a in n.args:
         b = holder.get(a) if not is_number(a) else None
-        if b is not None and until[b] == here and memory.buffers[b][:2] == (n.shape, n.dtype):
+        if b is None or until[b] != here or memory.buffers[b][:2] != (n.shape, n.dtype):
+            continue
+        if all(x == a or is_number(x) or holder.get(x) != b for x in n.args):
             return b
     return None
 
