@@ -222,3 +222,19 @@ def test_a_step_never_writes_over_an_operand_it_also_reads_through_a_row() -> No
     with options.using(sanitize=True):
         for _ in range(2):
             np.testing.assert_allclose(f().numpy(), want, rtol=1e-6)
+
+
+def test_a_step_never_writes_over_an_operand_it_reads_transposed() -> None:
+    """Found by the fuzzer in CI (seed 188959, program 496): ``transpose(v) * 1.5`` reads
+    ``v``'s buffer in another order than it would write it: no writing into it."""
+    s = arrays(4, 4)
+    S = tn.tensor(s, tn.Float32, tn.CPU, tn.Dim2)
+
+    def fn() -> Any:
+        v = S * 2.0
+        return (ops.transpose(v) * 1.5) @ S
+
+    f = tn.compile(fn)
+    with options.using(sanitize=True):
+        for _ in range(2):
+            np.testing.assert_allclose(f().numpy(), ((s * 2.0).T * 1.5) @ s, rtol=1e-5)

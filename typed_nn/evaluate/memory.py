@@ -213,7 +213,8 @@ def _buffers(
     busy: list[tuple[int, int]] = []  # (the last step its values are read at, buffer)
     until: dict[int, int] = {}
     free: dict[tuple[Any, ...], list[int]] = {}
-    holder: dict[int, int] = {}  # value -> its buffer
+    holder: dict[int, int] = {}  # value (written, or a view of one) -> its buffer
+    owner: dict[int, int] = {}  # buffer -> the value written into it last
     storage = memory.storage
     for step in steps:
         here, s = position[step], step
@@ -235,7 +236,8 @@ def _buffers(
             stop, released = heapq.heappop(busy)
             if until.get(released) == stop:
                 free.setdefault(_key(memory.buffers[released]), []).append(released)
-        b = None if s in memory.gathered else _donor(g, s, regions, holder, until, here, memory)
+        donor = _donor(g, s, regions, holder, owner, until, here, memory)
+        b = None if s in memory.gathered else donor
         if b is None:
             pool = free.get((n.shape, n.dtype.str, _small(n)))
             b = pool.pop() if pool else None
@@ -243,6 +245,7 @@ def _buffers(
             b = len(memory.buffers)
             memory.buffers.append((n.shape, n.dtype, _small(n)))
         holder[s] = b
+        owner[b] = s
         until[b] = end
         heapq.heappush(busy, (end, b))
         storage[s] = ("buffer", b)
@@ -269,6 +272,7 @@ def _donor(
     s: int,
     regions: dict[int, list[int]],
     holder: dict[int, int],
+    owner: dict[int, int],
     until: dict[int, int],
     here: int,
     memory: Memory,
@@ -282,7 +286,9 @@ def _donor(
         return None
     for a in n.args:
         b = holder.get(a) if not is_number(a) else None
-        if b is None or until[b] != here or memory.buffers[b][:2] != (n.shape, n.dtype):
+        if b is None or owner.get(b) != a or until[b] != here:
+            continue  # not a value written into a buffer (a view of one: a transpose...)
+        if memory.buffers[b][:2] != (n.shape, n.dtype):
             continue
         if all(x == a or is_number(x) or holder.get(x) != b for x in n.args):
             return b
