@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import typed_nn as tn
-from typed_nn.evaluate import codegen, reference
+from typed_nn.evaluate import memory, reference
 from typed_nn.evaluate.cache import invalidate_caches
 
 SETTINGS = settings(
@@ -220,7 +220,7 @@ def test_compiled_graphs_reusing_memory_as_for_large_arrays_match_numpy(g: Graph
     """The same with no buffer small enough to keep (as on large arrays): operands are
     computed into their rows of a gather, element-wise steps write into operands they read
     last. Every reuse of memory must leave the numbers those of numpy."""
-    with mock.patch.object(codegen, "MIN_BYTES", 0):
+    with mock.patch.object(memory, "MIN_BYTES", 0):
         f = tn.compile(lambda: [root.expr for root in g.roots])
         check_graph(g, [t.numpy() for t in f()])
         check_graph(g, [t.numpy() for t in f()])

@@ -1,4 +1,4 @@
-"""Random compiled programs that reuse memory (``codegen``'s buffer planning): operands
+"""Random compiled programs that reuse memory (``memory.py``'s plan): operands
 computed into their rows of a gather, element-wise steps written into an operand they read
 last, small buffers kept and shared between steps. Each program is compiled twice — as on
 small arrays (buffers kept) and as on large ones (nothing kept: rows gathered in place and
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import typed_nn as tn
 from typed_nn import ops
-from typed_nn.evaluate import codegen
+from typed_nn.evaluate import memory
 from typed_nn.evaluate.pool import MIN_BYTES
 
 Array = npt.NDArray[np.float64]
@@ -93,7 +93,7 @@ def test_compiled_programs_reusing_memory_match_numpy(program: Program) -> None:
     leaves, w = [t32(v.astype(np.float32)) for v in LEAVES], t32(W.astype(np.float32))
     _, want = program.build(leaves, w)
     for keep_below in (MIN_BYTES, 0):
-        with mock.patch.object(codegen, "MIN_BYTES", keep_below):
+        with mock.patch.object(memory, "MIN_BYTES", keep_below):
             f = tn.compile(lambda: program.build(leaves, w)[0])
             for run in range(2):
                 got = [t.numpy() for t in f()]

@@ -8,7 +8,6 @@ plan costs one call per step at run time, with no interpretation of the schedule
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -23,10 +22,10 @@ from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
 from .graph import Graph, INode, Ref, is_number
 from .lower import Pass, fold, readers_of, ufunc_pass
-from .memory import Memory, plan_memory, writes
+from .memory import Memory, plan_memory, small
 from .memory import form as memory_form
 from .options import options
-from .pool import MIN_BYTES, kept
+from .pool import kept
 from .sanitize import Sanitizer
 from .trace import Number
 
@@ -429,11 +428,11 @@ def _sanitizer(
     regions: dict[int, list[int]],
     direct: dict[int, int],
     copies: dict[int, int],
+    memory: Memory,
     lean: bool,
 ) -> Sanitizer:
     """The sanitizer of the program ``gen`` writes (``options.sanitize``), bound as ``SAN``."""
     g = gen.g
-    written = {s for s in steps if writes(g, s, regions)}
     # Values cached on their nodes must last, but in a program that writes a target: the
     # cache is dropped after it (a cached view of the target changes with it).
     writes_target = bool(direct or copies)
@@ -447,7 +446,7 @@ def _sanitizer(
     def kept() -> list[Any]:
         return [v for k, v in ns.items() if k[:1] in "BR" and type(v) is np.ndarray]
 
-    san = Sanitizer(g, steps, regions, written, escaping, returned, kept)
+    san = Sanitizer(g, steps, regions, memory.written, escaping, returned, kept)
     gen.const("SAN", san)
     gen.emit("SAN.start()")
     return san
@@ -480,7 +479,7 @@ def generate(
     steps = [s for s in g.order if alive[s] and s not in interior]
     memory = plan_memory(g, alive, regions, direct, kernels, copies, lean is not None)
     if options.sanitize:
-        gen.sanitizer = _sanitizer(gen, steps, regions, direct, copies, lean is not None)
+        gen.sanitizer = _sanitizer(gen, steps, regions, direct, copies, memory, lean is not None)
     if lean is not None:
         gen.sources = lean[0]
     results = _steps(gen, steps, regions, direct, kernels, memory, lean is not None)
@@ -557,8 +556,7 @@ def _out(gen: _Gen, s: int, memory: Memory, started: set[int]) -> str:
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
     if not device.host_pool:
         return f"{gen.const(f'XP{s}', device.module())}.empty({sh}, {dt})"
-    small = math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
-    allocate = "np.empty" if small else "alloc"
+    allocate = "np.empty" if small(n) else "alloc"
     fresh = f"{allocate}({sh}, {dt})"
     if gen.sanitizer is not None:
         fresh = f"SAN.alloc({allocate}, {sh}, {dt})"

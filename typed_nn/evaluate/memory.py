@@ -47,7 +47,7 @@ from .graph import Graph, INode, is_number
 from .options import options
 from .pool import MIN_BYTES
 
-__all__ = ["Memory", "form", "plan_memory", "views", "writes"]
+__all__ = ["Memory", "form", "plan_memory", "small", "views", "writes"]
 
 NEVER = 1 << 62
 """The life's end of a value handed out."""
@@ -91,11 +91,12 @@ def writes(g: Graph, s: int, regions: dict[int, list[int]]) -> bool:
 
 @dataclass
 class Memory:
-    """The plan: ``storage`` of each written step (see the module doc), ``buffers`` (shape,
+    """The plan: ``storage`` of each ``written`` step (see the module doc), ``buffers`` (shape,
     dtype, kept) by number, the gathers whose operands fill them (no step of their own), and
     the roots copied when handed out."""
 
     storage: dict[int, tuple[str, Any]] = field(default_factory=dict)
+    written: set[int] = field(default_factory=set)
     buffers: list[tuple[tuple[int, ...], Any, bool]] = field(default_factory=list)
     gathered: set[int] = field(default_factory=set)
     copied: list[int] = field(default_factory=list)
@@ -117,7 +118,7 @@ def plan_memory(
     written = {s for s in steps if s in kernels or writes(g, s, regions)}
     handed = set(g.roots) | (set() if lean else {s for s in steps if g.nodes[s].obj is not None})
     position, last = _lives(g, steps, regions, written, handed)
-    memory = Memory()
+    memory = Memory(written=written)
     for s in direct:
         memory.storage[s] = ("target", direct[s])
     _gathers(g, steps, regions, kernels, direct, written, memory)
@@ -236,14 +237,15 @@ def _buffers(
             stop, released = heapq.heappop(busy)
             if until.get(released) == stop:
                 free.setdefault(_key(memory.buffers[released]), []).append(released)
-        donor = _donor(g, s, regions, holder, owner, until, here, memory)
-        b = None if s in memory.gathered else donor
+        b = None
+        if s not in memory.gathered:  # a gather takes a buffer of its own
+            b = _donor(g, s, regions, holder, owner, until, here, memory)
         if b is None:
-            pool = free.get((n.shape, n.dtype.str, _small(n)))
+            pool = free.get((n.shape, n.dtype.str, small(n)))
             b = pool.pop() if pool else None
         if b is None:
             b = len(memory.buffers)
-            memory.buffers.append((n.shape, n.dtype, _small(n)))
+            memory.buffers.append((n.shape, n.dtype, small(n)))
         holder[s] = b
         owner[b] = s
         until[b] = end
@@ -300,7 +302,8 @@ def _key(buffer: tuple[tuple[int, ...], Any, bool]) -> tuple[Any, ...]:
     return (shape, np.dtype(dtype).str, small)
 
 
-def _small(n: INode) -> bool:
+def small(n: INode) -> bool:
+    """Whether a node's value is below the pool's threshold (plain ``np.empty`` memory)."""
     return math.prod(n.shape) * n.dtype.itemsize < MIN_BYTES
 
 

@@ -49,9 +49,6 @@ class Step:
         assigns: bool,
     ) -> None:
         self.program = program
-        self.returned = returned
-        """Per output: (elem, device) of a computed one, an argument's index, or the
-        closed-over tensor returned as it is."""
         self.structure = structure
         self.held = [(t, t._array) for t in held]
         """Closed-over tensors (read or assigned) with the memory the program binds."""
@@ -81,15 +78,16 @@ class Step:
         self.outputs: list[tuple[int, Any]] = [
             (0 if type(r) is tuple else 1 if type(r) is int else 2, r) for r in returned
         ]
-        """Per output: (0, (elem, device)) computed, (1, index) an argument, (2, tensor)."""
+        """Per output (``returned``: the (elem, device) of a computed one, an argument's index,
+        or a closed-over tensor returned as it is): (0, (elem, device)), (1, index) or
+        (2, tensor)."""
         self.flat: Any = None
         if structure is not None and structure[0] in (tuple, list):
             self.flat = structure[0] if all(s is None for s in structure[1]) else None
         """``tuple`` or ``list`` when ``fn`` returns one of tensors only (rebuilt directly)."""
-        self.single = returned[0] if len(returned) == 1 and structure is None else None
+        one = len(returned) == 1 and structure is None and type(returned[0]) is tuple
+        self.single = returned[0] if one else None
         """(elem, device) of the one computed output of a step returning just that."""
-        if type(self.single) is not tuple:
-            self.single = None
         self.shared: frozenset[int] = frozenset()
         """Argument indices that shared memory with a closed-over tensor when traced."""
 
