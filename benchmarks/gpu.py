@@ -259,11 +259,16 @@ class Bench:
         torch = self.torch
         if torch is None:
             return step, None
-        tp = [torch.tensor(w.numpy(), device="cuda", requires_grad=True) for _, w in params.items()]
+        named = dict(params.items())
+        tp = [
+            torch.tensor(named[f"mlp/fc{i}/{kind}"].numpy(), device="cuda", requires_grad=True)
+            for i in (1, 2, 3)
+            for kind in ("weight", "bias")
+        ]
         tx, ty = torch.tensor(xs, device="cuda"), torch.tensor(labels, device="cuda")
 
         def torch_step() -> None:
-            b1, w1, b2, w2, b3, w3 = tp  # the buffer's order: fc1/bias, fc1/weight, ...
+            w1, b1, w2, b2, w3, b3 = tp
             h = torch.relu(torch.relu(tx @ w1 + b1) @ w2 + b2)
             loss = torch.nn.functional.cross_entropy(h @ w3 + b3, ty)
             for p in tp:

@@ -52,6 +52,14 @@ EMULATED = (
     "sys.modules['cupy'] = cupy_emulator.install(); "
 )
 """Put before a child's code under --emulate: the emulator is the cupy it imports."""
+NEEDS_DEV_TOOLS = {
+    "tests/test_static_typing.py": "mypy",
+    "tests/test_policies_plugin.py": "mypy",
+    "tests/test_debug_checks.py": "beartype",
+    "tests/test_public_api.py": "beartype",
+}
+"""Test modules that import a development tool at collection and have no GPU cases: left out
+where the tool is missing (the GPU machines have no mypy, beartype or jaxtyping)."""
 CLI = "import sys; from typed_nn.cli import main; sys.exit(main(sys.argv[1:]))"
 Result = dict[str, Any]
 
@@ -168,7 +176,8 @@ class Run:
 PROBE = r"""
 import importlib, json, shutil, subprocess, sys, warnings
 found = {"python": sys.version.split()[0]}
-for name in ("numpy", "cupy", "torch", "pytest", "pytest_timeout", "hypothesis", "sklearn"):
+for name in ("numpy", "cupy", "torch", "pytest", "pytest_timeout", "hypothesis", "sklearn",
+             "mypy", "beartype", "jaxtyping"):
     try:
         found[name] = getattr(importlib.import_module(name), "__version__", "?")
     except Exception as exc:
@@ -232,6 +241,9 @@ def pytest_job(run: Run, part: str, selection: list[str]) -> Job:
     argv += ["-p", "tests.emulated_device"] if run.emulate else []  # the [device] cases, emulated
     argv += ["-q", "-rfEX", "--durations=10"]
     argv += [f"--junitxml={run.out / f'{part}.xml'}", *selection]
+    for module, tool in NEEDS_DEV_TOOLS.items():
+        if str(run.env.get(tool, "missing")).startswith("missing"):
+            argv.append(f"--ignore={module}")
     # numpy 2.5 and cupy may deprecate what typed_nn calls: shown, not errors, on this run
     for kind in ("DeprecationWarning", "PendingDeprecationWarning", "FutureWarning"):
         argv += ["-W", f"default::{kind}"]

@@ -9,6 +9,7 @@ blocks (hence sizes up to 1024 x 1024). Each result is compared with the CPU bac
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -107,4 +108,38 @@ def test_a_transposed_view_as_the_target_is_written_right(cupy_module: Any) -> N
         target: Untyped = tn.Tensor(w.array.T, tn.Float32, device, tn.Dim2)
         target.assign(ops.tanh(w) + 1.0)
         got.append(w.numpy())
+    np.testing.assert_allclose(got[1], got[0], rtol=TOL["rtol"], atol=TOL["atol"])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("reads_itself", [True, False], ids=["w = f(w, g)", "out = f(g)"])
+def test_an_element_wise_assign_writes_its_target_in_one_pass(
+    cupy_module: Any, reads_itself: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``w.assign(-0.01 * (g + 0.001 * w))``: one fused kernel writing into ``w`` itself, no
+    buffer computed aside and copied (a second pass over the data)."""
+    tn.devices.array_module(tn.GPU)  # the GPU backend registered first
+    copies: list[object] = []
+    real_copy = tn.devices.device_of(tn.GPU).copy
+    monkeypatch.setattr(tn.devices, "_DEVICES", {**tn.devices._DEVICES})  # restored after
+    tn.devices.register_device(
+        dataclasses.replace(
+            tn.devices.device_of(tn.GPU),
+            copy=lambda dst, src: (copies.append(dst), real_copy(dst, src))[1],
+        )
+    )
+    got = []
+    for device in (tn.CPU, tn.GPU):
+        values = np.linspace(-1.0, 1.0, 4096, dtype=np.float32)
+        w: Untyped = tn.tensor(values, tn.Float32, device, tn.Dim1)
+        g: Untyped = tn.tensor(values[::-1].copy(), tn.Float32, device, tn.Dim1)
+        memory = w.array
+        for _ in range(2):  # the second from the plan cache
+            if reads_itself:
+                w.assign(-0.01 * (g + 0.001 * w))
+            else:
+                w.assign(ops.tanh(0.7 * g) * ops.sigmoid(1.3 * g) + 0.5 * g)
+        assert w.array is memory
+        got.append(w.numpy())
+    assert copies == []
     np.testing.assert_allclose(got[1], got[0], rtol=TOL["rtol"], atol=TOL["atol"])

@@ -183,12 +183,14 @@ def test_a_gpu_implementation_returning_host_data_is_caught(
 @pytest.mark.optimiser
 @pytest.mark.gpu
 def test_a_gpu_target_is_written_once_and_returned(cupy_module: Any) -> None:
-    """A target on the GPU is computed aside, then copied in by the program, whose root is then
-    the target itself: the caller has nothing left to copy."""
+    """A target on the GPU is written by the program (in place by its fused kernel), whose
+    root is then the target itself: the caller has nothing left to copy."""
     (wc, wg), (gc, gg) = _pair((64, 32)), _pair((64, 32), 2)
     for w, g in ((wc, gc), (wg, gg)):
         memory = w.array
         got = executor.execute([w - 0.1 * g], {0: w})
         assert got[0] is w
         assert w.array is memory
-    np.testing.assert_allclose(wg.numpy(), wc.numpy(), rtol=1e-6)
+    # a GPU kernel contracts w - 0.1 * g into one multiply-add: last-bit differences where
+    # the two nearly cancel
+    np.testing.assert_allclose(wg.numpy(), wc.numpy(), rtol=1e-6, atol=1e-7)

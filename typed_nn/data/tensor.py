@@ -830,9 +830,11 @@ class Tensor(TensorLike[E, Dv, D]):
         return view
 
     def _identity(self) -> object:
-        if self._array.ndim == 0:
-            # By value, read each time: assign() or a write through a view changes the value.
-            # (The device too: a CPU and a GPU scalar are never one value of a graph.)
+        if self._array.ndim == 0 and type(self._array) is np.ndarray:
+            # A host scalar by value, read each time: assign() or a write through a view
+            # changes the value. (The device too: a CPU and a GPU scalar are never one value
+            # of a graph.) A device scalar goes by its memory: reading its value would wait
+            # for the device at every evaluation that reads it (an optimizer's learning rate).
             return ("value", self._elem, self._device, self._array.item())
         key = self._key
         if key is None:

@@ -62,6 +62,8 @@ DEFAULT_TIMEOUT = 600.0
 (a first step's compilation, rank 0 writing a checkpoint), far shorter than forever."""
 _SPIN = 2e-4
 """Seconds a wait tests its request without pausing (a step's all-reduce ends well within)."""
+ABORT_GRACE = 0.5
+"""Seconds a failing rank waits, its output flushed, before ``MPI_Abort``."""
 
 
 def launched() -> tuple[int, int]:
@@ -231,6 +233,10 @@ class World:
         sys.stdout.flush()
         sys.stderr.flush()
         if self.comm is not None:
+            # mpiexec forwards a rank's output through its launcher and drops what it has not
+            # forwarded when the abort reaches it first (a loaded machine: the failing rank's
+            # message lost): give the launcher a moment to forward it.
+            time.sleep(ABORT_GRACE)
             self.comm.Abort(code)
         os._exit(code)  # pragma: no cover - Abort does not return
 

@@ -513,11 +513,14 @@ def _steps(
     (returned, or cached on their nodes)."""
     g, san, started, results = gen.g, gen.sanitizer is not None, set[int](), []
     # The steps that write targets in place come last (executor._writes_last): the first of
-    # them marks the point after which a failure leaves targets half-written.
+    # them marks the point after which a failure leaves targets half-written — from its start
+    # on the host (blocked passes may stop part-way), from its end on a device (one launch:
+    # a kernel that failed wrote nothing, and the step re-runs node by node).
     first_write = next((s for s in steps if s in direct), None)
+    marked_after = first_write is not None and not device_of(g.nodes[first_write].device).host_pool
     for s in steps:
         n = g.nodes[s]
-        if s == first_write:
+        if s == first_write and not marked_after:
             gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
         if n.op == "leaf":
             gen.emit(f"v{s} = {gen.env(s)}")
@@ -527,6 +530,8 @@ def _steps(
             if san:
                 gen.emit(f"SAN.before({s}, {_outside_operands(g, s, regions.get(s, [s]))})")
             _step(gen, s, n, _out(gen, s, memory, started), regions, kernels)
+        if s == first_write and marked_after:
+            gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
         if san:
             gen.emit(f"SAN.after({s}, v{s})")
         if n.op != "leaf" and n.obj is not None and (not lean or s in g.roots):

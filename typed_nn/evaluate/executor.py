@@ -88,24 +88,21 @@ def copy_into(src: AnyTensor, dst: AnyResult) -> None:
 
 def _alias(col: Collected, out: AnyResult) -> int:
     """Which leaf ``out``'s memory is (its slot), -1 for none, -2 for a partial overlap or
-    for two leaves over it.
-
-    Only host arrays are compared: a leaf on another device cannot share a host array's
-    memory (and its ``__array_interface__`` must not be read), and an ``out`` on a device
-    is always computed aside, then copied.
-    """
+    for two leaves over it. Only arrays of ``out``'s own type are compared (memory on
+    another device cannot be ``out``'s; a device array's ``__array_interface__`` must not be
+    read), by the device's ``may_share``: bounds compared on the host, no device work."""
     found = -1
     array = out._array
-    if type(array) is not np.ndarray:
-        return -2
+    kind = type(array)
+    may_share = np.may_share_memory if kind is np.ndarray else device_of(out._device).may_share
     ident = out._identity()
     objs = col.objs
     for s, arr in enumerate(col.env):
-        if type(arr) is not np.ndarray:
+        if type(arr) is not kind:
             continue  # a node's slot (None) or a leaf on another device
         if found == -1 and (arr is array or objs[s]._identity() == ident):
             found = s
-        elif np.may_share_memory(arr, array):
+        elif may_share(arr, array):
             return -2  # part of it, or a second leaf over it (tn.compile's are by object)
     return found
 
@@ -146,6 +143,14 @@ def _analyse(
             ok = done and g.nodes[alias].shape == n.shape and bool(safe_root)
         if ok and r not in regions:
             ok = alias == -1 and writes(g, r, regions)
+        if ok and not device_of(n.device).host_pool:
+            # On a device, one target written in place per program, by its last kernel (its
+            # value read by no other step): kernels compile at their first call and may fail
+            # there, and a failure must find no target written. The others are computed
+            # aside and copied once every kernel has run.
+            ok = uses[r] == g.roots.count(r) and not any(
+                not device_of(g.nodes[d].device).host_pool for d in direct
+            )
         (direct if ok else copies)[r] = e
     if direct:
         g.order = _writes_last(g, alive, direct)

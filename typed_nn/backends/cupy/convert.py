@@ -19,6 +19,11 @@ def to_device(x: Array, device: type[DeviceTag]) -> Array:
     return array_module(GPU).asarray(x)
 
 
+def may_share(a: Array, b: Array) -> bool:
+    """Whether two GPU arrays may overlap: their memory bounds, compared on the host."""
+    return bool(array_module(GPU).may_share_memory(a, b))
+
+
 def copy(dst: Array, src: Array) -> None:
     """``dst[...] = src`` where ``src`` may be a view of ``dst`` (``w.assign(w.T)``).
 

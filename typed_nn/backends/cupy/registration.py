@@ -63,5 +63,6 @@ def register() -> None:
             device_of(GPU),
             compile_region=region.compile_region,  # fused regions: one generated kernel each
             copy=convert.copy,  # a target written from a view of itself: copied aside first
+            may_share=convert.may_share,
         )
     )
