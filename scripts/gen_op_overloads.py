@@ -385,11 +385,11 @@ CONTAINED = [
 def wrt_kinds() -> list[tuple[str, str, str]]:
     """(type of ``wrt``, type of the gradients, its kind), in the order tried.
 
-    One input; tuples typed position by position; then tuples, sequences and mappings of
+    An nn.Module (its own type back); one input; tuples typed position by position; then tuples, sequences and mappings of
     each CONTAINED entry; last ``list[object]`` / ``dict[K, object]``, what mypy infers for a
     list or dict literal mixing ranks (invariant, so a list of Int32 data still fails).
     """
-    out = [(wrt_entry(1), wrt_entry(1), "one")]
+    out = [("Mod", "Mod", "module"), (wrt_entry(1), wrt_entry(1), "one")]
     for n in range(1, MAX_WRT + 1):
         items = "tuple[" + ", ".join(wrt_entry(i) for i in range(1, n + 1)) + "]"
         out.append((items, items, "tuple"))
@@ -446,6 +446,7 @@ def typevars_body() -> str:
     for i in range(1, MAX_OUTPUTS + 1):
         out += [tv(f"F{i}", "FloatTag"), tv(f"W{i}", "DeviceTag"), tv(f"R{i}", "DimTag")]
     out.append('K = TypeVar("K")\n')
+    out.append('Mod = TypeVar("Mod", bound=Module)\n')
     return "".join(out)
 
 

@@ -122,12 +122,12 @@ def test_an_element_wise_assign_writes_its_target_in_one_pass(
     copies: list[object] = []
     real_copy = tn.devices.device_of(tn.GPU).copy
     monkeypatch.setattr(tn.devices, "_DEVICES", {**tn.devices._DEVICES})  # restored after
-    tn.devices.register_device(
-        dataclasses.replace(
-            tn.devices.device_of(tn.GPU),
-            copy=lambda dst, src: (copies.append(dst), real_copy(dst, src))[1],
-        )
-    )
+
+    def counted(dst: Any, src: Any) -> None:
+        copies.append(dst)
+        real_copy(dst, src)
+
+    tn.devices.register_device(dataclasses.replace(tn.devices.device_of(tn.GPU), copy=counted))
     got = []
     for device in (tn.CPU, tn.GPU):
         values = np.linspace(-1.0, 1.0, 4096, dtype=np.float32)

@@ -20,7 +20,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("autodiff",),
     ("evaluate",),
     ("backends",),
-    ("layers", "model", "debug"),
+    ("layers", "model", "debug", "nn", "optim"),
     ("onnx", "train", "distributed", "cli"),
     ("__init__", "mypy_plugin"),
 )

@@ -43,6 +43,7 @@ from .errors import IndexRangeError as IndexRangeError
 from .errors import LayerError as LayerError
 from .errors import MissingBackendError as MissingBackendError
 from .errors import MissingDependencyError as MissingDependencyError
+from .errors import ModuleError as ModuleError
 from .errors import NoImplementationError as NoImplementationError
 from .errors import NotEvaluatedError as NotEvaluatedError
 from .errors import NumericError as NumericError

@@ -178,6 +178,10 @@ class PolicyConflictError(PolicyError):
     """Two policy objects of one (major, minor) in a container, whatever their values."""
 
 
+class ModuleError(TypedNNError, TypeError):
+    """A module field, tree or state dict that does not fit (DESIGN §5c)."""
+
+
 class ParamError(TypedNNError, ValueError):
     """Model parameters used wrongly: an unknown or duplicate name, a bad filler or optimizer
     setting, an empty gradient (ParamInitializer, LoadBuffer, GradCollector, fillers, optim)."""

@@ -16,6 +16,7 @@ from typing import Any, TypeAlias, TypeVar, overload
 import numpy as np
 
 from ..data.factories import scalar
+from ..data.module import Module, named_parameters, tree_map
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
 from ..ops.node import format_site, user_site
@@ -66,10 +67,13 @@ F3 = TypeVar("F3", bound=FloatTag)
 W3 = TypeVar("W3", bound=DeviceTag)
 R3 = TypeVar("R3", bound=DimTag)
 K = TypeVar("K")
+Mod = TypeVar("Mod", bound=Module)
 # --- END GENERATED AUTODIFF TYPEVARS ---
 
 
 # --- BEGIN GENERATED GRAD (scripts/gen_op_overloads.py) ---
+@overload
+def grad(y: TensorLike[FE, Dv, Dim0], wrt: Mod) -> Mod: ...
 @overload
 def grad(y: TensorLike[FE, Dv, Dim0], wrt: TensorLike[E1, V1, D1]) -> TensorLike[E1, V1, D1]: ...
 @overload
@@ -129,6 +133,8 @@ def grad(y: object, wrt: object) -> object:
 # fmt: off
 # --- BEGIN GENERATED VJP (scripts/gen_op_overloads.py) ---
 @overload
+def vjp(ys: TensorLike[FE, Dv, D], wrt: Mod, cotangents: TensorLike[FE, Dv, D]) -> Mod: ...
+@overload
 def vjp(ys: TensorLike[FE, Dv, D], wrt: TensorLike[E1, V1, D1], cotangents: TensorLike[FE, Dv, D]) -> TensorLike[E1, V1, D1]: ...
 @overload
 def vjp(ys: TensorLike[FE, Dv, D], wrt: tuple[TensorLike[E1, V1, D1]], cotangents: TensorLike[FE, Dv, D]) -> tuple[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
@@ -164,6 +170,8 @@ def vjp(ys: TensorLike[FE, Dv, D], wrt: Mapping[K, FloatData], cotangents: Tenso
 def vjp(ys: TensorLike[FE, Dv, D], wrt: list[object], cotangents: TensorLike[FE, Dv, D]) -> list[AnyTensor]: ...
 @overload
 def vjp(ys: TensorLike[FE, Dv, D], wrt: dict[K, object], cotangents: TensorLike[FE, Dv, D]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: Mod, cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> Mod: ...
 @overload
 def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: TensorLike[E1, V1, D1], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> TensorLike[E1, V1, D1]: ...
 @overload
@@ -201,6 +209,8 @@ def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: list[obj
 @overload
 def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]], wrt: dict[K, object], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2]]) -> dict[K, AnyTensor]: ...
 @overload
+def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: Mod, cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> Mod: ...
+@overload
 def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: TensorLike[E1, V1, D1], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> TensorLike[E1, V1, D1]: ...
 @overload
 def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: tuple[TensorLike[E1, V1, D1]], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> tuple[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
@@ -237,6 +247,8 @@ def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3,
 @overload
 def vjp(ys: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]], wrt: dict[K, object], cotangents: tuple[TensorLike[F1, W1, R1], TensorLike[F2, W2, R2], TensorLike[F3, W3, R3]]) -> dict[K, AnyTensor]: ...
 @overload
+def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: Mod, cotangents: Sequence[TensorLike[FE, Dv, D]]) -> Mod: ...
+@overload
 def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: TensorLike[E1, V1, D1], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> TensorLike[E1, V1, D1]: ...
 @overload
 def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: tuple[TensorLike[E1, V1, D1]], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> tuple[TensorLike[E1, V1, D1]]: ...  # type: ignore[overload-overlap]
@@ -272,6 +284,8 @@ def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: Mapping[K, FloatData], cotange
 def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: list[object], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> list[AnyTensor]: ...
 @overload
 def vjp(ys: Sequence[TensorLike[FE, Dv, D]], wrt: dict[K, object], cotangents: Sequence[TensorLike[FE, Dv, D]]) -> dict[K, AnyTensor]: ...
+@overload
+def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: Mod, cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> Mod: ...
 @overload
 def vjp(ys: tuple[FloatData, FloatData, FloatData, FloatData, *tuple[FloatData, ...]], wrt: TensorLike[E1, V1, D1], cotangents: tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor, *tuple[AnyTensor, ...]]) -> TensorLike[E1, V1, D1]: ...
 @overload
@@ -378,6 +392,12 @@ def _pull(fn: str, outs: list[AnyTensor], seeds: list[AnyTensor], wrt: object) -
     """Backpropagate and return the cotangents in ``wrt``'s structure."""
     if isinstance(wrt, TensorLike):
         return _fill(backpropagate(outs, seeds, [_input(fn, wrt, "wrt")]), [wrt])[0]
+    if isinstance(wrt, Module):  # a tree of the module's type, its parameters' gradients
+        named = named_parameters(wrt)
+        items = [_input(fn, t, f"wrt.{path}") for path, t in named]
+        found = _fill(backpropagate(outs, seeds, items), items)
+        by_leaf = {id(t): g for t, g in zip(items, found, strict=True)}
+        return tree_map(lambda p: by_leaf[id(p)], wrt)
     if isinstance(wrt, tuple | list):
         items = [_input(fn, w, f"wrt[{i}]") for i, w in enumerate(wrt)]
         grads = _fill(backpropagate(outs, seeds, items), items)
@@ -389,7 +409,10 @@ def _pull(fn: str, outs: list[AnyTensor], seeds: list[AnyTensor], wrt: object) -
     raise OperandError(
         message(
             f"cannot take tn.{fn} with respect to {type(wrt).__name__} {wrt!r}.",
-            [("wrt", describe(wrt)), ("accepted", "typed_nn data, or a tuple, list or dict of it")],
+            [
+                ("wrt", describe(wrt)),
+                ("accepted", "an nn.Module, typed_nn data, or a tuple, list or dict of it"),
+            ],
             built_at=format_site(user_site()),
             hint="pass the tensors to differentiate by, e.g. tn.grad(loss, (w, b)).",
         )

@@ -56,7 +56,7 @@ from .topology import (
     param_op_topology,
 )
 
-__all__ = ["BatchNormLayer", "LayerNormLayer"]
+__all__ = ["BatchNormLayer", "LayerNormLayer", "layer_norm"]
 
 
 class NormWeight(PortKey):
@@ -228,12 +228,18 @@ class LayerNormCell(_NormCell):
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: AnyTensor = inputs[LayerInput]
         check_rank(self.name, LayerInput, x, ANY_RANK, "data of rank 1 or more")
-        order = (x.rank - 1, *range(x.rank - 1))  # features first: the stats broadcast back
-        first = permute_any(x, order)  # any rank: ops.permute's overloads are per rank
-        centred = first - ops.reduce_mean(first, 0)
-        normed = centred / ops.sqrt(ops.reduce_mean(ops.square(centred), 0) + self.eps)
-        back = permute_inv_any(normed, order)
-        return {LayerOutput: back * inputs[NormWeight] + inputs[NormBias]}
+        return {LayerOutput: layer_norm(x, inputs[NormWeight], inputs[NormBias], self.eps)}
+
+
+def layer_norm(x: AnyTensor, weight: AnyTensor, bias: AnyTensor, eps: float) -> AnyTensor:
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dim of ``x`` (any rank
+    >= 1): the one computation of MetaNN's layer and of ``nn.LayerNorm``."""
+    order = (x.rank - 1, *range(x.rank - 1))  # features first: the stats broadcast back
+    first = permute_any(x, order)  # any rank: ops.permute's overloads are per rank
+    centred = first - ops.reduce_mean(first, 0)
+    normed = centred / ops.sqrt(ops.reduce_mean(ops.square(centred), 0) + eps)
+    back = permute_inv_any(normed, order)
+    return back * weight + bias
 
 
 class LayerNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):

@@ -34,7 +34,7 @@ from ..data.factories import scalar as tn_scalar
 from ..data.tensor import Tensor, TensorLike
 from ..errors import ElemTypeError, OperandError, ParamError, message
 from ..evaluate import EvalPlan
-from ..ops import sqrt, square
+from ..ops import exp, sqrt, square
 from ..tags import Dim0, FloatTag, dim_of_rank
 from .grad_collector import GradCollector
 
@@ -119,7 +119,13 @@ class Optimizer(ABC):
 
     def numbers(self) -> tuple[float, ...]:
         """The next step's numbers (learning rate, bias corrections), from ``step_count``."""
-        return (self.current_lr(),)
+        return tuple(float(x) for x in self.numbers_at(self.current_lr(), self.step_count + 1.0))
+
+    def numbers_at(self, lr: Any, t: Any) -> tuple[Any, ...]:
+        """The numbers of step ``t`` (1-based) at learning rate ``lr``: Python floats, or
+        rank-0 tensors when a compiled step computes them in its program
+        (``typed_nn.optim``)."""
+        return (lr,)
 
     def step(self, grads: ParamGrads) -> None:
         """Update every parameter of ``grads`` once, in place (gradients evaluated first, in
@@ -245,12 +251,11 @@ class Adam(Optimizer):
         self.eps = eps
         self.decoupled_weight_decay = decoupled_weight_decay
 
-    def numbers(self) -> tuple[float, ...]:
-        """(step size lr / (1 - b1^t), 1 / sqrt(1 - b2^t), decoupled decay factor) for the
-        next step ``t``."""
-        lr, t = self.current_lr(), self.step_count + 1
+    def numbers_at(self, lr: Any, t: Any) -> tuple[Any, ...]:
+        """(step size lr / (1 - b1^t), 1 / sqrt(1 - b2^t), decoupled decay factor) for step
+        ``t``."""
         b1, b2 = self.betas
-        return (lr / (1 - b1**t), 1 / math.sqrt(1 - b2**t), 1 - lr * self.weight_decay)
+        return (lr / (1 - _power(b1, t)), 1 / _sqrt(1 - _power(b2, t)), 1 - lr * self.weight_decay)
 
     def update(self, weight: AnyWeight, grad: AnyGrad, numbers: Sequence[Number]) -> None:
         size, inv_bc2, keep = numbers
@@ -338,3 +343,14 @@ def _evaluate_grads(pairs: list[tuple[AnyWeight, AnyGrad]]) -> list[AnyWeight]:
     values = [h.data() for h in handles]
     weights = [w for w, _ in pairs]
     return [copy.deepcopy(v) if any(v == w for w in weights) else v for v in values]
+
+
+def _power(base: float, t: Any) -> Any:
+    """``base ** t`` of a float, or of a rank-0 tensor ``t`` (``exp(t log base)``)."""
+    if isinstance(t, int | float):
+        return base**t
+    return exp(t * math.log(base)) if base > 0 else t * 0.0
+
+
+def _sqrt(x: Any) -> Any:
+    return math.sqrt(x) if isinstance(x, int | float) else sqrt(x)

@@ -1,0 +1,48 @@
+"""Modules, tn.grad over a module and typed_nn.optim: what the docs teach type-checks."""
+
+from __future__ import annotations
+
+from typing import assert_type
+
+import typed_nn as tn
+from typed_nn import nn, ops, optim
+
+
+class MLP(nn.Module):
+    def __init__(self, d_in: int, d_out: int) -> None:
+        self.fc1 = nn.Linear(d_in, 32)
+        self.fc2 = nn.Linear(32, d_out)
+
+    def __call__(self, x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Matrix[tn.Float32, tn.CPU]:
+        return self.fc2(ops.relu(self.fc1(x)))
+
+
+model = MLP(4, 3)
+assert_type(model.fc1, nn.Linear[tn.Float32, tn.CPU])
+assert_type(nn.Linear(4, 3, elem=tn.Float64), nn.Linear[tn.Float64, tn.CPU])
+x = tn.zeros((5, 4), tn.Float32, tn.CPU)
+loss = ops.reduce_mean(ops.square(model(x)))
+grads = tn.grad(loss, model)
+assert_type(grads, MLP)
+assert_type(grads.fc1.weight, tn.Matrix[tn.Float32, tn.CPU])
+opt = optim.Adam(model, lr=1e-3)
+assert_type(opt, optim.Adam[MLP])
+opt.step(grads)
+seq3 = tn.zeros((2, 5, 4), tn.Float32, tn.CPU)
+assert_type(model.fc1(seq3), tn.Tensor3[tn.Float32, tn.CPU])
+half = nn.tree_map(lambda p: p * 0.5, model)
+assert_type(half, MLP)
+emb = nn.Embedding(10, 4)
+ids = tn.zeros((2, 7), tn.Int64, tn.CPU)
+assert_type(emb(ids), tn.Tensor3[tn.Float32, tn.CPU])
+norm = nn.LayerNorm(4)
+assert_type(norm(seq3), tn.Tensor3[tn.Float32, tn.CPU])
+for name, p in nn.named_parameters(model):
+    print(name, p.shape)
+
+
+@tn.compile
+def step(x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Scalar[tn.Float32, tn.CPU]:
+    loss = ops.reduce_mean(ops.square(model(x)))
+    opt.step(tn.grad(loss, model))
+    return loss

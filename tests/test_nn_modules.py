@@ -1,0 +1,274 @@
+"""typed_nn.nn and typed_nn.optim: the module tree, tn.grad over a module, the first modules of
+the catalogue against PyTorch, optimizers eager and compiled, state dicts, and every error."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import typed_nn as tn
+from typed_nn import nn, ops, optim
+from typed_nn.tags import dim_of_rank
+
+torch = pytest.importorskip("torch", reason="PyTorch is an optional anchor")
+
+
+class MLP(nn.Module):
+    def __init__(self) -> None:
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 3)
+        self.scale = 2.0
+
+    def __call__(self, x: Any) -> Any:
+        return self.fc2(ops.tanh(self.fc1(x))) * self.scale
+
+
+def _x(shape: tuple[int, ...], seed: int = 1) -> Any:
+    values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return tn.tensor(values, tn.Float32, tn.CPU, dim_of_rank(len(shape)))
+
+
+def _torch_mlp(model: MLP) -> Any:
+    tm = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
+    sd = {k.replace("fc1", "0").replace("fc2", "2"): v for k, v in nn.state_dict(model).items()}
+    tm.load_state_dict({k: torch.from_numpy(v) for k, v in sd.items()})
+    return tm
+
+
+# --- the tree -------------------------------------------------------------------------------
+
+
+def test_named_parameters_are_dotted_paths_in_field_order_and_shared_tensors_once() -> None:
+    model = MLP()
+    model.extra = [nn.Linear(2, 2, bias=False), {"tied": model.fc1.weight}]
+    names = [name for name, _ in nn.named_parameters(model)]
+    assert names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "extra.0.weight"]
+    assert nn.parameters(model)[0] is model.fc1.weight
+
+
+def test_buffers_are_kept_apart_from_parameters() -> None:
+    class Stats(nn.Module):
+        def __init__(self) -> None:
+            self.weight = tn.zeros((3,), tn.Float32, tn.CPU)
+            self.running = nn.buffer(tn.zeros((3,), tn.Float32, tn.CPU))
+
+    m = Stats()
+    assert [n for n, _ in nn.named_parameters(m)] == ["weight"]
+    assert [n for n, _ in nn.named_buffers(m)] == ["running"]
+    assert list(nn.state_dict(m)) == ["weight", "running"]
+    doubled = nn.tree_map(lambda p: p * 2.0, m)
+    assert doubled.running is m.running  # buffers are the model's own
+
+
+def test_tree_map_returns_the_same_type_and_maps_trees_path_by_path() -> None:
+    model = MLP()
+    grads = tn.grad(ops.reduce_sum(model(_x((5, 4)))), model)
+    stepped = nn.tree_map(lambda p, g: p - 0.1 * g, model, grads)
+    assert type(stepped) is MLP
+    assert stepped.scale == 2.0
+    expected = model.fc1.weight.numpy() - 0.1 * tn.evaluate(grads.fc1.weight).numpy()
+    np.testing.assert_allclose(tn.evaluate(stepped.fc1.weight).numpy(), expected, rtol=1e-6)
+
+
+def test_tree_map_of_trees_of_another_structure_names_the_path() -> None:
+    a, b = MLP(), MLP()
+    b.fc2 = nn.Linear(8, 5)
+    with pytest.raises(tn.ModuleError, match=r"the trees differ at MLP.fc2.weight: shapes"):
+        nn.tree_map(lambda p, q: p + q, a, b)
+
+
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [
+        (np.zeros(3), "wrap the array: tn.tensor"),
+        ({1, 2}, "use a tuple or a list"),
+        (object(), "keep other objects outside the module"),
+    ],
+)
+def test_a_field_that_is_no_data_module_or_configuration_is_refused(
+    value: object, hint: str
+) -> None:
+    model = MLP()
+    with pytest.raises(tn.ModuleError, match=r"cannot set MLP.bad: a module field holds") as info:
+        model.bad = value
+    assert hint in str(info.value)
+    assert "bad" not in vars(model)
+
+
+def test_a_dict_field_needs_string_keys() -> None:
+    with pytest.raises(tn.ModuleError, match=r"cannot set MLP.table: a dict field needs string"):
+        MLP().table = {1: tn.zeros((2,), tn.Float32, tn.CPU)}
+
+
+# --- the catalogue against PyTorch ----------------------------------------------------------
+
+
+def test_grad_of_a_module_is_a_tree_of_its_type_matching_pytorch() -> None:
+    model = MLP()
+    tm = _torch_mlp(model)
+    x = _x((5, 4))
+    grads = tn.grad(ops.reduce_mean(ops.square(model(x))), model)
+    assert type(grads) is MLP
+    (2.0 * tm(torch.from_numpy(x.numpy()))).square().mean().backward()
+    pairs: list[tuple[Any, Any]] = [(grads.fc1.weight, tm[0].weight), (grads.fc2.bias, tm[2].bias)]
+    for ours, theirs in pairs:
+        np.testing.assert_allclose(tn.evaluate(ours).numpy(), theirs.grad.numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(4,), (5, 4), (2, 5, 4), (2, 3, 5, 4)])
+def test_linear_takes_any_rank_like_pytorch(shape: tuple[int, ...]) -> None:
+    lin = nn.Linear(4, 3)
+    tl = torch.nn.Linear(4, 3)
+    tl.load_state_dict({k: torch.from_numpy(v) for k, v in nn.state_dict(lin).items()})
+    x = _x(shape)
+    got = tn.evaluate(lin(x)).numpy()
+    np.testing.assert_allclose(got, tl(torch.from_numpy(x.numpy())).detach().numpy(), atol=1e-6)
+
+
+def test_layer_norm_and_embedding_match_pytorch() -> None:
+    emb, norm = nn.Embedding(10, 4), nn.LayerNorm(4)
+    te, tnorm = torch.nn.Embedding(10, 4), torch.nn.LayerNorm(4)
+    te.load_state_dict({k: torch.from_numpy(v) for k, v in nn.state_dict(emb).items()})
+    ids = np.array([[1, 9, 1], [0, 3, 7]])
+    got = tn.evaluate(norm(emb(tn.tensor(ids, tn.Int64, tn.CPU, tn.Dim2)))).numpy()
+    want = tnorm(te(torch.from_numpy(ids))).detach().numpy()
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_a_linear_fed_another_last_dim_says_so() -> None:
+    with pytest.raises(tn.ShapeError, match=r"cannot apply Linear: the input's last dim is not"):
+        nn.Linear(4, 3)(_x((5, 6)))
+
+
+def test_sequential_names_its_layers_as_pytorch_does() -> None:
+    seq = nn.Sequential(nn.Linear(4, 8), nn.relu, nn.Linear(8, 2))
+    ts = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+    assert nn.load_state_dict(seq, ts.state_dict()) == []  # no mapping
+    x = _x((3, 4))
+    want = ts(torch.from_numpy(x.numpy())).detach().numpy()
+    np.testing.assert_allclose(tn.evaluate(seq(x)).numpy(), want, atol=1e-6)
+    assert len(seq) == 3
+    assert seq[-1] is seq[2]
+
+
+# --- state dicts ----------------------------------------------------------------------------
+
+
+def test_load_state_dict_lists_every_problem_and_changes_nothing() -> None:
+    model = MLP()
+    before = nn.state_dict(model)
+    sd = dict(before)
+    sd["fc1.weight"] = np.ones((8, 4), np.float32)  # would be loaded, but others are wrong
+    sd["fc2.weight"] = np.zeros((3, 9), np.float32)
+    sd["fc2.bias"] = np.zeros(3, np.float64)
+    del sd["fc1.bias"]
+    sd["head.weight"] = np.zeros(1, np.float32)
+    with pytest.raises(tn.ModuleError, match="cannot load the state dict into MLP") as info:
+        nn.load_state_dict(model, sd)
+    text = str(info.value)
+    for part in ["fc2.weight: shape (3, 9)", "fc2.bias: element type float64", "missing keys: 'fc1.bias'", "unexpected keys: 'head.weight'"]:  # fmt: skip
+        assert part in text
+    for k, v in nn.state_dict(model).items():
+        np.testing.assert_array_equal(v, before[k])
+
+
+def test_load_state_dict_not_strict_returns_the_missing_keys() -> None:
+    model = MLP()
+    sd = nn.state_dict(MLP())
+    del sd["fc2.bias"]
+    assert nn.load_state_dict(model, sd, strict=False) == ["fc2.bias"]
+    np.testing.assert_array_equal(model.fc1.weight.numpy(), sd["fc1.weight"])
+
+
+# --- optimizers -----------------------------------------------------------------------------
+
+Make = Callable[[Any], Any]
+RULES: dict[str, tuple[Make, Make]] = {
+    "sgd": (
+        lambda m: optim.SGD(m, lr=0.1, weight_decay=0.01),
+        lambda p: torch.optim.SGD(p, lr=0.1, weight_decay=0.01),
+    ),
+    "momentum": (
+        lambda m: optim.Momentum(m, lr=0.1, nesterov=True),
+        lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
+    ),
+    "adam": (
+        lambda m: optim.Adam(m, lr=0.01, weight_decay=0.01),
+        lambda p: torch.optim.Adam(p, lr=0.01, weight_decay=0.01),
+    ),
+    "adamw": (lambda m: optim.AdamW(m, lr=0.01), lambda p: torch.optim.AdamW(p, lr=0.01)),
+}
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+@pytest.mark.parametrize("rule", RULES)
+def test_optimizers_follow_pytorch_eager_and_compiled(rule: str, compiled: bool) -> None:
+    model = MLP()
+    tm = _torch_mlp(model)
+    ours, theirs = RULES[rule][0](model), RULES[rule][1](tm.parameters())
+    x = _x((5, 4))
+
+    def step(x: Any) -> Any:
+        loss = ops.reduce_mean(ops.square(model(x)))
+        ours.step(tn.grad(loss, model))
+        return loss
+
+    run = tn.compile(step) if compiled else step
+    for _ in range(4):
+        run(x)
+        theirs.zero_grad()
+        (2.0 * tm(torch.from_numpy(x.numpy()))).square().mean().backward()
+        theirs.step()
+    assert ours.step_count == 4  # counted inside the compiled program too
+    np.testing.assert_allclose(model.fc1.weight.numpy(), tm[0].weight.detach().numpy(), atol=2e-6)
+    bias: Any = model.fc2.bias
+    np.testing.assert_allclose(bias.numpy(), tm[2].bias.detach().numpy(), atol=2e-6)
+
+
+def test_a_new_learning_rate_between_compiled_calls_needs_no_retrace() -> None:
+    model = MLP()
+    opt = optim.SGD(model, lr=0.0)
+    step = tn.compile(lambda x: opt.step(tn.grad(ops.reduce_sum(model(x)), model)))
+    before = model.fc1.weight.numpy().copy()
+    step(_x((5, 4)))
+    np.testing.assert_array_equal(model.fc1.weight.numpy(), before)  # lr 0: unchanged
+    opt.lr = 0.1
+    step(_x((5, 4)))
+    assert step.traces == 1
+    assert not np.array_equal(model.fc1.weight.numpy(), before)
+
+
+def test_a_schedule_runs_eagerly_and_is_refused_inside_compile() -> None:
+    model = MLP()
+    opt = optim.SGD(model, lr=lambda t: 0.1 / (t + 1))
+    opt.step(tn.grad(ops.reduce_sum(model(_x((5, 4)))), model))
+    assert opt.lr == pytest.approx(0.05)
+    step = tn.compile(lambda x: opt.step(tn.grad(ops.reduce_sum(model(x)), model)))
+    with pytest.raises(tn.CompileError, match="cannot run a learning-rate schedule"):
+        step(_x((5, 4)))
+
+
+def test_step_with_gradients_of_another_structure_is_refused() -> None:
+    model, other = MLP(), MLP()
+    other.fc2 = nn.Linear(8, 5)
+    opt = optim.SGD(model, lr=0.1)
+    grads = tn.grad(ops.reduce_sum(other(_x((5, 4)))), other)
+    with pytest.raises(tn.ModuleError, match=r"the gradients do not fit the model MLP") as info:
+        opt.step(grads)
+    assert "fc2.weight: shape (5, 8), the parameter's (3, 8)" in str(info.value)
+    with pytest.raises(tn.OperandError, match="needs the gradients as a tree of the model's type"):
+        opt.step([(model.fc1.weight, grads.fc1.weight)])  # type: ignore[arg-type]
+
+
+def test_an_optimizer_refuses_integer_parameters_and_non_modules() -> None:
+    class Counter(nn.Module):
+        def __init__(self) -> None:
+            self.n = tn.zeros((1,), tn.Int64, tn.CPU)
+
+    with pytest.raises(tn.ElemTypeError, match="cannot train the integer parameter n"):
+        optim.SGD(Counter(), lr=0.1)
+    with pytest.raises(tn.ModuleError, match=r"optim.Adam needs the model \(an nn.Module\)"):
+        optim.Adam([tn.zeros((1,), tn.Float32, tn.CPU)], lr=0.1)  # type: ignore[type-var]

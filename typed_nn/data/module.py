@@ -1,0 +1,325 @@
+"""``Module``: a model is a typed tree of parameters (DESIGN §5c; users import it as
+``typed_nn.nn.Module``).
+
+A module's fields (its instance attributes, in the order they were set) are:
+
+* **parameters**: typed_nn data (a ``Tensor`` in a model; any ``TensorLike`` in a tree of
+  gradients that ``tn.grad(loss, model)`` returns);
+* **buffers**: non-trained state set as ``self.name = nn.buffer(tensor)`` (batch-norm
+  statistics), and the state of stateful objects such as ``tn.Generator`` (a class that
+  names its state tensors in ``_tree_buffers``);
+* **submodules**, and lists, tuples and dicts (string keys) of any of these;
+* **static configuration**: numbers, strings, booleans, None, types (tags), functions, and
+  tuples of them.
+
+Anything else is a ``ModuleError`` when it is set. One walk serves everything that takes a
+module: :func:`named_parameters` (PyTorch's dotted names: ``block.0.weight``),
+:func:`named_buffers`, :func:`tree_map` (the same type back), and through them ``tn.grad``,
+the optimizers, state dicts and checkpoints. A tensor set under two paths is one parameter:
+listed once, under its first path, and its gradient sums its uses.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import types
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar, cast
+
+import numpy as np
+
+from ..errors import ModuleError, message
+from .tensor import AnyTensor, Tensor, TensorLike
+
+__all__ = [
+    "Module",
+    "buffer",
+    "buffers",
+    "named_buffers",
+    "named_parameters",
+    "parameters",
+    "tree_map",
+]
+
+M = TypeVar("M", bound="Module")
+T = TypeVar("T")
+
+_STATIC = (
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    bool,
+    type(None),
+    type,
+    enum.Enum,
+    np.dtype,
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    functools.partial,
+)
+"""Field values that are configuration, copied as they are by every walk."""
+
+
+class _Buffer:
+    """What :func:`buffer` hands to ``Module.__setattr__``: a tensor to hold as a buffer."""
+
+    __slots__ = ("tensor",)
+
+    def __init__(self, tensor: object) -> None:
+        self.tensor = tensor
+
+
+def buffer(tensor: T) -> T:
+    """Mark ``tensor`` as a buffer of the module it is set on (``self.running_mean =
+    nn.buffer(tn.zeros((n,), tn.Float32, tn.CPU))``): state a checkpoint and a state dict
+    keep, that no gradient or optimizer touches."""
+    if not isinstance(tensor, Tensor):
+        raise ModuleError(
+            message(
+                "nn.buffer needs a principal tensor.",
+                [("received", type(tensor).__name__)],
+                hint="make it with tn.tensor(...) or tn.zeros(...).",
+            )
+        )
+    return cast(T, _Buffer(tensor))
+
+
+class Module:
+    """Base of every model: subclass it and set fields in ``__init__`` (see the module doc).
+
+    >>> class Affine(nn.Module):
+    ...     def __init__(self) -> None:
+    ...         self.weight = tn.zeros((3, 2), tn.Float32, tn.CPU)
+    ...     def __call__(self, x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Matrix[tn.Float32, tn.CPU]:
+    ...         return x @ self.weight
+    """
+
+    _tn_buffers: frozenset[str] = frozenset()
+    """The names of this module's fields that are buffers (set by ``nn.buffer``)."""
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if isinstance(value, _Buffer):
+            value = value.tensor
+            object.__setattr__(self, "_tn_buffers", self._tn_buffers | {name})
+        elif name in self._tn_buffers and not name.startswith("_tn_"):
+            object.__setattr__(self, "_tn_buffers", self._tn_buffers - {name})
+        if not name.startswith("_tn_"):
+            _check_field(self, name, value, f"{type(self).__name__}.{name}")
+        object.__setattr__(self, name, value)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={_brief(v)}" for k, v in _fields(self))
+        return f"{type(self).__name__}({fields})"
+
+
+# --- the walk -----------------------------------------------------------------------------
+
+
+def _fields(m: Module) -> Iterator[tuple[str, object]]:
+    return ((k, v) for k, v in vars(m).items() if not k.startswith("_tn_"))
+
+
+def _stateful(value: object) -> tuple[str, ...] | None:
+    names: object = getattr(type(value), "_tree_buffers", None)
+    return cast(tuple[str, ...], names) if isinstance(names, tuple) else None
+
+
+def _walk(node: object, path: str, in_buffer: bool) -> Iterator[tuple[str, bool, AnyTensor]]:
+    """(path, is_buffer, leaf) for every data leaf under ``node``, in field order."""
+    if isinstance(node, TensorLike):
+        yield path, in_buffer, node
+    elif isinstance(node, Module):
+        buffered = node._tn_buffers
+        for name, value in _fields(node):
+            yield from _walk(value, _join(path, name), in_buffer or name in buffered)
+    elif isinstance(node, list | tuple):
+        for i, value in enumerate(node):
+            yield from _walk(value, _join(path, str(i)), in_buffer)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            yield from _walk(value, _join(path, str(key)), in_buffer)
+    else:
+        for name in _stateful(node) or ():
+            yield from _walk(getattr(node, name), _join(path, name), True)
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _unique(leaves: Iterator[tuple[str, bool, AnyTensor]], want_buffers: bool) -> list[Any]:
+    seen: set[int] = set()
+    found = []
+    for path, is_buffer, leaf in leaves:
+        if is_buffer == want_buffers and id(leaf) not in seen:
+            seen.add(id(leaf))
+            found.append((path, leaf))
+    return found
+
+
+def named_parameters(m: Module) -> list[tuple[str, AnyTensor]]:
+    """Every parameter of ``m`` with its dotted path (``"layers.0.weight"``), in field order;
+    a tensor under two paths is listed once, under its first."""
+    _require_module(m, "named_parameters")
+    return _unique(_walk(m, "", False), want_buffers=False)
+
+
+def parameters(m: Module) -> list[AnyTensor]:
+    """The tensors of :func:`named_parameters`."""
+    return [leaf for _, leaf in named_parameters(m)]
+
+
+def named_buffers(m: Module) -> list[tuple[str, AnyTensor]]:
+    """Every buffer of ``m`` (``nn.buffer`` fields, generator states) with its dotted path."""
+    _require_module(m, "named_buffers")
+    return _unique(_walk(m, "", False), want_buffers=True)
+
+
+def buffers(m: Module) -> list[AnyTensor]:
+    """The tensors of :func:`named_buffers`."""
+    return [leaf for _, leaf in named_buffers(m)]
+
+
+def tree_map(fn: Callable[..., AnyTensor], m: M, *rest: M) -> M:
+    """A module of ``m``'s type whose parameters are ``fn(p, *ps)``: ``p`` a parameter of
+    ``m``, ``ps`` those at the same path of ``rest`` (trees of the same structure, e.g. the
+    gradients ``tn.grad(loss, m)`` returned). Buffers and configuration are ``m``'s own.
+
+    >>> half = nn.tree_map(lambda p: p * 0.5, model)
+    """
+    _require_module(m, "tree_map")
+    for i, other in enumerate(rest):
+        _require_module(other, f"tree_map (tree {i + 2})")
+    return cast(M, _map(fn, m, rest, type(m).__name__, False))
+
+
+def _map(
+    fn: Callable[..., AnyTensor], node: Any, rest: tuple[Any, ...], path: str, buf: bool
+) -> Any:
+    for other in rest:
+        _same_kind(node, other, path)
+    if isinstance(node, TensorLike):
+        return node if buf else fn(node, *rest)
+    if isinstance(node, Module):
+        new = object.__new__(type(node))
+        object.__setattr__(new, "_tn_buffers", node._tn_buffers)
+        for name, value in _fields(node):
+            kids = tuple(_field_of(o, name, path) for o in rest)
+            inner = buf or name in node._tn_buffers
+            object.__setattr__(new, name, _map(fn, value, kids, f"{path}.{name}", inner))
+        return new
+    if isinstance(node, list | tuple):
+        items = [
+            _map(fn, v, tuple(o[i] for o in rest), f"{path}[{i}]", buf) for i, v in enumerate(node)
+        ]
+        return items if isinstance(node, list) else type(node)(items)
+    if isinstance(node, dict):
+        return {
+            k: _map(fn, v, tuple(o[k] for o in rest), f"{path}[{k!r}]", buf)
+            for k, v in node.items()
+        }
+    return node  # configuration, a stateful object (a generator): shared
+
+
+def _field_of(other: Module, name: str, path: str) -> object:
+    if name not in vars(other):
+        raise ModuleError(
+            message(
+                f"nn.tree_map: the trees differ at {path}: one has field {name!r}, another not.",
+                [("fields", ", ".join(k for k, _ in _fields(other)))],
+                hint="map trees of one structure (a model and its gradients).",
+            )
+        )
+    return vars(other)[name]
+
+
+def _same_kind(node: Any, other: Any, path: str) -> None:
+    if isinstance(node, TensorLike) and isinstance(other, TensorLike):
+        if node.shape == other.shape:
+            return
+        problem = f"shapes {node.shape} and {other.shape}"
+    elif type(node) is type(other) or not isinstance(node, Module | list | tuple | dict):
+        lengths = isinstance(node, list | tuple | dict) and len(node) != len(other)
+        keys = isinstance(node, dict) and set(node) != set(other)
+        if not (lengths or keys):
+            return
+        problem = "containers of other lengths or keys"
+    else:
+        problem = f"{type(node).__name__} and {type(other).__name__}"
+    raise ModuleError(
+        message(
+            f"nn.tree_map: the trees differ at {path}: {problem}.",
+            [("first", _brief(node)), ("other", _brief(other))],
+            hint="map trees of one structure (a model and its gradients).",
+        )
+    )
+
+
+# --- field checks ---------------------------------------------------------------------------
+
+
+def _check_field(owner: Module, name: str, value: object, path: str) -> None:
+    """A field's value must be data, a module, a container of them or configuration."""
+    if isinstance(value, TensorLike | Module) or _stateful(value) is not None:
+        return
+    if isinstance(value, _STATIC):
+        return
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            _check_field(owner, name, item, f"{path}[{i}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ModuleError(
+                    message(
+                        f"cannot set {path}: a dict field needs string keys (its paths' names).",
+                        [("key", repr(key))],
+                        hint="use str keys, e.g. {'encoder': ...}.",
+                    )
+                )
+            _check_field(owner, name, item, f"{path}[{key!r}]")
+        return
+    raise ModuleError(
+        message(
+            f"cannot set {path}: a module field holds typed_nn data, modules, lists, tuples or "
+            "dicts of them, or configuration.",
+            [("received", _brief(value)), ("accepted", _ACCEPTED)],
+            hint=_hint(value),
+        )
+    )
+
+
+_ACCEPTED = "Tensor, nn.Module, list/tuple/dict of them, numbers, strings, types, functions"
+
+
+def _hint(value: object) -> str:
+    if isinstance(value, np.ndarray):
+        return "wrap the array: tn.tensor(array, tn.Float32, tn.CPU, tn.Dim2)."
+    if isinstance(value, set | frozenset):
+        return "use a tuple or a list: a set has no order, so no paths."
+    return "keep other objects outside the module, or store their configuration (numbers)."
+
+
+def _brief(value: object) -> str:
+    if isinstance(value, TensorLike):
+        return value.describe()
+    if isinstance(value, Module):
+        return f"{type(value).__name__}(...)"
+    text = repr(value)
+    return text if len(text) <= 60 else f"{type(value).__name__} {text[:50]}..."
+
+
+def _require_module(m: object, fn: str) -> None:
+    if not isinstance(m, Module):
+        raise ModuleError(
+            message(
+                f"nn.{fn} needs an nn.Module.",
+                [("received", _brief(m))],
+                hint="pass the model (an instance of an nn.Module subclass).",
+            )
+        )

@@ -1,0 +1,178 @@
+"""The catalogue as modules (forwards only: the backward is ``tn.grad``), computed by the ops
+and functions MetaNN's layers use. Each is generic in element and device, ``Float32`` on the
+``CPU`` when not given, and its parameters are laid out as PyTorch's module of the same name
+lays them out (``Linear.weight`` is (out, in)), so state dicts cross over without a mapping."""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar, cast, overload
+
+import numpy as np
+
+from .. import ops
+from ..data.factories import ones, zeros
+from ..data.module import Module
+from ..data.tensor import AnyTensor, TensorLike
+from ..errors import ShapeError, message
+from ..layers.norm import layer_norm
+from ..ops.node import format_site, user_site
+from ..tags import CPU, FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dv, Float32, FloatTag, IntTag
+from . import init
+
+__all__ = ["Embedding", "LayerNorm", "Linear", "Sequential"]
+
+Gen = np.random.Generator | None
+IE = TypeVar("IE", bound=IntTag)
+
+
+def _tags(elem: type[FloatTag] | None, device: type[DeviceTag] | None) -> tuple[Any, Any]:
+    return (elem or Float32), (device or CPU)
+
+
+class Linear(Module, Generic[FE, Dv]):
+    """``y = x @ weight.T + bias`` over the last dim of ``x`` (any rank >= 1), PyTorch's
+    ``nn.Linear``: ``weight`` (out_features, in_features), ``bias`` (out_features,) or None;
+    both drawn from U(-1/sqrt(in), 1/sqrt(in))."""
+
+    weight: TensorLike[FE, Dv, Dim2]
+    bias: TensorLike[FE, Dv, Dim1] | None
+
+    @overload
+    def __init__(self: Linear[Float32, CPU], in_features: int, out_features: int, *, bias: bool = True, gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Linear[FE, CPU], in_features: int, out_features: int, *, bias: bool = True, elem: type[FE], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Linear[Float32, Dv], in_features: int, out_features: int, *, bias: bool = True, device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self, in_features: int, out_features: int, *, bias: bool = True, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        *,
+        bias: bool = True,
+        elem: type[FloatTag] | None = None,
+        device: type[DeviceTag] | None = None,
+        gen: Gen = None,
+    ) -> None:
+        e, dv = _tags(elem, device)
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = init.fan_in_uniform((out_features, in_features), in_features, e, dv, gen)
+        self.bias = init.fan_in_uniform((out_features,), in_features, e, dv, gen) if bias else None
+
+    def __call__(self, x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+        _last_dim(self, x, self.in_features, "in_features")
+        xa: AnyTensor = x  # any rank: ops.matmul's overloads are per rank
+        y: AnyTensor = ops.matmul(xa, ops.transpose(self.weight))
+        return cast(TensorLike[FE, Dv, D], y if self.bias is None else y + self.bias)
+
+
+class Embedding(Module, Generic[FE, Dv]):
+    """Rows of ``weight`` (num_embeddings, embedding_dim) picked by integer ids, PyTorch's
+    ``nn.Embedding`` (weight drawn from N(0, 1)): ids of shape S give S + (embedding_dim,)."""
+
+    weight: TensorLike[FE, Dv, Dim2]
+
+    @overload
+    def __init__(self: Embedding[Float32, CPU], num_embeddings: int, embedding_dim: int, *, gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Embedding[FE, CPU], num_embeddings: int, embedding_dim: int, *, elem: type[FE], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Embedding[Float32, Dv], num_embeddings: int, embedding_dim: int, *, device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self, num_embeddings: int, embedding_dim: int, *, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    def __init__(
+        self,
+        num_embeddings: int,
+        embedding_dim: int,
+        *,
+        elem: type[FloatTag] | None = None,
+        device: type[DeviceTag] | None = None,
+        gen: Gen = None,
+    ) -> None:
+        e, dv = _tags(elem, device)
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = init.normal((num_embeddings, embedding_dim), e, dv, gen)
+
+    @overload
+    def __call__(self, ids: TensorLike[IE, Dv, Dim0]) -> TensorLike[FE, Dv, Dim1]: ...
+    @overload
+    def __call__(self, ids: TensorLike[IE, Dv, Dim1]) -> TensorLike[FE, Dv, Dim2]: ...
+    @overload
+    def __call__(self, ids: TensorLike[IE, Dv, Dim2]) -> TensorLike[FE, Dv, Dim3]: ...
+    @overload
+    def __call__(self, ids: TensorLike[IE, Dv, Any]) -> TensorLike[FE, Dv, Any]: ...
+    def __call__(self, ids: TensorLike[Any, Any, Any]) -> TensorLike[Any, Any, Any]:
+        return ops.embedding(self.weight, ids)
+
+
+class LayerNorm(Module, Generic[FE, Dv]):
+    """Normalisation over the last dim, PyTorch's ``nn.LayerNorm(dim)``: ``weight`` ones and
+    ``bias`` zeros of shape (dim,)."""
+
+    weight: TensorLike[FE, Dv, Dim1]
+    bias: TensorLike[FE, Dv, Dim1]
+
+    @overload
+    def __init__(self: LayerNorm[Float32, CPU], dim: int, *, eps: float = 1e-5) -> None: ...
+    @overload
+    def __init__(self: LayerNorm[FE, CPU], dim: int, *, eps: float = 1e-5, elem: type[FE]) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: LayerNorm[Float32, Dv], dim: int, *, eps: float = 1e-5, device: type[Dv]) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self, dim: int, *, eps: float = 1e-5, elem: type[FE], device: type[Dv]) -> None: ...  # fmt: skip
+    def __init__(
+        self,
+        dim: int,
+        *,
+        eps: float = 1e-5,
+        elem: type[FloatTag] | None = None,
+        device: type[DeviceTag] | None = None,
+    ) -> None:
+        e, dv = _tags(elem, device)
+        self.dim, self.eps = dim, eps
+        self.weight = ones((dim,), e, dv)
+        self.bias = zeros((dim,), e, dv)
+
+    def __call__(self, x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+        _last_dim(self, x, self.dim, "dim")
+        return cast(TensorLike[FE, Dv, D], layer_norm(x, self.weight, self.bias, self.eps))
+
+
+class Sequential(Module):
+    """Modules (or functions) applied in order: ``Sequential(nn.Linear(4, 8), nn.relu,
+    nn.Linear(8, 2))``. Its fields are named ``0``, ``1``, ... as in PyTorch (state-dict keys
+    ``0.weight``, ...); ``seq[i]`` is the i-th, ``len(seq)`` their number."""
+
+    def __init__(self, *layers: Any) -> None:
+        for i, layer in enumerate(layers):
+            setattr(self, str(i), layer)
+
+    def __len__(self) -> int:
+        return sum(1 for k in vars(self) if k.isdigit())
+
+    def __getitem__(self, i: int) -> Any:
+        return getattr(self, str(range(len(self))[i]))
+
+    def __call__(self, x: TensorLike[FE, Dv, Any]) -> TensorLike[FE, Dv, Any]:
+        y: Any = x
+        for i in range(len(self)):
+            y = getattr(self, str(i))(y)
+        return cast(TensorLike[FE, Dv, Any], y)
+
+
+def _last_dim(module: Module, x: object, expected: int, name: str) -> None:
+    shape = getattr(x, "shape", None)
+    if not isinstance(x, TensorLike) or not shape or shape[-1] != expected:
+        raise ShapeError(
+            message(
+                f"cannot apply {type(module).__name__}: the input's last dim is not {name}.",
+                [
+                    ("declared", f"(..., {expected})"),
+                    ("received", x.describe() if isinstance(x, TensorLike) else type(x).__name__),
+                ],
+                built_at=format_site(user_site()),
+                hint=f"feed data whose last dim is {expected}, or build the module with "
+                f"{name}={shape[-1] if shape else '...'}.",
+            )
+        )

@@ -1,0 +1,108 @@
+"""``nn.state_dict`` / ``nn.load_state_dict``: a module's parameters and buffers by PyTorch's
+dotted names, as host arrays; loading checks everything before it changes anything."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ..data.module import Module, named_buffers, named_parameters
+from ..data.tensor import AnyTensor, Tensor
+from ..devices import array_module
+from ..errors import ModuleError, listed, message
+
+__all__ = ["load_state_dict", "state_dict"]
+
+
+def _entries(m: Module, fn: str) -> dict[str, AnyTensor]:
+    if not isinstance(m, Module):
+        raise ModuleError(
+            message(
+                f"nn.{fn} needs an nn.Module.",
+                [("received", type(m).__name__)],
+                hint="pass the model.",
+            )
+        )
+    return dict(named_parameters(m) + named_buffers(m))
+
+
+def state_dict(m: Module) -> dict[str, npt.NDArray[Any]]:
+    """Every parameter and buffer of ``m`` by dotted name (``"0.weight"``, ``"norm.bias"``),
+    as a numpy copy: what ``torch.nn.Module.state_dict()`` holds for the same structure."""
+    out: dict[str, npt.NDArray[Any]] = {}
+    for name, t in _entries(m, "state_dict").items():
+        if not isinstance(t, Tensor):
+            raise ModuleError(
+                message(
+                    f"nn.state_dict: {name} is not a principal tensor.",
+                    [("received", t.describe())],
+                    hint="take the state dict of a model, not of a tree of expressions "
+                    "(tn.evaluate them, or nn.tree_map(tn.evaluate, tree)).",
+                )
+            )
+        out[name] = np.array(t.numpy(), copy=True)
+    return out
+
+
+def load_state_dict(m: Module, sd: Mapping[str, Any], strict: bool = True) -> list[str]:
+    """Copy ``sd``'s arrays (numpy arrays, tensors, or ``torch.Tensor``\\ s) into ``m``'s
+    parameters and buffers of the same names. Every problem — a missing or (with ``strict``)
+    unexpected key, another shape or element type — is found first and reported together,
+    and then nothing has changed. Returns the keys of ``m`` that ``sd`` lacks (``strict=False``
+    only; with ``strict`` they are an error)."""
+    entries = _entries(m, "load_state_dict")
+    if not isinstance(sd, Mapping):
+        raise ModuleError(
+            message(
+                "nn.load_state_dict needs a mapping of names to arrays.",
+                [("received", type(sd).__name__)],
+                hint="pass nn.state_dict(model), or a torch model's state_dict().",
+            )
+        )
+    missing = [k for k in entries if k not in sd]
+    unexpected = [k for k in sd if k not in entries]
+    values = {k: _host(sd[k]) for k in entries if k in sd}
+    problems = [
+        f"{k}: {_mismatch(entries[k], v)}" for k, v in values.items() if _mismatch(entries[k], v)
+    ]
+    if strict and missing:
+        problems.append(f"missing keys: {listed(missing)}")
+    if strict and unexpected:
+        problems.append(f"unexpected keys: {listed(unexpected)}")
+    if problems:
+        raise ModuleError(
+            message(
+                f"cannot load the state dict into {type(m).__name__}: nothing was changed.",
+                [("problem", p) for p in problems],
+                hint="load a state dict of a model of this structure (names as in "
+                "nn.state_dict(model)); strict=False skips missing and unexpected keys.",
+            )
+        )
+    for k, v in values.items():
+        target = entries[k]
+        assert isinstance(target, Tensor)  # _mismatch refused any other
+        target.array[...] = array_module(target.device).asarray(v)
+    return missing
+
+
+def _host(value: Any) -> Any:
+    if callable(getattr(value, "detach", None)):  # a torch.Tensor
+        return value.detach().cpu().numpy()
+    if isinstance(value, Tensor):
+        return value.numpy()
+    return value
+
+
+def _mismatch(target: AnyTensor, value: Any) -> str:
+    if not isinstance(target, Tensor):
+        return "the module holds an expression there, not a tensor"
+    if not isinstance(value, np.ndarray):
+        return f"a {type(value).__name__}, not an array"
+    if value.shape != target.shape:
+        return f"shape {value.shape}, the module's {target.shape}"
+    if value.dtype != target.elem.dtype:
+        return f"element type {value.dtype}, the module's {np.dtype(target.elem.dtype)}"
+    return ""

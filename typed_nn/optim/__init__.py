@@ -1,0 +1,222 @@
+"""``typed_nn.optim``: optimizers built from a module (DESIGN §5c, docs/modules.md).
+
+``opt = optim.Adam(model, lr=1e-3)`` is an ``Adam[type(model)]``; ``opt.step(grads)`` takes
+the gradients ``tn.grad(loss, model)`` returned — a tree of the model's own type, so another
+model's gradients are a static error. The update rules are ``typed_nn.model``'s (one
+implementation, PyTorch's formulas). The step count and the learning rate are rank-0 tensors
+of the optimizer, read by the update, so the same ``step`` runs eagerly (gradients evaluated
+first, then every weight updated in place) and inside ``tn.compile``, where it is recorded in
+the program: **the step count advances in the program** at every call, and ``opt.lr = x``
+between calls changes the learning rate without a retrace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+from ..data.factories import scalar
+from ..data.module import Module, named_parameters
+from ..data.tensor import AnyTensor, Tensor
+from ..errors import CompileError, ElemTypeError, ModuleError, OperandError, listed, message
+from ..model import optim as rules
+from ..model.optim import _evaluate_grads
+from ..tags import FloatTag
+from ..tracing import state
+
+__all__ = ["SGD", "Adam", "AdamW", "Momentum", "Optimizer"]
+
+M = TypeVar("M", bound=Module)
+Schedule = float | Callable[[int], float]
+
+
+class Optimizer(Generic[M]):
+    """An update rule over one module's parameters: see the module doc."""
+
+    def __init__(self, model: M, rule: rules.Optimizer) -> None:
+        if not isinstance(model, Module):
+            raise ModuleError(
+                message(
+                    f"optim.{type(self).__name__} needs the model (an nn.Module).",
+                    [("received", type(model).__name__)],
+                    hint=f"optim.{type(self).__name__}(model, lr=...).",
+                )
+            )
+        self.model = model
+        self.rule = rule
+        self._schedule = rule.lr if callable(rule.lr) else None
+        self._lr = 0.0 if callable(rule.lr) else float(rule.lr)
+        self._counts: dict[
+            tuple[type, type], tuple[Tensor[Any, Any, Any], Tensor[Any, Any, Any]]
+        ] = {}
+        self._host_steps = 0
+        for path, p in named_parameters(model):
+            _trainable(type(self).__name__, path, p)
+
+    @property
+    def lr(self) -> float:
+        """The learning rate of the next step; set it between calls of a compiled step (a
+        run-time number there: no retrace)."""
+        return self._schedule(self._host_steps) if self._schedule else self._lr
+
+    @lr.setter
+    def lr(self, value: float) -> None:
+        rules._non_negative(type(self).__name__, "lr", value)
+        self._schedule, self._lr = None, float(value)
+        for _, lr in self._counts.values():
+            lr.array[...] = value
+
+    @property
+    def step_count(self) -> int:
+        """Steps taken (eagerly and by compiled programs)."""
+        counts = [int(c.numpy()) for c, _ in self._counts.values()]
+        return max(counts, default=0)
+
+    def step(self, grads: M) -> None:
+        """Update every parameter of the model by ``grads`` (``tn.grad(loss, model)``)."""
+        pairs = _pairs(type(self).__name__, self.model, grads)
+        tracing = state.trace is not None
+        if self._schedule is not None:
+            if tracing:
+                raise _schedule_in_trace(type(self).__name__)
+            self._set_lr_tensors(self._schedule(self._host_steps))
+        if not tracing:  # every gradient first: an update must not change one still to read
+            pairs = list(zip([w for w, _ in pairs], _evaluate_grads(pairs), strict=True))
+        for kind in {(w.elem, w.device) for w, _ in pairs}:
+            count, _ = self._numbers_of(kind)
+            count.assign(count + 1.0)
+        for weight, grad in pairs:
+            count, lr = self._numbers_of((weight.elem, weight.device))
+            self.rule.update(weight, grad, self.rule.numbers_at(lr, count))
+        if not tracing:
+            self._host_steps += 1
+
+    def _numbers_of(
+        self, kind: tuple[type, type]
+    ) -> tuple[Tensor[Any, Any, Any], Tensor[Any, Any, Any]]:
+        found = self._counts.get(kind)
+        if found is None:
+            elem, device = kind
+            count: Tensor[Any, Any, Any] = scalar(float(self.step_count), elem, device)
+            found = self._counts[kind] = (count, scalar(self.lr, elem, device))
+        return found
+
+    def _set_lr_tensors(self, value: float) -> None:
+        rules._non_negative(type(self).__name__, f"lr (at step {self._host_steps})", value)
+        self._lr = float(value)
+        for _, lr in self._counts.values():
+            lr.array[...] = value
+
+
+class SGD(Optimizer[M]):
+    """``w <- w - lr (g + weight_decay w)`` (``torch.optim.SGD`` without momentum)."""
+
+    def __init__(self, model: M, lr: Schedule, *, weight_decay: float = 0.0) -> None:
+        super().__init__(model, rules.SGD(lr, weight_decay=weight_decay))
+
+
+class Momentum(Optimizer[M]):
+    """SGD with momentum, PyTorch's rule (``torch.optim.SGD(momentum=..., nesterov=...)``)."""
+
+    def __init__(
+        self,
+        model: M,
+        lr: Schedule,
+        momentum: float = 0.9,
+        *,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+    ) -> None:
+        rule = rules.Momentum(lr, momentum, weight_decay=weight_decay, nesterov=nesterov)
+        super().__init__(model, rule)
+
+
+class Adam(Optimizer[M]):
+    """``torch.optim.Adam``: weight decay as L2 added to the gradient."""
+
+    def __init__(
+        self,
+        model: M,
+        lr: Schedule = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        *,
+        weight_decay: float = 0.0,
+    ) -> None:
+        rule = rules.Adam(lr, betas, eps, weight_decay=weight_decay, decoupled_weight_decay=False)
+        super().__init__(model, rule)
+
+
+class AdamW(Optimizer[M]):
+    """``torch.optim.AdamW``: decoupled weight decay (``w <- w (1 - lr wd)`` first)."""
+
+    def __init__(
+        self,
+        model: M,
+        lr: Schedule = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        *,
+        weight_decay: float = 0.01,
+    ) -> None:
+        rule = rules.Adam(lr, betas, eps, weight_decay=weight_decay, decoupled_weight_decay=True)
+        super().__init__(model, rule)
+
+
+def _trainable(owner: str, path: str, p: AnyTensor) -> None:
+    if not isinstance(p, Tensor):
+        raise ModuleError(
+            message(
+                f"optim.{owner}: the model's {path} is not a principal tensor.",
+                [("received", p.describe())],
+                hint="build the optimizer from the model, not from a tree of expressions.",
+            )
+        )
+    if not issubclass(p.elem, FloatTag):
+        raise ElemTypeError(
+            message(
+                f"optim.{owner} cannot train the integer parameter {path}.",
+                [("parameter", p.describe())],
+                hint="hold integer state as a buffer: self.name = nn.buffer(tensor).",
+            )
+        )
+
+
+def _pairs(owner: str, model: Module, grads: object) -> list[tuple[Any, AnyTensor]]:
+    """(weight, gradient) by path; the trees must have one structure and shapes."""
+    if not isinstance(grads, Module):
+        raise OperandError(
+            message(
+                f"{owner}.step needs the gradients as a tree of the model's type.",
+                [("declared", type(model).__name__), ("received", type(grads).__name__)],
+                hint="pass grads = tn.grad(loss, model).",
+            )
+        )
+    weights, found = named_parameters(model), dict(named_parameters(grads))
+    problems = [p for p, _ in weights if p not in found]
+    problems += [
+        f"{p}: shape {found[p].shape}, the parameter's {w.shape}"
+        for p, w in weights
+        if p in found and found[p].shape != w.shape
+    ]
+    if problems or type(grads) is not type(model):
+        raise ModuleError(
+            message(
+                f"{owner}.step: the gradients do not fit the model {type(model).__name__}.",
+                [("gradients", type(grads).__name__), ("differences", listed(problems) or "-")],
+                hint="pass tn.grad(loss, model) of this optimizer's model.",
+            )
+        )
+    return [(w, found[p]) for p, w in weights]
+
+
+def _schedule_in_trace(owner: str) -> CompileError:
+    return CompileError(
+        message(
+            f"{owner}.step inside tn.compile cannot run a learning-rate schedule: Python runs "
+            "once, at trace time.",
+            [("lr", "a callable schedule")],
+            hint="build the optimizer with a number and set opt.lr = schedule(step) between "
+            "calls (a run-time number: no retrace).",
+        )
+    )
