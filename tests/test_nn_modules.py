@@ -272,3 +272,76 @@ def test_an_optimizer_refuses_integer_parameters_and_non_modules() -> None:
         optim.SGD(Counter(), lr=0.1)
     with pytest.raises(tn.ModuleError, match=r"optim.Adam needs the model \(an nn.Module\)"):
         optim.Adam([tn.zeros((1,), tn.Float32, tn.CPU)], lr=0.1)  # type: ignore[type-var]
+
+
+# --- image and normalisation modules --------------------------------------------------------
+
+
+class SmallCNN(nn.Module):
+    def __init__(self) -> None:
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.bn = nn.BatchNorm(4)
+        self.pool = nn.MaxPool2d(2)
+        self.avg = nn.AvgPool2d(2, stride=1)
+        self.flat = nn.Flatten()
+        self.head = nn.Linear(4 * 3 * 3, 5)
+
+    def __call__(self, x: Any) -> Any:
+        return self.head(self.flat(self.avg(self.pool(ops.relu(self.bn(self.conv(x)))))))
+
+
+def _torch_cnn(model: SmallCNN) -> Any:
+    tm = torch.nn.Sequential(
+        torch.nn.Conv2d(2, 4, 3, padding=1),
+        torch.nn.BatchNorm2d(4),
+        torch.nn.ReLU(),
+        torch.nn.MaxPool2d(2),
+        torch.nn.AvgPool2d(2, stride=1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(36, 5),
+    )
+    names = {"conv": "0", "bn": "1", "head": "6"}
+    sd = nn.state_dict(model)
+    tm.load_state_dict(
+        {
+            f"{names[k.split('.')[0]]}.{k.split('.', 1)[1]}": torch.from_numpy(v)
+            for k, v in sd.items()
+        },
+        strict=False,
+    )
+    return tm
+
+
+def test_a_cnn_of_modules_trains_and_evaluates_like_pytorch() -> None:
+    model = SmallCNN()
+    tm = _torch_cnn(model)
+    x = _x((6, 2, 8, 8))
+    tx = torch.from_numpy(x.numpy())
+    grads = tn.grad(ops.reduce_mean(ops.square(model(x))), model)  # training: batch statistics
+    tm.train()
+    tm(tx).square().mean().backward()
+    np.testing.assert_allclose(
+        tn.evaluate(grads.conv.weight).numpy(), tm[0].weight.grad.numpy(), atol=1e-5
+    )
+    np.testing.assert_allclose(model.bn.running_mean.numpy(), tm[1].running_mean.numpy(), atol=1e-6)
+    np.testing.assert_allclose(model.bn.running_var.numpy(), tm[1].running_var.numpy(), atol=1e-5)
+    model.eval()
+    tm.eval()
+    assert model.bn.training is False
+    np.testing.assert_allclose(tn.evaluate(model(x)).numpy(), tm(tx).detach().numpy(), atol=1e-5)
+
+
+def test_batch_norm_statistics_are_buffers_saved_and_never_trained() -> None:
+    model = SmallCNN()
+    assert [n for n, _ in nn.named_buffers(model)] == ["bn.running_mean", "bn.running_var"]
+    assert "bn.running_mean" in nn.state_dict(model)
+    assert all("running" not in n for n, _ in nn.named_parameters(model))
+
+
+def test_image_modules_refuse_what_does_not_fit() -> None:
+    with pytest.raises(tn.ShapeError, match="cannot feed layer 'Conv2d': the input has 3 channels"):
+        nn.Conv2d(2, 4, 3)(_x((1, 3, 8, 8)))
+    with pytest.raises(tn.ShapeError, match="cannot apply BatchNorm in training mode"):
+        nn.BatchNorm(3)(_x((1, 3)))
+    with pytest.raises(tn.ShapeError, match="channels"):
+        nn.BatchNorm(3)(_x((4, 5)))

@@ -25,7 +25,7 @@ import enum
 import functools
 import types
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar, cast
+from typing import Any, Self, TypeVar, cast
 
 import numpy as np
 
@@ -111,6 +111,21 @@ class Module:
             _check_field(self, name, value, f"{type(self).__name__}.{name}")
         object.__setattr__(self, name, value)
 
+    training: bool = True
+    """Training mode (``BatchNorm`` normalises by the batch and updates its statistics,
+    ``Dropout`` drops): set for the whole tree by :meth:`train` and :meth:`eval`."""
+
+    def train(self, mode: bool = True) -> Self:
+        """Put this module and every submodule in training mode (``mode=False``: evaluation);
+        returns the module, as PyTorch's ``Module.train``."""
+        for m in _modules(self):
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self) -> Self:
+        """Put this module and every submodule in evaluation mode (``train(False)``)."""
+        return self.train(False)
+
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={_brief(v)}" for k, v in _fields(self))
         return f"{type(self).__name__}({fields})"
@@ -120,7 +135,21 @@ class Module:
 
 
 def _fields(m: Module) -> Iterator[tuple[str, object]]:
-    return ((k, v) for k, v in vars(m).items() if not k.startswith("_tn_"))
+    return ((k, v) for k, v in vars(m).items() if not k.startswith("_tn_") and k != "training")
+
+
+def _modules(node: object) -> Iterator[Module]:
+    """``node`` and every module below it."""
+    if isinstance(node, Module):
+        yield node
+        for _, value in _fields(node):
+            yield from _modules(value)
+    elif isinstance(node, list | tuple):
+        for value in node:
+            yield from _modules(value)
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _modules(value)
 
 
 def _stateful(value: object) -> tuple[str, ...] | None:
@@ -207,6 +236,8 @@ def _map(
     if isinstance(node, Module):
         new = object.__new__(type(node))
         object.__setattr__(new, "_tn_buffers", node._tn_buffers)
+        if "training" in vars(node):
+            object.__setattr__(new, "training", node.training)
         for name, value in _fields(node):
             kids = tuple(_field_of(o, name, path) for o in rest)
             inner = buf or name in node._tn_buffers

@@ -129,6 +129,52 @@ class _ImageLayer(Layer[Any, LayerOutput]):
         return {LayerOutput: tensor_type(x.elem, x.device, cls.out_rank)}
 
 
+def conv2d_forward(
+    owner: str,
+    x: AnyTensor,
+    w: AnyTensor,
+    b: AnyTensor | None,
+    stride: tuple[int, int],
+    padding: tuple[int, int],
+) -> AnyTensor:
+    """``conv2d(x, w, stride, padding) + b`` (``b`` per output channel; None or a ZeroTensor:
+    no bias), its input checked first: the one computation of ``Conv2dLayer`` and
+    ``nn.Conv2d`` (``owner`` names the layer in errors)."""
+    _image(owner, x)
+    if x.shape[1] != w.shape[1]:
+        raise ShapeError(
+            message(
+                f"cannot feed layer '{owner}': the input has {x.shape[1]} channels, the "
+                f"layer takes {w.shape[1]}.",
+                [("layer", owner), ("received", x.describe()), ("weight", w.describe())],
+                built_at=format_site(user_site()),
+                hint=f"give (N, {w.shape[1]}, H, W) images, or make the layer with "
+                f"in_channels={x.shape[1]}.",
+            )
+        )
+    _fits(owner, x, (w.shape[2], w.shape[3]), padding)
+    y = ops.conv2d(x, w, stride, padding)
+    if b is None or isinstance(b, ZeroTensor):
+        return y
+    # The bias (O,) repeated over N, H', W' (broadcasting expands no size-1 dims).
+    return y + ops.tile(b, y.shape, new_dims=(0, 2, 3))
+
+
+def flatten(owner: str, x: AnyTensor) -> AnyTensor:
+    """(N, d1, d2, ...) -> (N, d1·d2·...), of ``FlattenLayer`` and ``nn.Flatten``."""
+    if x.rank < 1:
+        raise RankError(
+            message(
+                f"cannot feed layer '{owner}': a scalar has no batch dim to keep.",
+                [("layer", owner), ("received", x.describe())],
+                built_at=format_site(user_site()),
+                hint="feed a batch (N, ...).",
+            )
+        )
+    rows = (x.shape[0], math.prod(x.shape[1:]))
+    return x if x.shape == rows else ops.reshape(x, rows)
+
+
 class Conv2dOp(_ImageLayer):
     """``conv2d(x, weight, stride, padding) + bias`` (bias per output channel), from its
     three input ports; ``Conv2dOp(name, stride, padding)``. Conv2dLayer's sublayer."""
@@ -142,24 +188,7 @@ class Conv2dOp(_ImageLayer):
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x, w, b = inputs[LayerInput], inputs[Conv2dWeight], inputs[Conv2dBias]
         owner = self.name.rsplit("/", 1)[0]
-        _image(owner, x)
-        if x.shape[1] != w.shape[1]:
-            raise ShapeError(
-                message(
-                    f"cannot feed layer '{owner}': the input has {x.shape[1]} channels, the "
-                    f"layer takes {w.shape[1]}.",
-                    [("layer", owner), ("received", x.describe()), ("weight", w.describe())],
-                    built_at=format_site(user_site()),
-                    hint=f"give (N, {w.shape[1]}, H, W) images, or make the layer with "
-                    f"in_channels={x.shape[1]}.",
-                )
-            )
-        _fits(owner, x, (w.shape[2], w.shape[3]), self.padding)
-        y = ops.conv2d(x, w, self.stride, self.padding)
-        if isinstance(b, ZeroTensor):  # bias=False
-            return {LayerOutput: y}
-        # The bias (O,) repeated over N, H', W' (broadcasting expands no size-1 dims).
-        return {LayerOutput: y + ops.tile(b, y.shape, new_dims=(0, 2, 3))}
+        return {LayerOutput: conv2d_forward(owner, x, w, b, self.stride, self.padding)}
 
     def feed_forward(
         self, inputs: VarValues[LayerInput | Conv2dWeight | Conv2dBias, TensorLike[FE, Dv, Any]]
@@ -284,18 +313,7 @@ class FlattenLayer(_ImageLayer):
     out_rank: ClassVar[int] = 2
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        x = inputs[LayerInput]
-        if x.rank < 1:
-            raise RankError(
-                message(
-                    f"cannot feed layer '{self.name}': a scalar has no batch dim to keep.",
-                    [("layer", self.name), ("received", x.describe())],
-                    built_at=format_site(user_site()),
-                    hint="feed a batch (N, ...).",
-                )
-            )
-        rows = (x.shape[0], math.prod(x.shape[1:]))
-        return {LayerOutput: x if x.shape == rows else ops.reshape(x, rows)}
+        return {LayerOutput: flatten(self.name, inputs[LayerInput])}
 
     # Own signature (not SameTypeFeeds): any rank in, rank 2 out.
     def feed_forward(

@@ -56,7 +56,7 @@ from .topology import (
     param_op_topology,
 )
 
-__all__ = ["BatchNormLayer", "LayerNormLayer", "layer_norm"]
+__all__ = ["BatchNormLayer", "LayerNormLayer", "batch_norm", "layer_norm", "update_running"]
 
 
 class NormWeight(PortKey):
@@ -130,13 +130,43 @@ class BatchNormCell(_NormCell):
         x: AnyTensor = inputs[LayerInput]
         check_rank(self.name, LayerInput, x, (2, 4), "(N, C) or (N, C, H, W) data")
         weight, bias = inputs[NormWeight], inputs[NormBias]
-        if training(type(self)):
-            _, centred, var = batch_stats(x)
-            scale = weight / ops.sqrt(var + self.eps)
-            return {LayerOutput: centred * per_channel(scale, x) + per_channel(bias, x)}
-        scale = weight / ops.sqrt(inputs[RunningVar] + self.eps)
-        shift = bias - inputs[RunningMean] * scale
-        return {LayerOutput: x * per_channel(scale, x) + per_channel(shift, x)}
+        mean, var = inputs[RunningMean], inputs[RunningVar]
+        return {LayerOutput: batch_norm(x, weight, bias, mean, var, self.eps, training(type(self)))}
+
+
+def batch_norm(
+    x: AnyTensor,
+    weight: AnyTensor,
+    bias: AnyTensor,
+    running_mean: AnyTensor,
+    running_var: AnyTensor,
+    eps: float,
+    train: bool,
+) -> AnyTensor:
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel of (N, C) or (N, C, H, W)
+    ``x``: the batch's statistics when ``train``, else the running ones. The one computation
+    of ``BatchNormLayer`` and ``nn.BatchNorm``."""
+    if train:
+        _, centred, var = batch_stats(x)
+        scale = weight / ops.sqrt(var + eps)
+        return centred * per_channel(scale, x) + per_channel(bias, x)
+    scale = weight / ops.sqrt(running_var + eps)
+    shift = bias - running_mean * scale
+    return x * per_channel(scale, x) + per_channel(shift, x)
+
+
+def update_running(
+    running_mean: Tensor[Any, Any, Any],
+    running_var: Tensor[Any, Any, Any],
+    x: AnyTensor,
+    momentum: float,
+) -> None:
+    """``running = (1 - momentum) * running + momentum * batch`` (the unbiased variance), as
+    PyTorch's batch norm updates its statistics in training."""
+    count = math.prod(x.shape) // x.shape[1]
+    mean, _, var = batch_stats(x)
+    for running, batch in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
+        running.assign(running * (1.0 - momentum) + batch * momentum)
 
 
 _AFFINE = (("weight", OnesParamLayer, NormWeight), ("bias", ConstantParamLayer, NormBias))
@@ -209,15 +239,14 @@ class BatchNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any,
         return outputs
 
     def _update_running(self, x: AnyTensor, count: int) -> None:
-        """``running = (1 - momentum) * running + momentum * batch`` (unbiased variance)."""
-        mean, _, var = batch_stats(x)
-        m = self.momentum
-        for sub, batch in (("running_mean", mean), ("running_var", var * (count / (count - 1)))):
+        running = []
+        for sub in ("running_mean", "running_var"):
             source = self.sublayers[sub]
             assert isinstance(source, ParamSourceLayer)
-            running = source._param()
-            assert isinstance(running, Tensor)  # a principal parameter (init allocates it)
-            running.assign(running * (1.0 - m) + batch * m)
+            param = source._param()
+            assert isinstance(param, Tensor)  # a principal parameter (init allocates it)
+            running.append(param)
+        update_running(running[0], running[1], x, self.momentum)
 
 
 class LayerNormCell(_NormCell):

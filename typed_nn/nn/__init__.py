@@ -19,6 +19,11 @@ from ..ops import relu as relu
 from ..ops import sigmoid as sigmoid
 from ..ops import softplus as softplus
 from ..ops import tanh as tanh
+from .conv import AvgPool2d as AvgPool2d
+from .conv import BatchNorm as BatchNorm
+from .conv import Conv2d as Conv2d
+from .conv import Flatten as Flatten
+from .conv import MaxPool2d as MaxPool2d
 from .layers import Embedding as Embedding
 from .layers import LayerNorm as LayerNorm
 from .layers import Linear as Linear
@@ -27,9 +32,14 @@ from .state import load_state_dict as load_state_dict
 from .state import state_dict as state_dict
 
 __all__ = [
+    "AvgPool2d",
+    "BatchNorm",
+    "Conv2d",
     "Embedding",
+    "Flatten",
     "LayerNorm",
     "Linear",
+    "MaxPool2d",
     "Module",
     "Sequential",
     "buffer",

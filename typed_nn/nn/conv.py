@@ -1,0 +1,167 @@
+"""Image and normalisation modules: ``Conv2d``, ``MaxPool2d``, ``AvgPool2d``, ``Flatten``,
+``BatchNorm``; computed by the functions MetaNN's layers use (one computation each)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Generic, cast, overload
+
+from .. import ops
+from ..data.factories import ones, zeros
+from ..data.module import Module, buffer
+from ..data.tensor import AnyTensor, Tensor, TensorLike
+from ..errors import ShapeError, message
+from ..layers.conv_layers import conv2d_forward, flatten
+from ..layers.norm import batch_norm, update_running
+from ..layers.param_cells import check_features, check_rank
+from ..ops.conv import Pair, as_pair
+from ..ops.node import format_site, user_site
+from ..tags import CPU, FE, D, DeviceTag, Dim1, Dim2, Dim4, Dv, Float32, FloatTag
+from . import init
+from .layers import Gen, _tags
+
+__all__ = ["AvgPool2d", "BatchNorm", "Conv2d", "Flatten", "MaxPool2d"]
+
+
+def _pair(owner: str, what: str, value: object, minimum: int) -> tuple[int, int]:
+    return as_pair(what, value, minimum, f"cannot create {owner}", format_site(user_site()))
+
+
+class Conv2d(Module, Generic[FE, Dv]):
+    """2-D convolution of NCHW images, PyTorch's ``nn.Conv2d``: ``weight`` (out, in, kh, kw)
+    and ``bias`` (out,) drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in·kh·kw."""
+
+    weight: TensorLike[FE, Dv, Dim4]
+    bias: TensorLike[FE, Dv, Dim1] | None
+
+    @overload
+    def __init__(self: Conv2d[Float32, CPU], in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Conv2d[FE, CPU], in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, elem: type[FE], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Conv2d[Float32, Dv], in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Pair,
+        stride: Pair = 1,
+        padding: Pair = 0,
+        *,
+        bias: bool = True,
+        elem: type[FloatTag] | None = None,
+        device: type[DeviceTag] | None = None,
+        gen: Gen = None,
+    ) -> None:
+        e, dv = _tags(elem, device)
+        kh, kw = _pair("Conv2d", "kernel_size", kernel_size, 1)
+        self.stride = _pair("Conv2d", "stride", stride, 1)
+        self.padding = _pair("Conv2d", "padding", padding, 0)
+        fan_in = in_channels * kh * kw
+        shape = (out_channels, in_channels, kh, kw)
+        self.weight = init.fan_in_uniform(shape, fan_in, e, dv, gen)
+        self.bias = init.fan_in_uniform((out_channels,), fan_in, e, dv, gen) if bias else None
+
+    def __call__(self, x: TensorLike[FE, Dv, Dim4]) -> TensorLike[FE, Dv, Dim4]:
+        y = conv2d_forward("Conv2d", x, self.weight, self.bias, self.stride, self.padding)
+        return cast(TensorLike[FE, Dv, Dim4], y)
+
+
+class MaxPool2d(Module):
+    """The maximum of each ``kernel_size`` window (moved by ``stride``, default the window),
+    PyTorch's ``nn.MaxPool2d`` without padding."""
+
+    def __init__(self, kernel_size: Pair, stride: Pair | None = None) -> None:
+        self.kernel_size = _pair("MaxPool2d", "kernel_size", kernel_size, 1)
+        self.stride = None if stride is None else _pair("MaxPool2d", "stride", stride, 1)
+
+    def __call__(self, x: TensorLike[FE, Dv, Dim4]) -> TensorLike[FE, Dv, Dim4]:
+        return ops.max_pool2d(x, self.kernel_size, self.stride)
+
+
+class AvgPool2d(Module):
+    """The mean of each ``kernel_size`` window, PyTorch's ``nn.AvgPool2d`` without padding."""
+
+    def __init__(self, kernel_size: Pair, stride: Pair | None = None) -> None:
+        self.kernel_size = _pair("AvgPool2d", "kernel_size", kernel_size, 1)
+        self.stride = None if stride is None else _pair("AvgPool2d", "stride", stride, 1)
+
+    def __call__(self, x: TensorLike[FE, Dv, Dim4]) -> TensorLike[FE, Dv, Dim4]:
+        return ops.avg_pool2d(x, self.kernel_size, self.stride)
+
+
+class Flatten(Module):
+    """(N, d1, d2, ...) -> (N, d1·d2·...), PyTorch's ``nn.Flatten()``."""
+
+    def __call__(self, x: TensorLike[FE, Dv, Any]) -> TensorLike[FE, Dv, Dim2]:
+        return cast(TensorLike[FE, Dv, Dim2], flatten("Flatten", x))
+
+
+class BatchNorm(Module, Generic[FE, Dv]):
+    """Batch normalisation over (N, C) or (N, C, H, W) data, PyTorch's ``BatchNorm1d/2d``:
+    ``weight`` ones and ``bias`` zeros (C,), trained; ``running_mean`` and ``running_var``
+    buffers, updated in training mode (``model.train()``) with ``momentum`` and used in
+    evaluation mode (``model.eval()``)."""
+
+    weight: TensorLike[FE, Dv, Dim1]
+    bias: TensorLike[FE, Dv, Dim1]
+    running_mean: TensorLike[FE, Dv, Dim1]
+    running_var: TensorLike[FE, Dv, Dim1]
+
+    @overload
+    def __init__(self: BatchNorm[Float32, CPU], num_features: int, *, momentum: float = 0.1, eps: float = 1e-5) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: BatchNorm[FE, CPU], num_features: int, *, momentum: float = 0.1, eps: float = 1e-5, elem: type[FE]) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: BatchNorm[Float32, Dv], num_features: int, *, momentum: float = 0.1, eps: float = 1e-5, device: type[Dv]) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self, num_features: int, *, momentum: float = 0.1, eps: float = 1e-5, elem: type[FE], device: type[Dv]) -> None: ...  # fmt: skip
+    def __init__(
+        self,
+        num_features: int,
+        *,
+        momentum: float = 0.1,
+        eps: float = 1e-5,
+        elem: type[FloatTag] | None = None,
+        device: type[DeviceTag] | None = None,
+    ) -> None:
+        e, dv = _tags(elem, device)
+        self.num_features, self.momentum, self.eps = num_features, momentum, eps
+        self.weight = ones((num_features,), e, dv)
+        self.bias = zeros((num_features,), e, dv)
+        self.running_mean = buffer(zeros((num_features,), e, dv))
+        self.running_var = buffer(ones((num_features,), e, dv))
+
+    def __call__(self, x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+        check_rank("BatchNorm", type(self), x, (2, 4), "(N, C) or (N, C, H, W) data")
+        hint = f"feed data with {self.num_features} channels in dim 1."
+        check_features("BatchNorm", type(self), x, 1, self.num_features, "channels", hint)
+        train = self.training
+        if train and math.prod(x.shape) // self.num_features < 2:
+            raise _one_value(x)
+        y = batch_norm(
+            x, self.weight, self.bias, self.running_mean, self.running_var, self.eps, train
+        )
+        if train:
+            running = (self.running_mean, self.running_var)
+            assert all(isinstance(r, Tensor) for r in running)  # buffers are tensors
+            update_running(
+                cast(Tensor[Any, Any, Any], running[0]),
+                cast(Tensor[Any, Any, Any], running[1]),
+                x,
+                self.momentum,
+            )
+        return cast(TensorLike[FE, Dv, D], y)
+
+
+def _one_value(x: AnyTensor) -> ShapeError:
+    return ShapeError(
+        message(
+            "cannot apply BatchNorm in training mode: it needs more than one value per channel.",
+            [("received", x.describe())],
+            built_at=format_site(user_site()),
+            hint="train with a batch of at least 2, or call model.eval() for inference.",
+        )
+    )
