@@ -104,10 +104,27 @@ def test_a_region_without_a_kernel_runs_node_by_node(
     assert analysed.source.count("_check(") == 3  # mul, tanh, add: plain kernels, each checked
 
 
-def test_an_out_on_the_device_is_not_read_as_host_memory(fake_cupy: types.ModuleType) -> None:
+def test_an_out_on_the_device_is_not_read_as_host_memory(
+    fake_cupy: types.ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A device ``out`` is compared with the device's leaves by the device's ``may_share``
+    (memory bounds, on the host); a host ``out`` never inspects a device leaf."""
+    shared: list[tuple[Any, Any]] = []
+
+    def may_share_memory(a: Any, b: Any) -> bool:
+        shared.append((a, b))
+        return bool(np.may_share_memory(a.host, b.host))
+
+    monkeypatch.setattr(fake_cupy, "may_share_memory", may_share_memory, raising=False)
     tn.devices.array_module(tn.GPU)
     x = _gpu(np.ones((2, 3)))
     col = collect([ops.tanh(x)], True, -1)
-    assert executor._alias(col, _gpu(np.zeros((2, 3)))) == -2  # computed aside, then copied
+    assert executor._alias(col, _gpu(np.zeros((2, 3)))) == -1  # other memory: written directly
+    assert executor._alias(col, x) == 0  # the leaf itself
+    part = tn.Tensor(FakeGpuArray(x.array.host[:1]), tn.Float32, tn.GPU, tn.Dim2)
+    part.array.host = x.array.host[:1]  # a view of the leaf's memory
+    assert executor._alias(col, part) == -2  # part of it: computed aside, then copied
     host = tn.tensor(np.zeros((2, 3), np.float32), tn.Float32, tn.CPU, tn.Dim2)
+    before = len(shared)
     assert executor._alias(col, host) == -1  # the device leaf is skipped, not inspected
+    assert len(shared) == before

@@ -345,3 +345,54 @@ def test_image_modules_refuse_what_does_not_fit() -> None:
         nn.BatchNorm(3)(_x((1, 3)))
     with pytest.raises(tn.ShapeError, match="channels"):
         nn.BatchNorm(3)(_x((4, 5)))
+
+
+# --- sequence modules -----------------------------------------------------------------------
+
+
+def _load(ours: nn.Module, theirs: Any) -> None:
+    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in nn.state_dict(ours).items()})
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_recurrent_modules_match_pytorch(kind: str, batch_first: bool) -> None:
+    ours: Any = getattr(nn, kind)(3, 5, batch_first=batch_first)
+    theirs = getattr(torch.nn, kind)(3, 5, batch_first=batch_first)
+    _load(ours, theirs)
+    x = _x((4, 6, 3))
+    out, last = ours(x)
+    t_out, t_last = theirs(torch.from_numpy(x.numpy()))
+    np.testing.assert_allclose(tn.evaluate(out).numpy(), t_out.detach().numpy(), atol=1e-5)
+    h = last[0] if kind == "LSTM" else last
+    t_h = t_last[0] if kind == "LSTM" else t_last
+    np.testing.assert_allclose(tn.evaluate(h).numpy(), t_h.detach().numpy(), atol=1e-5)
+    grads = tn.grad(ops.reduce_sum(ops.square(out)), ours)
+    t_out.square().sum().backward()
+    got = tn.evaluate(grads.weight_hh_l0).numpy()
+    np.testing.assert_allclose(got, theirs.weight_hh_l0.grad.numpy(), atol=1e-4)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_multi_head_attention_matches_pytorch(causal: bool) -> None:
+    mha = nn.MultiHeadAttention(8, 2, causal=causal)
+    theirs = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    _load(mha, theirs)
+    x = _x((3, 5, 8))
+    tx = torch.from_numpy(x.numpy())
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(5) if causal else None
+    want, _ = theirs(tx, tx, tx, attn_mask=mask, need_weights=False)
+    np.testing.assert_allclose(tn.evaluate(mha(x)).numpy(), want.detach().numpy(), atol=1e-5)
+
+
+def test_sequence_modules_say_what_they_take() -> None:
+    with pytest.raises(
+        tn.ShapeError, match=r"cannot apply LSTM: it takes \(seq, batch, input_size\)"
+    ):
+        nn.LSTM(3, 5)(_x((4, 6, 2)))
+    with pytest.raises(tn.ShapeError, match="d_model must split evenly into n_heads"):
+        nn.MultiHeadAttention(10, 3)
+    with pytest.raises(
+        tn.ShapeError, match=r"cannot apply MultiHeadAttention: it takes \(batch, seq, 8\)"
+    ):
+        nn.MultiHeadAttention(8, 2)(_x((3, 5, 6)))

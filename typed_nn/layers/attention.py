@@ -48,6 +48,8 @@ from .var_type_dict import VarValues
 
 __all__ = [
     "AttentionMask",
+    "attention_mask",
+    "multi_head_attention",
     "MaskedMultiHeadAttentionLayer",
     "MultiHeadAttentionLayer",
     "QkvBias",
@@ -103,6 +105,45 @@ MASKS_KEPT = 8
 """Causal masks a layer keeps, one per sequence length (and element type, device)."""
 
 
+def multi_head_attention(
+    x: Any,
+    w_qkv: AnyTensor,
+    b_qkv: AnyTensor,
+    w_out: AnyTensor,
+    b_out: AnyTensor,
+    n_heads: int,
+    mask: AnyTensor | None,
+) -> AnyTensor:
+    """Multi-head self-attention of (batch, seq, d) ``x``: projections ``x @ w_qkv + b_qkv``
+    (d, 3d) for q, k, v in column blocks, softmax((q k^T) / sqrt(d/h) + mask) v per head, then
+    ``@ w_out + b_out`` (d, d). The one computation of ``MultiHeadAttentionLayer`` and
+    ``nn.MultiHeadAttention``."""
+    batch, seq, d = x.shape
+    h = n_heads
+    dh = d // h
+    qkv = x @ w_qkv + b_qkv  # one GEMM for the three projections
+
+    def project(i: int, order: tuple[int, int, int, int]) -> Any:
+        # block i of the projection (a view), split into heads: (batch, seq, h, dh)
+        # permuted. The three blocks' cotangents are zero-padded blocks of qkv's, summed
+        # as one concat (autodiff merges them), so the backward is one GEMM each way too.
+        cols = ops.narrow(qkv, 2, i * d, d)
+        heads: TensorLike[Any, Any, Dim4] = ops.reshape(cols, (batch, seq, h, dh))
+        return ops.permute(heads, order)
+
+    q = project(0, (0, 2, 1, 3))  # (batch, h, seq, dh)
+    k_t = project(1, (0, 2, 3, 1))  # (batch, h, dh, seq)
+    v = project(2, (0, 2, 1, 3))
+    scores = (q * (1.0 / math.sqrt(dh))) @ k_t  # scaled on q: 1/seq of the scores' size
+    if mask is not None:
+        scores = scores + mask
+    attn: Any = ops.softmax(scores)  # (batch, h, seq, seq)
+    context: TensorLike[Any, Any, Dim4] = attn @ v  # (batch, h, seq, dh)
+    merged = ops.reshape(ops.permute(context, (0, 2, 1, 3)), (batch, seq, d))
+    out: AnyTensor = merged @ w_out + b_out
+    return out
+
+
 class ScaledDotProductAttention(Cell):
     """The attention of ``MultiHeadAttentionLayer``, parameters as inputs; forward only."""
 
@@ -136,35 +177,13 @@ class ScaledDotProductAttention(Cell):
                     hint="reshape a single sequence to (1, seq, d).",
                 )
             )
-        batch, seq, d = x.shape
-        h = self.n_heads
-        dh = d // h
-        w, b = inputs[QkvWeight], inputs[QkvBias]
+        w = inputs[QkvWeight]
         width = w.shape[0]
-        hint = f"feed (batch, seq, {width}) data, or build the layer with d_model={d}."
+        hint = f"feed (batch, seq, {width}) data, or build the layer with d_model={x.shape[2]}."
         check_features(self.name.rsplit("/", 1)[0], LayerInput, x, 2, width, "features", hint)
-
-        qkv = x @ w + b  # one GEMM for the three projections
-
-        def project(i: int, order: tuple[int, int, int, int]) -> Any:
-            # block i of the projection (a view), split into heads: (batch, seq, h, dh)
-            # permuted. The three blocks' cotangents are zero-padded blocks of qkv's, summed
-            # as one concat (autodiff merges them), so the backward is one GEMM each way too.
-            cols = ops.narrow(qkv, 2, i * d, d)
-            heads: TensorLike[Any, Any, Dim4] = ops.reshape(cols, (batch, seq, h, dh))
-            return ops.permute(heads, order)
-
-        q = project(0, (0, 2, 1, 3))  # (batch, h, seq, dh)
-        k_t = project(1, (0, 2, 3, 1))  # (batch, h, dh, seq)
-        v = project(2, (0, 2, 1, 3))
-        scores = (q * (1.0 / math.sqrt(dh))) @ k_t  # scaled on q: 1/seq of the scores' size
         mask = self._mask(x, inputs.get(AttentionMask))
-        if mask is not None:
-            scores = scores + mask
-        attn: Any = ops.softmax(scores)  # (batch, h, seq, seq)
-        context: TensorLike[Any, Any, Dim4] = attn @ v  # (batch, h, seq, dh)
-        merged = ops.reshape(ops.permute(context, (0, 2, 1, 3)), (batch, seq, d))
-        return {LayerOutput: merged @ inputs[OutWeight] + inputs[OutBias]}
+        out = (w, inputs[QkvBias], inputs[OutWeight], inputs[OutBias])
+        return {LayerOutput: multi_head_attention(x, *out, self.n_heads, mask)}
 
     def feed_forward(self, inputs: VarValues[Any, Any]) -> VarValues[LayerOutput, Any]:
         return self._feed_forward(inputs)
@@ -173,39 +192,52 @@ class ScaledDotProductAttention(Cell):
         return self._feed_backward(grads)
 
     def _mask(self, x: AnyTensor, given: AnyTensor | None) -> AnyTensor | None:
-        """The additive mask, broadcastable to the scores (batch, h, seq, seq), or None."""
-        batch, seq, _ = x.shape
-        causal = None
-        if self.causal:
-            key = (seq, x.elem, x.device)
-            causal = self._masks.pop(key, None)
-            if causal is None:
-                causal = _causal_mask(x, seq)
-                if len(self._masks) >= MASKS_KEPT:  # variable lengths: the least recent goes
-                    del self._masks[next(iter(self._masks))]
-            self._masks[key] = causal  # the most recently used last
-        if given is None:
-            return causal
-        if given.shape not in ((seq, seq), (batch, seq, seq)):
-            raise ShapeError(
-                message(
-                    f"cannot feed layer '{self.name}' forward: the attention mask has shape "
-                    f"{format_shape(given.shape)}.",
-                    [
-                        ("input", x.describe()),
-                        ("mask", given.describe()),
-                        (
-                            "accepted",
-                            f"{format_shape((seq, seq))} or {format_shape((batch, seq, seq))}",
-                        ),
-                    ],
-                    built_at=format_site(user_site()),
-                    hint="give one additive mask (seq, seq) for every sample, or one per sample.",
-                )
+        masks = self.__dict__.setdefault("_masks", {})  # the probe instance skips __init__
+        return attention_mask(self.name, x, given, self.causal, self.n_heads, masks)
+
+
+def attention_mask(
+    name: str,
+    x: AnyTensor,
+    given: AnyTensor | None,
+    causal: bool,
+    n_heads: int,
+    masks: dict[tuple[int, type, type], AnyTensor],
+) -> AnyTensor | None:
+    """The additive mask, broadcastable to the scores (batch, h, seq, seq), or None: the
+    causal one (kept in ``masks`` per length) plus ``given``, (seq, seq) or (batch, seq, seq)."""
+    batch, seq, _ = x.shape
+    causal_mask = None
+    if causal:
+        key = (seq, x.elem, x.device)
+        causal_mask = masks.pop(key, None)
+        if causal_mask is None:
+            causal_mask = _causal_mask(x, seq)
+            if len(masks) >= MASKS_KEPT:  # variable lengths: the least recent goes
+                del masks[next(iter(masks))]
+        masks[key] = causal_mask  # the most recently used last
+    if given is None:
+        return causal_mask
+    if given.shape not in ((seq, seq), (batch, seq, seq)):
+        raise ShapeError(
+            message(
+                f"cannot feed layer '{name}' forward: the attention mask has shape "
+                f"{format_shape(given.shape)}.",
+                [
+                    ("input", x.describe()),
+                    ("mask", given.describe()),
+                    (
+                        "accepted",
+                        f"{format_shape((seq, seq))} or {format_shape((batch, seq, seq))}",
+                    ),
+                ],
+                built_at=format_site(user_site()),
+                hint="give one additive mask (seq, seq) for every sample, or one per sample.",
             )
-        if given.rank == 3:  # one per sample: repeated over the heads
-            given = ops.tile(given, (batch, self.n_heads, seq, seq), new_dims=(1,))
-        return given if causal is None else given + causal
+        )
+    if given.rank == 3:  # one per sample: repeated over the heads
+        given = ops.tile(given, (batch, n_heads, seq, seq), new_dims=(1,))
+    return given if causal_mask is None else given + causal_mask
 
 
 class MaskedScaledDotProductAttention(ScaledDotProductAttention):

@@ -43,7 +43,7 @@ from .topology import (
 )
 from .var_type_dict import key_name
 
-__all__ = ["CellState", "LstmStep", "TorchGruStep"]
+__all__ = ["CellState", "LstmStep", "TorchGruStep", "gru_cell", "lstm_cell"]
 
 
 class CellState(PortKey):
@@ -94,10 +94,6 @@ class _GatedCell(Cell):
             return (cls.gates,)
         return (1,) * rank
 
-    def blocks(self, a: AnyTensor, hidden: int) -> list[AnyTensor]:
-        """The ``gates`` column blocks of ``a`` (batch, gates·hidden), as views."""
-        return [ops.narrow(a, 1, k * hidden, hidden) for k in range(type(self).gates)]
-
     def check(self, inputs: dict[type, Any], states: tuple[type, ...]) -> None:
         """Rank 2 data (the step takes one time step of a batch)."""
         for port in (LayerInput, *states):
@@ -113,18 +109,34 @@ class LstmCell(_GatedCell):
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         self.check(inputs, (H, C))
-        x, h, c = inputs[LayerInput], inputs[H], inputs[C]
-        # the bias sum is one node per step, the same each step: computed once per sequence;
-        # the input's part (x·W_ih + biases) does not depend on h: over a sequence the
-        # evaluator's batching runs it as one GEMM and one add for every step at once
-        a = x @ inputs[WeightIH] + (inputs[BiasIH] + inputs[BiasHH]) + h @ inputs[WeightHH]
-        hidden = h.shape[1]
-        # i and f are adjacent: one sigmoid for both (one kernel call less per step each way)
-        i_f = ops.sigmoid(ops.narrow(a, 1, 0, 2 * hidden))
-        i, f = ops.narrow(i_f, 1, 0, hidden), ops.narrow(i_f, 1, hidden, hidden)
-        _, _, a_g, a_o = self.blocks(a, hidden)
-        c_next = f * c + i * ops.tanh(a_g)
-        return {LayerOutput: ops.sigmoid(a_o) * ops.tanh(c_next), CellState: c_next}
+        weights = (inputs[WeightIH], inputs[WeightHH], inputs[BiasIH], inputs[BiasHH])
+        h, c = lstm_cell(inputs[LayerInput], inputs[H], inputs[C], *weights)
+        return {LayerOutput: h, CellState: c}
+
+
+def lstm_cell(
+    x: AnyTensor,
+    h: AnyTensor,
+    c: AnyTensor,
+    w_ih: AnyTensor,
+    w_hh: AnyTensor,
+    b_ih: AnyTensor,
+    b_hh: AnyTensor,
+) -> tuple[AnyTensor, AnyTensor]:
+    """One LSTM step, PyTorch's formulation: (h', c') from (batch, in) ``x``, (batch, H)
+    ``h`` and ``c``, weights (in, 4H) and (H, 4H) with the gates i, f, g, o in column blocks.
+    The one computation of ``LstmStep`` and ``nn.LSTM``."""
+    # the bias sum is one node per step, the same each step: computed once per sequence;
+    # the input's part (x·W_ih + biases) does not depend on h: over a sequence the
+    # evaluator's batching runs it as one GEMM and one add for every step at once
+    a = x @ w_ih + (b_ih + b_hh) + h @ w_hh
+    hidden = h.shape[1]
+    # i and f are adjacent: one sigmoid for both (one kernel call less per step each way)
+    i_f = ops.sigmoid(ops.narrow(a, 1, 0, 2 * hidden))
+    i, f = ops.narrow(i_f, 1, 0, hidden), ops.narrow(i_f, 1, hidden, hidden)
+    a_g, a_o = ops.narrow(a, 1, 2 * hidden, hidden), ops.narrow(a, 1, 3 * hidden, hidden)
+    c_next = f * c + i * ops.tanh(a_g)
+    return ops.sigmoid(a_o) * ops.tanh(c_next), c_next
 
 
 class TorchGruCell(_GatedCell):
@@ -135,12 +147,24 @@ class TorchGruCell(_GatedCell):
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         self.check(inputs, (H,))
-        x, h = inputs[LayerInput], inputs[H]
-        a_r, a_z, a_n = self.blocks(x @ inputs[WeightIH] + inputs[BiasIH], h.shape[1])
-        b_r, b_z, b_n = self.blocks(h @ inputs[WeightHH] + inputs[BiasHH], h.shape[1])
-        r, z = ops.sigmoid(a_r + b_r), ops.sigmoid(a_z + b_z)
-        n = ops.tanh(a_n + r * b_n)
-        return {LayerOutput: ops.interpolate(h, n, z)}  # z ⊙ h + (1 - z) ⊙ n
+        weights = (inputs[WeightIH], inputs[WeightHH], inputs[BiasIH], inputs[BiasHH])
+        return {LayerOutput: gru_cell(inputs[LayerInput], inputs[H], *weights)}
+
+
+def gru_cell(
+    x: AnyTensor, h: AnyTensor, w_ih: AnyTensor, w_hh: AnyTensor, b_ih: AnyTensor, b_hh: AnyTensor
+) -> AnyTensor:
+    """One GRU step, PyTorch's formulation (the reset gate scales ``h·W_hn + b_hn``): h' from
+    (batch, in) ``x`` and (batch, H) ``h``, weights (in, 3H) and (H, 3H) with the gates r, z,
+    n in column blocks. The one computation of ``TorchGruStep`` and ``nn.GRU``."""
+    hidden = h.shape[1]
+    a = x @ w_ih + b_ih
+    b = h @ w_hh + b_hh
+    a_r, a_z, a_n = (ops.narrow(a, 1, k * hidden, hidden) for k in range(3))
+    b_r, b_z, b_n = (ops.narrow(b, 1, k * hidden, hidden) for k in range(3))
+    r, z = ops.sigmoid(a_r + b_r), ops.sigmoid(a_z + b_z)
+    n = ops.tanh(a_n + r * b_n)
+    return ops.interpolate(h, n, z)  # z ⊙ h + (1 - z) ⊙ n
 
 
 _PARAMS = (("w_ih", WeightIH), ("w_hh", WeightHH), ("b_ih", BiasIH), ("b_hh", BiasHH))

@@ -28,6 +28,9 @@ from .layers import Embedding as Embedding
 from .layers import LayerNorm as LayerNorm
 from .layers import Linear as Linear
 from .layers import Sequential as Sequential
+from .sequence import GRU as GRU
+from .sequence import LSTM as LSTM
+from .sequence import MultiHeadAttention as MultiHeadAttention
 from .state import load_state_dict as load_state_dict
 from .state import state_dict as state_dict
 
@@ -37,9 +40,12 @@ __all__ = [
     "Conv2d",
     "Embedding",
     "Flatten",
+    "GRU",
+    "LSTM",
     "LayerNorm",
     "Linear",
     "MaxPool2d",
+    "MultiHeadAttention",
     "Module",
     "Sequential",
     "buffer",

@@ -11,7 +11,7 @@ from ..data.factories import tensor
 from ..data.tensor import Tensor
 from ..tags import DeviceTag, FloatTag, dim_of_rank
 
-__all__ = ["fan_in_uniform", "normal"]
+__all__ = ["fan_in_uniform", "normal", "uniform"]
 
 _default = [np.random.default_rng(0)]
 
@@ -28,7 +28,17 @@ def fan_in_uniform(
     gen: np.random.Generator | None,
 ) -> Tensor[Any, Any, Any]:
     """U(-1/sqrt(fan_in), 1/sqrt(fan_in)): ``torch.nn.Linear``'s weight and bias."""
-    bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+    return uniform(shape, 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0, elem, device, gen)
+
+
+def uniform(
+    shape: tuple[int, ...],
+    bound: float,
+    elem: type[FloatTag],
+    device: type[DeviceTag],
+    gen: np.random.Generator | None,
+) -> Tensor[Any, Any, Any]:
+    """U(-bound, bound)."""
     values = _rng(gen).uniform(-bound, bound, shape).astype(elem.dtype)
     return tensor(values, elem, device, dim_of_rank(len(shape)))
 
