@@ -179,7 +179,11 @@ _DEFAULT: dict[type[DeviceTag], Generator[Any]] = {}
 _DEFAULT_SEED = [0]
 
 
-def default_generator(device: type[Dv] = CPU) -> Generator[Dv]:  # type: ignore[assignment]
+@overload
+def default_generator() -> Generator[CPU]: ...
+@overload
+def default_generator(device: type[Dv]) -> Generator[Dv]: ...
+def default_generator(device: type[DeviceTag] = CPU) -> Generator[Any]:
     """The generator used where none is given (module constructors): one per device, seeded
     0 until :func:`manual_seed` reseeds them all."""
     if device not in DEVICE_TAGS:
