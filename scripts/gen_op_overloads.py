@@ -482,6 +482,27 @@ def splice(path: Path, name: str, body: str, indent: str = "") -> str:
     return head + begin + body + end + tail
 
 
+# --- the random draws: the rank from the shape; the element defaults to Float32 (Int64) -------
+
+_GEN = "gen: Generator[Dv], shape: {shape}"
+_DEVICE = "device: type[Dv] | None = None"
+
+
+def draw_body(name: str, before: str, after: str, default: str, elems: str) -> str:
+    """Overloads of a draw: with ``elem`` left out (the ``default`` element), then given (any
+    tag of ``elems``'s TypeVar); ``before``/``after`` are the parameters around them."""
+    head = _GEN + (f", {before}" if before else "")
+    tail = f", {_DEVICE}" + (f", *, {after}" if after else "")
+    omitted = f"{head}, elem: type[{default}] = ...{tail}"
+    given = f"{head}, elem: type[{elems}]{tail}"
+    return shape_overloads(name, omitted, tl(default, "{dim}")) + shape_overloads(
+        name, given, tl(elems, "{dim}")
+    )
+
+
+RANDOM = OPS / "random.py"
+
+
 # name -> (file, body, indent of the markers)
 TARGETS = {
     "REDUCE": (OPS / "reduce.py", reduce_body, ""),
@@ -497,6 +518,22 @@ TARGETS = {
     "AUTODIFF TYPEVARS": (AUTODIFF, typevars_body, ""),
     "GRAD": (AUTODIFF, grad_body, ""),
     "VJP": (AUTODIFF, vjp_body, ""),
+    "NORMAL": (
+        RANDOM,
+        lambda: draw_body("normal", "", "mean: float = 0.0, std: float = 1.0", "Float32", "FE"),
+        "",
+    ),
+    "UNIFORM": (
+        RANDOM,
+        lambda: draw_body("uniform", "", "low: float = 0.0, high: float = 1.0", "Float32", "FE"),
+        "",
+    ),
+    "BERNOULLI": (RANDOM, lambda: draw_body("bernoulli", "p: float", "", "Float32", "E"), ""),
+    "RANDINT": (
+        RANDOM,
+        lambda: draw_body("randint", "low: int, high: int", "", "Int64", "IE"),
+        "",
+    ),
 }
 
 

@@ -468,6 +468,7 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
         C("matrix-ids", lambda g, i: U.embedding_grad(g, i, 5), normal(2, 3, 3), EMBEDDING_IDS),
     ),
     "dropout_mask": Dedicated(("test_dropout_mask_is_a_function_of_its_state",)),
+    "random": Dedicated(("test_a_draw_differentiates_through_its_parameters_only",)),
     # layout
     "permute": (
         C("tensor3-(2,0,1)", lambda x: U.permute(x, (2, 0, 1)), normal(2, 3, 4)),
@@ -698,7 +699,7 @@ def test_every_op_has_a_gradient_check() -> None:
             assert spec, f"{name}: no cases"
             assert ops_[name].vjp is not NOT_DIFFERENTIABLE, f"{name} is not differentiable"
     not_differentiable = {n for n, d in ops_.items() if d.vjp is NOT_DIFFERENTIABLE}
-    assert not_differentiable == {"sign", "argmax", "dropout_mask"}, not_differentiable
+    assert not_differentiable == {"sign", "argmax", "dropout_mask", "random"}, not_differentiable
     grads = {n for n in ops_ if n.endswith("_grad")} | {"max_pool2d_select"}
     assert all(isinstance(SPECS[n], tuple) for n in grads), "every gradient op gets FD cases"
     assert set(SECOND_ORDER) <= {n for n, s in SPECS.items() if isinstance(s, tuple)}
@@ -728,6 +729,20 @@ def test_dropout_mask_is_a_function_of_its_state() -> None:
     x = t64(normal(40, 50))
     mask = U.dropout_mask(state, (40, 50), 0.75, tn.Float64)
     np.testing.assert_array_equal(tn.grad(U.reduce_sum(x * mask), x).numpy(), a)
+
+
+def test_a_draw_differentiates_through_its_parameters_only() -> None:
+    """The reparameterisation trick: ``(mu + sigma * eps)²`` with ``eps`` a normal draw has
+    the gradients ``2y`` and ``2y·eps`` with respect to ``mu`` and ``sigma`` (the draw is a
+    constant; its integer state gets no gradient: tn.grad refuses integer wrt)."""
+    mu, sigma = t64(normal(3, 4)), t64(uniform(0.5, 2.0, 3, 4))
+    gen = tn.Generator(3)
+    eps = U.normal(gen, (3, 4), tn.Float64)
+    g_mu, g_sigma = tn.grad(U.reduce_sum(U.square(mu + sigma * eps)), (mu, sigma))
+    z = eps.numpy()
+    y = mu.numpy() + sigma.numpy() * z
+    np.testing.assert_allclose(g_mu.numpy(), 2 * y, rtol=1e-12)
+    np.testing.assert_allclose(g_sigma.numpy(), 2 * y * z, rtol=1e-12)
 
 
 def test_argmax_paths_contribute_zero() -> None:

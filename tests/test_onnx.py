@@ -221,6 +221,7 @@ NO_COUNTERPART = {
     "abs_grad",
     "avg_pool2d_grad",
     "dropout_mask",
+    "random",
     "embedding_grad",
     "acos_grad",
     "acosh_grad",

@@ -151,6 +151,8 @@ def examples(tmp: Path) -> dict[str, Callable[[], Call]]:
         "typed_nn.ones": lambda: (((2, 3), tn.Float32, tn.CPU), {}),
         "typed_nn.zeros": lambda: (((2, 3), tn.Float32, tn.CPU), {}),
         "typed_nn.scalar": lambda: ((1.5, tn.Float32, tn.CPU), {}),
+        "typed_nn.default_generator": lambda: ((), {"device": tn.CPU}),
+        "typed_nn.manual_seed": lambda: ((0,), {}),
         "typed_nn.tensor": lambda: (([[1.0, 2.0]], tn.Float32, tn.CPU, tn.Dim2), {"copy": True}),
         **{
             f"typed_nn.{n}": (lambda: ((m(2, 2),), {}))
@@ -302,6 +304,11 @@ _OPS: dict[str, Callable[[], Call]] = {
     "dot": lambda: ((m(2, 3), m(3, 4)), {"k": 1}),
     "matmul": lambda: ((m(2, 3), m(3, 4)), {}),
     "dropout_mask": lambda: ((ints(0, 1), (2, 3), 0.5, tn.Float32), {"stream": 0}),
+    "normal": lambda: ((tn.Generator(0), (2, 3), tn.Float32, tn.CPU), {"mean": 0.0, "std": 1.0}),
+    "uniform": lambda: ((tn.Generator(0), (2, 3), tn.Float32, tn.CPU), {"low": 0.0, "high": 1.0}),
+    "bernoulli": lambda: ((tn.Generator(0), (2, 3), 0.5, tn.Float32, tn.CPU), {}),
+    "randint": lambda: ((tn.Generator(0), (2, 3), 0, 5, tn.Int64, tn.CPU), {}),
+    "permutation": lambda: ((tn.Generator(0), 5, tn.CPU), {}),
     "embedding": lambda: ((m(4, 3), ints(0, 2)), {}),
     "embedding_grad": lambda: ((m(2, 3), ints(0, 2), 4), {}),
     "huber_loss": lambda: ((m(2, 3), m(2, 3)), {"delta": 1.0, "reduction": "mean"}),

@@ -69,6 +69,9 @@ from .evaluate import evaluate as evaluate
 from .inference_mode import inference as inference
 from .ops.dynamic import DynamicData as DynamicData
 from .ops.dynamic import make_dynamic as make_dynamic
+from .ops.random import Generator as Generator
+from .ops.random import default_generator as default_generator
+from .ops.random import manual_seed as manual_seed
 from .ops.rows import BiasVector as BiasVector
 from .ops.special import ConstantTensor as ConstantTensor
 from .ops.special import ZeroTensor as ZeroTensor

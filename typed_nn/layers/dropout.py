@@ -9,9 +9,10 @@ The masks are seeded and fresh at every training forward, eager or inside a ``tn
 step: the mask is ``ops.dropout_mask`` of a state ``[seed, counter]`` (the values are a
 function of the state, so a forward and its backward read one mask). Called eagerly, each
 forward makes its own constant state from the layer's call count (the same seed gives the
-same sequence of masks). Traced by ``tn.compile``, the forward reads the layer's state
-*tensor* and records ``counter + 1`` into it: every replay of the compiled step reads a new
-counter and draws a new mask, where a mask made once at trace time would be replayed frozen.
+same sequence of masks). Traced by ``tn.compile``, the forward draws from the layer's
+``tn.Generator`` of that device, which reads its state *tensor* and records ``counter + 1``
+into it: every replay of the compiled step reads a new counter and draws a new mask, where a
+mask made once at trace time would be replayed frozen.
 
 The layer's random-number state (``own_state``: the seed, the eager forwards and the compiled
 forwards per device) is saved by checkpoints: a resumed run draws the masks the uninterrupted
@@ -81,8 +82,8 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
         self.rate, self.seed = given, int(seed)
         self.calls = 0
         """Eager training forwards so far (the counter of the next eager mask)."""
-        self.states: dict[type[DeviceTag], Tensor[Int64, Any, Dim1]] = {}
-        """Per device, [seed, counter]: read and advanced by compiled forwards."""
+        self.generators: dict[type[DeviceTag], ops.Generator[Any]] = {}
+        """Per device, the generator compiled forwards draw from (its state [seed, counter])."""
         self._starts: dict[type[DeviceTag], int] = {}
         """Per device without a state yet, the counter its state starts from (restored)."""
 
@@ -110,12 +111,12 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
             return {LayerOutput: x}
         keep = 1.0 - self.rate
         if tracing.state.trace is not None:  # tn.compile: the counter is read at every replay
-            state = self.states.get(x.device)
-            if state is None:
+            gen = self.generators.get(x.device)
+            if gen is None:
+                gen = self.generators[x.device] = ops.Generator(self.seed, x.device)
                 start = np.array([self.seed, self._starts.pop(x.device, 0)], np.int64)
-                state = self.states[x.device] = tensor(start, Int64, x.device, Dim1)
-            mask = ops.dropout_mask(state, x.shape, keep, x.elem, _TRACED)
-            state.assign(state + tensor(np.array([0, 1], np.int64), Int64, x.device, Dim1))
+                gen.state.array[...] = devices.array_module(x.device).asarray(start)
+            mask = ops.dropout_mask(gen, x.shape, keep, x.elem, _TRACED)
         else:
             self.calls += 1
             counter = tensor(np.array([self.seed, self.calls], np.int64), Int64, x.device, Dim1)
@@ -129,8 +130,8 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
 
     def _read_state(self) -> Tensor[Int64, Any, Dim1]:
         counters = [
-            int(state.numpy()[1])
-            if (state := self.states.get(d)) is not None
+            int(gen.state.numpy()[1])
+            if (gen := self.generators.get(d)) is not None
             else self._starts.get(d, 0)
             for d in _DEVICES
         ]
@@ -140,14 +141,14 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
         seed, calls, *counters = (int(v) for v in values)
         self.seed, self.calls = seed, calls
         for device, counter in zip(_DEVICES, counters, strict=True):
-            state = self.states.get(device)
-            if state is None:  # made at the next compiled forward on that device
+            gen = self.generators.get(device)
+            if gen is None:  # made at the next compiled forward on that device
                 self._starts.pop(device, None)
                 if counter:
                     self._starts[device] = counter
             else:  # in place: a compiled step reads this tensor
                 start = np.array([seed, counter], np.int64)
-                state.array[...] = devices.array_module(device).asarray(start)
+                gen.state.array[...] = devices.array_module(device).asarray(start)
 
     def __repr__(self) -> str:
         return f"DropoutLayer({self.name!r}, {self.rate}, seed={self.seed})"

@@ -7,7 +7,8 @@ its result. ``inputs`` are the names of the node's operands in order (a Python n
 is already a constant of the node's element type). A rule reads only the node (its params,
 its operands' shapes, its element type) and ``g``, so each entry can move onto its op's
 ``OpDecl`` unchanged. Ops with no entry (the backward ops ``*_grad``, ``max_pool2d_select``,
-``tile_grad``, and ``dropout_mask``, a training-time random mask) have no ONNX counterpart: exporting one is an ``ExportError``.
+``tile_grad``, ``dropout_mask``, a training-time random mask, and ``random``, a draw) have no
+ONNX counterpart: exporting one is an ``ExportError``.
 
 Every rule keeps typed_nn's exact semantics; where ONNX's differ, the rule says how.
 Shapes are static: the exported graph has the example's shapes (see ``export``).

@@ -59,7 +59,15 @@ from .math import square_grad as square_grad
 from .math import tan as tan
 from .math import tan_grad as tan_grad
 from .node import Operation as Operation
+from .random import Generator as Generator
+from .random import bernoulli as bernoulli
+from .random import default_generator as default_generator
 from .random import dropout_mask as dropout_mask
+from .random import manual_seed as manual_seed
+from .random import normal as normal
+from .random import permutation as permutation
+from .random import randint as randint
+from .random import uniform as uniform
 from .reduce import argmax as argmax
 from .reduce import reduce_max as reduce_max
 from .reduce import reduce_mean as reduce_mean

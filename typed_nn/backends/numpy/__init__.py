@@ -11,6 +11,7 @@ from . import embedding as embedding
 from . import join as join
 from . import layout as layout
 from . import nn as nn
+from . import random as random
 from . import reduce as reduce
 from . import select as select
 from . import structure as structure

@@ -1,11 +1,8 @@
-"""numpy implementations of embedding (a row gather), its gradient (a scatter-add) and the
-counter-based dropout mask."""
+"""numpy implementations of embedding (a row gather) and its gradient (a scatter-add)."""
 
 from __future__ import annotations
 
 from typing import Any
-
-import numpy as np
 
 from ...devices import module_of
 from ...errors import IndexRangeError, message
@@ -44,18 +41,3 @@ def embedding_grad(g: Array, idx: Array, num: int) -> Array:
     out = xp.zeros((num, g.shape[-1]), g.dtype)
     xp.add.at(out, idx.reshape(-1), g.reshape(-1, g.shape[-1]))
     return out
-
-
-@implement("dropout_mask", CPU)
-def dropout_mask(
-    state: Array, shape: tuple[int, ...], keep: float, elem: Any, stream: int
-) -> Array:
-    seed, counter = (int(v) for v in state.tolist())
-    key = np.array([seed & (2**64 - 1), stream & (2**64 - 1)], np.uint64)
-    start = np.array([counter & (2**64 - 1), 0, 0, 0], np.uint64)
-    rng = np.random.Generator(np.random.Philox(counter=start, key=key))
-    dtype = elem.dtype
-    mask = (rng.random(shape, dtype=np.float32) < keep).astype(dtype)
-    mask *= dtype.type(1.0 / keep)
-    xp = module_of(state)
-    return mask if xp is np else xp.asarray(mask)
