@@ -21,8 +21,8 @@ from ..errors import ParamError, message
 from ..tags import D2, FE, D, Dv
 from .elementwise import elementwise_grad, grad, unary
 from .math import erf
-from .rules import require_data
 from .node import AnyOp, Cotangents, build
+from .rules import require_data
 
 __all__ = [
     "RELU",
