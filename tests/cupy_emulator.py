@@ -187,6 +187,7 @@ _UFUNCS = (
     *("reciprocal", "power", "isfinite", "isnan", "isinf", "exp2", "log1p", "expm1", "fabs"),
     *("floor", "ceil", "rint", "sinh", "cosh", "arctan", "arctanh", "positive", "invert"),
     *("bitwise_and", "bitwise_or", "bitwise_xor", "fmax", "fmin", "copysign", "signbit"),
+    *("logaddexp", "logaddexp2"),  # cupy has both (softplus's kernel uses the first)
 )
 
 

@@ -449,6 +449,7 @@ CATALOGUE: tuple[OpSpec, ...] = (
     unary("acos", ops.acos, np.arccos, UNIT),
     unary("asinh", ops.asinh, np.arcsinh),
     unary("acosh", ops.acosh, np.arccosh, ABOVE_ONE),
+    unary("erf", ops.erf, lambda v: np.vectorize(math.erf, otypes=[v.dtype])(v)),
     # gradients of the math ops: g * f'(x)
     grad_op("abs_grad", lambda g, x: g * np.sign(x)),
     grad_op("exp_grad", lambda g, x: g * np.exp(x), BOUNDED),

@@ -360,6 +360,8 @@ def _avg_pool_grad_cases() -> tuple[Case, ...]:
 
 EMBEDDING_IDS = np.array([[1, 4, 1], [0, 4, 4]])
 """Indices into a 5-row table, with repeats (their gradients accumulate)."""
+LABELS = np.array([[3, 0, 3], [1, 2, 0]])
+"""Class numbers into a last dim of 4, with repeats."""
 
 
 def tile_grad(shape: tuple[int, ...], new_dims: tuple[int, ...]) -> Callable[[Any], Any]:
@@ -407,6 +409,7 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
     "sigmoid": unary_cases(U.sigmoid, -3.0, 3.0),
     "tanh": unary_cases(U.tanh, -2.0, 2.0),
     "softplus": unary_cases(U.softplus, -3.0, 3.0),
+    "erf": unary_cases(U.erf, -2.5, 2.5),
     "relu": away_unary_cases(U.relu),
     "sigmoid_grad": grad_cases(U.sigmoid_grad, in_range(0.05, 0.95)),
     "tanh_grad": grad_cases(U.tanh_grad, in_range(-0.95, 0.95)),
@@ -469,6 +472,15 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
     ),
     "dropout_mask": Dedicated(("test_dropout_mask_is_a_function_of_its_state",)),
     "random": Dedicated(("test_a_draw_differentiates_through_its_parameters_only",)),
+    # integer labels and gradient cuts
+    "label_pick": (
+        C("matrix-labels", U.label_pick, normal(2, 3, 4), LABELS),
+        C("vector-labels", U.label_pick, normal(3, 4), LABELS[0]),
+    ),
+    "label_pick_grad": (
+        C("matrix-labels", lambda g, i: U.label_pick_grad(g, i, 4), normal(2, 3), LABELS),
+    ),
+    "stop_gradient": Dedicated(("test_stop_gradient_paths_contribute_zero",)),
     # layout
     "permute": (
         C("tensor3-(2,0,1)", lambda x: U.permute(x, (2, 0, 1)), normal(2, 3, 4)),
@@ -558,10 +570,11 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
 SECOND_ORDER = (
     *("add", "sub", "mul", "div", "negative", "abs", "maximum", "where", "interpolate"),
     *("exp", "log", "sqrt", "square", "sin", "cos", "tan", "asin", "acos", "asinh", "acosh"),
-    *("sigmoid", "tanh", "relu", "softplus"),
+    *("sigmoid", "tanh", "relu", "softplus", "erf"),
     *("dot", "matmul", "reduce_sum", "reduce_mean", "reduce_max", "softmax", "log_softmax"),
     "nll_loss",
     *("conv2d", "max_pool2d", "tile", "narrow", "concat", "avg_pool2d", "embedding"),
+    "label_pick",
 )
 """Ops whose Hessian-vector products are checked (through their gradient ops' vjps)."""
 
@@ -699,7 +712,9 @@ def test_every_op_has_a_gradient_check() -> None:
             assert spec, f"{name}: no cases"
             assert ops_[name].vjp is not NOT_DIFFERENTIABLE, f"{name} is not differentiable"
     not_differentiable = {n for n, d in ops_.items() if d.vjp is NOT_DIFFERENTIABLE}
-    assert not_differentiable == {"sign", "argmax", "dropout_mask", "random"}, not_differentiable
+    assert not_differentiable == {"sign", "argmax", "dropout_mask", "random", "stop_gradient"}, (
+        not_differentiable
+    )
     grads = {n for n in ops_ if n.endswith("_grad")} | {"max_pool2d_select"}
     assert all(isinstance(SPECS[n], tuple) for n in grads), "every gradient op gets FD cases"
     assert set(SECOND_ORDER) <= {n for n, s in SPECS.items() if isinstance(s, tuple)}
@@ -743,6 +758,17 @@ def test_a_draw_differentiates_through_its_parameters_only() -> None:
     y = mu.numpy() + sigma.numpy() * z
     np.testing.assert_allclose(g_mu.numpy(), 2 * y, rtol=1e-12)
     np.testing.assert_allclose(g_sigma.numpy(), 2 * y * z, rtol=1e-12)
+
+
+def test_stop_gradient_paths_contribute_zero() -> None:
+    """Its value is its operand's; tn.grad treats it as a constant: d/dx of x * sg(x) is x,
+    and a wrt reached only through it gets zeros."""
+    a = normal(3, 4)
+    x = t64(a)
+    held = U.stop_gradient(x)
+    np.testing.assert_array_equal(held.numpy(), a)
+    np.testing.assert_array_equal(tn.grad(U.reduce_sum(x * held), x).numpy(), a)
+    np.testing.assert_array_equal(tn.grad(U.reduce_sum(U.exp(held)), x).numpy(), np.zeros((3, 4)))
 
 
 def test_argmax_paths_contribute_zero() -> None:

@@ -60,6 +60,7 @@ CASES: dict[str, Callable[[], Expr]] = {
         t32(X), tn.BiasVector(4, 1, tn.scalar(-2.0, tn.Float32, tn.CPU))
     ),
     "reduce_sum(a * b) -> one dot": lambda: ops.reduce_mean(ops.square(t32(X) - 1.0)),
+    "stop_gradient(x) -> x": lambda: ops.stop_gradient(ops.exp(t32(X))) * 2.0,
 }
 
 

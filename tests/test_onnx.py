@@ -142,6 +142,32 @@ def test_average_pool_and_embedding(tmp_path: Path) -> None:
     assert_exported_equal(f, (x, rows), {"x": x, "rows": rows}, tmp_path / "pool.onnx")
 
 
+def test_losses_on_integer_labels_and_the_composed_activations(tmp_path: Path) -> None:
+    """cross_entropy (rank 2 and 3, every reduction, smoothing, ignore_index), the BCE on
+    logits, gelu (both forms) and silu: compositions of exportable ops (label_pick is
+    GatherElements)."""
+
+    def f(x: Any, seq: Any, labels: Any, steps: Any, targets: Any) -> Any:
+        return (
+            ops.cross_entropy(x, labels),
+            ops.cross_entropy(x, labels, reduction="none", label_smoothing=0.2),
+            ops.cross_entropy(seq, steps, reduction="sum", ignore_index=0),
+            ops.cross_entropy(seq, steps, label_smoothing=0.1, ignore_index=3),
+            ops.binary_cross_entropy_with_logits(x, targets, reduction="none"),
+            ops.binary_cross_entropy_with_logits(x, targets, pos_weight=targets[0] + 1.0),
+            ops.gelu(x),
+            ops.gelu(x, approximate="tanh"),
+            ops.silu(x),
+        )
+
+    x, seq = rand32(3, 4, seed=60), rand32(2, 3, 4, seed=61)
+    labels = tn.tensor(np.array([3, 0, 2]), tn.Int64, tn.CPU, tn.Dim1)
+    steps = tn.tensor(np.array([[1, 0, 3], [2, 3, 0]]), tn.Int32, tn.CPU, tn.Dim2)
+    targets = t32(np.random.default_rng(62).uniform(0, 1, (3, 4)).astype(np.float32))
+    feeds = {"x": x, "seq": seq, "labels": labels, "steps": steps, "targets": targets}
+    assert_exported_equal(f, (x, seq, labels, steps, targets), feeds, tmp_path / "ce.onnx")
+
+
 def test_batched_matmul_follows_numpy(tmp_path: Path) -> None:
     v = rand32(3, seed=24)
 
@@ -232,6 +258,7 @@ NO_COUNTERPART = {
     "cos_grad",
     "exp_grad",
     "log_grad",
+    "label_pick_grad",
     "log_softmax_grad",
     "max_pool2d_grad",
     "max_pool2d_select",
@@ -277,6 +304,8 @@ def _unary_cases() -> dict[str, Callable[[Any], Any]]:
         "negative": lambda x: -x,
         "abs": ops.abs,
         "sign": ops.sign,
+        "erf": ops.erf,
+        "stop_gradient": ops.stop_gradient,
     }
 
 

@@ -310,6 +310,17 @@ _OPS: dict[str, Callable[[], Call]] = {
     "randint": lambda: ((tn.Generator(0), (2, 3), 0, 5, tn.Int64, tn.CPU), {}),
     "permutation": lambda: ((tn.Generator(0), 5, tn.CPU), {}),
     "embedding": lambda: ((m(4, 3), ints(0, 2)), {}),
+    "cross_entropy": lambda: (
+        (m(2, 3), ints(0, 2)),
+        {"reduction": "mean", "label_smoothing": 0.1, "ignore_index": -100},
+    ),
+    "binary_cross_entropy_with_logits": lambda: (
+        (m(2, 3), m(2, 3)),
+        {"reduction": "mean", "pos_weight": m(3)},
+    ),
+    "gelu": lambda: ((m(2, 3),), {"approximate": "tanh"}),
+    "label_pick": lambda: ((m(2, 3), ints(0, 2)), {}),
+    "label_pick_grad": lambda: ((m(2), ints(0, 2), 3), {}),
     "embedding_grad": lambda: ((m(2, 3), ints(0, 2), 4), {}),
     "huber_loss": lambda: ((m(2, 3), m(2, 3)), {"delta": 1.0, "reduction": "mean"}),
     "l1_loss": lambda: ((m(2, 3), m(2, 3)), {"reduction": "mean"}),

@@ -310,6 +310,11 @@ def _log_exp(g: Graph, n: INode) -> Ref | None:
     return None
 
 
+@rule("stop_gradient", name="stop_gradient(x) -> x")
+def _stop_gradient(g: Graph, n: INode) -> Ref | None:
+    return n.args[0]  # it only cuts gradients, which are built before evaluation
+
+
 @rule("add", name="x + 0 -> x")
 def _add_zero(g: Graph, n: INode) -> Ref | None:
     a, b = n.args

@@ -7,8 +7,8 @@ its result. ``inputs`` are the names of the node's operands in order (a Python n
 is already a constant of the node's element type). A rule reads only the node (its params,
 its operands' shapes, its element type) and ``g``, so each entry can move onto its op's
 ``OpDecl`` unchanged. Ops with no entry (the backward ops ``*_grad``, ``max_pool2d_select``,
-``tile_grad``, ``dropout_mask``, a training-time random mask, and ``random``, a draw) have no
-ONNX counterpart: exporting one is an ``ExportError``.
+``tile_grad``, ``label_pick_grad``, ``dropout_mask``, a training-time random mask, and
+``random``, a draw) have no ONNX counterpart: exporting one is an ``ExportError``.
 
 Every rule keeps typed_nn's exact semantics; where ONNX's differ, the rule says how.
 Shapes are static: the exported graph has the example's shapes (see ``export``).
@@ -169,6 +169,16 @@ def _embedding(g: GraphBuilder, node: AnyOp, xs: list[str]) -> str:
     return g.add("Gather", xs, axis=0)
 
 
+def _label_pick(g: GraphBuilder, node: AnyOp, xs: list[str]) -> str:
+    """``x[..., labels]``: ONNX's GatherElements along the last axis, on the labels with a
+    size-1 last axis (and that axis dropped after). An out-of-range label is the runtime's
+    error, as typed_nn's."""
+    x, labels = xs
+    last = g.int64s([-1])
+    picked = g.add("GatherElements", [x, g.add("Unsqueeze", [labels, last])], axis=-1)
+    return g.add("Squeeze", [picked, last])
+
+
 def _where(g: GraphBuilder, node: AnyOp, xs: list[str]) -> str:
     """typed_nn's condition is any nonzero value (NaN included): a cast to bool is the same."""
     cond, a, b = xs
@@ -236,6 +246,7 @@ RULES: dict[str, OnnxRule] = {
     "max_pool2d": _max_pool2d,
     "avg_pool2d": _avg_pool2d,
     "embedding": _embedding,
+    "label_pick": _label_pick,
     # layout and structure
     "reshape": _reshape,
     "permute": _permute,

@@ -1,10 +1,12 @@
 """The op catalogue: each op declared once (name, checks, result type) and implemented per
 device. Everything here builds lazy nodes; nothing computes until evaluation."""
 
+from .activation import gelu as gelu
 from .activation import relu as relu
 from .activation import relu_grad as relu_grad
 from .activation import sigmoid as sigmoid
 from .activation import sigmoid_grad as sigmoid_grad
+from .activation import silu as silu
 from .activation import softplus as softplus
 from .activation import tanh as tanh
 from .activation import tanh_grad as tanh_grad
@@ -20,6 +22,8 @@ from .conv import max_pool2d as max_pool2d
 from .conv import max_pool2d_grad as max_pool2d_grad
 from .convert import astype as astype
 from .convert import to_device as to_device
+from .cross_entropy import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
+from .cross_entropy import cross_entropy as cross_entropy
 from .embedding import embedding as embedding
 from .embedding import embedding_grad as embedding_grad
 from .join import concat as concat
@@ -46,6 +50,7 @@ from .math import asinh as asinh
 from .math import asinh_grad as asinh_grad
 from .math import cos as cos
 from .math import cos_grad as cos_grad
+from .math import erf as erf
 from .math import exp as exp
 from .math import exp_grad as exp_grad
 from .math import log as log
@@ -59,6 +64,8 @@ from .math import square_grad as square_grad
 from .math import tan as tan
 from .math import tan_grad as tan_grad
 from .node import Operation as Operation
+from .pick import label_pick as label_pick
+from .pick import label_pick_grad as label_pick_grad
 from .random import Generator as Generator
 from .random import bernoulli as bernoulli
 from .random import default_generator as default_generator
@@ -79,6 +86,7 @@ from .softmax import log_softmax as log_softmax
 from .softmax import log_softmax_grad as log_softmax_grad
 from .softmax import softmax as softmax
 from .softmax import softmax_grad as softmax_grad
+from .stop_gradient import stop_gradient as stop_gradient
 from .structure import dot as dot
 from .structure import matmul as matmul
 

@@ -1,4 +1,6 @@
-"""Activations: sigmoid, tanh, relu, and their gradient ops (METANN.md §2.2).
+"""Activations: sigmoid, tanh, relu, and their gradient ops (METANN.md §2.2); softplus; and
+gelu and silu, composed of these and ``erf`` (their gradients come from the parts' vjps, and
+the evaluator fuses them into one element-wise pass).
 
 All are element-wise on float data (the evaluator fuses them with their neighbours).
 ``sigmoid_grad`` and ``tanh_grad`` take the forward *output* ``y`` (MetaNN's choice: the
@@ -9,12 +11,18 @@ leading dims; the result has the forward value's shape.
 
 from __future__ import annotations
 
+import math
+from typing import Literal
+
 import numpy as np
 
 from ..data.tensor import AnyTensor, TensorLike
+from ..errors import ParamError, message
 from ..tags import D2, FE, D, Dv
 from .elementwise import elementwise_grad, grad, unary
+from .math import erf
 from .node import AnyOp, Cotangents, build
+from .rules import require_data
 
 __all__ = [
     "RELU",
@@ -24,10 +32,12 @@ __all__ = [
     "SOFTPLUS",
     "TANH",
     "TANH_GRAD",
+    "gelu",
     "relu",
     "relu_grad",
     "sigmoid",
     "sigmoid_grad",
+    "silu",
     "softplus",
     "tanh",
     "tanh_grad",
@@ -103,6 +113,44 @@ def softplus(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     array([0.6931472], dtype=float32)
     """
     return build(SOFTPLUS, (x,))
+
+
+SQRT_HALF = math.sqrt(0.5)
+SQRT_TWO_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def gelu(
+    x: TensorLike[FE, Dv, D], approximate: Literal["none", "tanh"] = "none"
+) -> TensorLike[FE, Dv, D]:
+    """The Gaussian error linear unit ``x * Phi(x)`` (PyTorch's ``gelu``), element-wise:
+    ``x / 2 * (1 + erf(x / sqrt(2)))``; with ``approximate="tanh"``, the tanh form
+    ``x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))`` (GPT-2's).
+
+    >>> ops.gelu(tn.tensor([-1.0, 0.0, 1.0], tn.Float64, tn.CPU, tn.Dim1)).numpy()
+    array([-0.15865525,  0.        ,  0.84134475])
+    """
+    require_data("gelu", "x", x)
+    if approximate == "none":
+        return x * (erf(x * SQRT_HALF) + 1.0) * 0.5
+    if approximate == "tanh":
+        inner = (x + x * x * x * 0.044715) * SQRT_TWO_OVER_PI
+        return x * (tanh(inner) + 1.0) * 0.5
+    raise ParamError(
+        message(
+            "gelu: approximate must be 'none' or 'tanh'.",
+            [("received", repr(approximate)[:80])],
+            hint="use ops.gelu(x) (exact, erf) or ops.gelu(x, approximate='tanh').",
+        )
+    )
+
+
+def silu(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+    """``x * sigmoid(x)`` (also called swish), element-wise.
+
+    >>> ops.silu(tn.tensor([0.0, 1.0], tn.Float32, tn.CPU, tn.Dim1)).numpy()
+    array([0.       , 0.7310586], dtype=float32)
+    """
+    return x * sigmoid(x)
 
 
 def sigmoid(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:

@@ -1,11 +1,13 @@
 """Element-wise math: exp, log, sqrt, square, trigonometric and hyperbolic functions, and
-their gradient ops (``<op>_grad(g, x)`` = g times the derivative at ``x``; METANN.md §2.2).
+their gradient ops (``<op>_grad(g, x)`` = g times the derivative at ``x``; METANN.md §2.2);
+the error function ``erf`` (exact GELU is built on it), whose vjp is composed of these ops.
 
 All take float elements (``ops.astype`` converts integers explicitly).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -17,11 +19,11 @@ from .elementwise import elementwise_grad, grad, unary
 from .node import AnyOp, Cotangents, build
 
 __all__ = [
-    "ACOS", "ACOSH", "ASIN", "ASINH", "COS", "EXP", "LOG", "SIN", "SQRT", "SQUARE", "TAN",
+    "ACOS", "ACOSH", "ASIN", "ASINH", "COS", "ERF", "EXP", "LOG", "SIN", "SQRT", "SQUARE", "TAN",
     "ABS_GRAD", "ACOS_GRAD", "ACOSH_GRAD", "ASIN_GRAD", "ASINH_GRAD", "COS_GRAD", "EXP_GRAD",
     "LOG_GRAD", "SIN_GRAD", "SQRT_GRAD", "SQUARE_GRAD", "TAN_GRAD",
     "abs_grad", "acos", "acos_grad", "acosh", "acosh_grad", "asin", "asin_grad", "asinh",
-    "asinh_grad", "cos", "cos_grad", "exp", "exp_grad", "log", "log_grad", "sin", "sin_grad",
+    "asinh_grad", "cos", "cos_grad", "erf", "exp", "exp_grad", "log", "log_grad", "sin", "sin_grad",
     "sqrt", "sqrt_grad", "square", "square_grad", "tan", "tan_grad",
 ]  # fmt: skip
 
@@ -69,6 +71,12 @@ def asin(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
 def acos(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
     """Arc cosine, element-wise."""
     return build(ACOS, (x,))
+
+
+def erf(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+    """The error function ``2/sqrt(pi) * integral_0^x e^(-t^2) dt``, element-wise (to float64
+    rounding); its gradient is ``2/sqrt(pi) * e^(-x^2)``."""
+    return build(ERF, (x,))
 
 
 def asinh(x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
@@ -178,6 +186,13 @@ def _second(grad_op: GradOp, d_x: Callable[[AnyTensor, AnyTensor], AnyTensor | N
     return vjp
 
 
+def _erf_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    x = n.operands[0]
+    return (g * exp(-square(x)) * TWO_OVER_SQRT_PI,)
+
+
+TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
 SIGN_OF_0 = "({0} > {zero} ? {one} : ({0} < {zero} ? -{one} : {0}))"
 """sign in C (NaN and 0 map to themselves, as np.sign); ``abs_grad`` and ``sign`` use it."""
 
@@ -190,6 +205,9 @@ COS = unary("cos", onnx="Cos", vjp=_grad_of(cos_grad), ufunc=np.cos, cuda="{cos}
 TAN = unary("tan", onnx="Tan", vjp=_grad_of(tan_grad), ufunc=np.tan, cuda="{tan}({0})")
 ASIN = unary("asin", onnx="Asin", vjp=_grad_of(asin_grad), ufunc=np.arcsin, cuda="{asin}({0})")
 ACOS = unary("acos", onnx="Acos", vjp=_grad_of(acos_grad), ufunc=np.arccos, cuda="{acos}({0})")
+ERF = unary(  # numpy has no erf ufunc: backends/numpy/erf.py; C and ONNX have one
+    "erf", onnx="Erf", vjp=_erf_vjp, alias_safe=True, cuda="{erf}({0})"
+)
 ASINH = unary(
     "asinh", onnx="Asinh", vjp=_grad_of(asinh_grad), ufunc=np.arcsinh, cuda="{asinh}({0})"
 )

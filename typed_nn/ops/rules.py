@@ -64,6 +64,21 @@ def site() -> str:
     return format_site(user_site())
 
 
+def require_data(fn: str, what: str, x: object) -> AnyTensor:
+    """``x`` itself when it is typed_nn data; an OperandError naming ``fn``'s argument
+    ``what`` otherwise (for composite ops, which build several nodes from it)."""
+    if not isinstance(x, TensorLike):
+        raise OperandError(
+            message(
+                f"cannot build {fn}: {what} is not typed_nn data.",
+                [(what, describe(x)), ("accepted", "typed_nn data")],
+                built_at=site(),
+                hint="wrap arrays with tn.tensor(array, elem, device, dim).",
+            )
+        )
+    return x
+
+
 def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor]:
     """The data operands; rejects anything that is neither data nor (where allowed) a number."""
     tensors: list[AnyTensor] = []

@@ -97,7 +97,9 @@ def c_type(dtype: str) -> str:
     return _C_TYPES[dtype]
 
 
-_MATH = ("exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "asinh", "acosh", "tanh")
+_MATH = (
+    *("exp", "log", "sqrt", "sin", "cos", "tan", "asin", "acos", "asinh", "acosh", "tanh", "erf"),
+)
 
 
 def _words(dtype: str) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""GPU implementations of the losses: ``nll_loss``, its gradient and its batched form.
+"""GPU implementations of the losses: ``nll_loss``, its gradient and its batched form, and
+``label_pick`` and its gradient (checked without waiting for the device).
 
 The numpy versions skip ``ln p`` where ``t`` is 0 with the ufunc ``where=`` argument, which
 cupy's ufuncs do not take; here a select drops those terms (``0 * ln 0`` would be NaN).
@@ -36,3 +37,29 @@ def batch_nll_loss(truth: Array, pred: Array) -> Array:
     axes = tuple(range(1, pred.ndim))
     per_item = -_t_log_p(truth, pred).sum(axis=axes) / truth.sum(axis=axes)
     return module_of(pred).asarray(per_item, dtype=pred.dtype)
+
+
+# label_pick on the GPU: the range check of the numpy kernel would wait for the device (a
+# host read of the labels' minimum and maximum); here an out-of-range label reads a clipped
+# position and its value becomes NaN, so the loss is NaN (debug mode names the node).
+
+
+def _in_range(labels: Array, classes: int) -> Array:
+    return (labels >= 0) & (labels < classes)
+
+
+def label_pick(x: Array, labels: Array) -> Array:
+    xp = module_of(x)
+    classes = x.shape[-1]
+    clipped = xp.clip(labels, 0, classes - 1)[..., None]
+    picked = xp.take_along_axis(x, clipped, axis=-1)[..., 0]
+    return xp.where(_in_range(labels, classes), picked, x.dtype.type("nan"))
+
+
+def label_pick_grad(g: Array, labels: Array, classes: int) -> Array:
+    xp = module_of(g)
+    out = xp.zeros((*labels.shape, classes), g.dtype)
+    values = xp.where(_in_range(labels, classes), g, g.dtype.type("nan"))
+    clipped = xp.clip(labels, 0, classes - 1)[..., None]
+    xp.put_along_axis(out, clipped, values[..., None], axis=-1)
+    return out

@@ -4,7 +4,7 @@ Most ops share the numpy backend's function: it runs on cupy arrays through nump
 ``__array_ufunc__`` / ``__array_function__`` dispatch, and takes its allocations from its
 inputs' library (``typed_nn.devices.module_of``), so reductions, softmax, ``dot`` (cuBLAS), layout,
 joins and convolution run as cupy calls. The few that need a GPU form of their own
-(the losses, ``to_device``) live beside this file. Element-wise regions are compiled into
+(the losses, ``label_pick`` without a host sync, ``to_device``) live beside this file. Element-wise regions are compiled into
 one kernel each (``region.py``); the write-into forms registered here let the evaluator
 find those regions. Targets are written through ``convert.copy``, which copies a source
 that overlaps its target aside first (cupy's ``copyto`` does not).
@@ -26,6 +26,8 @@ GPU_OWN: dict[str, Impl] = {
     "nll_loss": nn.nll_loss,
     "nll_loss_grad": nn.nll_loss_grad,
     "batch_nll_loss": nn.batch_nll_loss,
+    "label_pick": nn.label_pick,
+    "label_pick_grad": nn.label_pick_grad,
     "to_device": convert.to_device,
 }
 """Ops with a GPU implementation of their own."""

@@ -8,9 +8,11 @@ from . import conv as conv
 from . import convert as convert
 from . import elementwise as elementwise
 from . import embedding as embedding
+from . import erf as erf
 from . import join as join
 from . import layout as layout
 from . import nn as nn
+from . import pick as pick
 from . import random as random
 from . import reduce as reduce
 from . import select as select

@@ -28,6 +28,12 @@ def reshape(x: Array, shape: tuple[int, ...]) -> Array:
     return x.reshape(shape)
 
 
+@implement("stop_gradient", CPU)
+def stop_gradient(x: Array) -> Array:
+    # a view: the value is the operand's, no copy (the op only cuts the gradient)
+    return x.view()
+
+
 @implement("tile", CPU)
 def tile(x: Array, shape: tuple[int, ...], new_dims: tuple[int, ...]) -> Array:
     mute = mute_shape(x.shape, len(shape), new_dims)

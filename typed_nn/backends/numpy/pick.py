@@ -1,0 +1,55 @@
+"""numpy implementations of ``label_pick`` (a gather along the last dim) and its gradient
+(a scatter into zeros)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...devices import module_of
+from ...errors import IndexRangeError, message
+from ...ops.declare import implement
+from ...tags import CPU
+
+Array = Any
+
+
+def check_label_range(labels: Array, classes: int) -> None:
+    """Every label in ``0 .. classes - 1``, else an error naming the first offending one."""
+    if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= classes):
+        bad = (labels < 0) | (labels >= classes)
+        position = tuple(int(i) for i in np.argwhere(bad)[0])
+        value = int(labels[position])
+        raise IndexRangeError(
+            message(
+                f"label out of range: {value} at position {position} is not a class in "
+                f"0 .. {classes - 1}.",
+                [
+                    (
+                        "labels",
+                        f"{labels.size} values, min {int(labels.min())}, max {int(labels.max())}",
+                    ),
+                    ("classes", f"{classes} (the last dim of the logits)"),
+                ],
+                hint="labels are class numbers 0 .. C - 1; mark padding with ignore_index "
+                "(cross_entropy(..., ignore_index=-100)) or give the logits more classes.",
+            )
+        )
+
+
+@implement("label_pick", CPU)
+def label_pick(x: Array, labels: Array) -> Array:
+    check_label_range(labels, x.shape[-1])
+    xp = module_of(x)
+    return xp.take_along_axis(x, labels[..., None], axis=-1)[..., 0]
+
+
+@implement("label_pick_grad", CPU)
+def label_pick_grad(g: Array, labels: Array, classes: int) -> Array:
+    check_label_range(labels, classes)
+    xp = module_of(g)
+    out = xp.zeros((*labels.shape, classes), g.dtype)
+    values = xp.broadcast_to(g, labels.shape)[..., None]
+    xp.put_along_axis(out, labels[..., None], values, axis=-1)
+    return out
