@@ -396,3 +396,60 @@ def test_sequence_modules_say_what_they_take() -> None:
         tn.ShapeError, match=r"cannot apply MultiHeadAttention: it takes \(batch, seq, 8\)"
     ):
         nn.MultiHeadAttention(8, 2)(_x((3, 5, 6)))
+
+
+# --- random numbers in the tree -------------------------------------------------------------
+
+
+class Dropped(nn.Module):
+    def __init__(self) -> None:
+        self.fc = nn.Linear(64, 64)
+        self.drop = nn.Dropout(0.25)
+
+    def __call__(self, x: Any) -> Any:
+        return self.drop(self.fc(x))
+
+
+def test_manual_seed_makes_a_model_reproducible() -> None:
+    tn.manual_seed(7)
+    a = nn.state_dict(Dropped())
+    tn.manual_seed(7)
+    b = nn.state_dict(Dropped())
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+
+
+def test_dropout_draws_fresh_masks_eager_and_compiled_and_none_in_eval() -> None:
+    model = Dropped()
+    x = tn.tensor(np.ones((32, 64), np.float32), tn.Float32, tn.CPU, tn.Dim2)
+    masks = [tn.evaluate(model(x)).numpy() == 0 for _ in range(2)]
+    step = tn.compile(lambda x: model(x))
+    masks += [step(x).numpy() == 0 for _ in range(2)]
+    assert step.traces == 1
+    for i in range(len(masks)):
+        assert 0.2 < masks[i].mean() < 0.3  # p = 0.25
+        for j in range(i):
+            assert not np.array_equal(masks[i], masks[j])
+    model.eval()
+    np.testing.assert_array_equal(tn.evaluate(model(x)).numpy(), tn.evaluate(model.fc(x)).numpy())
+
+
+def test_a_restored_state_dict_resumes_the_dropout_stream() -> None:
+    model = Dropped()
+    x = tn.tensor(np.ones((4, 64), np.float32), tn.Float32, tn.CPU, tn.Dim2)
+    tn.evaluate(model(x))
+    saved = nn.state_dict(model)
+    assert "drop.gen.state" in saved
+    assert "drop.gen.state" not in dict(nn.named_parameters(model))
+    first = tn.evaluate(model(x)).numpy()
+    other = Dropped()
+    nn.load_state_dict(other, saved)
+    np.testing.assert_array_equal(tn.evaluate(other(x)).numpy(), first)
+
+
+def test_dropout_refuses_a_probability_outside_0_1() -> None:
+    with pytest.raises(
+        tn.ParamError, match=r"cannot create Dropout: p must be a probability in \[0, 1\)"
+    ):
+        nn.Dropout(1.0)

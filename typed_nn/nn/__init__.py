@@ -24,6 +24,7 @@ from .conv import BatchNorm as BatchNorm
 from .conv import Conv2d as Conv2d
 from .conv import Flatten as Flatten
 from .conv import MaxPool2d as MaxPool2d
+from .layers import Dropout as Dropout
 from .layers import Embedding as Embedding
 from .layers import LayerNorm as LayerNorm
 from .layers import Linear as Linear
@@ -38,6 +39,7 @@ __all__ = [
     "AvgPool2d",
     "BatchNorm",
     "Conv2d",
+    "Dropout",
     "Embedding",
     "Flatten",
     "GRU",

@@ -7,21 +7,22 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar, cast, overload
 
-import numpy as np
-
 from .. import ops
 from ..data.factories import ones, zeros
 from ..data.module import Module
 from ..data.tensor import AnyTensor, TensorLike
-from ..errors import ShapeError, message
+from ..errors import ParamError, ShapeError, message
+from ..evaluate import evaluate
 from ..layers.norm import layer_norm
 from ..ops.node import format_site, user_site
+from ..ops.random import Generator, default_generator
 from ..tags import CPU, FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dv, Float32, FloatTag, IntTag
 from . import init
 
-__all__ = ["Embedding", "LayerNorm", "Linear", "Sequential"]
+__all__ = ["Dropout", "Embedding", "LayerNorm", "Linear", "Sequential"]
 
-Gen = np.random.Generator | None
+Gen = Generator[Any] | None
+"""Where a module's initial weights are drawn from (the device's default generator: None)."""
 IE = TypeVar("IE", bound=IntTag)
 
 
@@ -176,3 +177,47 @@ def _last_dim(module: Module, x: object, expected: int, name: str) -> None:
                 f"{name}={shape[-1] if shape else '...'}.",
             )
         )
+
+
+class Dropout(Module, Generic[Dv]):
+    """Inverted dropout, PyTorch's ``nn.Dropout(p)``: in training mode each element is zeroed
+    with probability ``p`` and the others scaled by ``1 / (1 - p)``; in evaluation mode
+    (``model.eval()``) the identity. Its masks come from ``gen``, a ``tn.Generator`` held in
+    the tree (its state a buffer: a checkpoint restores the stream; a compiled step draws a
+    fresh mask at every call). Without ``gen``, one seeded from the device's default
+    generator."""
+
+    gen: Generator[Dv]
+
+    @overload
+    def __init__(self: Dropout[CPU], p: float = 0.5) -> None: ...
+    @overload
+    def __init__(self, p: float = 0.5, *, gen: Generator[Dv]) -> None: ...
+    @overload
+    def __init__(self, p: float = 0.5, *, device: type[Dv]) -> None: ...
+    def __init__(
+        self, p: float = 0.5, *, gen: Generator[Any] | None = None, device: type[DeviceTag] = CPU
+    ) -> None:
+        given: object = p  # callers without a type checker may pass anything
+        if not (isinstance(given, int | float) and 0.0 <= given < 1.0):
+            raise ParamError(
+                message(
+                    "cannot create Dropout: p must be a probability in [0, 1).",
+                    [("p", repr(p))],
+                    hint="e.g. nn.Dropout(0.1); p = 1 would drop everything.",
+                )
+            )
+        self.p = float(p)
+        self.gen = gen if gen is not None else _seeded(device)
+
+    def __call__(self, x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+        if not self.training or self.p == 0.0:
+            return x
+        return x * ops.dropout_mask(self.gen, x.shape, 1.0 - self.p, x.elem)
+
+
+def _seeded(device: type[DeviceTag]) -> Generator[Any]:
+    """A generator of its own, seeded by a draw of the device's default generator (so
+    ``tn.manual_seed`` makes a model's dropout masks reproducible)."""
+    seed = evaluate(ops.randint(default_generator(device), (), 0, 2**62)).numpy()
+    return Generator(int(seed), device)

@@ -21,7 +21,7 @@ The state is an operand, not a parameter: a parameter would be frozen into a tra
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 import numpy as np
 
@@ -126,6 +126,9 @@ class Generator(Generic[Dv]):
     """
 
     __slots__ = ("device", "state")
+    _tree_buffers: ClassVar[tuple[str, ...]] = ("state",)
+    """A module holding a generator keeps its state as a buffer (``nn.Module``'s walk):
+    saved and restored with the model, never trained."""
 
     @overload
     def __init__(self: Generator[CPU], seed: int) -> None: ...
