@@ -8,9 +8,9 @@ from typing import Any
 
 from .. import ops
 from ..data.tensor import Tensor
+from ..devices import array_module
 from ..evaluate import evaluate
 from ..ops.random import Generator, default_generator
-from ..devices import array_module
 from ..tags import DeviceTag, FloatTag, dim_of_rank
 
 __all__ = ["fan_in_uniform", "normal", "uniform"]
