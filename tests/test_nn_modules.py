@@ -453,3 +453,47 @@ def test_dropout_refuses_a_probability_outside_0_1() -> None:
         tn.ParamError, match=r"cannot create Dropout: p must be a probability in \[0, 1\)"
     ):
         nn.Dropout(1.0)
+
+
+# --- checkpoints ----------------------------------------------------------------------------
+
+
+def test_a_checkpoint_of_a_module_and_its_optimizer_resumes_bit_for_bit(tmp_path: Any) -> None:
+    from typed_nn.model import load_checkpoint, save_checkpoint
+
+    x = _x((8, 64))
+
+    def train(model: Dropped, opt: optim.Adam[Dropped], steps: int) -> None:
+        step = tn.compile(lambda x: opt.step(tn.grad(ops.reduce_mean(ops.square(model(x))), model)))
+        for _ in range(steps):
+            step(x)
+
+    tn.manual_seed(3)
+    model = Dropped()
+    opt = optim.Adam(model, lr=0.01)
+    train(model, opt, 2)
+    save_checkpoint(tmp_path / "c.safetensors", model, opt, epoch=2)
+    train(model, opt, 3)
+    straight = nn.state_dict(model)
+
+    tn.manual_seed(99)  # another start: everything comes from the checkpoint
+    resumed = Dropped()
+    ropt = optim.Adam(resumed, lr=0.01)
+    assert load_checkpoint(tmp_path / "c.safetensors", resumed, ropt).epoch == 2
+    assert ropt.step_count == 2
+    train(resumed, ropt, 3)
+    for k, v in nn.state_dict(resumed).items():
+        np.testing.assert_array_equal(v, straight[k])  # weights, moments' effect, dropout stream
+
+
+def test_a_checkpoint_of_another_module_changes_nothing(tmp_path: Any) -> None:
+    from typed_nn.model import load_checkpoint, save_checkpoint
+
+    model = MLP()
+    save_checkpoint(tmp_path / "c.safetensors", model, optim.SGD(model, lr=0.1), epoch=1)
+    other = Dropped()
+    before = nn.state_dict(other)
+    with pytest.raises(tn.CheckpointError, match="it was saved from another model or optimizer"):
+        load_checkpoint(tmp_path / "c.safetensors", other, optim.SGD(other, lr=0.1))
+    for k, v in nn.state_dict(other).items():
+        np.testing.assert_array_equal(v, before[k])

@@ -32,12 +32,13 @@ import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from .. import devices
+from ..data.module import Module, named_buffers, named_parameters
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CheckpointError, OperandError, ParamError, bad_argument, brief, message
 from ..layers.protocol import Layer
@@ -74,12 +75,51 @@ from .weights import (
     save_weights,
 )
 
-__all__ = ["Checkpoint", "Json", "Model", "load_checkpoint", "save_checkpoint"]
+__all__ = [
+    "AnyOptimizer",
+    "Checkpoint",
+    "Json",
+    "Model",
+    "ModuleOptimizer",
+    "load_checkpoint",
+    "save_checkpoint",
+]
 
 AnyParam: TypeAlias = Tensor[Any, Any, Any]
-Model: TypeAlias = Layer[Any, Any] | Mapping[str, AnyParam] | LoadBuffer[Any, Any]
-"""What a checkpoint saves and restores: a typed_nn layer (all of its state) or a mapping
-name -> parameter tensor."""
+Model: TypeAlias = Module | Layer[Any, Any] | Mapping[str, AnyParam] | LoadBuffer[Any, Any]
+"""What a checkpoint saves and restores: an ``nn.Module`` (its parameters, buffers and
+generators), a typed_nn layer (all of its state) or a mapping name -> parameter tensor."""
+
+
+class ModuleOptimizer(Protocol):
+    """A ``typed_nn.optim`` optimizer as a checkpoint sees it: its rule (state tensors,
+    settings) and its step count, which the checkpoint saves and restores."""
+
+    @property
+    def rule(self) -> Optimizer: ...
+
+    step_count: int
+
+
+AnyOptimizer: TypeAlias = Optimizer | ModuleOptimizer
+"""What a checkpoint saves and restores the state of: a ``typed_nn.optim`` optimizer or a
+``typed_nn.model`` one."""
+
+
+def _rule_of(optimizer: object, owner: str) -> Optimizer:
+    """The update rule whose state a checkpoint holds (an OperandError for anything else)."""
+    rule = optimizer if isinstance(optimizer, Optimizer) else getattr(optimizer, "rule", None)
+    if not isinstance(rule, Optimizer):
+        raise OperandError(
+            message(
+                f"{owner} needs the optimizer whose state to save or restore.",
+                [("received", type(optimizer).__name__)],
+                hint="pass the optimizer the model trains with, e.g. optim.Adam(model).",
+            )
+        )
+    return rule
+
+
 HINT = (
     "nothing was changed. Resume with the model and the optimizer the checkpoint was saved "
     "from (the same layers, optimizer kind and settings, learning rate or schedule)."
@@ -140,7 +180,7 @@ class _State:
 def save_checkpoint(
     path: PathLike,
     model: Model,
-    optimizer: Optimizer,
+    optimizer: AnyOptimizer,
     *,
     epoch: int,
     rng: np.random.Generator | None = None,
@@ -160,13 +200,14 @@ def save_checkpoint(
     check_path(path, "save_checkpoint")
     state = _state_of(model, "save_checkpoint")
     _check_save_arguments(optimizer, epoch, rng, history, extra)
-    _check_state_saved(path, state.tensors, optimizer)
-    tensors = _tensors_to_save(state, optimizer, extra)
+    rule, step_count = _rule_of(optimizer, "save_checkpoint"), optimizer.step_count
+    _check_state_saved(path, state.tensors, rule)
+    tensors = _tensors_to_save(state, rule, extra)
     info: dict[str, Json] = {
         "format": "typed_nn checkpoint",
         "version": FORMAT_VERSION,
         "model": structure(state.tensors),
-        "optimizer": optimizer_info(optimizer, optimizer.step_count),
+        "optimizer": optimizer_info(rule, step_count),
         "epoch": epoch,
         "rng": jsonable(rng.bit_generator.state) if rng is not None else None,
         "history": dict(history) if history is not None else None,
@@ -186,7 +227,9 @@ def save_checkpoint(
 
 
 def _state_of(model: object, owner: str) -> _State:
-    """``model``'s state: a layer's from one walk, a mapping's parameters."""
+    """``model``'s state: a module's or a layer's from one walk, a mapping's parameters."""
+    if isinstance(model, Module):  # generator states are buffers of the tree
+        return _State(_module_tensors(model), None)
     if isinstance(model, Layer):
         entries = model_state(model)
         tensors = {name: e.read() for name, e in entries.of("parameter", "buffer").items()}
@@ -205,19 +248,26 @@ def _state_of(model: object, owner: str) -> _State:
     return _State(named, None)
 
 
+def _module_tensors(model: Module) -> dict[str, AnyParam]:
+    named = dict(named_parameters(model) + named_buffers(model))
+    for name, t in named.items():
+        if not isinstance(t, Tensor):
+            raise OperandError(
+                message(
+                    f"cannot checkpoint {type(model).__name__}: {name} is not a principal tensor.",
+                    [("received", t.describe())],
+                    hint="save the model itself, not a tree of expressions.",
+                )
+            )
+    return cast(dict[str, AnyParam], named)
+
+
 def _check_save_arguments(
     optimizer: object, epoch: object, rng: object, history: object, extra: object
 ) -> None:
     """save_checkpoint's optimizer, epoch, generator, history and extra arrays (checked at
     run time: callers may pass anything)."""
-    if not isinstance(optimizer, Optimizer):
-        raise OperandError(
-            message(
-                "save_checkpoint needs the optimizer whose state to save.",
-                [("received", type(optimizer).__name__)],
-                hint="pass the typed_nn.model optimizer the model trains with, e.g. Adam(1e-3).",
-            )
-        )
+    _rule_of(optimizer, "save_checkpoint")
     if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
         raise _bad_argument(
             "epoch", "an integer >= 0 (the epochs done)", epoch, "pass epoch=5 after five epochs."
@@ -291,7 +341,7 @@ def _tensors_to_save(
     return tensors
 
 
-def load_checkpoint(path: PathLike, model: Model, optimizer: Optimizer) -> Checkpoint:
+def load_checkpoint(path: PathLike, model: Model, optimizer: AnyOptimizer) -> Checkpoint:
     """Restore ``model`` (a typed_nn layer's parameters, buffers and random-number states,
     or a mapping's parameters) and ``optimizer`` (state tensors, step count) from the
     checkpoint at ``path``; returns its epoch, generator state, history and extra arrays.
@@ -301,23 +351,16 @@ def load_checkpoint(path: PathLike, model: Model, optimizer: Optimizer) -> Check
     """
     check_path(path, "load_checkpoint")
     state = _state_of(model, "load_checkpoint")
-    if not isinstance(optimizer, Optimizer):
-        raise OperandError(
-            message(
-                "load_checkpoint needs the optimizer to restore.",
-                [("received", type(optimizer).__name__)],
-                hint="pass an optimizer of the kind and settings the checkpoint was saved with.",
-            )
-        )
+    rule = _rule_of(optimizer, "load_checkpoint")
     source, data = read_file(path)
     entries, metadata, base = parse(data, source)
     info = read_info(metadata, source)
     arrays = {name: e.array(data, base) for name, e in entries.items()}
     if crc({n: (e.elem, e.shape, arrays[n]) for n, e in entries.items()}) != info["crc32"]:
         raise damaged(source, "the tensors' bytes do not match the checksum saved with them.")
-    _check_matches(source, state, optimizer, entries, info)
+    _check_matches(source, state, rule, entries, info)
     _check_writable(dict(state.tensors), source)
-    _write_state(state, optimizer, arrays)
+    _write_state(state, rule, arrays)
     optimizer_saved = info["optimizer"]
     assert isinstance(optimizer_saved, dict)
     step_count = optimizer_saved["step_count"]

@@ -68,9 +68,15 @@ class Optimizer(Generic[M]):
 
     @property
     def step_count(self) -> int:
-        """Steps taken (eagerly and by compiled programs)."""
+        """Steps taken (eagerly and by compiled programs); a checkpoint sets it back."""
         counts = [int(c.numpy()) for c, _ in self._counts.values()]
-        return max(counts, default=0)
+        return max(counts, default=self._host_steps)
+
+    @step_count.setter
+    def step_count(self, value: int) -> None:
+        self._host_steps = int(value)
+        for count, _ in self._counts.values():
+            count.array[...] = value
 
     def step(self, grads: M) -> None:
         """Update every parameter of the model by ``grads`` (``tn.grad(loss, model)``)."""
@@ -97,7 +103,7 @@ class Optimizer(Generic[M]):
         found = self._counts.get(kind)
         if found is None:
             elem, device = kind
-            count: Tensor[Any, Any, Any] = scalar(float(self.step_count), elem, device)
+            count: Tensor[Any, Any, Any] = scalar(float(self._host_steps), elem, device)
             found = self._counts[kind] = (count, scalar(self.lr, elem, device))
         return found
 
