@@ -98,7 +98,11 @@ class ModuleOptimizer(Protocol):
     @property
     def rule(self) -> Optimizer: ...
 
-    step_count: int
+    @property
+    def step_count(self) -> int: ...
+
+    @step_count.setter
+    def step_count(self, value: int) -> None: ...
 
 
 AnyOptimizer: TypeAlias = Optimizer | ModuleOptimizer
