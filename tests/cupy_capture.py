@@ -53,7 +53,7 @@ class Capture:
 
     def __init__(self, stream: Stream) -> None:
         self.stream = stream
-        self.ops: list[tuple[str, Callable[[], None]]] = []
+        self.ops: list[tuple[str, Callable[[], object]]] = []
         self.saved: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         """Memory written while capturing that existed before: (root array, its values)."""
         self.fresh: dict[int, np.ndarray] = {}
@@ -113,7 +113,7 @@ def allocated(host: np.ndarray, what: str) -> None:
     capture.fresh[id(root)] = root
 
 
-def record(what: str, replay: Callable[[], None]) -> None:
+def record(what: str, replay: Callable[[], object]) -> None:
     """An operation on the device: recorded while capturing (``replay`` runs it again)."""
     capture = capturing()
     if capture is not None:
@@ -178,7 +178,7 @@ def _poison(a: np.ndarray) -> None:
 class Graph:
     """A captured graph: ``launch`` runs the recorded operations, in order, on their memory."""
 
-    def __init__(self, ops: list[tuple[str, Callable[[], None]]]) -> None:
+    def __init__(self, ops: list[tuple[str, Callable[[], object]]]) -> None:
         self.ops = ops
 
     def launch(self, stream: Stream | None = None) -> None:

@@ -815,10 +815,13 @@ class _Runtime:
     def driverGetVersion() -> int:
         return 0
 
+    # cupy's names
     CUDARuntimeError = capture.CUDARuntimeError
-    memcpyAsync = staticmethod(capture.memcpy_async)
-    memcpyHostToDevice, memcpyDeviceToHost, memcpyDeviceToDevice = 1, 2, 3
-    streamCaptureModeGlobal, streamCaptureModeThreadLocal, streamCaptureModeRelaxed = 0, 1, 2
+    memcpyAsync = staticmethod(capture.memcpy_async)  # noqa: N815
+    memcpyHostToDevice = 1  # noqa: N815
+    memcpyDeviceToHost = 2  # noqa: N815
+    memcpyDeviceToDevice = 3  # noqa: N815
+    streamCaptureModeRelaxed = 2  # noqa: N815
 
 
 def install() -> types.ModuleType:

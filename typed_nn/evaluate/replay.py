@@ -120,6 +120,9 @@ def graph_replay(
         return None, "plain: the sanitizer checks every step on the host"
     mixed = sorted(i for i, d in program.number_dtypes.items() if d is None)
     if mixed:
-        return None, f"plain: float argument number(s) {mixed} feed operands of two dtypes"
+        return (
+            None,
+            f"plain: float argument(s) {mixed} feed operands of two dtypes or a non-float op",
+        )
     (make,) = makers
     return GraphReplay(program, make, fresh), "waiting: captured at the call after the first"

@@ -5,6 +5,7 @@ A group holds ``n`` same-shaped items stacked along a new leading dim.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -50,7 +51,7 @@ def _positions(xp: Any, starts: tuple[int, ...]) -> Array:
     step would keep a captured CUDA graph from replaying it)."""
     if len(starts) > 1:
         stride = starts[1] - starts[0]
-        if stride and all(b - a == stride for a, b in zip(starts, starts[1:], strict=False)):
+        if stride and all(b - a == stride for a, b in itertools.pairwise(starts)):
             return xp.arange(starts[0], starts[0] + stride * len(starts), stride)
     return xp.asarray(starts)
 
