@@ -30,7 +30,9 @@ KINDS = ["sgd", "momentum", "adam"]
 
 @pytest.fixture(autouse=True)
 def _compiled_programs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(hooks, "node_checks", [])  # the compiled program, also in debug mode
+    # the compiled program, also in debug mode (whose sanitizer keeps steps plain)
+    monkeypatch.setattr(hooks, "node_checks", [])
+    monkeypatch.setattr(options, "sanitize", False)
 
 
 def _assign_run(kind: str, graph: bool, same_arrays: bool) -> tuple[list[Any], list[Any], str]:
