@@ -26,7 +26,11 @@ the CPU backend, without a GPU. What it holds cupy to, from cupy's own source
   memory, shape and strides: ``a *= 2``) is safe; any other overlap is an ``OverlapError``;
 * host synchronisation is declared where cupy declares it (``ndarray.get``, every
   conversion to a host value, ``Device.synchronize``: ``cupy._core.syncdetect``), so a
-  counter patched in there counts the same calls on both.
+  counter patched in there counts the same calls on both;
+* stream capture and CUDA graphs (``Stream.begin_capture`` / ``end_capture``,
+  ``Graph.launch``, ``MemoryPool``, ``using_allocator``): ``cupy_capture.py`` records every
+  device operation while a stream captures and replays it on launch, and says what it holds
+  captured code to.
 
 Values are computed by numpy on the host; only the *interface* is cupy's.
 """
@@ -47,6 +51,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import cupy_capture as capture
 import numpy as np
 import numpy.typing as npt
 
@@ -135,10 +140,37 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
     owner = getattr(fn, "__self__", None)  # np.add.reduce: a method of its ufunc
     name = f"{owner.__name__}.{fn.__name__}" if isinstance(owner, np.ufunc) else fn.__name__
     _note_kernel(name, [v._a for v in (*args, *kwargs.values()) if isinstance(v, ndarray)])
-    result = fn(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+    hosts, host_kwargs = _unwrap(args), {k: _unwrap(v) for k, v in kwargs.items()}
+    if isinstance(written, ndarray):
+        capture.writing(written._a, name)
+    result = fn(*hosts, **host_kwargs)
+    if isinstance(result, np.generic):
+        result = np.asarray(result)  # a 0-d array, as cupy returns (new memory)
+    if capture.capturing() is not None:
+        _record_call(name, fn, hosts, host_kwargs, result, isinstance(written, ndarray))
     if isinstance(out, ndarray) and result is out._a:
         return out  # numpy returns ``out`` itself; so does cupy
     return _wrap(result)
+
+
+def _record_call(
+    name: str, fn: Any, hosts: Any, kwargs: dict[str, Any], result: Any, writes: bool
+) -> None:
+    """A call while capturing: it writes its ``out`` (or ``copyto``'s target) again at every
+    launch, or computes its new arrays again into their memory."""
+    if writes:
+        capture.record(name, lambda: fn(*hosts, **kwargs))
+        return
+    if isinstance(result, np.ndarray | tuple | list):
+        operands = [*_flat(hosts), *_flat(list(kwargs.values()))]
+        capture.record_result(name, lambda: fn(*hosts, **kwargs), result, operands)
+
+
+def _flat(values: Any) -> list[Any]:
+    out: list[Any] = []
+    for v in values:
+        out.extend(_flat(v) if isinstance(v, list | tuple) else [v])
+    return out
 
 
 # --- ufuncs ------------------------------------------------------------------------------------
@@ -279,8 +311,17 @@ def _from_host(obj: Any, dtype: npt.DTypeLike | None = None, copy: bool = True) 
         same = dtype is None or np.dtype(dtype) == obj.dtype
         if same and not copy:
             return obj
-        return ndarray._of(obj._a.astype(dtype if dtype is not None else obj.dtype, copy=True))
+        source, kind = obj._a, dtype if dtype is not None else obj.dtype
+        return _made("astype", lambda: source.astype(kind, copy=True), [source])
+    capture.unsupported("a host-to-device copy")
     return ndarray._of(np.array(_unwrap_host(obj), dtype=dtype, copy=True))
+
+
+def _made(what: str, compute: Callable[[], np.ndarray], operands: list[np.ndarray]) -> ndarray:
+    """The result of a device operation that may make new memory (recorded while capturing)."""
+    result = compute()
+    capture.record_result(what, compute, result, operands)
+    return ndarray._of(result)
 
 
 def _unwrap_host(obj: Any) -> Any:
@@ -306,7 +347,11 @@ def asnumpy(a: Any) -> npt.NDArray[Any]:
 
 def _creation(np_fn: Callable[..., np.ndarray]) -> Callable[..., ndarray]:
     def fn(shape: Any, *args: Any, **kwargs: Any) -> ndarray:
-        return ndarray._of(np_fn(shape, *args, **kwargs))
+        if np_fn is np.empty:
+            host = np_fn(shape, *args, **kwargs)
+            capture.allocated(host, "empty")
+            return ndarray._of(host)
+        return _made(np_fn.__name__, lambda: np_fn(shape, *args, **kwargs), [])
 
     return fn
 
@@ -320,8 +365,8 @@ def full(shape: Any, fill_value: Any, dtype: npt.DTypeLike | None = None) -> nda
     """cupy's ``full``: ``copyto`` from a number or a device array (0-d broadcasts)."""
     if dtype is None:
         dtype = fill_value.dtype if isinstance(fill_value, ndarray) else np.array(fill_value).dtype
-    out = ndarray._of(np.empty(shape, dtype))
-    out._a[...] = _unwrap(fill_value)
+    out = empty(shape, dtype)
+    out.fill(fill_value)
     return out
 
 
@@ -348,6 +393,7 @@ class ndarray:  # noqa: N801 - cupy's name
 
     def __init__(self, shape: Any, dtype: npt.DTypeLike = float) -> None:
         self._a = np.empty(shape, dtype)
+        capture.allocated(self._a, "ndarray")
 
     @classmethod
     def _of(cls, a: np.ndarray) -> ndarray:
@@ -404,33 +450,51 @@ class ndarray:  # noqa: N801 - cupy's name
         return self.get().tolist()
 
     def __getitem__(self, key: Any) -> Any:
-        return _wrap(self._a[_unwrap_host(key)])
+        a, host_key = self._a, _unwrap_host(key)
+        result = a[host_key]
+        if isinstance(result, np.generic):
+            result = np.asarray(result)
+        # an integer-array index gathers into new memory (a kernel), a slice is a view
+        capture.record_result("a[index]", lambda: a[host_key], result, [a])
+        return _wrap(result)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         # cupy copies host values in (a transfer), unlike its kernels
         key = _unwrap_host(key)
         _check_no_overlap("a[...] = b", self._a[key], value)
-        self._a[key] = _unwrap_host(value)
+        if not isinstance(value, ndarray | numbers.Number | np.generic):
+            capture.unsupported("a host-to-device copy")
+        target, source = self._a, _unwrap_host(value)
+        capture.writing(target, "a[...] = b")
+        target[key] = source
+        capture.record("a[...] = b", lambda: target.__setitem__(key, source))
 
     # -- methods (cupy's keyword arguments)
     def copy(self, order: str = "C") -> ndarray:
-        return ndarray._of(self._a.copy(order))
+        a = self._a
+        return _made("copy", lambda: a.copy(order), [a])
 
     def astype(self, dtype: npt.DTypeLike, order: str = "K", copy: bool = True) -> ndarray:
-        result = self._a.astype(dtype, order=order, copy=copy)
-        return self if result is self._a else ndarray._of(result)
+        a = self._a
+        result = a.astype(dtype, order=order, copy=copy)
+        if result is a:
+            return self
+        capture.record_result("astype", lambda: a.astype(dtype, order=order), result, [a])
+        return ndarray._of(result)
 
     def view(self, dtype: npt.DTypeLike | None = None) -> ndarray:
         return ndarray._of(self._a.view() if dtype is None else self._a.view(dtype))
 
     def reshape(self, *shape: Any, order: str = "C") -> ndarray:
-        return ndarray._of(self._a.reshape(*shape, order=order))
+        a = self._a
+        return _made("reshape", lambda: a.reshape(*shape, order=order), [a])  # a copy, or a view
 
     def transpose(self, *axes: Any) -> ndarray:
         return ndarray._of(self._a.transpose(*axes))
 
     def ravel(self, order: str = "C") -> ndarray:
-        return ndarray._of(self._a.ravel(order))
+        a = self._a
+        return _made("ravel", lambda: a.ravel(order), [a])  # a copy, or a view
 
     def squeeze(self, axis: Any = None) -> ndarray:
         return ndarray._of(self._a.squeeze(axis))
@@ -441,7 +505,10 @@ class ndarray:  # noqa: N801 - cupy's name
     def fill(self, value: Any) -> None:
         if isinstance(value, ndarray) and value.shape != ():
             raise ValueError("non-scalar cupy.ndarray cannot be used for fill")
-        self._a[...] = _unwrap(value)
+        target, source = self._a, _unwrap(value)
+        capture.writing(target, "fill")
+        target[...] = source
+        capture.record("fill", lambda: target.__setitem__(Ellipsis, source))
 
     def sum(
         self, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False
@@ -656,7 +723,7 @@ class ElementwiseKernel:
         )
         _, out_dtype, out_name = self.outs[0]
         if given is None:
-            out = ndarray._of(np.empty(shape, out_dtype))
+            out = empty(shape, out_dtype)
         elif not isinstance(given, ndarray):
             raise TypeError("Output arguments must be cupy.ndarray")
         elif given.dtype != out_dtype:
@@ -664,6 +731,7 @@ class ElementwiseKernel:
         else:
             np.broadcast_shapes(shape, given.shape)  # cupy broadcasts outputs with inputs
             _check_no_overlap(self.name, given._a, args[:n_in])
+            capture.writing(given._a, self.name)
             out = given
         _note_kernel(self.source, [*hosts, out._a])
         flat = [
@@ -677,6 +745,7 @@ class ElementwiseKernel:
         sizes = (ctypes.c_longlong * n_in)(*(f.size for f in flat))
         _library(self.source).run(pointers, sizes, result.size)
         out._a[...] = result  # a strided output is written once, at the end
+        capture.record(self.name, functools.partial(self, *args[:n_in], out))
         return out
 
 
@@ -699,9 +768,14 @@ class _Event:
 
     def record(self, stream: Any = None) -> None:
         self.at = time.perf_counter()
+        capture.record("event record", lambda: None)
 
     def synchronize(self) -> None:
-        pass
+        capture.unsupported("an event synchronisation")
+
+    @property
+    def done(self) -> bool:
+        return True  # everything ran when it was asked for
 
 
 def get_elapsed_time(start: _Event, end: _Event) -> float:
@@ -710,7 +784,9 @@ def get_elapsed_time(start: _Event, end: _Event) -> float:
 
 
 def _declare_synchronize() -> None:
-    """Where cupy declares a host synchronisation (a counter may be patched in)."""
+    """Where cupy declares a host synchronisation (a counter may be patched in); while a
+    stream captures, a host synchronisation is an error (and ends the capture's validity)."""
+    capture.unsupported("a host synchronisation")
 
 
 _core = types.SimpleNamespace(
@@ -740,6 +816,14 @@ class _Runtime:
     def driverGetVersion() -> int:
         return 0
 
+    # cupy's names
+    CUDARuntimeError = capture.CUDARuntimeError
+    memcpyAsync = staticmethod(capture.memcpy_async)  # noqa: N815
+    memcpyHostToDevice = 1  # noqa: N815
+    memcpyDeviceToHost = 2  # noqa: N815
+    memcpyDeviceToDevice = 3  # noqa: N815
+    streamCaptureModeRelaxed = 2  # noqa: N815
+
 
 def install() -> types.ModuleType:
     """A fresh ``cupy`` module object backed by this emulator (put it in ``sys.modules``)."""
@@ -757,7 +841,16 @@ def install() -> types.ModuleType:
     module.float32, module.float64 = np.float32, np.float64  # type: ignore[attr-defined]
     module.int32, module.int64, module.bool_ = np.int32, np.int64, np.bool_  # type: ignore[attr-defined]
     module.cuda = types.SimpleNamespace(  # type: ignore[attr-defined]
-        Device=_Device, Event=_Event, get_elapsed_time=get_elapsed_time, runtime=_Runtime
+        Device=_Device,
+        Event=_Event,
+        get_elapsed_time=get_elapsed_time,
+        runtime=_Runtime,
+        Stream=capture.Stream,
+        get_current_stream=capture.get_current_stream,
+        Graph=capture.Graph,
+        MemoryPool=capture.MemoryPool,
+        using_allocator=capture.using_allocator,
+        alloc_pinned_memory=capture.alloc_pinned_memory,
     )
     module._core = _core  # type: ignore[attr-defined]
     lib = types.SimpleNamespace(

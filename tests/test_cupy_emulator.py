@@ -113,3 +113,65 @@ def test_host_synchronisations_are_declared_where_cupy_declares_them(
     a.get(), float(b[0]), bool(b[1]), b.sum().item(), b.tolist()
     cp.cuda.Device().synchronize()
     assert len(seen) == 6
+
+
+def _capturing_stream() -> tuple[Any, Any]:
+    return cp.cuda.Stream(non_blocking=True), cp.cuda.MemoryPool()
+
+
+def test_a_capture_runs_nothing_and_a_launch_replays_it_on_the_same_memory() -> None:
+    a = cp.ones(3, np.float32)
+    stream, pool = _capturing_stream()
+    with cp.cuda.using_allocator(pool.malloc), stream:
+        stream.begin_capture()
+        assert stream.is_capturing()
+        np.multiply(a, 2, out=a)
+        b = a + 1
+        graph = stream.end_capture()
+    np.testing.assert_array_equal(a.get(), [1, 1, 1])  # nothing ran
+    assert np.isnan(b.get()).all()  # what the capture allocated holds no result yet
+    graph.launch()
+    np.testing.assert_array_equal(b.get(), [3, 3, 3])
+    graph.launch()
+    np.testing.assert_array_equal(a.get(), [4, 4, 4])
+    np.testing.assert_array_equal(b.get(), [5, 5, 5])
+
+
+@pytest.mark.parametrize(
+    ("work", "error"),
+    [
+        (lambda a: float(a.sum()), "operation not permitted when stream is capturing"),
+        (lambda a: a + cp.asarray(np.ones(3, np.float32)), r"host-to-device copy"),
+        (lambda a: cp.cuda.Device().synchronize(), "host synchronisation"),
+    ],
+    ids=["host value", "host-to-device copy", "synchronize"],
+)
+def test_what_a_capture_cannot_hold_raises_and_invalidates_it(work: Any, error: str) -> None:
+    a = cp.ones(3, np.float32)
+    stream, pool = _capturing_stream()
+    with cp.cuda.using_allocator(pool.malloc), stream:
+        stream.begin_capture()
+        with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match=error):
+            work(a)
+        with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match="Invalidated"):
+            stream.end_capture()
+    assert not stream.is_capturing()
+
+
+def test_a_capture_allocates_from_a_private_pool_on_its_own_stream() -> None:
+    a = cp.ones(3, np.float32)
+    stream, pool = _capturing_stream()
+    with stream:
+        stream.begin_capture()
+        with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match="default memory pool"):
+            a + 1
+        with pytest.raises(cp.cuda.runtime.CUDARuntimeError):
+            stream.end_capture()
+    with cp.cuda.using_allocator(pool.malloc):
+        stream.begin_capture()
+        with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match="outside the graph"):
+            a + 1  # the current stream is not the capturing one
+        with pytest.raises(cp.cuda.runtime.CUDARuntimeError):
+            stream.end_capture()
+    with pytest.raises(RuntimeError, match="cannot capture on the default"):
+        cp.cuda.Stream.null.begin_capture()

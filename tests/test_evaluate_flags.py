@@ -33,8 +33,9 @@ SETTINGS = settings(
 
 def test_combinations_cover_every_flag() -> None:
     assert len(COMBOS) == 2 ** len(FLAGS)
-    # sanitize checks rather than optimises: the sanitizer's own tests run these graphs with it
-    assert set(FLAGS) | {"sanitize"} == set(options.flags)
+    # sanitize checks rather than optimises: the sanitizer's own tests run these graphs with it;
+    # cuda_graphs replays compiled GPU steps: tests/test_gpu_graph.py compares it on and off
+    assert set(FLAGS) | {"sanitize", "cuda_graphs"} == set(options.flags)
 
 
 @SETTINGS

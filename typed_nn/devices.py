@@ -112,6 +112,10 @@ class Device:
     """A numpy view or copy of one of the device's arrays."""
     compile_region: RegionCompiler | None = None
     """The backend's compiler of a fused region into one kernel (unused with host regions)."""
+    step_graph: Callable[..., Any] | None = None
+    """``step_graph(arrays, number_dtypes, owned)``: the backend's capture of a compiled
+    step's program into one replayable graph (``backends/cupy/graph.py``'s ``StepGraph``);
+    None where the device has none (the program runs plainly)."""
 
 
 _DEVICES: dict[type[DeviceTag], Device] = {}

@@ -59,6 +59,11 @@ class Program:
         """``[True]`` once a run began writing a target (an ``out=`` array) in place."""
         self.used = 0
         """When the plan cache last handed it out (its thread's count of evaluations)."""
+        self.number_dtypes: dict[int, Any] = {}
+        """A compiled step's program: each float number's index -> the dtype of the operand
+        it is (None where it is operand of two dtypes or of a non-float node)."""
+        self.devices: frozenset[type[DeviceTag]] = frozenset()
+        """The devices of the values it computes and reads."""
 
 
 class _Gen:
@@ -75,6 +80,8 @@ class _Gen:
         self.names: dict[int, str] = {}
         self.registers: dict[tuple[tuple[int, ...], str, int], str] = {}
         self.sanitizer: Sanitizer | None = None
+        self.number_dtypes: dict[str, Any] = {}
+        """A float number's name -> the dtype of the operand it is (see ``Program``)."""
 
     def register(self, shape: tuple[int, ...], dtype: Any, i: int) -> str:
         """Scratch register ``i`` of the straight regions of ``shape`` and ``dtype``. A
@@ -100,9 +107,16 @@ class _Gen:
         self.ns[name] = value
         return name
 
-    def arg(self, ref: Ref, s: int, i: int) -> str:
+    def arg(self, ref: Ref, s: int, i: int, dtype: Any = None) -> str:
+        """Operand ``i`` of step ``s``; a float number's operand dtype (``dtype``, else the
+        node's) is noted, where a device scalar must have it (``Program.number_dtypes``)."""
         if is_number(ref):
-            return self.number(s, i, ref[1])
+            name = self.number(s, i, ref[1])
+            if type(ref[1]) is Number:
+                n = self.g.nodes[s]
+                found = np.dtype(dtype) if dtype is not None else n.dtype
+                self.number_dtypes[name] = found if found.kind == "f" else None
+            return name
         return f"v{ref}"
 
     def number(self, s: int, i: int, value: Any) -> str:
@@ -150,7 +164,9 @@ def _check(value: Any, shape: tuple[int, ...], dtype: Any, device: type[DeviceTa
 def _device_region(gen: _Gen, s: int, members: list[int], kernel: Any, out: str) -> None:
     """A region as one call of its device's compiled kernel (operands in the kernel's order)."""
     fn, refs = kernel
-    args = "".join(gen.arg(r, s, i) + ", " for i, r in enumerate(refs))
+    spec = getattr(fn, "spec", None)  # the kernel's parameter dtypes (region.FusedKernel)
+    dtypes = [inp.dtype for inp in spec.inputs] if spec is not None else [None] * len(refs)
+    args = "".join(gen.arg(r, s, i, dtypes[i]) + ", " for i, r in enumerate(refs))
     gen.emit(f"v{s} = {gen.const(f'F{s}', fn)}({args}out={out})")
     for m in members:
         gen.calls[gen.g.nodes[m].op] += 1
@@ -497,7 +513,20 @@ def generate(
     exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
     # popped: its globals must not hold it (a cycle would keep a dropped plan, buffers and all,
     # until the cyclic collector ran)
-    return Program(gen.ns.pop("_run"), results, gen.calls, fired, source)
+    program = Program(gen.ns.pop("_run"), results, gen.calls, fired, source)
+    program.devices = frozenset(g.nodes[s].device for s in steps)
+    if lean is not None:
+        program.number_dtypes = _number_dtypes(gen)
+    return program
+
+
+def _number_dtypes(gen: _Gen) -> dict[int, Any]:
+    """Each float number's index -> the one dtype its operands have (None: several)."""
+    found: dict[int, Any] = {}
+    for name, dtype in gen.number_dtypes.items():
+        index = gen.ns[name].index
+        found[index] = dtype if found.get(index, dtype) == dtype else None
+    return found
 
 
 def _steps(

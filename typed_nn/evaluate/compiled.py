@@ -14,6 +14,8 @@ node is built, no graph is walked, nothing is analysed.
   every call); int, bool and other arguments, and those named in ``static=``, are part of
   the signature.
 * Python control flow runs once, at trace time (as in ``jax.jit``).
+* On a GPU, a signature's program is replayed as one CUDA graph from its second call on
+  (``cuda_graph=``; ``graph_status`` says whether, or why not: docs/gpu.md).
 """
 
 from __future__ import annotations
@@ -44,8 +46,15 @@ MAX_TRACES = 8
 class Compiled(Generic[P, R]):
     """A compiled function: call it like ``fn``. ``traces`` counts the traces it made."""
 
-    def __init__(self, fn: Callable[P, R], static: Sequence[str], max_traces: int) -> None:
-        _check_arguments(fn, static, max_traces)
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        static: Sequence[str],
+        max_traces: int,
+        cuda_graph: bool | None = None,
+    ) -> None:
+        _check_arguments(fn, static, max_traces, cuda_graph)
+        self._cuda_graph = cuda_graph
         self.fn = fn
         self._signature = inspect.signature(fn)
         self._static = frozenset(static)
@@ -95,6 +104,15 @@ class Compiled(Generic[P, R]):
             self._last = found
             result = found.run(arrays, numbers, values)
         return result
+
+    @property
+    def graph_status(self) -> str:
+        """Whether the last call's program replays as a CUDA graph: ``replaying a CUDA
+        graph``, ``waiting: ...`` (it is captured at its second call), or ``plain: <why
+        not>`` (a CPU step, a host synchronisation in the step, capture raising, the switch
+        off; see docs/gpu.md)."""
+        last = self._last
+        return "not traced yet" if last is None else last.graph_status
 
     def clear(self) -> None:
         """Forget every traced signature (the next call traces again; ``traces`` goes on
@@ -174,7 +192,15 @@ class Compiled(Generic[P, R]):
             self.fn, self._names, self._static, values
         )
         step = build_step(
-            self.fn, key, self._names, self._static, placeholders, outputs, structure, assigns
+            self.fn,
+            key,
+            self._names,
+            self._static,
+            placeholders,
+            outputs,
+            structure,
+            assigns,
+            self._cuda_graph,
         )
         self._steps[key] = step
         return step
@@ -198,8 +224,8 @@ class Compiled(Generic[P, R]):
         )
 
 
-def _check_arguments(fn: object, static: object, max_traces: object) -> None:
-    hint = "tn.compile(fn, static=('name',), max_traces=8)"
+def _check_arguments(fn: object, static: object, max_traces: object, cuda_graph: object) -> None:
+    hint = "tn.compile(fn, static=('name',), max_traces=8, cuda_graph=None)"
     if not callable(fn):
         raise bad_argument(CompileError, "cannot compile", "fn", "a function", fn, hint)
     names = [static] if isinstance(static, str) else static
@@ -209,31 +235,41 @@ def _check_arguments(fn: object, static: object, max_traces: object) -> None:
     if isinstance(max_traces, bool) or not isinstance(max_traces, int) or max_traces < 1:
         allowed = "an int >= 1"
         raise bad_argument(CompileError, "cannot compile", "max_traces", allowed, max_traces, hint)
+    if cuda_graph is not None and not isinstance(cuda_graph, bool):
+        allowed = "True, False or None (options.cuda_graphs)"
+        raise bad_argument(CompileError, "cannot compile", "cuda_graph", allowed, cuda_graph, hint)
 
 
 @overload
 def compile(
-    fn: Callable[P, R], *, static: Sequence[str] = (), max_traces: int = MAX_TRACES
+    fn: Callable[P, R],
+    *,
+    static: Sequence[str] = (),
+    max_traces: int = MAX_TRACES,
+    cuda_graph: bool | None = None,
 ) -> Compiled[P, R]: ...
 @overload
 def compile(
-    *, static: Sequence[str] = (), max_traces: int = MAX_TRACES
+    *, static: Sequence[str] = (), max_traces: int = MAX_TRACES, cuda_graph: bool | None = None
 ) -> Callable[[Callable[P, R]], Compiled[P, R]]: ...
 def compile(
     fn: Callable[..., Any] | None = None,
     *,
     static: Sequence[str] = (),
     max_traces: int = MAX_TRACES,
+    cuda_graph: bool | None = None,
 ) -> Any:
     """Compile ``fn``: trace it once per signature, replay the compiled Step after.
 
     ``static``: parameter names whose values select the program (part of the signature);
-    ``max_traces``: signatures kept (a warning names the argument that keeps changing).
-    See docs/programs.md.
+    ``max_traces``: signatures kept (a warning names the argument that keeps changing);
+    ``cuda_graph``: replay a GPU step as one CUDA graph from its second call (None: as
+    ``options.cuda_graphs``, on by default; ``graph_status`` says whether it does).
+    See docs/programs.md and docs/gpu.md.
 
     >>> @tn.compile
     ... def step(x, y): ...
     """
     if fn is None:
-        return lambda f: Compiled(f, static, max_traces)
-    return Compiled(fn, static, max_traces)
+        return lambda f: Compiled(f, static, max_traces, cuda_graph)
+    return Compiled(fn, static, max_traces, cuda_graph)

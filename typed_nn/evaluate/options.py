@@ -11,7 +11,9 @@ Every optimisation is on by default; tests switch them off to compare::
 element-wise regions as one blocked pass, ``pool`` recycles large buffers, ``batch`` merges
 independent registrations of the same op, ``plan_cache`` reuses analysed schedules,
 ``specialise`` compiles kernels for each node's exact shapes and parameters, ``sanitize``
-checks every step's memory as it runs (slow; ``TYPED_NN_SANITIZE=1`` turns it on at import).
+checks every step's memory as it runs (slow; ``TYPED_NN_SANITIZE=1`` turns it on at import),
+``cuda_graphs`` replays a compiled GPU step as one CUDA graph (``tn.compile``'s ``cuda_graph``
+overrides it per function; read when a signature is traced; see docs/gpu.md).
 
 Beside the flags, ``pool_max_bytes`` bounds the bytes each thread's buffer pool keeps
 (:data:`POOL_MAX_BYTES` by default; ``options.pool_max_bytes = 64 << 20`` or
@@ -46,7 +48,10 @@ pool; it reads the options, so it registers here rather than being imported)."""
 class EvalOptions:
     """The evaluator's flags (process-wide; change them with :meth:`using`)."""
 
-    flags = ("batch", "cse", "fuse", "plan_cache", "pool", "rewrite", "sanitize", "specialise")
+    flags = (
+        *("batch", "cse", "cuda_graphs", "fuse", "plan_cache", "pool", "rewrite", "sanitize"),
+        "specialise",
+    )
     """The switches' names."""
     settings = ("pool_max_bytes",)
     """The other options (numbers; they do not change compiled schedules)."""
@@ -63,6 +68,7 @@ class EvalOptions:
         self.batch = True
         self.plan_cache = True
         self.specialise = True
+        self.cuda_graphs = True
         self.sanitize = os.environ.get(SANITIZE_ENV, "").strip().lower() in (
             "1",
             "true",
@@ -143,6 +149,13 @@ class EvalStats:
         """Groups of registrations merged into one call, counted when analysed."""
         self.fallbacks = 0
         """Compiled runs that failed and were re-run by the reference evaluator."""
+        self.graph_captures = 0
+        """Compiled steps captured as a device graph."""
+        self.graph_replays = 0
+        """Calls of compiled steps that launched their captured graph."""
+        self.graph_fallbacks = 0
+        """Compiled steps whose capture was not possible (they run plainly; see
+        ``Compiled.graph_status``)."""
         self.counting: bool = getattr(self, "counting", False)
         """Count ``kernel_calls`` on every run (off by default: it costs a little per run)."""
 

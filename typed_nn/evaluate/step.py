@@ -6,7 +6,8 @@ call's values directly: ``fn(A, N, alloc)`` takes the call's arrays by argument 
 row ``A[k][i]``) and its float numbers (``N``); closed-over tensors' memory is bound into the
 program (``Step.stale`` says when that no longer holds); it returns the outputs' arrays and
 writes the assigned tensors in place. The check of a call (:meth:`Step.guard`) is plain
-Python, as is the wrapping of the outputs.
+Python, as is the wrapping of the outputs. On a GPU the program is replayed as one CUDA graph
+after its first run (``replay.py``; ``Step.graph_status`` says whether, or why not).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .codegen import Program
 from .collect import Collected, collect
 from .executor import FAILED, _alias, _analyse, _run  # the one analysis every evaluation uses
 from .options import options, stats
+from .replay import GraphReplay, graph_replay
 from .trace import is_float, trace_function, unflatten
 
 __all__ = ["MISSING", "CellScope", "Step", "build_step", "memory_base", "shared_with"]
@@ -90,6 +92,16 @@ class Step:
         """(elem, device) of the one computed output of a step returning just that."""
         self.shared: frozenset[int] = frozenset()
         """Argument indices that shared memory with a closed-over tensor when traced."""
+        self.replay: GraphReplay | None = None
+        """The program's replay as a device graph (None: it runs plainly)."""
+        self.graph_reason = ""
+        """Why the program runs plainly (where ``replay`` is None)."""
+
+    @property
+    def graph_status(self) -> str:
+        """Whether the program replays as a CUDA graph: ``replaying a CUDA graph``,
+        ``waiting: ...`` (before its second call), or ``plain: <why not>``."""
+        return self.replay.status if self.replay is not None else self.graph_reason
 
     def guard(self, args: tuple[Any, ...]) -> tuple[list[Any], list[float]] | None:
         """The call's arrays and numbers (as ``Compiled._key`` gives them) when ``args`` fit
@@ -150,7 +162,13 @@ class Step:
         self, arrays: list[Any], numbers: list[float], args: list[Any] | tuple[Any, ...]
     ) -> Any:
         """Run the program on a call's arrays and numbers; the outputs, in ``fn``'s structure."""
-        values: Any = FAILED if hooks.node_checks else _run(self.program, arrays, numbers)
+        values: Any
+        if hooks.node_checks:
+            values = FAILED
+        elif self.replay is not None:
+            values = self.replay.run(arrays, numbers)
+        else:
+            values = _run(self.program, arrays, numbers)
         if values is FAILED:
             values = self.run_by_node(list(args))
         if self.assigns:  # tensors written in place: cached results that read them are stale
@@ -250,8 +268,10 @@ def build_step(
     outputs: list[AnyTensor],
     structure: Any,
     assigns: list[tuple[Tensor[Any, Any, Any], AnyTensor]],
+    cuda_graph: bool | None = None,
 ) -> Step:
-    """The Step of one trace: the evaluator's analysis of everything ``fn`` built."""
+    """The Step of one trace: the evaluator's analysis of everything ``fn`` built
+    (``cuda_graph``: ``tn.compile``'s switch, see ``replay.graph_replay``)."""
     roots = [*outputs, *(expr for _, expr in assigns)]
     invalidate_caches()  # every node computed by the Step, none taken from a cache
     col = collect(roots, options.cse, -1, by_object=True)
@@ -286,6 +306,8 @@ def build_step(
     )
     traced = [placeholders[k]._array if k in placeholders else None for k in range(len(names))]
     step.shared = shared_with(traced, step.held_bases)
+    fresh = [kind == 0 for kind, _ in step.outputs]
+    step.replay, step.graph_reason = graph_replay(program, fresh, cuda_graph)
     return step
 
 

@@ -18,7 +18,7 @@ from ...devices import device_of, register_device
 from ...ops.declare import Impl, implement, implementation
 from ...tags import CPU, GPU
 from .. import numpy as _numpy  # the shared CPU implementations
-from . import convert, fused, nn, region
+from . import convert, fused, graph, nn, region
 
 __all__ = ["GPU_OWN", "register", "registered", "shared"]
 
@@ -66,5 +66,6 @@ def register() -> None:
             compile_region=region.compile_region,  # fused regions: one generated kernel each
             copy=convert.copy,  # a target written from a view of itself: copied aside first
             may_share=convert.may_share,
+            step_graph=graph.StepGraph,  # a compiled step replayed as one CUDA graph
         )
     )

@@ -5,6 +5,7 @@ A group holds ``n`` same-shaped items stacked along a new leading dim.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -40,8 +41,19 @@ def batch_narrow(x: Array, axis: int, starts: tuple[int, ...], length: int) -> A
         block = x[(slice(None),) * axis + (slice(first, first + n * length),)]
         split = block.reshape(*x.shape[:axis], n, length, *x.shape[axis + 1 :])
         return split if axis == 0 else xp.moveaxis(split, axis, 0)
-    index = xp.asarray(starts)[:, None] + xp.arange(length)  # (n, length) positions
+    index = _positions(xp, starts)[:, None] + xp.arange(length)  # (n, length) positions
     return xp.moveaxis(xp.take(x, index, axis=axis), axis, 0)
+
+
+def _positions(xp: Any, starts: tuple[int, ...]) -> Array:
+    """``starts`` as an array of ``xp``: evenly spaced ones (the usual case: equal blocks at
+    a stride) made where the array lives (on a GPU, no host-to-device copy: one inside a
+    step would keep a captured CUDA graph from replaying it)."""
+    if len(starts) > 1:
+        stride = starts[1] - starts[0]
+        if stride and all(b - a == stride for a, b in itertools.pairwise(starts)):
+            return xp.arange(starts[0], starts[0] + stride * len(starts), stride)
+    return xp.asarray(starts)
 
 
 @implement("batch_item", CPU)

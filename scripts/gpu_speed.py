@@ -1,0 +1,243 @@
+"""Issue 38 on a GPU machine: compiled steps replayed as CUDA graphs, beside the plain replay
+and PyTorch CUDA eager, in one run of about 4 minutes at most (``bash scripts/gpu_speed.sh``).
+
+Prints, and writes to ``$OUT/gpu_speed.json`` (``--json`` elsewhere):
+
+* the compiled MLP step (784-512-256-10, ReLU, softmax + NLL, SGD; ``fit``'s step without its
+  gather) at batch 128 and 1024: plain vs graph-replayed vs PyTorch eager, ratios (target:
+  graph <= 0.5x PyTorch at batch 128), and host time per replayed step (target <= 20 us);
+* the pre-LN transformer block's training step (``benchmarks/transformer_block.py``, Adam):
+  plain vs replayed vs PyTorch (target <= 0.8x);
+* correctness: the largest difference between replayed and plain results (each step's output
+  and the weights) over 5 steps from the same weights (bit for bit expected: 0);
+* each step's graph status (and each fallback's reason).
+
+Step times are host times of a step with the device idle before and after; the variants are
+timed in interleaved rounds and the minimum of each is kept. Host time per replayed step is
+the host's time to issue 50 steps back to back, before waiting for the device. Without a GPU
+it says so and exits 0; ``--emulate`` runs it all on the cupy emulator
+(``tests/cupy_emulator.py``): a rehearsal, not a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+Result = dict[str, Any]
+Untyped = Any
+WIDTHS = [784, 512, 256, 10]
+
+
+def interleaved(
+    fns: dict[str, Callable[[], object]], sync: dict[str, Callable[[], object]], rounds: int
+) -> dict[str, float]:
+    """Seconds per call of each function (device idle before and after), the minimum over
+    ``rounds`` interleaved rounds, after two warm-up calls each."""
+    for name, fn in fns.items():
+        fn()
+        fn()
+        sync[name]()
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            sync[name]()
+            best[name] = min(best[name], time.perf_counter() - start)
+    return best
+
+
+def issue_time(fn: Callable[[], object], sync: Callable[[], object], calls: int = 50) -> float:
+    """Host seconds per call to issue ``calls`` calls back to back (the device catches up after)."""
+    fn()
+    sync()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    issued = time.perf_counter() - start
+    sync()
+    return issued / calls
+
+
+def mlp_step(batch: int, graph: bool) -> tuple[Callable[[], Any], Any]:
+    """``fit``'s compiled step (without its gather) of a fresh 784-512-256-10 MLP (seed 0) on
+    one fixed batch, replayed as a graph or plainly: the step and its Compiled function."""
+    import typed_nn as tn
+    from typed_nn.model import SGD
+    from typed_nn.train.classifier import build_mlp
+    from typed_nn.train.step import TrainStep
+
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((batch, WIDTHS[0]), dtype=np.float32)
+    ys = np.eye(WIDTHS[-1], dtype=np.float32)[rng.integers(0, WIDTHS[-1], batch)]
+    net, params = build_mlp(WIDTHS, seed=0, device=tn.GPU)
+    train = TrainStep(net, SGD(0.01), WIDTHS[0], WIDTHS[-1], tn.GPU)
+    compiled = tn.compile(train._traced, cuda_graph=graph)
+    x = tn.tensor(xs, tn.Float32, tn.GPU, tn.Dim2)
+    y = tn.tensor(ys, tn.Float32, tn.GPU, tn.Dim2)
+    opt = train.optimizer
+
+    def step() -> Any:
+        out = compiled(x, y, opt.numbers())
+        opt.step_count += 1
+        return out
+
+    step.params = params  # type: ignore[attr-defined]
+    return step, compiled
+
+
+def block_step(graph: bool) -> tuple[Callable[[], Any], Any]:
+    """The transformer block's compiled training step, replayed as a graph or plainly."""
+    import transformer_block as tb
+
+    import typed_nn as tn
+    from typed_nn.evaluate import options
+
+    w = tb.weights()
+    xs, ts = tb.batch()
+    x, target = (tn.tensor(a, tb.F32, tn.GPU, tn.Dim3) for a in (xs, ts))
+    ours = tb.TypedBlock(w, tn.GPU)
+    with options.using(cuda_graphs=graph):  # read when the step is traced: its first call
+        ours.step(x, target)
+
+    def step() -> Any:
+        return ours.step(x, target)
+
+    step.params = ours.params  # type: ignore[attr-defined]
+    return step, ours._step
+
+
+def max_difference(make: Callable[[bool], tuple[Callable[[], Any], Any]], steps: int = 5) -> float:
+    """The largest |replayed - plain| over ``steps`` steps' outputs and the weights after."""
+    plain, _ = make(False)
+    replayed, _ = make(True)
+    worst = 0.0
+    for _ in range(steps):
+        a, b = plain().numpy(), replayed().numpy()
+        worst = max(worst, float(np.max(np.abs(a.astype(np.float64) - b))))
+    pairs = zip(plain.params.items(), replayed.params.items(), strict=True)  # type: ignore[attr-defined]
+    for (_, p), (_, q) in pairs:
+        worst = max(worst, float(np.max(np.abs(p.numpy().astype(np.float64) - q.numpy()))))
+    return worst
+
+
+def compare(
+    label: str,
+    make: Callable[[bool], tuple[Callable[[], Any], Any]],
+    torch_step: Callable[[], object] | None,
+    env: Result,
+) -> Result:
+    """Plain vs replayed vs PyTorch for one step; its graph status and host issue time."""
+    plain, plain_fn = make(False)
+    graph, graph_fn = make(True)
+    fns: dict[str, Callable[[], object]] = {"plain": plain, "graph": graph}
+    syncs = {"plain": env["sync"], "graph": env["sync"]}
+    if torch_step is not None:
+        fns["torch"], syncs["torch"] = torch_step, env["torch"].cuda.synchronize
+    best = interleaved(fns, syncs, env["rounds"])
+    result: Result = {k + "_ms": v * 1e3 for k, v in best.items()}
+    result["graph_status"] = graph_fn.graph_status
+    result["plain_status"] = plain_fn.graph_status
+    result["graph_issue_us"] = issue_time(graph, env["sync"]) * 1e6
+    result["plain_issue_us"] = issue_time(plain, env["sync"]) * 1e6
+    result["graph_vs_plain"] = best["graph"] / best["plain"]
+    if "torch" in best:
+        result["graph_vs_torch"] = best["graph"] / best["torch"]
+        result["plain_vs_torch"] = best["plain"] / best["torch"]
+    result["max_abs_diff_5_steps"] = max_difference(make)
+    shown = "  ".join(f"{k} {v * 1e3:.3f} ms" for k, v in best.items())
+    print(f"{label}: {shown}")
+    ratios = {k: f"{v:.2f}x" for k, v in result.items() if k.endswith(("_vs_torch", "_vs_plain"))}
+    print(f"  ratios {ratios}; host per replayed step {result['graph_issue_us']:.1f} us")
+    print(f"  graph status: {result['graph_status']}")
+    print(f"  replayed vs plain, max |diff| over 5 steps: {result['max_abs_diff_5_steps']:.3g}")
+    return result
+
+
+def targets(results: Result) -> list[Result]:
+    def ratio(section: str, key: str) -> float | None:
+        value = results.get(section, {}).get(key)
+        return None if value is None else float(value)
+
+    wanted = [
+        ("MLP b128: graph x PyTorch", ratio("mlp_128", "graph_vs_torch"), 0.5),
+        ("MLP b128: host us per replayed step", ratio("mlp_128", "graph_issue_us"), 20.0),
+        ("transformer: graph x PyTorch", ratio("transformer", "graph_vs_torch"), 0.8),
+        ("MLP b128: replayed - plain (max abs)", ratio("mlp_128", "max_abs_diff_5_steps"), 0.0),
+        ("transformer: replayed - plain", ratio("transformer", "max_abs_diff_5_steps"), 0.0),
+    ]
+    return [
+        {"name": n, "value": v, "goal": f"<= {g:g}", "met": None if v is None else v <= g}
+        for n, v, g in wanted
+    ]
+
+
+def run(emulate: bool) -> Result:
+    from gpu import Bench, Report, torch_cuda
+
+    import typed_nn as tn
+
+    cp = tn.devices.array_module(tn.GPU)
+    torch = None if emulate else torch_cuda()
+    env: Result = {"sync": cp.cuda.Device().synchronize, "torch": torch}
+    env["rounds"] = 3 if emulate else 30
+    bench = Bench(cp, torch, emulate, Report(None))
+    results: Result = {"device": bench.device(), "torch": getattr(torch, "__version__", None)}
+    for batch in (128, 1024):
+        torch_step = bench._mlp_steps(batch)[1] if torch is not None else None
+        make = lambda graph, batch=batch: mlp_step(batch, graph)  # noqa: E731
+        results[f"mlp_{batch}"] = compare(f"MLP step, batch {batch}", make, torch_step, env)
+    torch_block = bench._block_steps()[1] if torch is not None else None
+    results["transformer"] = compare("transformer block step", block_step, torch_block, env)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--emulate", action="store_true", help="run on the cupy emulator")
+    parser.add_argument("--json", type=Path, default=None, help="where to write the summary")
+    args = parser.parse_args(argv)
+    out = args.json or Path(os.environ.get("OUT") or tempfile.mkdtemp()) / "gpu_speed.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.emulate:
+        sys.path.insert(0, str(ROOT / "tests"))
+        import cupy_emulator
+
+        sys.modules["cupy"] = cupy_emulator.install()
+    from gpu import gpu_reason
+
+    reason = gpu_reason()
+    summary: Result = {"emulated": args.emulate}
+    if reason is not None:
+        print(f"scripts/gpu_speed.py: nothing to measure here: {reason}.")
+        summary["skipped"] = reason
+    else:
+        begun = time.monotonic()
+        summary["results"] = run(args.emulate)
+        summary["targets"] = targets(summary["results"])
+        summary["seconds"] = round(time.monotonic() - begun)
+        print("\n== targets" + (" (EMULATED: not a measurement)" if args.emulate else ""))
+        for t in summary["targets"]:
+            state = {True: "met", False: "MISSED", None: "not measured"}[t["met"]]
+            value = "-" if t["value"] is None else f"{t['value']:.3g}"
+            print(f"  {t['name']:<40} {value:>9}  {t['goal']:<8} {state}")
+    out.write_text(json.dumps(summary, indent=1, default=str))
+    print(f"summary: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
