@@ -499,7 +499,10 @@ MESSAGES: dict[tuple[str, str], str] = {
     ("typed_nn.model.load_weights", "path"): r"^load_weights: path must be a file path",
     ("typed_nn.model.load_checkpoint", "path"): r"^load_checkpoint: path must be a file path",
     ("typed_nn.model.load_checkpoint", "model"): r"^load_checkpoint needs the model: a typed_nn",
-    ("typed_nn.model.load_checkpoint", "optimizer"): r"^load_checkpoint needs the optimizer whose state",
+    (
+        "typed_nn.model.load_checkpoint",
+        "optimizer",
+    ): r"^load_checkpoint needs the optimizer whose state",
     ("typed_nn.model.save_checkpoint", "path"): r"^save_checkpoint: path must be a file path",
     ("typed_nn.model.save_checkpoint", "history"): (
         r"^save_checkpoint: history must be a mapping of strings to JSON data \(a JSON object\), "
