@@ -22,6 +22,7 @@ it says so and exits 0; ``--emulate`` runs it all on the cupy emulator
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -97,6 +98,47 @@ def mlp_step(batch: int, graph: bool) -> tuple[Callable[[], Any], Any]:
 
     step.params = params  # type: ignore[attr-defined]
     return step, compiled
+
+
+def adam_update(graph: bool) -> tuple[Callable[[], Any], Any]:
+    """An optimizer step alone: Adam over the 784-512-256-10 MLP's six parameters, the
+    gradients given (no matrix product: what cupy lets a CUDA graph capture)."""
+    import typed_nn as tn
+    from typed_nn.model import Adam
+    from typed_nn.tags import dim_of_rank
+
+    rng = np.random.default_rng(0)
+    shapes = [s for a, b in itertools.pairwise(WIDTHS) for s in ((a, b), (b,))]
+
+    def made() -> list[Any]:
+        return [tn.tensor(rng.standard_normal(s).astype(np.float32), tn.Float32, tn.GPU, dim_of_rank(len(s))) for s in shapes]  # fmt: skip
+
+    params, grads = made(), made()
+    rule = Adam(1e-3)
+
+    def body(g1: Any, g2: Any, g3: Any, g4: Any, g5: Any, g6: Any, numbers: Any) -> Any:
+        rule.apply(list(zip(params, (g1, g2, g3, g4, g5, g6), strict=True)), numbers)
+        return params[-1] * 1.0
+
+    compiled: Any = tn.compile(body, cuda_graph=graph)
+
+    def step() -> Any:
+        out = compiled(*grads, rule.numbers())
+        rule.step_count += 1
+        return out
+
+    step.params = dict(enumerate(params))  # type: ignore[attr-defined]
+    return step, compiled
+
+
+def torch_adam(torch: Any) -> Callable[[], object]:
+    """``torch.optim.Adam`` (its default CUDA implementation) over the same six shapes."""
+    shapes = [s for a, b in itertools.pairwise(WIDTHS) for s in ((a, b), (b,))]
+    params = [torch.randn(s, device="cuda", requires_grad=True) for s in shapes]
+    for p in params:
+        p.grad = torch.randn_like(p)
+    opt = torch.optim.Adam(params, lr=1e-3)
+    return lambda: opt.step()
 
 
 def block_step(graph: bool) -> tuple[Callable[[], Any], Any]:
@@ -200,6 +242,8 @@ def run(emulate: bool) -> Result:
         torch_step = bench._mlp_steps(batch)[1] if torch is not None else None
         make = lambda graph, batch=batch: mlp_step(batch, graph)  # noqa: E731
         results[f"mlp_{batch}"] = compare(f"MLP step, batch {batch}", make, torch_step, env)
+    adam_anchor = torch_adam(torch) if torch is not None else None
+    results["adam"] = compare("Adam update alone (6 tensors)", adam_update, adam_anchor, env)
     torch_block = bench._block_steps()[1] if torch is not None else None
     results["transformer"] = compare("transformer block step", block_step, torch_block, env)
     return results

@@ -121,6 +121,16 @@ def record(what: str, replay: Callable[[], object]) -> None:
         capture.ops.append((what, replay))
 
 
+def cublas(what: str) -> None:
+    """A cuBLAS call (``matmul``, ``dot``, ``tensordot``): cupy 14 refuses it while the stream
+    captures, before any CUDA call (``cupy_backends/cuda/libs/cublas.pyx``, ``setStream``),
+    so the capture itself stays valid. Measured on an H200 with cupy 14.2."""
+    if capturing() is not None:
+        raise NotImplementedError(
+            "calling cuBLAS API during stream capture is currently unsupported"
+        )
+
+
 def unsupported(what: str) -> None:
     """``what`` cannot be captured: raises while capturing (and invalidates the capture)."""
     capture = capturing()

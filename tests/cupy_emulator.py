@@ -122,6 +122,8 @@ kernels: set[tuple[Any, ...]] = set()
 _NO_KERNEL = {"transpose", "reshape", "ravel", "squeeze", "expand_dims", "broadcast_to"}
 _NO_KERNEL |= {"moveaxis", "swapaxes", "as_strided", "sliding_window_view", "result_type"}
 _NO_KERNEL |= {"shares_memory", "may_share_memory", "tensordot", "matmul", "dot"}
+_CUBLAS = {"tensordot", "matmul", "dot"}
+"""cupy's cuBLAS calls: refused while a stream captures (cupy 14: ``cublas.setStream``)."""
 
 
 def _note_kernel(name: str, arrays: list[np.ndarray]) -> None:
@@ -139,6 +141,8 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
         _check_no_overlap(fn.__name__, written._a, args[1:] if fn is np.copyto else args)
     owner = getattr(fn, "__self__", None)  # np.add.reduce: a method of its ufunc
     name = f"{owner.__name__}.{fn.__name__}" if isinstance(owner, np.ufunc) else fn.__name__
+    if name in _CUBLAS:
+        capture.cublas(name)
     _note_kernel(name, [v._a for v in (*args, *kwargs.values()) if isinstance(v, ndarray)])
     hosts, host_kwargs = _unwrap(args), {k: _unwrap(v) for k, v in kwargs.items()}
     if isinstance(written, ndarray):

@@ -42,12 +42,19 @@ def tolerance(elem: type[ElemTag]) -> dict[str, float]:
     return {"rtol": 1e-9, "atol": 1e-12}
 
 
-def assign_rules(kind: str, params: list[Any], state: list[Any]) -> Callable[..., Any]:
-    """A training step of a two-layer tanh net with SGD, Momentum or Adam written with assigns."""
+def assign_rules(
+    kind: str, params: list[Any], state: list[Any], products: bool = True
+) -> Callable[..., Any]:
+    """A training step of a two-layer tanh net with SGD, Momentum or Adam written with assigns
+    (``products=False``: element-wise "layers" ``tanh(x * w1) * w2`` and an L1 loss: no
+    matrix product, and no sum of squares, which the evaluator computes as a dot product)."""
 
     def step(x: Any, y: Any, lr: float) -> Any:
         w1, w2 = params
-        loss = ops.reduce_mean(ops.square(ops.tanh(x @ w1) @ w2 - y))
+        if products:
+            loss = ops.reduce_mean(ops.square(ops.tanh(x @ w1) @ w2 - y))
+        else:
+            loss = ops.reduce_mean(ops.abs(ops.tanh(x * w1) * w2 - y))
         grads = tn.grad(loss, (w1, w2))
         # the last layer first: its update can run before the first layer's gradient
         for i, (w, g) in reversed(list(enumerate(zip(params, grads, strict=True)))):
