@@ -42,6 +42,7 @@ from ..errors import (
 from ..shape import format_shape
 from ..tags import (
     D2,
+    BFloat16,
     D,
     DeviceTag,
     Dim0,
@@ -61,6 +62,7 @@ from ..tags import (
 )
 
 __all__ = [
+    "no_bfloat16_dlpack",
     "AnyTensor",
     "EvalHandle",
     "Matrix",
@@ -746,6 +748,8 @@ class Tensor(TensorLike[E, Dv, D]):
         as a copy, since consumers such as PyTorch ignore DLPack's read-only flag; asking for
         no copy (``copy=False``) is then a ``ReadOnlyError`` (a ``BufferError`` too)."""
         given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        if self._elem is BFloat16:
+            raise no_bfloat16_dlpack(f"cannot export {self.describe()} through DLPack")
         array = self._array
         if type(array) is np.ndarray and not array.flags.writeable:
             if copy is False:
@@ -957,3 +961,20 @@ class EvalHandle(Generic[E, Dv, D]):
     def __repr__(self) -> str:
         state = "evaluated" if self._result is not None else "pending"
         return f"EvalHandle({self._source.describe()}, {state})"
+
+
+def no_bfloat16_dlpack(headline: str) -> ElemTypeError:
+    """The error of sharing BFloat16 data through DLPack: DLPack has a bfloat16 code, but
+    numpy's implementation (and so ml_dtypes' arrays) accepts only its own int, float and
+    complex dtypes, so neither direction can share the memory."""
+    return ElemTypeError(
+        message(
+            f"{headline}: numpy's DLPack does not support bfloat16.",
+            [
+                ("element", "BFloat16 (ml_dtypes.bfloat16)"),
+                ("DLPack in numpy", "int, float, complex"),
+            ],
+            hint="share float32 data and convert on one side (ops.astype(x, tn.BFloat16)), or "
+            "copy the values: tn.tensor(array, tn.BFloat16, tn.CPU, dim).",
+        )
+    )
