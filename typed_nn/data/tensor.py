@@ -62,6 +62,7 @@ from ..tags import (
 )
 
 __all__ = [
+    "check_elem_on_device",
     "no_bfloat16_dlpack",
     "AnyTensor",
     "EvalHandle",
@@ -978,3 +979,22 @@ def no_bfloat16_dlpack(headline: str) -> ElemTypeError:
             "copy the values: tn.tensor(array, tn.BFloat16, tn.CPU, dim).",
         )
     )
+
+
+def check_elem_on_device(elem: type[ElemTag], device: type[DeviceTag], what: str) -> None:
+    """An ``ElemTypeError`` where ``device``'s array library has no ``elem`` dtype: cupy has
+    float16 but no bfloat16 (ml_dtypes' dtype is numpy's alone), so BFloat16 data lives on
+    the CPU. Checked when GPU data or a GPU node is made, not when a kernel fails."""
+    if elem is BFloat16 and device.name == "GPU":
+        raise ElemTypeError(
+            message(
+                f"cannot {what}: cupy has no bfloat16, so BFloat16 data cannot be on the GPU.",
+                [
+                    ("element", "BFloat16"),
+                    ("device", device.__name__),
+                    ("GPU elements", "Float16, Float32, Float64, Int32, Int64"),
+                ],
+                hint="compute in Float16 on the GPU (ops.astype(x, tn.Float16)), or keep "
+                "BFloat16 data on the CPU.",
+            )
+        )

@@ -31,7 +31,7 @@ def number_operand(n: INode, value: Any) -> Any:
     """A Python number operand of ``n`` as its kernel receives it: the number itself (NEP 50
     casts it to the array's dtype), except for a bfloat16 node, whose numbers are 0-d
     bfloat16 arrays — ml_dtypes' bfloat16 takes no part in NEP 50 (``x * 2.0`` would be
-    float32, ``where(c, x, 0.0)`` float64)."""
+    float32)."""
     if n.dtype.name == "bfloat16" and type(value) in (float, int):
         return np.asarray(value, n.dtype)
     return value
