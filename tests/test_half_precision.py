@@ -338,3 +338,86 @@ def test_onnx_export_keeps_the_16_bit_types_and_the_float32_accumulation(
         np.testing.assert_allclose(
             a.astype(np.float32), b.numpy().astype(np.float32), rtol=2e-3, atol=1e-3
         )
+
+
+# --- dynamic loss scaling -------------------------------------------------------------------
+
+
+def _scaled_step(scaler: Any, opt: Any, w: Any) -> Any:
+    @tn.compile
+    def step(
+        x: tn.Matrix[Float16, CPU], y: tn.Matrix[Float16, CPU], numbers: tuple[float, ...]
+    ) -> tn.Scalar[Float32, CPU]:
+        err = x @ ops.astype(w, Float16) - y
+        loss = ops.reduce_mean(ops.square(ops.astype(err, Float32)))
+        (g,) = tn.grad(scaler.scale_loss(loss), (w,))
+        scaler.apply(opt, [(w, g)], numbers)
+        return loss
+
+    return step
+
+
+def test_loss_scaler_skips_overflowing_steps_and_adapts_its_scale() -> None:
+    """Growth after ``growth_interval`` good steps; an overflow leaves the weights and the
+    optimizer's state as they were, halves the scale and restarts the count; one trace."""
+    from typed_nn.model import Adam, LossScaler
+
+    w = tn.tensor(np.full((4, 1), 0.5), Float32, CPU, Dim2)
+    opt = Adam(1e-2)
+    scaler = LossScaler(CPU, init_scale=2.0**10, growth_interval=3)
+    step = _scaled_step(scaler, opt, w)
+    x = tn.tensor(np.ones((8, 4)), Float16, CPU, Dim2)
+    y = tn.tensor(np.zeros((8, 1)), Float16, CPU, Dim2)
+    huge = tn.tensor(np.full((8, 1), 60000.0), Float16, CPU, Dim2)  # scaled: Inf in Float16
+    seen = []
+    for target in [y, y, y, huge, y]:
+        before = (w.numpy().copy(), opt.state_tensors(w)["m"].numpy().copy())
+        step(x, target, opt.numbers())
+        opt.step_count += 1
+        skipped = np.array_equal(w.numpy(), before[0])
+        assert skipped == np.array_equal(opt.state_tensors(w)["m"].numpy(), before[1])
+        seen.append((skipped, float(scaler.scale.numpy()), float(scaler.good_steps.numpy())))
+    assert seen == [
+        (False, 1024.0, 1.0),
+        (False, 1024.0, 2.0),
+        (False, 2048.0, 0.0),  # grown after 3 good steps
+        (True, 1024.0, 0.0),  # overflow: skipped, backed off
+        (False, 1024.0, 1.0),
+    ]
+    assert step.traces == 1
+
+
+def test_loss_scaling_keeps_gradients_that_float16_would_lose() -> None:
+    """Gradients near Float16's smallest values (6e-8) lose their digits unscaled; scaled by
+    2**14 and unscaled in Float32 they are the exact gradient of the 16-bit data."""
+    from typed_nn.model import SGD, LossScaler
+
+    x0 = (rng.normal(size=(16, 4)) * 1e-2).astype(np.float16)
+    y0 = (rng.normal(size=(16, 1)) * 1e-5).astype(np.float16)
+    exact = 2 * x0.astype(np.float64).T @ y0.astype(np.float64) / 16  # the step from w = 0
+    errors = []
+    for scale in (1.0, 2.0**14):
+        w = tn.zeros((4, 1), Float32, CPU)
+        opt = SGD(1.0)
+        step = _scaled_step(LossScaler(CPU, init_scale=scale), opt, w)
+        step(tn.tensor(x0, Float16, CPU, Dim2), tn.tensor(y0, Float16, CPU, Dim2), opt.numbers())
+        errors.append(float(np.abs(w.numpy() - exact).max() / np.abs(exact).max()))
+    assert errors[1] < 2e-3
+    assert errors[0] > 10 * errors[1]
+
+
+def test_loss_scaler_eager_step_and_bad_settings() -> None:
+    from typed_nn.model import SGD, LossScaler
+
+    w = tn.tensor(np.ones((2,)), Float32, CPU, Dim1)
+    opt = SGD(0.5)
+    scaler = LossScaler(CPU, init_scale=8.0)
+    loss = ops.reduce_sum(ops.square(w))
+    (g,) = tn.grad(scaler.scale_loss(loss), (w,))
+    scaler.step(opt, [(w, g)])
+    np.testing.assert_array_equal(w.numpy(), [0.0, 0.0])  # w - 0.5 * 2w
+    assert opt.step_count == 1
+    with pytest.raises(tn.ParamError, match="0 < backoff_factor < 1"):
+        LossScaler(CPU, backoff_factor=1.5)
+    with pytest.raises(tn.ParamError, match="integer growth_interval >= 1"):
+        LossScaler(CPU, growth_interval=0)
