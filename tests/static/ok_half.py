@@ -4,6 +4,7 @@ from typing import assert_type
 
 import typed_nn as tn
 from typed_nn import CPU, BFloat16, Dim0, Dim1, Dim2, Float16, Float32, TensorLike, ops
+from typed_nn.policies import PMixedBFloat16, PolicyContainer, PrecisionPolicy, policy_select
 from typed_nn.tags import FE
 
 h = tn.zeros((4, 3), Float16, CPU)
@@ -35,3 +36,8 @@ def layer(x: TensorLike[FE, CPU, Dim2], w: TensorLike[FE, CPU, Dim2]) -> TensorL
 
 
 assert_type(layer(b, tn.zeros((3, 3), BFloat16, CPU)), TensorLike[BFloat16, CPU, Dim2])
+
+
+mixed = policy_select(PrecisionPolicy, PolicyContainer(PMixedBFloat16))
+assert_type(mixed, PrecisionPolicy)
+assert_type(mixed.computes_in, type[tn.FloatTag])
