@@ -13,6 +13,7 @@ import pytest
 
 import typed_nn as tn
 from typed_nn import CPU, GPU, BFloat16, Dim1, Dim2, Float16, Float32, ops
+from typed_nn.debug import is_enabled as debug_enabled
 from typed_nn.evaluate import options, reference
 from typed_nn.tags import FloatTag, accumulation_dtype
 
@@ -369,6 +370,10 @@ def test_loss_scaler_skips_overflowing_steps_and_adapts_its_scale() -> None:
     x = tn.tensor(np.ones((8, 4)), Float16, CPU, Dim2)
     y = tn.tensor(np.zeros((8, 1)), Float16, CPU, Dim2)
     huge = tn.tensor(np.full((8, 1), 60000.0), Float16, CPU, Dim2)  # scaled: Inf in Float16
+    if debug_enabled():  # debug mode reports the overflow itself, as docs/precision.md says
+        with pytest.raises(tn.NumericError, match=r"astype produced 8 Inf"):
+            step(x, huge, opt.numbers())
+        return
     seen = []
     for target in [y, y, y, huge, y]:
         before = (w.numpy().copy(), opt.state_tensors(w)["m"].numpy().copy())

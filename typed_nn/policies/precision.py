@@ -46,7 +46,9 @@ class PrecisionPolicy(PolicyMajor):
         return self.compute_elem if self.compute_elem is not None else self.param_elem
 
 
-_ComputeElem: TypeAlias = PolicyObject[PrecisionPolicy, Literal["compute_elem"], type[FloatTag]]
+_ComputeElem: TypeAlias = PolicyObject[
+    PrecisionPolicy, Literal["compute_elem"], type[FloatTag] | None
+]
 
 PParamElemIs: PolicyTemplate[PrecisionPolicy, Literal["param_elem"], type[FloatTag]] = (
     PolicyTemplate(PrecisionPolicy, "param_elem", name="PParamElemIs")
