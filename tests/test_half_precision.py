@@ -426,3 +426,32 @@ def test_loss_scaler_eager_step_and_bad_settings() -> None:
         LossScaler(CPU, backoff_factor=1.5)
     with pytest.raises(tn.ParamError, match="integer growth_interval >= 1"):
         LossScaler(CPU, growth_interval=0)
+
+
+@pytest.mark.parametrize("elem", HALVES)
+def test_torch_state_dict_round_trip(elem: type[FloatTag]) -> None:
+    """16-bit parameters to PyTorch's names and layouts and back, values unchanged; with
+    PyTorch installed, its nn.Linear in the same dtype loads them and computes alike."""
+    from typed_nn.model import from_torch_state_dict, to_torch_state_dict, torch_mapping
+
+    mapping = torch_mapping.linear("fc", "")
+    w0 = rng.normal(size=(5, 3)).astype(elem.dtype)
+    b0 = rng.normal(size=(3,)).astype(elem.dtype)
+    params = {"fc/weight": _half(w0, elem), "fc/bias": _half(b0, elem, Dim1)}
+    state = to_torch_state_dict(params, mapping)
+    assert state["weight"].dtype == elem.dtype
+    np.testing.assert_array_equal(state["weight"], w0.T)
+    into = {"fc/weight": tn.zeros((5, 3), elem, CPU), "fc/bias": tn.zeros((3,), elem, CPU)}
+    from_torch_state_dict(state, into, mapping)
+    np.testing.assert_array_equal(into["fc/weight"].numpy(), w0)
+    np.testing.assert_array_equal(into["fc/bias"].numpy(), b0)
+    torch = pytest.importorskip("torch")
+    dtype = torch.float16 if elem is Float16 else torch.bfloat16
+    linear = torch.nn.Linear(5, 3, dtype=dtype)
+    # PyTorch reads bfloat16 from numpy only as its bits (numpy's DLPack has no bfloat16)
+    as_torch = {k: torch.from_numpy(v.view(np.int16)).view(dtype) for k, v in state.items()}
+    linear.load_state_dict(as_torch)
+    x0 = rng.normal(size=(4, 5)).astype(elem.dtype)
+    theirs = linear(torch.from_numpy(x0.view(np.int16)).view(dtype)).detach().float().numpy()
+    ours = (_half(x0, elem) @ into["fc/weight"] + into["fc/bias"]).numpy().astype(np.float32)
+    np.testing.assert_allclose(ours, theirs, rtol=4 * _eps(elem), atol=4 * _eps(elem))
