@@ -441,7 +441,10 @@ def test_torch_state_dict_round_trip(elem: type[FloatTag]) -> None:
     state = to_torch_state_dict(params, mapping)
     assert state["weight"].dtype == elem.dtype
     np.testing.assert_array_equal(state["weight"], w0.T)
-    into = {"fc/weight": tn.zeros((5, 3), elem, CPU), "fc/bias": tn.zeros((3,), elem, CPU)}
+    into: dict[str, tn.Tensor[Any, Any, Any]] = {
+        "fc/weight": tn.zeros((5, 3), elem, CPU),
+        "fc/bias": tn.zeros((3,), elem, CPU),
+    }
     from_torch_state_dict(state, into, mapping)
     np.testing.assert_array_equal(into["fc/weight"].numpy(), w0)
     np.testing.assert_array_equal(into["fc/bias"].numpy(), b0)
