@@ -458,3 +458,21 @@ def test_torch_state_dict_round_trip(elem: type[FloatTag]) -> None:
     theirs = linear(torch.from_numpy(x0.view(np.int16)).view(dtype)).detach().float().numpy()
     ours = (_half(x0, elem) @ into["fc/weight"] + into["fc/bias"]).numpy().astype(np.float32)
     np.testing.assert_allclose(ours, theirs, rtol=4 * _eps(elem), atol=4 * _eps(elem))
+
+
+@pytest.mark.parametrize("elem", HALVES)
+def test_checkpoint_round_trip_with_optimizer_state(elem: type[FloatTag], tmp_path: Path) -> None:
+    from typed_nn.model import Adam, load_checkpoint, save_checkpoint
+
+    w = _half(rng.normal(size=(3, 2)), elem)
+    opt = Adam(1e-2)
+    opt.step([(w, tn.grad(ops.reduce_sum(ops.square(w)), w))])
+    save_checkpoint(tmp_path / "c.ckpt", {"w": w}, opt, epoch=3)
+    w2 = tn.zeros((3, 2), elem, CPU)
+    opt2 = Adam(1e-2)
+    assert load_checkpoint(tmp_path / "c.ckpt", {"w": w2}, opt2).epoch == 3
+    np.testing.assert_array_equal(w2.numpy(), w.numpy())
+    for slot in ("m", "v"):
+        mine, theirs = opt2.state_tensors(w2)[slot].numpy(), opt.state_tensors(w)[slot].numpy()
+        assert mine.dtype == elem.dtype
+        np.testing.assert_array_equal(mine, theirs)
