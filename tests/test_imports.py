@@ -9,7 +9,8 @@ import sys
 def test_import_does_not_pull_optional_dependencies() -> None:
     code = (
         "import sys, typed_nn, typed_nn.policies, typed_nn.onnx, typed_nn.distributed\n"
-        "heavy = [m for m in ('cupy', 'beartype', 'jaxtyping', 'onnx', 'onnxruntime', 'mpi4py')"
+        "heavy = [m for m in ('cupy', 'beartype', 'jaxtyping', 'onnx', 'onnxruntime', 'mpi4py',"
+        " 'ml_dtypes')"
         " if m in sys.modules]\n"
         "print(','.join(heavy))\n"
     )

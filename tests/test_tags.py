@@ -40,11 +40,14 @@ def test_float_and_int_families() -> None:
     assert issubclass(tn.Int32, tn.IntTag)
     assert issubclass(tn.Int64, tn.IntTag)
     assert not issubclass(tn.Int32, tn.FloatTag)
-    assert set(ELEM_TAGS) == {tn.Float32, tn.Float64, tn.Int32, tn.Int64}
+    assert issubclass(tn.Float16, tn.FloatTag)
+    assert issubclass(tn.BFloat16, tn.FloatTag)
+    assert set(ELEM_TAGS) == {tn.Float32, tn.Float64, tn.Int32, tn.Int64, tn.Float16, tn.BFloat16}
 
 
 def test_elem_of_unknown_dtype_is_none() -> None:
-    assert elem_of_dtype(np.dtype(np.float16)) is None
+    assert elem_of_dtype(np.dtype(np.float16)) is tn.Float16
+    assert elem_of_dtype(np.dtype(np.int8)) is None
     assert elem_of_dtype(np.dtype(np.bool_)) is None
 
 

@@ -77,6 +77,7 @@ from .ops.special import ConstantTensor as ConstantTensor
 from .ops.special import ZeroTensor as ZeroTensor
 from .tags import CPU as CPU
 from .tags import GPU as GPU
+from .tags import BFloat16 as BFloat16
 from .tags import DeviceTag as DeviceTag
 from .tags import Dim0 as Dim0
 from .tags import Dim1 as Dim1
@@ -87,6 +88,7 @@ from .tags import Dim5 as Dim5
 from .tags import Dim6 as Dim6
 from .tags import DimTag as DimTag
 from .tags import ElemTag as ElemTag
+from .tags import Float16 as Float16
 from .tags import Float32 as Float32
 from .tags import Float64 as Float64
 from .tags import FloatTag as FloatTag

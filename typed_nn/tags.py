@@ -30,12 +30,18 @@ __all__ = [
     "E",
     "ElemTag",
     "FE",
+    "BFloat16",
+    "Float16",
     "Float32",
     "Float64",
     "FloatTag",
     "Int32",
     "Int64",
     "IntTag",
+    "HALF_TAGS",
+    "accumulation_dtype",
+    "bfloat16_dtype",
+    "is_float_dtype",
     "dim_of_rank",
     "elem_of_dtype",
     "tag_name",
@@ -64,6 +70,48 @@ class IntTag(ElemTag):
 
     min: ClassVar[int]
     max: ClassVar[int]
+
+
+class Float16(FloatTag):
+    """16-bit IEEE float (numpy ``float16``): 11-bit mantissa, largest value 65504. Reductions,
+    softmax, losses, norms and products accumulate it in float32 (docs/precision.md)."""
+
+    dtype = np.dtype(np.float16)
+
+
+def bfloat16_dtype() -> np.dtype[np.generic]:
+    """numpy's dtype for bfloat16, from the ``ml_dtypes`` package (numpy has none): imported
+    here, at the first use of BFloat16 data, so ``import typed_nn`` stays numpy-only; a
+    ``MissingDependencyError`` naming the ``bf16`` extra where it is not installed."""
+    global _bfloat16
+    if _bfloat16 is None:
+        try:
+            import ml_dtypes
+        except ImportError:
+            from .errors import missing_dependency
+
+            raise missing_dependency("BFloat16 data", "ml_dtypes", "bf16") from None
+        _bfloat16 = np.dtype(ml_dtypes.bfloat16)
+    return _bfloat16
+
+
+_bfloat16: np.dtype[np.generic] | None = None
+
+
+class _BFloat16Meta(type):
+    """Gives BFloat16 its ``dtype`` on first access rather than at import (see
+    :func:`bfloat16_dtype`). A data descriptor on the metaclass wins over the class attribute
+    every other element tag sets, so ``BFloat16.dtype`` reads like theirs."""
+
+    @property
+    def dtype(cls) -> np.dtype[np.generic]:
+        return bfloat16_dtype()
+
+
+class BFloat16(FloatTag, metaclass=_BFloat16Meta):
+    """bfloat16: float32's 8-bit exponent with an 8-bit mantissa (numpy dtype from the
+    optional ``ml_dtypes`` package: ``pip install 'typed_nn[bf16]'``). Accumulated in float32
+    like Float16 (docs/precision.md)."""
 
 
 class Float32(FloatTag):
@@ -166,7 +214,10 @@ Dv = TypeVar("Dv", bound=DeviceTag)
 D = TypeVar("D", bound=DimTag)
 D2 = TypeVar("D2", bound=DimTag)
 
-ELEM_TAGS: tuple[type[ElemTag], ...] = (Float32, Float64, Int32, Int64)
+# BFloat16 last: elem_of_dtype reaches its (lazily imported) dtype only for a bfloat16 dtype.
+ELEM_TAGS: tuple[type[ElemTag], ...] = (Float32, Float64, Int32, Int64, Float16, BFloat16)
+HALF_TAGS: tuple[type[FloatTag], ...] = (Float16, BFloat16)
+"""The 16-bit float tags: computed in their own type, accumulated in float32."""
 DEVICE_TAGS: tuple[type[DeviceTag], ...] = (CPU, GPU)
 DIM_TAGS: tuple[type[DimTag], ...] = (Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6)
 MAX_RANK = len(DIM_TAGS) - 1
@@ -174,8 +225,10 @@ MAX_RANK = len(DIM_TAGS) - 1
 
 def elem_of_dtype(dtype: np.dtype[np.generic]) -> type[ElemTag] | None:
     """The element tag whose dtype is ``dtype``, or None when typed_nn has none."""
+    if dtype.name == "bfloat16":  # ml_dtypes' name; no other dtype reads BFloat16.dtype
+        return BFloat16 if dtype == BFloat16.dtype else None
     for tag in ELEM_TAGS:
-        if tag.dtype == dtype:
+        if tag is not BFloat16 and tag.dtype == dtype:
             return tag
     return None
 
@@ -200,3 +253,20 @@ def dim_of_rank(rank: int) -> type[DimTag]:
 def tag_name(tag: type[_Tag]) -> str:
     """The name a tag is shown with in reprs and messages."""
     return tag.__name__
+
+
+def accumulation_dtype(dtype: np.dtype[np.generic]) -> np.dtype[np.generic]:
+    """The dtype a reduction, product, softmax, loss or norm of ``dtype`` data accumulates
+    in: float32 for the 16-bit floats (a float16 sum of 1e5 ones overflows; a bfloat16 one
+    stalls at 256), ``dtype`` itself otherwise. Read by name, so asking imports nothing."""
+    return _FLOAT32 if dtype.name in _HALF_NAMES else dtype
+
+
+_FLOAT32: np.dtype[np.generic] = np.dtype(np.float32)
+_HALF_NAMES = frozenset({"float16", "bfloat16"})
+
+
+def is_float_dtype(dtype: np.dtype[np.generic]) -> bool:
+    """Whether ``dtype`` holds floats: numpy's own (kind ``"f"``) or ml_dtypes' bfloat16
+    (kind ``"V"`` to numpy), read by name so that asking imports nothing."""
+    return dtype.kind == "f" or dtype.name == "bfloat16"

@@ -2,12 +2,15 @@
 
 from dataclasses import dataclass
 
+from typed_nn import Float16
 from typed_nn.policies import (
     DimPolicy,
     GradPolicy,
+    PComputeElemIs,
     PDimArrayIs,
     PDimCountIs,
     PKeepDim,
+    PMixedBFloat16,
     PModifyDimNumIs,
     PNoKeepDim,
     PNoUpdate,
@@ -25,6 +28,7 @@ PolicyContainer(PUpdate, PUpdate)  # E: Policy conflict: GradPolicy.is_update
 PolicyContainer(PNoUpdate, PKeepDim, PUpdateIs(True))  # E: by argument 1 (PNoUpdate) and argument 3 (PUpdateIs(True))
 PolicyContainer(PModifyDimNumIs(1), PModifyDimNumIs(2))  # E: DimPolicy.modify_dim_num
 SubPolicyContainer("w", PKeepDim, PNoKeepDim)  # E: Policy conflict: DimPolicy.is_keep_dim
+PolicyContainer(PMixedBFloat16, PComputeElemIs(Float16))  # E: Policy conflict: PrecisionPolicy.compute_elem
 PolicyContainer(PKeepDim, SubPolicyContainer("w", PUpdate, PUpdate))  # E: Policy conflict
 
 

@@ -11,9 +11,9 @@ from typing import Any
 
 from .. import devices
 from ..errors import DeviceError, OperandError, message
-from ..tags import CPU, DEVICE_TAGS, DIM_TAGS, ELEM_TAGS, GPU, D, Dv, E
+from ..tags import CPU, DEVICE_TAGS, DIM_TAGS, ELEM_TAGS, GPU, BFloat16, D, Dv, E
 from .factories import check_tags
-from .tensor import Tensor
+from .tensor import Tensor, no_bfloat16_dlpack
 
 __all__ = ["from_dlpack"]
 
@@ -62,5 +62,7 @@ def from_dlpack(obj: object, elem: type[E], device: type[Dv], dim: type[D]) -> T
                 "on, then move it with ops.to_device, or move it in its own library first.",
             )
         )
+    if elem is BFloat16:
+        raise no_bfloat16_dlpack(f"cannot wrap a {type(obj).__name__} as BFloat16 data")
     array: Any = devices.array_module(device).from_dlpack(obj)
     return Tensor(array, elem, device, dim)  # checks the dtype and the rank

@@ -36,13 +36,18 @@ from ..tags import (
     ElemTag,
     dim_of_rank,
 )
-from .tensor import Tensor
+from .tensor import Tensor, check_elem_on_device
 
 __all__ = ["check_tags", "ones", "scalar", "tensor", "zeros"]
 
 
 _TAG_KINDS = {
-    "elem": (ElemTag, "dtype", "an element tag", "Float32, Float64, Int32 or Int64"),
+    "elem": (
+        ElemTag,
+        "dtype",
+        "an element tag",
+        "Float32, Float64, Float16, BFloat16, Int32 or Int64",
+    ),
     "device": (DeviceTag, "name", "a device tag", "CPU or GPU"),
     "dim": (DimTag, "rank", "a rank tag", f"Dim0 to Dim{MAX_RANK}"),
 }
@@ -146,6 +151,7 @@ def tensor(
             raise _finite_lost(array, elem) from None
     else:
         array = array.astype(elem.dtype, copy=copy)
+    check_elem_on_device(elem, device, "make a tensor")
     return Tensor(_place(array, device), elem, device, dim)
 
 
@@ -265,6 +271,7 @@ def zeros(
     if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
         check_tags("zeros", "tn.zeros((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
     shape = check_shape(shape, "zeros")
+    check_elem_on_device(elem, device, "make zeros")
     array = devices.array_module(device).zeros(shape, elem.dtype)
     return Tensor(array, elem, device, dim_of_rank(len(shape)))
 
@@ -299,6 +306,7 @@ def ones(
     if elem not in ELEM_TAGS or device not in DEVICE_TAGS:
         check_tags("ones", "tn.ones((2, 3), tn.Float32, tn.CPU)", elem=elem, device=device)
     shape = check_shape(shape, "ones")
+    check_elem_on_device(elem, device, "make ones")
     array = devices.array_module(device).ones(shape, elem.dtype)
     return Tensor(array, elem, device, dim_of_rank(len(shape)))
 

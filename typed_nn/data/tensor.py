@@ -42,6 +42,7 @@ from ..errors import (
 from ..shape import format_shape
 from ..tags import (
     D2,
+    BFloat16,
     D,
     DeviceTag,
     Dim0,
@@ -61,6 +62,8 @@ from ..tags import (
 )
 
 __all__ = [
+    "check_elem_on_device",
+    "no_bfloat16_dlpack",
     "AnyTensor",
     "EvalHandle",
     "Matrix",
@@ -746,6 +749,8 @@ class Tensor(TensorLike[E, Dv, D]):
         as a copy, since consumers such as PyTorch ignore DLPack's read-only flag; asking for
         no copy (``copy=False``) is then a ``ReadOnlyError`` (a ``BufferError`` too)."""
         given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        if self._elem is BFloat16:
+            raise no_bfloat16_dlpack(f"cannot export {self.describe()} through DLPack")
         array = self._array
         if type(array) is np.ndarray and not array.flags.writeable:
             if copy is False:
@@ -957,3 +962,39 @@ class EvalHandle(Generic[E, Dv, D]):
     def __repr__(self) -> str:
         state = "evaluated" if self._result is not None else "pending"
         return f"EvalHandle({self._source.describe()}, {state})"
+
+
+def no_bfloat16_dlpack(headline: str) -> ElemTypeError:
+    """The error of sharing BFloat16 data through DLPack: DLPack has a bfloat16 code, but
+    numpy's implementation (and so ml_dtypes' arrays) accepts only its own int, float and
+    complex dtypes, so neither direction can share the memory."""
+    return ElemTypeError(
+        message(
+            f"{headline}: numpy's DLPack does not support bfloat16.",
+            [
+                ("element", "BFloat16 (ml_dtypes.bfloat16)"),
+                ("DLPack in numpy", "int, float, complex"),
+            ],
+            hint="share float32 data and convert on one side (ops.astype(x, tn.BFloat16)), or "
+            "copy the values: tn.tensor(array, tn.BFloat16, tn.CPU, dim).",
+        )
+    )
+
+
+def check_elem_on_device(elem: type[ElemTag], device: type[DeviceTag], what: str) -> None:
+    """An ``ElemTypeError`` where ``device``'s array library has no ``elem`` dtype: cupy has
+    float16 but no bfloat16 (ml_dtypes' dtype is numpy's alone), so BFloat16 data lives on
+    the CPU. Checked when GPU data or a GPU node is made, not when a kernel fails."""
+    if elem is BFloat16 and device.name == "GPU":
+        raise ElemTypeError(
+            message(
+                f"cannot {what}: cupy has no bfloat16, so BFloat16 data cannot be on the GPU.",
+                [
+                    ("element", "BFloat16"),
+                    ("device", device.__name__),
+                    ("GPU elements", "Float16, Float32, Float64, Int32, Int64"),
+                ],
+                hint="compute in Float16 on the GPU (ops.astype(x, tn.Float16)), or keep "
+                "BFloat16 data on the CPU.",
+            )
+        )

@@ -16,6 +16,7 @@ import numpy as np
 from ..data.tensor import Tensor, TensorLike
 from ..errors import NumericError, message
 from ..ops.node import Operation
+from ..tags import is_float_dtype
 
 __all__ = ["check_finite", "operand_ranges", "value_range"]
 
@@ -37,7 +38,7 @@ def check_finite(node: Operation[Any, Any, Any], result: Tensor[Any, Any, Any]) 
     flows through; the error is raised where it first appears.
     """
     array = result.array
-    if array.dtype.kind != "f" or array.size == 0 or not hasattr(array, "__abs__"):
+    if not is_float_dtype(array.dtype) or array.size == 0 or not hasattr(array, "__abs__"):
         return  # integers cannot hold NaN; an array type without arithmetic is a test fake
     if bool(abs(array).max() < float("inf")):
         return  # the max of |x| is finite only when no element is NaN or Inf (cupy: one sync)
@@ -64,7 +65,7 @@ def check_finite(node: Operation[Any, Any, Any], result: Tensor[Any, Any, Any]) 
 
 def _count(array: Any) -> tuple[int, int]:
     """(number of NaNs, number of Infs) in a float array; (0, 0) for other dtypes."""
-    if getattr(array, "dtype", None) is None or array.dtype.kind != "f":
+    if getattr(array, "dtype", None) is None or not is_float_dtype(array.dtype):
         return 0, 0
     return int((array != array).sum()), int((abs(array) == float("inf")).sum())
 

@@ -17,10 +17,10 @@ import numpy as np
 from ..devices import device_of, device_of_result
 from ..ops.batching import ITEM
 from ..ops.declare import Inline, passes
-from ..tags import DeviceTag
+from ..tags import DeviceTag, is_float_dtype
 from . import fuse
 from .fuse import Blocks, fusable, plan_blocks
-from .graph import Graph, INode, Ref, is_number
+from .graph import Graph, INode, Ref, is_number, number_operand
 from .lower import Pass, fold, readers_of, ufunc_pass
 from .memory import Memory, plan_memory, small
 from .memory import form as memory_form
@@ -145,7 +145,7 @@ class _Gen:
         arrays = [self.g.nodes[a].dtype for a in n.args if not is_number(a)]
         if n.dtype.kind == "f" and arrays and all(dt == n.dtype for dt in arrays):
             return _number_as_array(value, n.dtype, n.device)
-        return value
+        return number_operand(n, value)
 
     def emit(self, line: str, indent: int = 1) -> None:
         self.lines.append("    " * indent + line)
@@ -257,7 +257,7 @@ def _passes(gen: _Gen, root: int, members: list[int]) -> list[Pass]:
     region the passes its op registers, folded with their neighbours (``lower.py``)."""
     g = gen.g
     node = g.nodes[root]
-    floating = node.dtype.kind == "f"
+    floating = is_float_dtype(node.dtype)
     of: dict[int, Pass] = {}
     out: list[Pass] = []
     for m in members:

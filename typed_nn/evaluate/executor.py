@@ -40,6 +40,7 @@ from .rewrite import (
     rewrite,
 )
 from .sums import merge_sums
+from .widen import widen_accumulations
 
 __all__ = [
     "clear_plan_cache",
@@ -112,6 +113,7 @@ def _analyse(
 ) -> Program:
     """The program of a collected graph (``lean``: a compiled step's, see ``generate``)."""
     g = build_graph(col)
+    widen_accumulations(g)
     for device in {n.device for n in g.nodes}:  # its library loaded: its kernels registered
         device_of(device).module()
     fired = rewrite(g) if options.rewrite else []

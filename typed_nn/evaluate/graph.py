@@ -16,7 +16,7 @@ from ..errors import EvaluationError
 from ..ops.declare import OpDecl
 from .collect import Collected
 
-__all__ = ["Graph", "INode", "Ref", "build_graph", "is_number", "like"]
+__all__ = ["Graph", "INode", "Ref", "build_graph", "is_number", "like", "number_operand"]
 
 Ref = Any
 """A slot (int) or a number operand ``(type, value)``."""
@@ -25,6 +25,16 @@ Ref = Any
 def is_number(ref: Ref) -> bool:
     """Whether ``ref`` is a Python number operand rather than a slot."""
     return type(ref) is tuple
+
+
+def number_operand(n: INode, value: Any) -> Any:
+    """A Python number operand of ``n`` as its kernel receives it: the number itself (NEP 50
+    casts it to the array's dtype), except for a bfloat16 node, whose numbers are 0-d
+    bfloat16 arrays — ml_dtypes' bfloat16 takes no part in NEP 50 (``x * 2.0`` would be
+    float32)."""
+    if n.dtype.name == "bfloat16" and type(value) in (float, int):
+        return np.asarray(value, n.dtype)
+    return value
 
 
 @dataclass(slots=True, eq=False)

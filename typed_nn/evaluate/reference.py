@@ -25,9 +25,10 @@ from ..ops.rules import describe
 from . import hooks
 from .cache import epoch, result_tensor, store
 from .collect import collect
-from .graph import INode, build_graph, is_number
+from .graph import INode, build_graph, is_number, number_operand
 from .options import options
 from .rewrite import rewrite
+from .widen import widen_accumulations
 
 __all__ = ["execute"]
 
@@ -41,10 +42,11 @@ def execute(
     copies into ``targets``)."""
     col = collect(roots, options.cse, epoch())
     g = build_graph(col)
+    widen_accumulations(g)
     if options.rewrite:
         rewrite(g)
     alive = g.live()
-    values: list[Any] = list(col.env)
+    values: list[Any] = list(col.env) + [None] * (len(g.nodes) - len(col.env))
     results: dict[int, AnyResult] = {}
     checks = hooks.node_checks
     with np.errstate(all="ignore"):
@@ -55,7 +57,8 @@ def execute(
             if n.op == "alias":  # a rewrite found the value elsewhere: x * 1 is x
                 values[s] = values[n.args[0]]
                 continue
-            result = _compute(n, [a[1] if is_number(a) else values[a] for a in n.args])
+            args = [number_operand(n, a[1]) if is_number(a) else values[a] for a in n.args]
+            result = _compute(n, args)
             if n.obj is not None:
                 for check in checks:
                     check(n.obj, result)

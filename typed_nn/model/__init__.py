@@ -19,6 +19,7 @@ from .grad_collector import GradCollector as GradCollector
 from .grad_collector import GradInfo as GradInfo
 from .initializer import ParamInitializer as ParamInitializer
 from .load_buffer import LoadBuffer as LoadBuffer
+from .loss_scale import LossScaler as LossScaler
 from .optim import SGD as SGD
 from .optim import Adam as Adam
 from .optim import LearningRate as LearningRate

@@ -21,11 +21,18 @@ import numpy as np
 import numpy.typing as npt
 
 from ..errors import WeightFileError, brief, message
-from ..tags import MAX_RANK, ElemTag, Float32, Float64, Int32, Int64
+from ..tags import MAX_RANK, BFloat16, ElemTag, Float16, Float32, Float64, Int32, Int64
 
 __all__ = ["DTYPE_CODES", "MAX_HEADER_BYTES", "Entry", "encode_header", "parse"]
 
-DTYPE_CODES: dict[str, type[ElemTag]] = {"F32": Float32, "F64": Float64, "I32": Int32, "I64": Int64}
+DTYPE_CODES: dict[str, type[ElemTag]] = {
+    "F32": Float32,
+    "F64": Float64,
+    "I32": Int32,
+    "I64": Int64,
+    "F16": Float16,
+    "BF16": BFloat16,
+}
 """The safetensors dtype codes typed_nn reads and writes, with their element tags."""
 CODE_OF_ELEM: dict[type[ElemTag], str] = {elem: code for code, elem in DTYPE_CODES.items()}
 MAX_HEADER_BYTES = 100_000_000

@@ -53,7 +53,7 @@ PathLike: TypeAlias = str | os.PathLike[str]
 AnyTensor: TypeAlias = TensorLike[Any, Any, Any]
 AnyParam: TypeAlias = Tensor[Any, Any, Any]
 T = TypeVar("T", bound=TensorLike[Any, Any, Any])
-WRITE_ORDER = ("I64", "F64", "F32", "I32")
+WRITE_ORDER = ("I64", "F64", "F32", "I32", "BF16", "F16")
 SHOWN = 5
 """Mismatched tensors a load error lists one per line (the rest are counted)."""
 
@@ -105,7 +105,9 @@ def save_weights(
     layout = [(n, elems[n], arrays[n].shape, arrays[n].nbytes) for n in order]
     header = encode_header(layout, dict(metadata) if metadata else None)
     try:
-        write_atomic(target, [header, *(arrays[n].data for n in order if arrays[n].size)])
+        # as bytes: a bfloat16 array has no buffer format ("cannot include dtype 'E'")
+        data = [arrays[n].reshape(-1).view(np.uint8).data for n in order if arrays[n].size]
+        write_atomic(target, [header, *data])
     except OSError as exc:
         raise _os_error(exc, "save", target) from exc
 

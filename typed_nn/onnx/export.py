@@ -34,6 +34,7 @@ from ..evaluate.step import _names_read
 from ..evaluate.trace import Number, floats, is_float, qualname, trace_function
 from ..model.atomic_write import write_atomic
 from ..ops.node import AnyOp, Operation, format_site, user_site
+from ..tags import Float32, accumulation_dtype
 
 if TYPE_CHECKING:
     from .graph import GraphBuilder
@@ -294,11 +295,24 @@ class _Writer:
                 )
             )
         dtype = np.dtype(node.elem.dtype)
+        wide = accumulation_dtype(dtype)
+        if node.op.accumulates and wide != dtype:  # as the evaluator computes it (widen.py)
+            xs = [self._operand(x, wide) for x in node.operands]
+            as_float32: AnyOp = Operation(
+                node.op, node.operands, node.params, node.shape, Float32, node.device, node._site
+            )
+            return self.g.cast(rule(self.g, as_float32, xs), dtype)
         return rule(self.g, node, [self._operand(x, dtype) for x in node.operands])
 
     def _operand(self, x: Any, dtype: np.dtype[Any]) -> str:
         if isinstance(x, TensorLike):
-            return self._names[id(self._lower(x))]
+            name = self._names[id(self._lower(x))]
+            mine = np.dtype(x.elem.dtype)
+            return (
+                name
+                if mine == dtype or accumulation_dtype(mine) == mine
+                else self.g.cast(name, dtype)
+            )
         if type(x) is Number:  # a float argument: a graph input
             return self._number(x, dtype)
         return self.g.constant(x, dtype)  # a Python number in the expression

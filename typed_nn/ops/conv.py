@@ -245,7 +245,13 @@ def _grad_weight_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
 
 
 CONV2D = OpDecl(
-    "conv2d", 2, _infer_conv2d, params=("stride", "padding"), kind="contraction", vjp=_conv2d_vjp
+    "conv2d",
+    2,
+    _infer_conv2d,
+    params=("stride", "padding"),
+    kind="contraction",
+    vjp=_conv2d_vjp,
+    accumulates=True,
 )
 CONV2D_GRAD_INPUT = OpDecl(
     "conv2d_grad_input",
@@ -253,6 +259,7 @@ CONV2D_GRAD_INPUT = OpDecl(
     _infer_grad_input,
     params=("input_shape", "stride", "padding"),
     vjp=_grad_input_vjp,
+    accumulates=True,
 )
 CONV2D_GRAD_WEIGHT = OpDecl(
     "conv2d_grad_weight",
@@ -260,6 +267,7 @@ CONV2D_GRAD_WEIGHT = OpDecl(
     _infer_grad_weight,
     params=("weight_shape", "stride", "padding"),
     vjp=_grad_weight_vjp,
+    accumulates=True,
 )
 
 
@@ -336,13 +344,16 @@ def _avg_pool_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
     return (build(AVG_POOL2D, (c,), n.params[1:]),)
 
 
-AVG_POOL2D = OpDecl("avg_pool2d", 1, _infer_pool, params=("size", "stride"), vjp=_avg_pool_vjp)
+AVG_POOL2D = OpDecl(
+    "avg_pool2d", 1, _infer_pool, params=("size", "stride"), vjp=_avg_pool_vjp, accumulates=True
+)
 AVG_POOL2D_GRAD = OpDecl(
     "avg_pool2d_grad",
     1,
     _infer_avg_pool_grad,
     params=("input_shape", "size", "stride"),
     vjp=_avg_pool_grad_vjp,
+    accumulates=True,
 )
 
 

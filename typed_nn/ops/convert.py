@@ -29,7 +29,7 @@ def _tag(op: str, x: AnyTensor, value: object, kind: type[Tag]) -> type[Tag]:
     elem = kind is ElemTag
     if isinstance(value, type) and issubclass(value, kind) and value in (ELEM_TAGS + DEVICE_TAGS):
         return value
-    accepted = "Float32, Float64, Int32, Int64" if elem else "CPU, GPU"
+    accepted = "Float32, Float64, Float16, BFloat16, Int32, Int64" if elem else "CPU, GPU"
     raise (ElemTypeError if elem else DeviceError)(
         message(
             f"cannot build {op}: {value!r} is not {'an element' if elem else 'a device'} tag.",

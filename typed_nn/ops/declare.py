@@ -146,6 +146,12 @@ class OpDecl:
     no one-to-one counterpart has a rule in ``onnx/rules.py`` instead."""
     int_overflow: bool = False
     """Integer results may wrap around (debug mode recomputes them in int64 to check)."""
+    accumulates: bool = False
+    """It sums many values (a reduction, a product, a softmax's denominator, a loss): on
+    16-bit float operands it is computed in float32 and its result rounded back to the
+    node's element type (a Float16 sum of 1e5 ones would overflow, a BFloat16 one stall at
+    256). The evaluator widens such nodes once, before anything else sees the graph
+    (``evaluate/widen.py``), so every backend's kernels only meet float32 for them."""
 
     def __post_init__(self) -> None:
         _DECLARED[self.name] = self

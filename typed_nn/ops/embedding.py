@@ -85,7 +85,12 @@ def _embedding_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
 
 EMBEDDING = OpDecl("embedding", 2, _infer_embedding, vjp=_embedding_vjp)
 EMBEDDING_GRAD = OpDecl(
-    "embedding_grad", 2, _infer_embedding_grad, params=("num",), vjp=_embedding_grad_vjp
+    "embedding_grad",
+    2,
+    _infer_embedding_grad,
+    params=("num",),
+    vjp=_embedding_grad_vjp,
+    accumulates=True,  # rows of repeated indices are summed
 )
 
 

@@ -458,7 +458,12 @@ def _tile_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
 
 TILE = OpDecl("tile", 1, _infer_tile, params=("shape", "new_dims"), vjp=_tile_vjp)
 TILE_GRAD = OpDecl(
-    "tile_grad", 1, _infer_tile_grad, params=("shape", "new_dims"), vjp=_tile_grad_vjp
+    "tile_grad",
+    1,
+    _infer_tile_grad,
+    params=("shape", "new_dims"),
+    vjp=_tile_grad_vjp,
+    accumulates=True,  # sums over the repeats
 )
 """``tile_grad(g, shape, new_dims)``: the sum of ``g`` over the repeats of
 ``tile(x, g.shape, new_dims)``, shaped like ``x`` (``shape``); tile's vjp."""

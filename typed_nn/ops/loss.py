@@ -104,8 +104,9 @@ NLL_LOSS = OpDecl(
     kind="reduction",
     vjp=_nll_vjp,
     batching=batching.by(batching.NLL_LOSS, "bb"),
+    accumulates=True,
 )
-NLL_LOSS_GRAD = OpDecl("nll_loss_grad", 3, _infer_grad, vjp=_nll_grad_vjp)
+NLL_LOSS_GRAD = OpDecl("nll_loss_grad", 3, _infer_grad, vjp=_nll_grad_vjp, accumulates=True)
 
 
 def nll_loss(truth: TensorLike[FE, Dv, D], pred: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, Dim0]:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import tracing
-from ..data.tensor import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, TensorLike, check_elem_on_device
 from ..tags import D, Dv, E, IntTag
 from .declare import OpDecl, Operand, Params
 
@@ -203,6 +203,7 @@ def build(decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()) -> A
     except NumpyNumber:
         operands = tuple(_python_number(x) for x in operands)
         shape, elem, device = decl.infer(decl, operands, params)
+    check_elem_on_device(elem, device, f"build {decl.name}")
     if decl.numbers and issubclass(elem, IntTag):
         # infer checked the numbers fit; store them as ints so that the backend keeps the
         # tensor's dtype (numpy promotes int32 + 2.0 to float64).

@@ -206,6 +206,7 @@ REDUCE_SUM = OpDecl(
     vjp=_sum_vjp,
     batching=batching.shift_dims,
     int_overflow=True,
+    accumulates=True,
 )
 REDUCE_MEAN = OpDecl(
     "reduce_mean",
@@ -215,6 +216,7 @@ REDUCE_MEAN = OpDecl(
     kind="reduction",
     vjp=_mean_vjp,
     batching=batching.shift_dims,
+    accumulates=True,
 )
 REDUCE_MAX = OpDecl(
     "reduce_max",

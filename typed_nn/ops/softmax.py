@@ -94,13 +94,31 @@ def _log_softmax_grad_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
 
 # Over the last ``k`` dims: a group of stacked operands runs unchanged (one call).
 SOFTMAX = OpDecl(
-    "softmax", 1, _infer_unary, params=("k",), vjp=_softmax_vjp, batching=batching.last_k
+    "softmax",
+    1,
+    _infer_unary,
+    params=("k",),
+    vjp=_softmax_vjp,
+    batching=batching.last_k,
+    accumulates=True,
 )
 LOG_SOFTMAX = OpDecl(
-    "log_softmax", 1, _infer_unary, params=("k",), vjp=_log_softmax_vjp, batching=batching.last_k
+    "log_softmax",
+    1,
+    _infer_unary,
+    params=("k",),
+    vjp=_log_softmax_vjp,
+    batching=batching.last_k,
+    accumulates=True,
 )
 SOFTMAX_GRAD = OpDecl(
-    "softmax_grad", 2, _infer_grad, params=("k",), vjp=_softmax_grad_vjp, batching=batching.last_k
+    "softmax_grad",
+    2,
+    _infer_grad,
+    params=("k",),
+    vjp=_softmax_grad_vjp,
+    batching=batching.last_k,
+    accumulates=True,
 )
 LOG_SOFTMAX_GRAD = OpDecl(
     "log_softmax_grad",
@@ -108,6 +126,7 @@ LOG_SOFTMAX_GRAD = OpDecl(
     _infer_grad,
     params=("k",),
     vjp=_log_softmax_grad_vjp,
+    accumulates=True,
     batching=batching.last_k,
 )
 

@@ -122,6 +122,7 @@ DOT = OpDecl(
     vjp=_dot_vjp,
     batching=batching.dot,
     int_overflow=True,
+    accumulates=True,
 )
 
 
@@ -197,6 +198,7 @@ MATMUL = OpDecl(
     vjp=_matmul_vjp,
     batching=batching.matmul,
     int_overflow=True,
+    accumulates=True,
     onnx="MatMul",  # numpy's matmul, as ONNX's: batched, vectors promoted
 )
 

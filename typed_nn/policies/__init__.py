@@ -39,6 +39,11 @@ from .param import PDeviceIs as PDeviceIs
 from .param import PElemIs as PElemIs
 from .param import PInitializerIs as PInitializerIs
 from .param import PParamTypeIs as PParamTypeIs
+from .precision import PComputeElemIs as PComputeElemIs
+from .precision import PMixedBFloat16 as PMixedBFloat16
+from .precision import PMixedFloat16 as PMixedFloat16
+from .precision import PParamElemIs as PParamElemIs
+from .precision import PrecisionPolicy as PrecisionPolicy
 from .rnn import PDisableBptt as PDisableBptt
 from .rnn import PEnableBptt as PEnableBptt
 from .rnn import PSeqIDsAre as PSeqIDsAre

@@ -1,0 +1,152 @@
+"""Dynamic loss scaling for 16-bit training (PyTorch's ``GradScaler``), as traced assigns.
+
+A Float16 backward pass underflows: gradients below 2**-24 become zero. Multiplying the loss
+by a large scale lifts them into range; the gradients are divided by it again before the
+optimizer sees them. Too large a scale overflows instead (an Inf or NaN gradient): that step
+is skipped — every weight and optimizer state keeps its value — and the scale is halved.
+After ``growth_interval`` good steps in a row the scale doubles.
+
+Everything is a tensor and an assign, decided by ``where`` on the device, never by Python
+control flow, so the logic records into a compiled step once and replays with no retrace
+and no host round trip (PyTorch's GradScaler reads the "found inf" flag back on the host).
+The scale and the count of good steps are rank-0 Float32 tensors (:attr:`LossScaler.scale`,
+:attr:`LossScaler.good_steps`) that a compiled step reads live.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Generic
+
+from .. import tracing
+from ..data.factories import scalar
+from ..data.tensor import Tensor, TensorLike
+from ..errors import ParamError, message
+from ..evaluate import evaluate
+from ..ops.convert import astype
+from ..ops.reduce import reduce_sum
+from ..ops.select import where
+from ..tags import CPU, FE, Dim0, Dv, Float32, dim_of_rank
+from .optim import Number, Optimizer
+
+__all__ = ["LossScaler"]
+
+Scalar32 = TensorLike[Float32, Any, Dim0]
+
+
+class LossScaler(Generic[Dv]):
+    """Dynamic loss scale on ``device``: ``scale_loss`` before ``tn.grad``, then ``apply``
+    in place of ``optimizer.apply`` (inside ``tn.compile``) or ``step`` (eagerly).
+
+    >>> scaler = LossScaler(tn.CPU, init_scale=2.0**15)
+    >>> # in a compiled step: grads = tn.grad(scaler.scale_loss(loss), weights)
+    >>> #                     scaler.apply(opt, list(zip(weights, grads)), numbers)
+    """
+
+    def __init__(
+        self,
+        device: type[Dv] = CPU,  # type: ignore[assignment]  # the default device, as in zeros
+        *,
+        init_scale: float = 2.0**16,
+        growth_factor: float = 2.0,
+        backoff_factor: float = 0.5,
+        growth_interval: int = 2000,
+    ) -> None:
+        _check(init_scale > 0 and growth_factor >= 1 and 0 < backoff_factor < 1, init_scale)
+        _check(_is_count(growth_interval), growth_interval)
+        self.growth_factor, self.backoff_factor = float(growth_factor), float(backoff_factor)
+        self.growth_interval = growth_interval
+        self.scale: Tensor[Float32, Dv, Dim0] = scalar(init_scale, Float32, device)
+        self.good_steps: Tensor[Float32, Dv, Dim0] = scalar(0.0, Float32, device)
+
+    def scale_loss(self, loss: TensorLike[FE, Dv, Dim0]) -> TensorLike[Float32, Dv, Dim0]:
+        """``loss`` (any float type) in Float32, times the scale: differentiate this. The
+        cotangent entering ``loss`` is the scale itself, so compute a 16-bit model's loss
+        from Float32 logits (``ops.astype``) when the scale exceeds Float16's 65504."""
+        return astype(loss, Float32) * self.scale
+
+    def apply(
+        self,
+        optimizer: Optimizer,
+        grads: Sequence[tuple[Tensor[Any, Any, Any], TensorLike[Any, Any, Any]]],
+        numbers: Sequence[Number],
+    ) -> None:
+        """``optimizer.apply`` on the unscaled ``grads`` ((weight, gradient of the scaled
+        loss) pairs), skipped — every weight and state tensor keeps its value — when a
+        gradient holds an Inf or NaN; then the scale's update. The form for a compiled step
+        (the caller counts the optimizer's step, as with ``optimizer.apply``)."""
+        # g * 0 is 0 for a finite g and NaN for an Inf or NaN one; NaN is true in ``where``.
+        bad: Scalar32 = _zero(self)
+        for _, g in grads:
+            bad = bad + reduce_sum(astype(g, Float32) * 0.0)
+        inverse = 1.0 / self.scale
+        kept = [w for w, _ in grads] + [t for w, _ in grads for t in _state(optimizer, w)]
+        before = _snapshot(kept)
+        optimizer.apply([(w, g * astype(inverse, g.elem)) for w, g in grads], numbers)
+        for t, old in zip(kept, before, strict=True):
+            t.assign(where(bad, old, t))
+        self._update_scale(bad)
+
+    def step(
+        self,
+        optimizer: Optimizer,
+        grads: Sequence[tuple[Tensor[Any, Any, Any], TensorLike[Any, Any, Any]]],
+    ) -> None:
+        """:meth:`apply` eagerly, with the optimizer's numbers; counts its step. The gradients
+        are evaluated first, so no update changes one still to be read."""
+        values = [evaluate(g) for _, g in grads]
+        self.apply(
+            optimizer,
+            [(w, v) for (w, _), v in zip(grads, values, strict=True)],
+            optimizer.numbers(),
+        )
+        optimizer.step_count += 1
+
+    def _update_scale(self, bad: Scalar32) -> None:
+        """Back off on a bad step; grow after ``growth_interval`` good ones in a row."""
+        one, zero = _one(self), _zero(self)
+        overflow = where(bad, one, zero)
+        good = (self.good_steps + 1.0) * (1.0 - overflow)
+        grow = where(good - float(self.growth_interval), zero, one)  # 1 when they are equal
+        factor = (1.0 - overflow * (1.0 - self.backoff_factor)) * (
+            1.0 + grow * (self.growth_factor - 1.0)
+        )
+        self.scale.assign(self.scale * factor)
+        self.good_steps.assign(good * (1.0 - grow))
+
+
+def _state(optimizer: Optimizer, weight: Tensor[Any, Any, Any]) -> list[Tensor[Any, Any, Any]]:
+    return list(optimizer.state_tensors(weight).values())
+
+
+def _snapshot(tensors: list[Tensor[Any, Any, Any]]) -> list[TensorLike[Any, Any, Any]]:
+    """The values of ``tensors`` before the optimizer's assigns: inside a trace, nodes built
+    now (they read the tensors as they are before the step: a compiled step writes after
+    every read); eagerly, copies (each assign writes at once)."""
+    if tracing.state.trace is not None:
+        return [t + 0.0 for t in tensors]
+    return [Tensor(t.array.copy(), t.elem, t.device, dim_of_rank(t.rank)) for t in tensors]
+
+
+def _one(s: LossScaler[Any]) -> Scalar32:
+    return scalar(1.0, Float32, s.scale.device)
+
+
+def _zero(s: LossScaler[Any]) -> Scalar32:
+    return scalar(0.0, Float32, s.scale.device)
+
+
+def _is_count(value: object) -> bool:
+    return type(value) is int and value >= 1
+
+
+def _check(ok: bool, value: object) -> None:
+    if not ok:
+        raise ParamError(
+            message(
+                "LossScaler needs init_scale > 0, growth_factor >= 1, 0 < backoff_factor < 1 "
+                "and an integer growth_interval >= 1.",
+                [("received", repr(value))],
+                hint="e.g. LossScaler(tn.CPU, init_scale=2.0**16, growth_interval=2000).",
+            )
+        )
