@@ -16,7 +16,7 @@ from ..layers.norm import batch_norm, update_running
 from ..layers.param_cells import check_features, check_rank
 from ..ops.conv import Pair, as_pair
 from ..ops.node import format_site, user_site
-from ..tags import CPU, FE, D, DeviceTag, Dim1, Dim2, Dim4, Dv, Float32, FloatTag
+from ..tags import CPU, FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim4, Dv, Float32, FloatTag, Int64
 from . import init
 from .layers import Gen, _tags
 
@@ -109,6 +109,7 @@ class BatchNorm(Module, Generic[FE, Dv]):
     bias: TensorLike[FE, Dv, Dim1]
     running_mean: TensorLike[FE, Dv, Dim1]
     running_var: TensorLike[FE, Dv, Dim1]
+    num_batches_tracked: TensorLike[Int64, Dv, Dim0]
 
     @overload
     def __init__(self: BatchNorm[Float32, CPU], num_features: int, *, momentum: float = 0.1, eps: float = 1e-5) -> None: ...  # fmt: skip
@@ -133,6 +134,7 @@ class BatchNorm(Module, Generic[FE, Dv]):
         self.bias = zeros((num_features,), e, dv)
         self.running_mean = buffer(zeros((num_features,), e, dv))
         self.running_var = buffer(ones((num_features,), e, dv))
+        self.num_batches_tracked = buffer(zeros((), Int64, dv))  # as PyTorch counts them
 
     def __call__(self, x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
         check_rank("BatchNorm", type(self), x, (2, 4), "(N, C) or (N, C, H, W) data")
@@ -145,14 +147,12 @@ class BatchNorm(Module, Generic[FE, Dv]):
             x, self.weight, self.bias, self.running_mean, self.running_var, self.eps, train
         )
         if train:
-            running = (self.running_mean, self.running_var)
-            assert all(isinstance(r, Tensor) for r in running)  # buffers are tensors
-            update_running(
-                cast(Tensor[Any, Any, Any], running[0]),
-                cast(Tensor[Any, Any, Any], running[1]),
-                x,
-                self.momentum,
-            )
+            mean, var, count = self.running_mean, self.running_var, self.num_batches_tracked
+            assert isinstance(mean, Tensor)
+            assert isinstance(var, Tensor)
+            update_running(mean, var, x, self.momentum)
+            assert isinstance(count, Tensor)
+            count.assign(count + 1)
         return cast(TensorLike[FE, Dv, D], y)
 
 
