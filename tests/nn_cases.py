@@ -136,15 +136,15 @@ OPTIMIZERS: dict[str, tuple[Callable[[nn.Module], Any], Callable[[Any, Any], Any
     "sgd": (
         lambda m: optim.SGD(m, lr=0.1, weight_decay=0.01),
         lambda t, p: t.optim.SGD(p, lr=0.1, weight_decay=0.01),
-    ),  # fmt: skip
+    ),
     "momentum_nesterov": (
         lambda m: optim.Momentum(m, lr=0.1, nesterov=True),
         lambda t, p: t.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
-    ),  # fmt: skip
+    ),
     "adam": (
         lambda m: optim.Adam(m, lr=0.01, weight_decay=0.01),
         lambda t, p: t.optim.Adam(p, lr=0.01, weight_decay=0.01),
-    ),  # fmt: skip
+    ),
     "adamw": (lambda m: optim.AdamW(m, lr=0.01), lambda t, p: t.optim.AdamW(p, lr=0.01)),
 }
 OPT_STEPS = 4

@@ -18,7 +18,7 @@ import typed_nn as tn
 from typed_nn import nn
 
 REFERENCES = Path(__file__).resolve().parent / "references"
-TOL = {"rtol": 1e-4, "atol": 1e-5}
+RTOL, ATOL = 1e-4, 1e-5
 
 
 def _load(name: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
@@ -36,14 +36,16 @@ def test_a_module_matches_pytorchs_output_gradients_and_state(name: str) -> None
     model = case.ours()
     assert nn.load_state_dict(model, state) == []  # PyTorch's names and layouts as they are
     out = case.ours_out(model, inputs)
-    np.testing.assert_allclose(tn.evaluate(out).numpy(), data["output"], **TOL)
+    np.testing.assert_allclose(tn.evaluate(out).numpy(), data["output"], rtol=RTOL, atol=ATOL)
     grads = dict(nn.named_parameters(tn.grad(nn_cases.loss_of(out), model)))
     expected = {k[len("grad/") :]: v for k, v in data.items() if k.startswith("grad/")}
     assert sorted(grads) == sorted(expected)
     for key, want in expected.items():
-        np.testing.assert_allclose(tn.evaluate(grads[key]).numpy(), want, err_msg=key, **TOL)
+        np.testing.assert_allclose(
+            tn.evaluate(grads[key]).numpy(), want, err_msg=key, rtol=RTOL, atol=ATOL
+        )
     for key, value in nn.state_dict(model).items():
-        np.testing.assert_allclose(value, data[f"after/{key}"], err_msg=key, **TOL)
+        np.testing.assert_allclose(value, data[f"after/{key}"], err_msg=key, rtol=RTOL, atol=ATOL)
 
 
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
@@ -63,4 +65,4 @@ def test_an_optimizer_matches_pytorchs_steps(rule: str, compiled: bool) -> None:
         run(x)
     assert opt.step_count == nn_cases.OPT_STEPS
     for key, value in nn.state_dict(model).items():
-        np.testing.assert_allclose(value, data[f"final/{key}"], err_msg=key, **TOL)
+        np.testing.assert_allclose(value, data[f"final/{key}"], err_msg=key, rtol=RTOL, atol=ATOL)

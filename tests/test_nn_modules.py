@@ -13,6 +13,7 @@ import typed_nn as tn
 from typed_nn import nn, ops, optim
 from typed_nn.tags import dim_of_rank
 
+torch: Any
 try:
     import torch
 except ImportError:  # the torch-free cases run; those comparing with PyTorch live skip
