@@ -3,6 +3,7 @@ the catalogue against PyTorch, optimizers eager and compiled, state dicts, and e
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from typed_nn.tags import dim_of_rank
 
 torch: Any
 try:
-    import torch
+    torch = importlib.import_module("torch")
 except ImportError:  # the torch-free cases run; those comparing with PyTorch live skip
     torch = None
 
