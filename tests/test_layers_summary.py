@@ -164,7 +164,7 @@ def test_recurrent_kernel_rows_count_the_calls() -> None:
 def test_summary_errors() -> None:
     net, _ = build_mlp([4, 3], "relu")
     with pytest.raises(
-        tn.OperandError, match=r"summary needs a layer instance\.\n  received : str"
+        tn.OperandError, match=r"summary needs an nn.Module or a layer instance\.\n  received : str"
     ):
         summary("net", tn.zeros((2, 4), Float32, CPU))  # type: ignore[arg-type]
     with pytest.raises(

@@ -519,3 +519,22 @@ def test_a_checkpoint_of_another_module_changes_nothing(tmp_path: Any) -> None:
         load_checkpoint(tmp_path / "c.safetensors", other, optim.SGD(other, lr=0.1))
     for k, v in nn.state_dict(other).items():
         np.testing.assert_array_equal(v, before[k])
+
+
+def test_summary_of_a_module_lists_its_submodules_and_changes_no_state() -> None:
+    from typed_nn.layers import summary
+
+    model = SmallCNN()
+    before = nn.state_dict(model)
+    table = str(summary(model, _x((2, 2, 8, 8))))
+    for line in [
+        "conv (Conv2d)     (2, 4, 8, 8)      76",
+        "head (Linear)     (2, 5)           185",
+    ]:
+        assert line in table
+    assert "Trainable params: 269" in table
+    assert "Non-trainable params: 9" in table  # the statistics and the batch count
+    for k, v in nn.state_dict(model).items():
+        np.testing.assert_array_equal(v, before[k])
+    with pytest.raises(tn.OperandError, match=r"summary needs an nn\.Module or a layer instance"):
+        summary(object(), None)  # type: ignore[arg-type]

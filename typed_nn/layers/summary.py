@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..data.tensor import TensorLike
+import numpy as np
+
+from ..data.module import Module, named_buffers, named_parameters
+from ..data.tensor import Tensor, TensorLike
 from ..errors import LayerError, OperandError, message
 from ..inference_mode import inference
 from ..inference_mode import state as inference_state
@@ -92,8 +96,11 @@ class ModelSummary:
         )
 
 
-def summary(model: Layer[Any, Any], example_input: object, *, depth: int = 1) -> ModelSummary:
-    """Sublayers of ``model`` down to ``depth`` levels, with the output shapes one forward of
+def summary(
+    model: Module | Layer[Any, Any], example_input: object, *, depth: int = 1
+) -> ModelSummary:
+    """Submodules (of an ``nn.Module``) or sublayers of ``model`` down to ``depth`` levels,
+    with the output shapes one forward of
     ``example_input`` gives (a tensor for a one-input model, else a mapping port → value or
     the model's ``input_cont()`` filled) and parameter counts.
 
@@ -101,14 +108,22 @@ def summary(model: Layer[Any, Any], example_input: object, *, depth: int = 1) ->
     nothing (shapes come from the lazy graph). The model's parameters must exist (after
     ``layer_init``) as for any forward.
     """
+    if isinstance(model, Module):
+        return _module_summary(model, example_input, depth)
     if not isinstance(model, Layer):
         raise OperandError(
             message(
-                "summary needs a layer instance.",
+                "summary needs an nn.Module or a layer instance.",
                 [("received", type(model).__name__)],
                 hint="pass the model itself, e.g. summary(net, x) for net = MLP.build(...).",
             )
         )
+    _check_depth(depth)
+    inputs = _input_container(model, example_input)
+    return _layer_summary(model, inputs, depth)
+
+
+def _check_depth(depth: object) -> None:
     if type(depth) is not int or depth < 1:
         raise LayerError(
             message(
@@ -117,7 +132,9 @@ def summary(model: Layer[Any, Any], example_input: object, *, depth: int = 1) ->
                 hint="depth=1 lists the model's own sublayers, depth=2 theirs too.",
             )
         )
-    inputs = _input_container(model, example_input)
+
+
+def _layer_summary(model: Layer[Any, Any], inputs: Values, depth: int) -> ModelSummary:
     seen: dict[int, tuple[Values, int]] = {}
 
     def observe(layer: object, outputs: Values) -> None:
@@ -236,3 +253,110 @@ def _size(nbytes: int) -> str:
     if nbytes < 1024**2:
         return f"{nbytes / 1024:.1f} KiB"
     return f"{nbytes / 1024**2:.1f} MiB"
+
+
+def _module_summary(model: Module, example: object, depth: int) -> ModelSummary:
+    """An ``nn.Module``'s summary: its submodules down to ``depth``, each output shape seen in
+    one forward of ``example`` (under ``tn.inference()``; a tensor, or a tuple of the
+    arguments), and the parameters under each path (buffers count as non-trainable)."""
+    _check_depth(depth)
+    args = example if isinstance(example, tuple) else (example,)
+    rows_of = list(_submodules(model, "", 1, depth))
+    seen: dict[int, tuple[object, int]] = {}
+    # the forward changes no state: batch statistics and generator counters put back after
+    kept = [(t, t.array.copy()) for _, t in named_buffers(model) if isinstance(t, Tensor)]
+    try:
+        with _observing({type(m) for _, m, _ in rows_of}, seen), inference():
+            result = _call(model, args)
+    finally:
+        for t, before in kept:
+            t.array[...] = before
+    rows = []
+    for path, sub, level in rows_of:
+        out, calls = seen.get(id(sub), (None, 0))
+        shown = _shapes(out) + (f" ({calls} calls)" if calls > 1 else "")
+        rows.append(SummaryRow(path, type(sub).__name__, level, shown, _tree_count(sub)))
+    params, buffers = named_parameters(model), named_buffers(model)
+    total = params + buffers
+    return ModelSummary(
+        name=type(model).__name__,
+        kind="nn.Module",
+        mode="train" if model.training else "eval",
+        rows=tuple(rows),
+        input=", ".join(_shapes(a) for a in args),
+        output=_shapes(result),
+        total_params=sum(math.prod(t.shape) for _, t in total),
+        trainable_params=sum(math.prod(t.shape) for _, t in params),
+        param_bytes=sum(math.prod(t.shape) * np.dtype(t.elem.dtype).itemsize for _, t in total),
+    )
+
+
+def _submodules(
+    m: Module, prefix: str, level: int, depth: int
+) -> Iterator[tuple[str, Module, int]]:
+    if level > depth:
+        return
+    for name, value in vars(m).items():
+        for suffix, sub in _modules_in(value):
+            path = f"{prefix}{name}{suffix}"
+            yield path, sub, level
+            yield from _submodules(sub, path + ".", level + 1, depth)
+
+
+def _modules_in(value: object) -> Iterator[tuple[str, Module]]:
+    if isinstance(value, Module):
+        yield "", value
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from ((f".{i}{s}", m) for s, m in _modules_in(item))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from ((f".{key}{s}", m) for s, m in _modules_in(item))
+
+
+@contextmanager
+def _observing(classes: set[type], seen: dict[int, tuple[object, int]]) -> Iterator[None]:
+    """Each module's outputs while ``summary`` runs its forward: the classes' ``__call__``
+    wrapped for the duration (Python looks special methods up on the class)."""
+    saved = {cls: cls.__dict__["__call__"] for cls in classes if "__call__" in cls.__dict__}
+
+    def wrap(call: Any) -> Any:
+        def observed(self: Any, *a: Any, **k: Any) -> Any:
+            out = call(self, *a, **k)
+            seen[id(self)] = (out, seen.get(id(self), (None, 0))[1] + 1)
+            return out
+
+        return observed
+
+    for cls, call in saved.items():
+        setattr(cls, "__call__", wrap(call))  # noqa: B010
+    try:
+        yield
+    finally:
+        for cls, call in saved.items():
+            setattr(cls, "__call__", call)  # noqa: B010
+
+
+def _shapes(value: object) -> str:
+    if isinstance(value, TensorLike):
+        return format_shape(value.shape)
+    if isinstance(value, tuple | list):
+        return "(" + ", ".join(_shapes(v) for v in value) + ")"
+    return "-"
+
+
+def _tree_count(m: Module) -> int:
+    return sum(math.prod(t.shape) for _, t in named_parameters(m) + named_buffers(m))
+
+
+def _call(model: Module, args: tuple[object, ...]) -> object:
+    call = getattr(model, "__call__", None)  # noqa: B004 - a Module subclass defines it
+    if not callable(call):
+        raise OperandError(
+            message(
+                f"summary: {type(model).__name__} has no __call__ (its forward).",
+                [("module", type(model).__name__)],
+                hint="define def __call__(self, x) on the module.",
+            )
+        )
+    return call(*args)
