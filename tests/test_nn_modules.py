@@ -538,3 +538,18 @@ def test_summary_of_a_module_lists_its_submodules_and_changes_no_state() -> None
         np.testing.assert_array_equal(v, before[k])
     with pytest.raises(tn.OperandError, match=r"summary needs an nn\.Module or a layer instance"):
         summary(object(), None)  # type: ignore[arg-type]
+
+
+def test_a_module_exports_to_onnx_with_its_state_dict_names(tmp_path: Any) -> None:
+    onnx = pytest.importorskip("onnx", reason="the onnx extra")
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime runs the exported model")
+    from typed_nn.onnx import export
+
+    model = SmallCNN().eval()
+    x = _x((2, 2, 8, 8))
+    export(model, (x,), tmp_path / "m.onnx")
+    names = {i.name for i in onnx.load(str(tmp_path / "m.onnx")).graph.initializer}
+    assert {"conv.weight", "bn.running_var", "head.bias"} <= names
+    session = ort.InferenceSession(str(tmp_path / "m.onnx"))
+    (out,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+    np.testing.assert_allclose(out, tn.evaluate(model(x)).numpy(), rtol=1e-5, atol=1e-6)

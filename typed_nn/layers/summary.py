@@ -16,7 +16,7 @@ Layer (kind)                      Output shape      Params
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -315,7 +315,9 @@ def _modules_in(value: object) -> Iterator[tuple[str, Module]]:
 
 
 @contextmanager
-def _observing(classes: set[type], seen: dict[int, tuple[object, int]]) -> Iterator[None]:
+def _observing(
+    classes: set[type], seen: dict[int, tuple[object, int]]
+) -> Generator[None, None, None]:
     """Each module's outputs while ``summary`` runs its forward: the classes' ``__call__``
     wrapped for the duration (Python looks special methods up on the class)."""
     saved = {cls: cls.__dict__["__call__"] for cls in classes if "__call__" in cls.__dict__}

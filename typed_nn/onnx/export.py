@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from .. import devices
+from ..data.module import Module, named_buffers, named_parameters
 from ..data.tensor import Tensor, TensorLike
 from ..errors import ExportError, OperandError, bad_argument, message, missing_dependency
 from ..evaluate.step import _names_read
@@ -65,7 +66,8 @@ def export(
 
     Args:
         fn: a function of typed_nn data, as ``tn.compile`` takes (no ``assign``: an ONNX
-            graph has no state).
+            graph has no state), or an ``nn.Module`` (its forward; its weights named as in
+            its state dict: ``fc1.weight``).
         example_args: its arguments; their shapes are the model's (batch included).
         opset: the ONNX opset version, from 17 to the installed onnx's newest.
         static: parameter names whose value is fixed in the graph (as in ``tn.compile``).
@@ -76,6 +78,10 @@ def export(
     ``onnx`` package (``pip install 'typed_nn[onnx]'``).
     """
     _check_call(fn, example_args, path, static, params, output_names)
+    given: object = fn  # a Module subclass is callable: its forward
+    if params is None and isinstance(given, Module):  # its weights by their state-dict names
+        leaves = named_parameters(given) + named_buffers(given)
+        params = {name: t for name, t in leaves if isinstance(t, Tensor)}
     onnx = _require_onnx()
     from .graph import GraphBuilder
 
