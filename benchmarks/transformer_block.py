@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 import typed_nn as tn
-from typed_nn import ops
+from typed_nn import nn, ops, optim
 from typed_nn.layers import (
     LayerInput,
     LayerNormLayer,
@@ -120,6 +120,41 @@ class TypedBlock:
         return loss
 
 
+class ModuleBlock(nn.Module):
+    """The same block written with ``typed_nn.nn`` modules (PyTorch's layouts: ``Linear`` and
+    the attention's projections hold the transposes of :func:`weights`)."""
+
+    def __init__(self, w: dict[str, Array], device: type[tn.DeviceTag]) -> None:
+        self.ln1 = nn.LayerNorm(D, elem=F32, device=device)
+        self.attn = nn.MultiHeadAttention(D, HEADS, causal=True, elem=F32, device=device)
+        self.ln2 = nn.LayerNorm(D, elem=F32, device=device)
+        self.ff1 = nn.Linear(D, FF, elem=F32, device=device)
+        self.ff2 = nn.Linear(FF, D, elem=F32, device=device)
+        names = {"attn/w_qkv": "attn.in_proj_weight", "attn/b_qkv": "attn.in_proj_bias"}
+        names |= {"attn/w_out": "attn.out_proj.weight", "attn/b_out": "attn.out_proj.bias"}
+        names |= {f"ff/w{i}": f"ff{i}.weight" for i in (1, 2)}
+        names |= {f"ff/b{i}": f"ff{i}.bias" for i in (1, 2)}
+        state = {names.get(k, k.replace("/", ".")): v.T.copy() for k, v in w.items()}
+        nn.load_state_dict(self, state)
+
+    def __call__(self, x: tn.Tensor3[tn.Float32, Any]) -> tn.Tensor3[tn.Float32, Any]:
+        h = x + self.attn(self.ln1(x))
+        return h + self.ff2(ops.relu(self.ff1(self.ln2(h))))
+
+
+def module_step(block: ModuleBlock) -> Any:
+    """``block``'s compiled training step with ``optim.Adam``: ``step(x, target) -> loss``."""
+    adam = optim.Adam(block, lr=LR)
+
+    @tn.compile
+    def step(x: Untyped, target: Untyped) -> Untyped:
+        loss = ops.mse_loss(target, block(x))
+        adam.step(tn.grad(loss, block))
+        return loss
+
+    return step
+
+
 def torch_block(torch: Any, w: dict[str, Array], device: str) -> Any:
     """The same block in PyTorch on ``device``: ``step(x, target) -> loss`` (eager)."""
     nn = torch.nn
@@ -193,6 +228,11 @@ def main() -> None:
     ours, theirs = TypedBlock(w, tn.CPU), torch_block(torch, w, "cpu")
     worst = loss_gap(ours, theirs, x, tx, target, tt)
     assert worst < 1e-4, f"typed_nn and PyTorch losses differ by {worst:.2e} (relative)"
+    modules = module_step(ModuleBlock(w, tn.CPU))
+    fresh = TypedBlock(w, tn.CPU)
+    for _ in range(3):  # the module block's step is the layer block's, step by step
+        a, b = float(modules(x, target).numpy()), float(fresh.step(x, target).numpy())
+        assert abs(a - b) <= 1e-4 * abs(b), f"module and layer blocks differ: {a} vs {b}"
     header(
         f"pre-LN transformer block training step (batch {BATCH}, seq {SEQ}, d {D}, {HEADS} "
         f"heads, FF {FF}, MSE, Adam; losses agree to {worst:.1e}) on the CPU, one thread"
@@ -200,11 +240,17 @@ def main() -> None:
     best = race(
         {
             "typed_nn (tn.compile)": lambda: ours.step(x, target),
+            "typed_nn modules + optim": lambda: modules(x, target),
             "PyTorch eager": lambda: theirs(tx, tt),
         },
         repeats=args.repeats,
     )
     ratio("typed_nn / PyTorch eager", best["typed_nn (tn.compile)"], best["PyTorch eager"])
+    ratio(
+        "modules / layers (target <= 1.0)",
+        best["typed_nn modules + optim"],
+        best["typed_nn (tn.compile)"],
+    )
 
 
 if __name__ == "__main__":
