@@ -457,17 +457,14 @@ def test_dropout_draws_fresh_masks_eager_and_compiled_and_none_in_eval() -> None
     np.testing.assert_array_equal(tn.evaluate(model(x)).numpy(), tn.evaluate(model.fc(x)).numpy())
 
 
-def test_a_restored_state_dict_resumes_the_dropout_stream() -> None:
+def test_a_generator_is_a_buffer_of_the_tree_but_not_of_the_state_dict() -> None:
+    """Checkpoints keep a dropout's generator state (they resume its stream); state dicts
+    leave it out, as PyTorch's keep no random state, so a torch model's loads strictly."""
     model = Dropped()
-    x = tn.tensor(np.ones((4, 64), np.float32), tn.Float32, tn.CPU, tn.Dim2)
-    tn.evaluate(model(x))
-    saved = nn.state_dict(model)
-    assert "drop.gen.state" in saved
-    assert "drop.gen.state" not in dict(nn.named_parameters(model))
-    first = tn.evaluate(model(x)).numpy()
-    other = Dropped()
-    nn.load_state_dict(other, saved)
-    np.testing.assert_array_equal(tn.evaluate(other(x)).numpy(), first)
+    assert ("drop.gen.state", model.drop.gen.state) in nn.named_buffers(model)
+    assert "drop.gen.state" not in nn.state_dict(model)
+    theirs = {"fc.weight": np.zeros((64, 64), np.float32), "fc.bias": np.zeros(64, np.float32)}
+    assert nn.load_state_dict(model, theirs) == []  # strict: nothing missing
 
 
 def test_dropout_refuses_a_probability_outside_0_1() -> None:
@@ -553,3 +550,43 @@ def test_a_module_exports_to_onnx_with_its_state_dict_names(tmp_path: Any) -> No
     session = ort.InferenceSession(str(tmp_path / "m.onnx"))
     (out,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
     np.testing.assert_allclose(out, tn.evaluate(model(x)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_compiled_function_follows_the_model_into_eval_mode_and_back() -> None:
+    """The mode is read when a function is traced: after ``model.eval()`` the compiled
+    function traces again (it never reuses the training program)."""
+    model = SmallCNN()
+    x = _x((4, 2, 8, 8))
+    predict = tn.compile(lambda x: model(x))
+    predict(x)  # training: batch statistics, and their update recorded
+    model.eval()
+    np.testing.assert_allclose(predict(x).numpy(), tn.evaluate(model(x)).numpy(), rtol=1e-6)
+    assert predict.traces == 2
+    before = nn.state_dict(model)
+    predict(x)  # evaluation: the running statistics stay
+    for k, v in nn.state_dict(model).items():
+        np.testing.assert_array_equal(v, before[k])
+    model.train()
+    predict(x)
+    assert predict.traces == 3
+    assert not np.array_equal(nn.state_dict(model)["bn.running_mean"], before["bn.running_mean"])
+
+
+def test_item_reads_a_scalar_and_says_what_else_to_do() -> None:
+    step = tn.compile(lambda x: ops.reduce_sum(x))
+    assert step(_x((2, 3))).item() == pytest.approx(float(_x((2, 3)).numpy().sum()), rel=1e-6)
+    with pytest.raises(tn.ShapeError, match=r"cannot take item\(\) of .*: it has 6 elements"):
+        tn.evaluate(_x((2, 3)) * 1.0).item()
+
+
+def test_a_range_index_points_to_ops_narrow() -> None:
+    with pytest.raises(tn.ShapeError, match=r"ops.narrow\(x, 1, T - 1, 1\)"):
+        _x((2, 3, 4))[:, -1]
+
+
+def test_exporting_a_module_in_training_mode_says_to_call_eval(tmp_path: Any) -> None:
+    pytest.importorskip("onnx", reason="the onnx extra")
+    from typed_nn.onnx import export
+
+    with pytest.raises(tn.ExportError, match=r"call model.eval\(\) first"):
+        export(Dropped(), (_x((2, 64)),), tmp_path / "m.onnx")

@@ -35,6 +35,8 @@ assert_type(half, MLP)
 emb = nn.Embedding(10, 4)
 ids = tn.zeros((2, 7), tn.Int64, tn.CPU)
 assert_type(emb(ids), tn.Tensor3[tn.Float32, tn.CPU])
+assert_type(nn.LSTM(3, 5), nn.LSTM[tn.Float32, tn.CPU])
+assert_type(nn.GRU(3, 5, elem=tn.Float64, device=tn.CPU), nn.GRU[tn.Float64, tn.CPU])
 norm = nn.LayerNorm(4)
 assert_type(norm(seq3), tn.Tensor3[tn.Float32, tn.CPU])
 for name, p in nn.named_parameters(model):

@@ -29,6 +29,7 @@ from typing import Any, Self, TypeVar, cast
 
 import numpy as np
 
+from .. import tracing
 from ..errors import ModuleError, message
 from .tensor import AnyTensor, Tensor, TensorLike
 
@@ -38,6 +39,7 @@ __all__ = [
     "buffers",
     "named_buffers",
     "named_parameters",
+    "named_persistent",
     "parameters",
     "tree_map",
 ]
@@ -111,15 +113,27 @@ class Module:
             _check_field(self, name, value, f"{type(self).__name__}.{name}")
         object.__setattr__(self, name, value)
 
-    training: bool = True
-    """Training mode (``BatchNorm`` normalises by the batch and updates its statistics,
-    ``Dropout`` drops): set for the whole tree by :meth:`train` and :meth:`eval`."""
+    @property
+    def training(self) -> bool:
+        """Training mode (``BatchNorm`` normalises by the batch and updates its statistics,
+        ``Dropout`` drops), True at first: set for the whole tree by :meth:`train` and
+        :meth:`eval`. A compiled function that read it holds for that mode: called after the
+        mode changed, it traces again."""
+        mode: bool = self.__dict__.get("_tn_training", True)
+        trace = tracing.state.trace
+        if trace is not None:
+            trace.read_mode(self, mode)
+        return mode
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        object.__setattr__(self, "_tn_training", bool(mode))
 
     def train(self, mode: bool = True) -> Self:
         """Put this module and every submodule in training mode (``mode=False``: evaluation);
         returns the module, as PyTorch's ``Module.train``."""
         for m in _modules(self):
-            object.__setattr__(m, "training", bool(mode))
+            object.__setattr__(m, "_tn_training", bool(mode))
         return self
 
     def eval(self) -> Self:
@@ -135,7 +149,7 @@ class Module:
 
 
 def _fields(m: Module) -> Iterator[tuple[str, object]]:
-    return ((k, v) for k, v in vars(m).items() if not k.startswith("_tn_") and k != "training")
+    return ((k, v) for k, v in vars(m).items() if not k.startswith("_tn_"))
 
 
 def _modules(node: object) -> Iterator[Module]:
@@ -157,34 +171,40 @@ def _stateful(value: object) -> tuple[str, ...] | None:
     return cast(tuple[str, ...], names) if isinstance(names, tuple) else None
 
 
-def _walk(node: object, path: str, in_buffer: bool) -> Iterator[tuple[str, bool, AnyTensor]]:
-    """(path, is_buffer, leaf) for every data leaf under ``node``, in field order."""
+PARAM, BUFFER, STATE = 0, 1, 2
+"""Leaf kinds: a parameter; a buffer (``nn.buffer``); a stateful object's state (a
+generator's: a buffer that state dicts leave out, as PyTorch's keep no random state)."""
+
+
+def _walk(node: object, path: str, kind: int) -> Iterator[tuple[str, int, AnyTensor]]:
+    """(path, kind, leaf) for every data leaf under ``node``, in field order."""
     if isinstance(node, TensorLike):
-        yield path, in_buffer, node
+        yield path, kind, node
     elif isinstance(node, Module):
         buffered = node._tn_buffers
         for name, value in _fields(node):
-            yield from _walk(value, _join(path, name), in_buffer or name in buffered)
+            inner = BUFFER if kind == PARAM and name in buffered else kind
+            yield from _walk(value, _join(path, name), inner)
     elif isinstance(node, list | tuple):
         for i, value in enumerate(node):
-            yield from _walk(value, _join(path, str(i)), in_buffer)
+            yield from _walk(value, _join(path, str(i)), kind)
     elif isinstance(node, dict):
         for key, value in node.items():
-            yield from _walk(value, _join(path, str(key)), in_buffer)
+            yield from _walk(value, _join(path, str(key)), kind)
     else:
         for name in _stateful(node) or ():
-            yield from _walk(getattr(node, name), _join(path, name), True)
+            yield from _walk(getattr(node, name), _join(path, name), STATE)
 
 
 def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _unique(leaves: Iterator[tuple[str, bool, AnyTensor]], want_buffers: bool) -> list[Any]:
+def _unique(m: Module, kinds: tuple[int, ...]) -> list[Any]:
     seen: set[int] = set()
     found = []
-    for path, is_buffer, leaf in leaves:
-        if is_buffer == want_buffers and id(leaf) not in seen:
+    for path, kind, leaf in _walk(m, "", PARAM):
+        if kind in kinds and id(leaf) not in seen:
             seen.add(id(leaf))
             found.append((path, leaf))
     return found
@@ -194,7 +214,7 @@ def named_parameters(m: Module) -> list[tuple[str, AnyTensor]]:
     """Every parameter of ``m`` with its dotted path (``"layers.0.weight"``), in field order;
     a tensor under two paths is listed once, under its first."""
     _require_module(m, "named_parameters")
-    return _unique(_walk(m, "", False), want_buffers=False)
+    return _unique(m, (PARAM,))
 
 
 def parameters(m: Module) -> list[AnyTensor]:
@@ -203,9 +223,18 @@ def parameters(m: Module) -> list[AnyTensor]:
 
 
 def named_buffers(m: Module) -> list[tuple[str, AnyTensor]]:
-    """Every buffer of ``m`` (``nn.buffer`` fields, generator states) with its dotted path."""
+    """Every buffer of ``m`` (``nn.buffer`` fields, generator states) with its dotted path:
+    what a checkpoint keeps beside the parameters."""
     _require_module(m, "named_buffers")
-    return _unique(_walk(m, "", False), want_buffers=True)
+    return _unique(m, (BUFFER, STATE))
+
+
+def named_persistent(m: Module) -> list[tuple[str, AnyTensor]]:
+    """Parameters and ``nn.buffer`` fields in field order (PyTorch's state-dict order):
+    what a state dict holds. Generator states are left out, as PyTorch's state dicts keep
+    no random state (a checkpoint keeps them)."""
+    _require_module(m, "state_dict")
+    return _unique(m, (PARAM, BUFFER))
 
 
 def buffers(m: Module) -> list[AnyTensor]:
@@ -236,8 +265,8 @@ def _map(
     if isinstance(node, Module):
         new = object.__new__(type(node))
         object.__setattr__(new, "_tn_buffers", node._tn_buffers)
-        if "training" in vars(node):
-            object.__setattr__(new, "training", node.training)
+        if "_tn_training" in vars(node):
+            object.__setattr__(new, "_tn_training", vars(node)["_tn_training"])
         for name, value in _fields(node):
             kids = tuple(_field_of(o, name, path) for o in rest)
             inner = buf or name in node._tn_buffers

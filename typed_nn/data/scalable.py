@@ -97,8 +97,15 @@ class ScalableTensor(TensorLike[E, Dv, D]):
     def __len__(self) -> int:
         return len(self._items)
 
-    def item(self, index: int) -> AnyTensor:
-        """The stored item (unevaluated)."""
+    @overload
+    def item(self) -> float | int | bool: ...
+    @overload
+    def item(self, index: int) -> AnyTensor: ...
+    def item(self, index: int | None = None) -> AnyTensor | float | int | bool:
+        """``item(i)``: the stored item ``i`` (unevaluated); ``item()``: as for any data, the
+        value of rank-0 data (a ScalableTensor has a batch dim: an error)."""
+        if index is None:
+            return super().item()
         return self._items[index]
 
     def reversed(self) -> ScalableTensor[E, Dv, D]:

@@ -22,6 +22,7 @@ are not), except rank 0, whose equality is by value.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Protocol, TypeVar, overload
@@ -218,6 +219,22 @@ class TensorLike(ABC, Generic[E, Dv, D]):
         """Evaluate and return the values as a host numpy array."""
         array: npt.NDArray[Any] = UP.evaluate(self).numpy()
         return array
+
+    def item(self) -> float | int | bool:
+        """The value of rank-0 data as a Python number (evaluated), as ``x.item()`` in numpy
+        and PyTorch: ``loss.item()``."""
+        if self.rank != 0:
+            raise ShapeError(
+                message(
+                    f"cannot take item() of {self.describe()}: it has {math.prod(self.shape):,} "
+                    "elements.",
+                    [("data", self.describe()), ("accepted", "rank-0 data (a Scalar)")],
+                    hint="reduce it first (ops.reduce_sum(x)), pick an element (x[i]...), or "
+                    "read them all with x.numpy().",
+                )
+            )
+        value: float | int | bool = self.numpy().item()
+        return value
 
     def describe(self) -> str:
         """The compact form used in reprs and every error: ``Tensor[Float32, CPU, Dim2](4, 3)``."""
@@ -810,7 +827,9 @@ class Tensor(TensorLike[E, Dv, D]):
             raise ShapeError(
                 message(
                     f"cannot index {self.describe()} with {type(index).__name__} {index!r}.",
-                    hint="use an int; slicing ranges is ops.reshape / ops.tile territory.",
+                    hint="use an int for a row; a range of rows or columns is "
+                    "ops.narrow(x, dim, start, length) (x[:, -1] of a (B, T, D) tensor: "
+                    "ops.narrow(x, 1, T - 1, 1)).",
                 )
             )
         index = int(index)

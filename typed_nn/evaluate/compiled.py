@@ -32,7 +32,7 @@ from ..errors import CompileError, OperandError, RetraceWarning, bad_argument, m
 from ..ops.node import format_site, user_site
 from ..tracing import state
 from .step import Step, build_step, memory_base
-from .trace import floats, is_float, qualname, trace_function, tracing
+from .trace import Trace, floats, is_float, qualname, trace_function, tracing
 
 __all__ = ["Compiled", "compile", "tracing"]
 
@@ -188,8 +188,9 @@ class Compiled(Generic[P, R]):
             self._warn_retrace(key)
             del self._steps[next(iter(self._steps))]
         self.traces += 1
+        trace = Trace(self.fn)
         outputs, assigns, structure, placeholders = trace_function(
-            self.fn, self._names, self._static, values
+            self.fn, self._names, self._static, values, trace=trace
         )
         step = build_step(
             self.fn,
@@ -202,6 +203,7 @@ class Compiled(Generic[P, R]):
             assigns,
             self._cuda_graph,
         )
+        step.hold_modes(list(trace.modes.values()))
         self._steps[key] = step
         return step
 

@@ -96,6 +96,14 @@ class Step:
         """The program's replay as a device graph (None: it runs plainly)."""
         self.graph_reason = ""
         """Why the program runs plainly (where ``replay`` is None)."""
+        self.modes: list[tuple[Any, bool]] = []
+        """(module, training) of each module whose mode the trace read."""
+
+    def hold_modes(self, modes: list[tuple[Any, bool]]) -> None:
+        """The program holds while these modules keep these modes (``model.train()`` /
+        ``model.eval()`` read when traced): another mode is a new trace."""
+        self.modes = modes
+        self.watch = self.watch or bool(modes)
 
     @property
     def graph_status(self) -> str:
@@ -145,6 +153,9 @@ class Step:
                 return True
         for t, array in self.held:
             if t._array is not array:
+                return True
+        for module, training in self.modes:
+            if module.training is not training:
                 return True
         if not self.assigns or not self.held:  # only a program that writes minds sharing
             return False

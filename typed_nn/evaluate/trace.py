@@ -113,6 +113,13 @@ class Trace:
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.assigns: dict[int, tuple[Tensor[Any, Any, Any], AnyTensor]] = {}
+        self.modes: dict[int, tuple[Any, bool]] = {}
+        """(module, mode) of each module whose ``training`` mode the trace read: the program
+        holds for that mode only (``model.eval()`` later means another trace)."""
+
+    def read_mode(self, module: object, training: bool) -> None:
+        """``module.training`` was read while tracing, as ``training``."""
+        self.modes.setdefault(id(module), (module, training))
 
     def assign(self, target: Tensor[Any, Any, Any], expr: AnyTensor) -> None:
         """Record ``target.assign(expr)``. A row ``t[i]`` assigns ``t`` (its other rows as they
@@ -219,10 +226,12 @@ def trace_function(
     values: list[Any],
     *,
     placeholders: bool = True,
+    trace: Trace | None = None,
 ) -> tuple[list[AnyTensor], list[tuple[Tensor[Any, Any, Any], AnyTensor]], Any, dict[int, Any]]:
     """Run ``fn`` on placeholders: its outputs, its assigns (target, value), the structure
     of its result, and the placeholders (argument index -> placeholder tensor). Without
-    ``placeholders``, on the call's own tensors and numbers (to run it node by node)."""
+    ``placeholders``, on the call's own tensors and numbers (to run it node by node).
+    ``trace``: the Trace to record into (the caller reads what else it recorded)."""
     inputs: list[Any] = []
     stand_ins: dict[int, Any] = {}
     count = 0
@@ -243,7 +252,7 @@ def trace_function(
             inputs.append(tuple(numbers) if type(v) is tuple else numbers[0])
         else:
             inputs.append(v)
-    trace = Trace(fn)
+    trace = trace if trace is not None else Trace(fn)
     state.trace = trace
     active[0] += 1
     try:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..data.module import Module, named_buffers, named_parameters
+from ..data.module import Module, named_buffers, named_parameters, named_persistent
 from ..data.tensor import Tensor, TensorLike
 from ..errors import LayerError, OperandError, message
 from ..inference_mode import inference
@@ -276,8 +276,7 @@ def _module_summary(model: Module, example: object, depth: int) -> ModelSummary:
         out, calls = seen.get(id(sub), (None, 0))
         shown = _shapes(out) + (f" ({calls} calls)" if calls > 1 else "")
         rows.append(SummaryRow(path, type(sub).__name__, level, shown, _tree_count(sub)))
-    params, buffers = named_parameters(model), named_buffers(model)
-    total = params + buffers
+    params, total = named_parameters(model), named_persistent(model)
     return ModelSummary(
         name=type(model).__name__,
         kind="nn.Module",
@@ -348,7 +347,7 @@ def _shapes(value: object) -> str:
 
 
 def _tree_count(m: Module) -> int:
-    return sum(math.prod(t.shape) for _, t in named_parameters(m) + named_buffers(m))
+    return sum(math.prod(t.shape) for _, t in named_persistent(m))
 
 
 def _call(model: Module, args: tuple[object, ...]) -> object:

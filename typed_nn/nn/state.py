@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..data.module import Module, named_buffers, named_parameters
+from ..data.module import Module, named_persistent
 from ..data.tensor import AnyTensor, Tensor
 from ..devices import array_module
 from ..errors import ModuleError, listed, message
@@ -26,12 +26,14 @@ def _entries(m: Module, fn: str) -> dict[str, AnyTensor]:
                 hint="pass the model.",
             )
         )
-    return dict(named_parameters(m) + named_buffers(m))
+    return dict(named_persistent(m))
 
 
 def state_dict(m: Module) -> dict[str, npt.NDArray[Any]]:
     """Every parameter and buffer of ``m`` by dotted name (``"0.weight"``, ``"norm.bias"``),
-    as a numpy copy: what ``torch.nn.Module.state_dict()`` holds for the same structure."""
+    module by module in field order, as numpy copies: what ``torch.nn.Module.state_dict()``
+    holds for the same structure. Generator states are left out (PyTorch's state dicts keep
+    no random state); checkpoints keep them."""
     out: dict[str, npt.NDArray[Any]] = {}
     for name, t in _entries(m, "state_dict").items():
         if not isinstance(t, Tensor):

@@ -178,12 +178,20 @@ def _check_traced(
     """The traced function returns tensors and assigns none (an ONNX graph has no state)."""
     if assigns:
         target, _ = assigns[0]
+        given: object = fn
+        training = isinstance(given, Module) and given.training
+        hint = (
+            "call model.eval() first: in training mode a module updates state as it runs "
+            "(batch-norm statistics, a dropout's generator), and an ONNX graph has none."
+            if training
+            else "an ONNX graph has no state: export the forward function (return the new "
+            "value instead of assigning it)."
+        )
         raise ExportError(
             message(
                 f"cannot export {qualname(fn)}: it assigns a tensor.",
                 [("assigned", target.describe()), ("assigns", str(len(assigns)))],
-                hint="an ONNX graph has no state: export the forward function (return the "
-                "new value instead of assigning it).",
+                hint=hint,
             )
         )
     if not outputs:

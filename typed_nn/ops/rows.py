@@ -119,7 +119,9 @@ def slice(x: AnyTensor, index: int) -> AnyTensor:
         raise ShapeError(
             message(
                 f"cannot index {x.describe()} with {type(index).__name__} {index!r}.",
-                hint="use an int; slicing ranges is ops.reshape / ops.tile territory.",
+                hint="use an int for a row; a range of rows or columns is "
+                "ops.narrow(x, dim, start, length) (x[:, -1] of a (B, T, D) tensor: "
+                "ops.narrow(x, 1, T - 1, 1)).",
             )
         )
     index = int(index)
