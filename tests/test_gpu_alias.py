@@ -111,6 +111,7 @@ def test_a_transposed_view_as_the_target_is_written_right(cupy_module: Any) -> N
     np.testing.assert_allclose(got[1], got[0], rtol=TOL["rtol"], atol=TOL["atol"])
 
 
+@pytest.mark.optimiser  # debug mode runs node by node: no fused kernel writes in place
 @pytest.mark.gpu
 @pytest.mark.parametrize("reads_itself", [True, False], ids=["w = f(w, g)", "out = f(g)"])
 def test_an_element_wise_assign_writes_its_target_in_one_pass(
