@@ -476,3 +476,13 @@ def test_checkpoint_round_trip_with_optimizer_state(elem: type[FloatTag], tmp_pa
         mine, theirs = opt2.state_tensors(w2)[slot].numpy(), opt.state_tensors(w)[slot].numpy()
         assert mine.dtype == elem.dtype
         np.testing.assert_array_equal(mine, theirs)
+
+
+def test_tensor_takes_bfloat16_arrays_as_bfloat16() -> None:
+    """ml_dtypes' bfloat16 is of numpy kind "V": an array of it is BFloat16 data as it is
+    (the causal attention mask of a BFloat16 model is made this way); other types refuse it."""
+    values = np.array([1.5, -2.0], BF16)
+    t = tn.tensor(values, BFloat16, CPU, Dim1)
+    np.testing.assert_array_equal(t.numpy(), values)
+    with pytest.raises(tn.ElemTypeError, match=r"cannot convert bfloat16 data to Int32"):
+        tn.tensor(values, tn.Int32, CPU, Dim1)

@@ -15,5 +15,5 @@ half_and_bf16 = h - b  # E: Unsupported operand types for -
 half_matmul = h @ w32  # E: Unsupported operand types for @
 half_as_float: tn.Tensor[Float32, CPU, Dim2] = h  # E: Incompatible types in assignment
 cast_kept_half: tn.TensorLike[BFloat16, CPU, Dim2] = ops.astype(b, Float32)  # E: incompatible type
-int_compute = PComputeElemIs(Int32)  # E: incompatible type "type[Int32]"; expected "type[FloatTag]"
+int_compute = PComputeElemIs(Int32)  # E: cannot be "Int32"
 int_params = PParamElemIs(Int32)  # E: incompatible type "type[Int32]"; expected "type[FloatTag]"

@@ -91,7 +91,10 @@ def _convert(data: object, elem: type[ElemTag], what: str) -> npt.NDArray[Any]:
                 hint="give every row of a level the same length (pad the short rows).",
             )
         ) from exc
-    if array.dtype.kind not in "biuf" or not np.can_cast(array.dtype, elem.dtype, "same_kind"):
+    refused = array.dtype.kind not in "biuf" or not np.can_cast(
+        array.dtype, elem.dtype, "same_kind"
+    )
+    if refused and array.dtype != elem.dtype:  # ml_dtypes' bfloat16 is of kind "V"
         raise ElemTypeError(
             message(
                 f"{what}: cannot convert {array.dtype} data to {elem.__name__}.",

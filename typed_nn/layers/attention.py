@@ -86,7 +86,10 @@ class OutBias(PortKey):
 def _causal_mask(x: AnyTensor, seq: int) -> AnyTensor:
     """(seq, seq): 0 on and below the diagonal, MASKED above, as a tensor of ``x``'s kind.
     Made on ``x``'s device directly: no evaluation, which a ``tn.compile`` trace refuses."""
-    values = np.triu(np.full((seq, seq), MASKED, dtype=x.elem.dtype), 1)
+    dtype = x.elem.dtype
+    # Float16 cannot hold -1e9: its lowest finite value hides a score as well (exp underflows)
+    fill = max(MASKED, float(np.finfo(np.float16).min)) if dtype == np.float16 else MASKED
+    values = np.triu(np.full((seq, seq), fill, dtype=dtype), 1)
     mask: AnyTensor = tensor(values, x.elem, x.device, Dim2)
     return mask
 

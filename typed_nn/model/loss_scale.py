@@ -16,10 +16,11 @@ The scale and the count of good steps are rank-0 Float32 tensors (:attr:`LossSca
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Generic
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from .. import tracing
 from ..data.factories import scalar
+from ..data.module import Module, parameters, tree_map
 from ..data.tensor import Tensor, TensorLike
 from ..errors import ParamError, message
 from ..evaluate import evaluate
@@ -29,7 +30,13 @@ from ..ops.select import where
 from ..tags import CPU, FE, Dim0, Dv, Float32, dim_of_rank
 from .optim import Number, Optimizer
 
+if TYPE_CHECKING:  # typed_nn.optim imports this package's update rules: no import at run time
+    from ..optim import Optimizer as ModuleOptimizer
+
 __all__ = ["LossScaler"]
+
+M = TypeVar("M", bound=Module)
+Pairs = Sequence[tuple[Tensor[Any, Any, Any], TensorLike[Any, Any, Any]]]
 
 Scalar32 = TensorLike[Float32, Any, Dim0]
 
@@ -39,8 +46,11 @@ class LossScaler(Generic[Dv]):
     in place of ``optimizer.apply`` (inside ``tn.compile``) or ``step`` (eagerly).
 
     >>> scaler = LossScaler(tn.CPU, init_scale=2.0**15)
-    >>> # in a compiled step: grads = tn.grad(scaler.scale_loss(loss), weights)
-    >>> #                     scaler.apply(opt, list(zip(weights, grads)), numbers)
+    >>> # with a module and a typed_nn.optim optimizer, eagerly or in a compiled step:
+    >>> #   scaler.step(opt, tn.grad(scaler.scale_loss(loss), model))
+    >>> # with typed_nn.model's rules over (weight, gradient) pairs, in a compiled step:
+    >>> #   grads = tn.grad(scaler.scale_loss(loss), weights)
+    >>> #   scaler.apply(opt, list(zip(weights, grads)), numbers)
     """
 
     def __init__(
@@ -68,17 +78,14 @@ class LossScaler(Generic[Dv]):
     def apply(
         self,
         optimizer: Optimizer,
-        grads: Sequence[tuple[Tensor[Any, Any, Any], TensorLike[Any, Any, Any]]],
+        grads: Pairs,
         numbers: Sequence[Number],
     ) -> None:
         """``optimizer.apply`` on the unscaled ``grads`` ((weight, gradient of the scaled
         loss) pairs), skipped — every weight and state tensor keeps its value — when a
         gradient holds an Inf or NaN; then the scale's update. The form for a compiled step
         (the caller counts the optimizer's step, as with ``optimizer.apply``)."""
-        # g * 0 is 0 for a finite g and NaN for an Inf or NaN one; NaN is true in ``where``.
-        bad: Scalar32 = _zero(self)
-        for _, g in grads:
-            bad = bad + reduce_sum(astype(g, Float32) * 0.0)
+        bad = self._overflow([g for _, g in grads])
         inverse = 1.0 / self.scale
         kept = [w for w, _ in grads] + [t for w, _ in grads for t in _state(optimizer, w)]
         before = _snapshot(kept)
@@ -87,13 +94,21 @@ class LossScaler(Generic[Dv]):
             t.assign(where(bad, old, t))
         self._update_scale(bad)
 
-    def step(
-        self,
-        optimizer: Optimizer,
-        grads: Sequence[tuple[Tensor[Any, Any, Any], TensorLike[Any, Any, Any]]],
-    ) -> None:
-        """:meth:`apply` eagerly, with the optimizer's numbers; counts its step. The gradients
-        are evaluated first, so no update changes one still to be read."""
+    @overload
+    def step(self, optimizer: ModuleOptimizer[M], grads: M) -> None: ...
+    @overload
+    def step(self, optimizer: Optimizer, grads: Pairs) -> None: ...
+    def step(self, optimizer: Any, grads: Any) -> None:
+        """One step of ``optimizer`` on the unscaled gradients, skipped on an overflow.
+
+        With a ``typed_nn.optim`` optimizer, ``grads`` is ``tn.grad(scaled_loss, model)``
+        (a tree of the model's type), eagerly or inside ``tn.compile``; a skipped step puts
+        back every parameter, state tensor and the step count. With a ``typed_nn.model`` rule,
+        ``grads`` are (weight, gradient) pairs and the step is eager (the form for a compiled
+        step is :meth:`apply`)."""
+        if isinstance(grads, Module):
+            self._step_module(optimizer, grads)
+            return
         values = [evaluate(g) for _, g in grads]
         self.apply(
             optimizer,
@@ -101,6 +116,26 @@ class LossScaler(Generic[Dv]):
             optimizer.numbers(),
         )
         optimizer.step_count += 1
+
+    def _step_module(self, optimizer: ModuleOptimizer[M], grads: M) -> None:
+        if tracing.state.trace is None:  # eagerly: every gradient before any update
+            grads = tree_map(evaluate, grads)
+        bad = self._overflow(parameters(grads))
+        kept = optimizer.step_tensors()
+        before = _snapshot(kept)
+        inverse = 1.0 / self.scale
+        optimizer.step(tree_map(lambda g: g * astype(inverse, g.elem), grads))
+        for t, old in zip(kept, before, strict=True):
+            t.assign(where(bad, old, t))
+        self._update_scale(bad)
+
+    def _overflow(self, grads: Sequence[TensorLike[Any, Any, Any]]) -> Scalar32:
+        """NaN (true in ``where``) when a gradient holds an Inf or NaN, else 0: ``g * 0`` is
+        0 for a finite ``g`` and NaN for an Inf or NaN one."""
+        bad: Scalar32 = _zero(self)
+        for g in grads:
+            bad = bad + reduce_sum(astype(g, Float32) * 0.0)
+        return bad
 
     def _update_scale(self, bad: Scalar32) -> None:
         """Back off on a bad step; grow after ``growth_interval`` good ones in a row."""

@@ -16,9 +16,11 @@ from ..layers.norm import batch_norm, update_running
 from ..layers.param_cells import check_features, check_rank
 from ..ops.conv import Pair, as_pair
 from ..ops.node import format_site, user_site
+from ..policies.precision import ComputeIn
 from ..tags import CPU, FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim4, Dv, Float32, FloatTag, Int64
 from . import init
 from .layers import Gen, _tags
+from .precision import CE, PC, Mixed
 
 __all__ = ["AvgPool2d", "BatchNorm", "Conv2d", "Flatten", "MaxPool2d"]
 
@@ -27,7 +29,7 @@ def _pair(owner: str, what: str, value: object, minimum: int) -> tuple[int, int]
     return as_pair(what, value, minimum, f"cannot create {owner}", format_site(user_site()))
 
 
-class Conv2d(Module, Generic[FE, Dv]):
+class Conv2d(Mixed, Generic[FE, Dv, CE]):
     """2-D convolution of NCHW images, PyTorch's ``nn.Conv2d``: ``weight`` (out, in, kh, kw)
     and ``bias`` (out,) drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in·kh·kw."""
 
@@ -41,7 +43,11 @@ class Conv2d(Module, Generic[FE, Dv]):
     @overload
     def __init__(self: Conv2d[Float32, Dv], in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
     @overload
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    def __init__(self: Conv2d[FE, Dv, FE], in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Conv2d[Float32, CPU, PC], in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Conv2d[FE, Dv, PC], in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, elem: type[FE], device: type[Dv], precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
     def __init__(
         self,
         in_channels: int,
@@ -53,9 +59,11 @@ class Conv2d(Module, Generic[FE, Dv]):
         bias: bool = True,
         elem: type[FloatTag] | None = None,
         device: type[DeviceTag] | None = None,
+        precision: ComputeIn[Any] | None = None,
         gen: Gen = None,
     ) -> None:
         e, dv = _tags(elem, device)
+        self._set_precision(precision, e)
         kh, kw = _pair("Conv2d", "kernel_size", kernel_size, 1)
         self.stride = _pair("Conv2d", "stride", stride, 1)
         self.padding = _pair("Conv2d", "padding", padding, 0)
@@ -64,9 +72,13 @@ class Conv2d(Module, Generic[FE, Dv]):
         self.weight = init.fan_in_uniform(shape, fan_in, e, dv, gen)
         self.bias = init.fan_in_uniform((out_channels,), fan_in, e, dv, gen) if bias else None
 
-    def __call__(self, x: TensorLike[FE, Dv, Dim4]) -> TensorLike[FE, Dv, Dim4]:
-        y = conv2d_forward("Conv2d", x, self.weight, self.bias, self.stride, self.padding)
-        return cast(TensorLike[FE, Dv, Dim4], y)
+    def __call__(self, x: TensorLike[CE, Dv, Dim4]) -> TensorLike[CE, Dv, Dim4]:
+        self._input(x)
+        w, b = self._param(self.weight), self.bias
+        y = conv2d_forward(
+            "Conv2d", x, w, None if b is None else self._param(b), self.stride, self.padding
+        )
+        return cast(TensorLike[CE, Dv, Dim4], y)
 
 
 class MaxPool2d(Module):
@@ -99,11 +111,13 @@ class Flatten(Module):
         return cast(TensorLike[FE, Dv, Dim2], flatten("Flatten", x))
 
 
-class BatchNorm(Module, Generic[FE, Dv]):
+class BatchNorm(Mixed, Generic[FE, Dv, CE]):
     """Batch normalisation over (N, C) or (N, C, H, W) data, PyTorch's ``BatchNorm1d/2d``:
     ``weight`` ones and ``bias`` zeros (C,), trained; ``running_mean`` and ``running_var``
     buffers, updated in training mode (``model.train()``) with ``momentum`` and used in
-    evaluation mode (``model.eval()``)."""
+    evaluation mode (``model.eval()``). With ``precision=``, it takes and returns ``CE`` data
+    but normalises in ``elem``, as PyTorch's autocast does (its statistics are ``elem``
+    buffers)."""
 
     weight: TensorLike[FE, Dv, Dim1]
     bias: TensorLike[FE, Dv, Dim1]
@@ -118,7 +132,11 @@ class BatchNorm(Module, Generic[FE, Dv]):
     @overload
     def __init__(self: BatchNorm[Float32, Dv], num_features: int, *, momentum: float = 0.1, eps: float = 1e-5, device: type[Dv]) -> None: ...  # fmt: skip
     @overload
-    def __init__(self, num_features: int, *, momentum: float = 0.1, eps: float = 1e-5, elem: type[FE], device: type[Dv]) -> None: ...  # fmt: skip
+    def __init__(self: BatchNorm[FE, Dv, FE], num_features: int, *, momentum: float = 0.1, eps: float = 1e-5, elem: type[FE], device: type[Dv]) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: BatchNorm[Float32, CPU, PC], num_features: int, *, momentum: float = 0.1, eps: float = 1e-5, precision: ComputeIn[PC]) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: BatchNorm[FE, Dv, PC], num_features: int, *, momentum: float = 0.1, eps: float = 1e-5, elem: type[FE], device: type[Dv], precision: ComputeIn[PC]) -> None: ...  # fmt: skip
     def __init__(
         self,
         num_features: int,
@@ -127,8 +145,10 @@ class BatchNorm(Module, Generic[FE, Dv]):
         eps: float = 1e-5,
         elem: type[FloatTag] | None = None,
         device: type[DeviceTag] | None = None,
+        precision: ComputeIn[Any] | None = None,
     ) -> None:
         e, dv = _tags(elem, device)
+        self._set_precision(precision, e)
         self.num_features, self.momentum, self.eps = num_features, momentum, eps
         self.weight = ones((num_features,), e, dv)
         self.bias = zeros((num_features,), e, dv)
@@ -136,13 +156,21 @@ class BatchNorm(Module, Generic[FE, Dv]):
         self.running_var = buffer(ones((num_features,), e, dv))
         self.num_batches_tracked = buffer(zeros((), Int64, dv))  # as PyTorch counts them
 
-    def __call__(self, x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+    def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
         check_rank("BatchNorm", type(self), x, (2, 4), "(N, C) or (N, C, H, W) data")
         hint = f"feed data with {self.num_features} channels in dim 1."
         check_features("BatchNorm", type(self), x, 1, self.num_features, "channels", hint)
-        train = self.training
-        if train and math.prod(x.shape) // self.num_features < 2:
+        if self.training and math.prod(x.shape) // self.num_features < 2:
             raise _one_value(x)
+        self._input(x)
+        ce = self.compute_elem
+        if ce is not None:  # normalised in the parameters' type, the result cast back
+            wide: Any = ops.astype(x, self.weight.elem)
+            return cast(TensorLike[CE, Dv, D], ops.astype(self._normalise(wide), ce))
+        return cast(TensorLike[CE, Dv, D], self._normalise(x))
+
+    def _normalise(self, x: AnyTensor) -> AnyTensor:
+        train = self.training
         y = batch_norm(
             x, self.weight, self.bias, self.running_mean, self.running_var, self.eps, train
         )
@@ -153,7 +181,7 @@ class BatchNorm(Module, Generic[FE, Dv]):
             update_running(mean, var, x, self.momentum)
             assert isinstance(count, Tensor)
             count.assign(count + 1)
-        return cast(TensorLike[FE, Dv, D], y)
+        return y
 
 
 def _one_value(x: AnyTensor) -> ShapeError:

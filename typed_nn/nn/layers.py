@@ -16,8 +16,10 @@ from ..evaluate import evaluate
 from ..layers.norm import layer_norm
 from ..ops.node import format_site, user_site
 from ..ops.random import Generator, default_generator
+from ..policies.precision import ComputeIn
 from ..tags import CPU, FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dv, Float32, FloatTag, IntTag
 from . import init
+from .precision import CE, PC, Mixed
 
 __all__ = ["Dropout", "Embedding", "LayerNorm", "Linear", "Sequential"]
 
@@ -30,10 +32,11 @@ def _tags(elem: type[FloatTag] | None, device: type[DeviceTag] | None) -> tuple[
     return (elem or Float32), (device or CPU)
 
 
-class Linear(Module, Generic[FE, Dv]):
+class Linear(Mixed, Generic[FE, Dv, CE]):
     """``y = x @ weight.T + bias`` over the last dim of ``x`` (any rank >= 1), PyTorch's
     ``nn.Linear``: ``weight`` (out_features, in_features), ``bias`` (out_features,) or None;
-    both drawn from U(-1/sqrt(in), 1/sqrt(in))."""
+    both drawn from U(-1/sqrt(in), 1/sqrt(in)). ``precision=PMixedBFloat16``: computed in
+    BFloat16 (``CE``), the parameters kept in ``elem`` (see ``typed_nn.nn.precision``)."""
 
     weight: TensorLike[FE, Dv, Dim2]
     bias: TensorLike[FE, Dv, Dim1] | None
@@ -45,7 +48,11 @@ class Linear(Module, Generic[FE, Dv]):
     @overload
     def __init__(self: Linear[Float32, Dv], in_features: int, out_features: int, *, bias: bool = True, device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
     @overload
-    def __init__(self, in_features: int, out_features: int, *, bias: bool = True, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    def __init__(self: Linear[FE, Dv, FE], in_features: int, out_features: int, *, bias: bool = True, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Linear[Float32, CPU, PC], in_features: int, out_features: int, *, bias: bool = True, precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Linear[FE, Dv, PC], in_features: int, out_features: int, *, bias: bool = True, elem: type[FE], device: type[Dv], precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
     def __init__(
         self,
         in_features: int,
@@ -54,23 +61,28 @@ class Linear(Module, Generic[FE, Dv]):
         bias: bool = True,
         elem: type[FloatTag] | None = None,
         device: type[DeviceTag] | None = None,
+        precision: ComputeIn[Any] | None = None,
         gen: Gen = None,
     ) -> None:
         e, dv = _tags(elem, device)
+        self._set_precision(precision, e)
         self.in_features, self.out_features = in_features, out_features
         self.weight = init.fan_in_uniform((out_features, in_features), in_features, e, dv, gen)
         self.bias = init.fan_in_uniform((out_features,), in_features, e, dv, gen) if bias else None
 
-    def __call__(self, x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+    def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
         _last_dim(self, x, self.in_features, "in_features")
+        self._input(x)
         xa: AnyTensor = x  # any rank: ops.matmul's overloads are per rank
-        y: AnyTensor = ops.matmul(xa, ops.transpose(self.weight))
-        return cast(TensorLike[FE, Dv, D], y if self.bias is None else y + self.bias)
+        y: AnyTensor = ops.matmul(xa, ops.transpose(self._param(self.weight)))
+        b = self.bias
+        return cast(TensorLike[CE, Dv, D], y if b is None else y + self._param(b))
 
 
-class Embedding(Module, Generic[FE, Dv]):
+class Embedding(Mixed, Generic[FE, Dv, CE]):
     """Rows of ``weight`` (num_embeddings, embedding_dim) picked by integer ids, PyTorch's
-    ``nn.Embedding`` (weight drawn from N(0, 1)): ids of shape S give S + (embedding_dim,)."""
+    ``nn.Embedding`` (weight drawn from N(0, 1)): ids of shape S give S + (embedding_dim,).
+    With ``precision=``, the picked rows are cast to the compute type ``CE``."""
 
     weight: TensorLike[FE, Dv, Dim2]
 
@@ -81,7 +93,11 @@ class Embedding(Module, Generic[FE, Dv]):
     @overload
     def __init__(self: Embedding[Float32, Dv], num_embeddings: int, embedding_dim: int, *, device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
     @overload
-    def __init__(self, num_embeddings: int, embedding_dim: int, *, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    def __init__(self: Embedding[FE, Dv, FE], num_embeddings: int, embedding_dim: int, *, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Embedding[Float32, CPU, PC], num_embeddings: int, embedding_dim: int, *, precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: Embedding[FE, Dv, PC], num_embeddings: int, embedding_dim: int, *, elem: type[FE], device: type[Dv], precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
     def __init__(
         self,
         num_embeddings: int,
@@ -89,27 +105,32 @@ class Embedding(Module, Generic[FE, Dv]):
         *,
         elem: type[FloatTag] | None = None,
         device: type[DeviceTag] | None = None,
+        precision: ComputeIn[Any] | None = None,
         gen: Gen = None,
     ) -> None:
         e, dv = _tags(elem, device)
+        self._set_precision(precision, e)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.weight = init.normal((num_embeddings, embedding_dim), e, dv, gen)
 
     @overload
-    def __call__(self, ids: TensorLike[IE, Dv, Dim0]) -> TensorLike[FE, Dv, Dim1]: ...
+    def __call__(self, ids: TensorLike[IE, Dv, Dim0]) -> TensorLike[CE, Dv, Dim1]: ...
     @overload
-    def __call__(self, ids: TensorLike[IE, Dv, Dim1]) -> TensorLike[FE, Dv, Dim2]: ...
+    def __call__(self, ids: TensorLike[IE, Dv, Dim1]) -> TensorLike[CE, Dv, Dim2]: ...
     @overload
-    def __call__(self, ids: TensorLike[IE, Dv, Dim2]) -> TensorLike[FE, Dv, Dim3]: ...
+    def __call__(self, ids: TensorLike[IE, Dv, Dim2]) -> TensorLike[CE, Dv, Dim3]: ...
     @overload
-    def __call__(self, ids: TensorLike[IE, Dv, Any]) -> TensorLike[FE, Dv, Any]: ...
+    def __call__(self, ids: TensorLike[IE, Dv, Any]) -> TensorLike[CE, Dv, Any]: ...
     def __call__(self, ids: TensorLike[Any, Any, Any]) -> TensorLike[Any, Any, Any]:
-        return ops.embedding(self.weight, ids)
+        # the rows cast after the pick: only they are converted, and their gradient is
+        # summed into the table in its own type
+        return self._param(ops.embedding(self.weight, ids))
 
 
-class LayerNorm(Module, Generic[FE, Dv]):
+class LayerNorm(Mixed, Generic[FE, Dv, CE]):
     """Normalisation over the last dim, PyTorch's ``nn.LayerNorm(dim)``: ``weight`` ones and
-    ``bias`` zeros of shape (dim,)."""
+    ``bias`` zeros of shape (dim,). With ``precision=``, computed in ``CE`` (its mean and
+    variance accumulate in float32, as every 16-bit reduction does)."""
 
     weight: TensorLike[FE, Dv, Dim1]
     bias: TensorLike[FE, Dv, Dim1]
@@ -121,7 +142,11 @@ class LayerNorm(Module, Generic[FE, Dv]):
     @overload
     def __init__(self: LayerNorm[Float32, Dv], dim: int, *, eps: float = 1e-5, device: type[Dv]) -> None: ...  # fmt: skip
     @overload
-    def __init__(self, dim: int, *, eps: float = 1e-5, elem: type[FE], device: type[Dv]) -> None: ...  # fmt: skip
+    def __init__(self: LayerNorm[FE, Dv, FE], dim: int, *, eps: float = 1e-5, elem: type[FE], device: type[Dv]) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: LayerNorm[Float32, CPU, PC], dim: int, *, eps: float = 1e-5, precision: ComputeIn[PC]) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: LayerNorm[FE, Dv, PC], dim: int, *, eps: float = 1e-5, elem: type[FE], device: type[Dv], precision: ComputeIn[PC]) -> None: ...  # fmt: skip
     def __init__(
         self,
         dim: int,
@@ -129,15 +154,19 @@ class LayerNorm(Module, Generic[FE, Dv]):
         eps: float = 1e-5,
         elem: type[FloatTag] | None = None,
         device: type[DeviceTag] | None = None,
+        precision: ComputeIn[Any] | None = None,
     ) -> None:
         e, dv = _tags(elem, device)
+        self._set_precision(precision, e)
         self.dim, self.eps = dim, eps
         self.weight = ones((dim,), e, dv)
         self.bias = zeros((dim,), e, dv)
 
-    def __call__(self, x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
+    def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
         _last_dim(self, x, self.dim, "dim")
-        return cast(TensorLike[FE, Dv, D], layer_norm(x, self.weight, self.bias, self.eps))
+        self._input(x)
+        y = layer_norm(x, self._param(self.weight), self._param(self.bias), self.eps)
+        return cast(TensorLike[CE, Dv, D], y)
 
 
 class Sequential(Module):

@@ -9,7 +9,6 @@ from typing import Any, Generic, cast, overload
 
 from .. import ops
 from ..data.factories import zeros
-from ..data.module import Module
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ShapeError, message
 from ..layers.attention import attention_mask, multi_head_attention
@@ -17,14 +16,16 @@ from ..layers.rnn_steps import gru_cell, lstm_cell
 from ..ops.layout import permute_any
 from ..ops.node import format_site, user_site
 from ..ops.special import ZeroTensor
+from ..policies.precision import ComputeIn
 from ..tags import CPU, FE, DeviceTag, Dim1, Dim2, Dim3, Dv, Float32, FloatTag
 from . import init
 from .layers import Gen, Linear, _tags
+from .precision import CE, PC, Mixed
 
 __all__ = ["GRU", "LSTM", "MultiHeadAttention"]
 
 
-class _Recurrent(Module, Generic[FE, Dv]):
+class _Recurrent(Mixed, Generic[FE, Dv, CE]):
     """One recurrent layer: ``weight_ih_l0`` (G·H, in), ``weight_hh_l0`` (G·H, H),
     ``bias_ih_l0`` and ``bias_hh_l0`` (G·H,), all drawn from U(-1/sqrt(H), 1/sqrt(H)) as
     PyTorch draws them; input (seq, batch, in), or (batch, seq, in) with ``batch_first``."""
@@ -42,9 +43,11 @@ class _Recurrent(Module, Generic[FE, Dv]):
         batch_first: bool,
         elem: type[FloatTag] | None,
         device: type[DeviceTag] | None,
+        precision: ComputeIn[Any] | None,
         gen: Gen,
     ) -> None:
         e, dv = _tags(elem, device)
+        self._set_precision(precision, e)
         self.input_size, self.hidden_size, self.batch_first = input_size, hidden_size, batch_first
         g = self.gates * hidden_size
         shapes = (("weight_ih_l0", (g, input_size)), ("weight_hh_l0", (g, hidden_size)))
@@ -64,19 +67,21 @@ class _Recurrent(Module, Generic[FE, Dv]):
                     hint="feed rank-3 data in that layout (batch_first=True: batch first).",
                 )
             )
+        self._input(x)
         time_major = permute_any(x, (1, 0, 2)) if self.batch_first else x
         return [time_major[t] for t in range(time_major.shape[0])]
 
     def _weights(self) -> tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor]:
-        w_ih, w_hh = ops.transpose(self.weight_ih_l0), ops.transpose(self.weight_hh_l0)
-        return w_ih, w_hh, self.bias_ih_l0, self.bias_hh_l0
+        w_ih = ops.transpose(self._param(self.weight_ih_l0))
+        w_hh = ops.transpose(self._param(self.weight_hh_l0))
+        return w_ih, w_hh, self._param(self.bias_ih_l0), self._param(self.bias_hh_l0)
 
     def _stacked(self, hs: list[AnyTensor]) -> Any:
         out: AnyTensor = ops.stack(hs)  # (seq, batch, H)
         return permute_any(out, (1, 0, 2)) if self.batch_first else out
 
 
-class LSTM(_Recurrent[FE, Dv]):
+class LSTM(_Recurrent[FE, Dv, CE]):
     """PyTorch's ``nn.LSTM`` (one layer): ``lstm(x)`` is ``(output, (h_n, c_n))``, output
     (seq, batch, H) or (batch, seq, H) with ``batch_first``, ``h_n`` and ``c_n`` (1, batch, H);
     ``lstm(x, (h0, c0))`` starts from given (1, batch, H) states (zeros otherwise)."""
@@ -86,7 +91,11 @@ class LSTM(_Recurrent[FE, Dv]):
     @overload
     def __init__(self: LSTM[Float32, CPU], input_size: int, hidden_size: int, *, batch_first: bool = False, gen: Gen = None) -> None: ...  # fmt: skip
     @overload
-    def __init__(self, input_size: int, hidden_size: int, *, batch_first: bool = False, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    def __init__(self: LSTM[FE, Dv, FE], input_size: int, hidden_size: int, *, batch_first: bool = False, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: LSTM[Float32, CPU, PC], input_size: int, hidden_size: int, *, batch_first: bool = False, precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: LSTM[FE, Dv, PC], input_size: int, hidden_size: int, *, batch_first: bool = False, elem: type[FE], device: type[Dv], precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
     def __init__(
         self,
         input_size: int,
@@ -95,15 +104,16 @@ class LSTM(_Recurrent[FE, Dv]):
         batch_first: bool = False,
         elem: type[FloatTag] | None = None,
         device: type[DeviceTag] | None = None,
+        precision: ComputeIn[Any] | None = None,
         gen: Gen = None,
     ) -> None:
-        self._build(input_size, hidden_size, batch_first, elem, device, gen)
+        self._build(input_size, hidden_size, batch_first, elem, device, precision, gen)
 
     def __call__(
         self,
-        x: TensorLike[FE, Dv, Dim3],
-        state: tuple[TensorLike[FE, Dv, Dim3], TensorLike[FE, Dv, Dim3]] | None = None,
-    ) -> tuple[TensorLike[FE, Dv, Dim3], tuple[TensorLike[FE, Dv, Dim3], TensorLike[FE, Dv, Dim3]]]:
+        x: TensorLike[CE, Dv, Dim3],
+        state: tuple[TensorLike[CE, Dv, Dim3], TensorLike[CE, Dv, Dim3]] | None = None,
+    ) -> tuple[TensorLike[CE, Dv, Dim3], tuple[TensorLike[CE, Dv, Dim3], TensorLike[CE, Dv, Dim3]]]:
         steps = self._steps(x)
         batch = steps[0].shape[0] if steps else 0
         h, c = (
@@ -118,13 +128,13 @@ class LSTM(_Recurrent[FE, Dv]):
         out: Any = (self._stacked(hs), (_layer(h), _layer(c)))
         return cast(
             tuple[
-                TensorLike[FE, Dv, Dim3], tuple[TensorLike[FE, Dv, Dim3], TensorLike[FE, Dv, Dim3]]
+                TensorLike[CE, Dv, Dim3], tuple[TensorLike[CE, Dv, Dim3], TensorLike[CE, Dv, Dim3]]
             ],
             out,
         )
 
 
-class GRU(_Recurrent[FE, Dv]):
+class GRU(_Recurrent[FE, Dv, CE]):
     """PyTorch's ``nn.GRU`` (one layer): ``gru(x)`` is ``(output, h_n)``, shapes as
     :class:`LSTM`'s; ``gru(x, h0)`` starts from a given (1, batch, H) state."""
 
@@ -133,7 +143,11 @@ class GRU(_Recurrent[FE, Dv]):
     @overload
     def __init__(self: GRU[Float32, CPU], input_size: int, hidden_size: int, *, batch_first: bool = False, gen: Gen = None) -> None: ...  # fmt: skip
     @overload
-    def __init__(self, input_size: int, hidden_size: int, *, batch_first: bool = False, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    def __init__(self: GRU[FE, Dv, FE], input_size: int, hidden_size: int, *, batch_first: bool = False, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: GRU[Float32, CPU, PC], input_size: int, hidden_size: int, *, batch_first: bool = False, precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: GRU[FE, Dv, PC], input_size: int, hidden_size: int, *, batch_first: bool = False, elem: type[FE], device: type[Dv], precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
     def __init__(
         self,
         input_size: int,
@@ -142,13 +156,14 @@ class GRU(_Recurrent[FE, Dv]):
         batch_first: bool = False,
         elem: type[FloatTag] | None = None,
         device: type[DeviceTag] | None = None,
+        precision: ComputeIn[Any] | None = None,
         gen: Gen = None,
     ) -> None:
-        self._build(input_size, hidden_size, batch_first, elem, device, gen)
+        self._build(input_size, hidden_size, batch_first, elem, device, precision, gen)
 
     def __call__(
-        self, x: TensorLike[FE, Dv, Dim3], state: TensorLike[FE, Dv, Dim3] | None = None
-    ) -> tuple[TensorLike[FE, Dv, Dim3], TensorLike[FE, Dv, Dim3]]:
+        self, x: TensorLike[CE, Dv, Dim3], state: TensorLike[CE, Dv, Dim3] | None = None
+    ) -> tuple[TensorLike[CE, Dv, Dim3], TensorLike[CE, Dv, Dim3]]:
         steps = self._steps(x)
         batch = steps[0].shape[0] if steps else 0
         h = state[0] if state is not None else _zeros(self, batch)
@@ -157,7 +172,7 @@ class GRU(_Recurrent[FE, Dv]):
             h = gru_cell(xt, h, *self._weights())
             hs.append(h)
         out: Any = (self._stacked(hs), _layer(h))
-        return cast(tuple[TensorLike[FE, Dv, Dim3], TensorLike[FE, Dv, Dim3]], out)
+        return cast(tuple[TensorLike[CE, Dv, Dim3], TensorLike[CE, Dv, Dim3]], out)
 
 
 def _layer(h: AnyTensor) -> AnyTensor:
@@ -165,14 +180,15 @@ def _layer(h: AnyTensor) -> AnyTensor:
     return ops.reshape(h, (1, *h.shape))
 
 
-def _zeros(layer: _Recurrent[Any, Any], batch: int) -> AnyTensor:
-    """The zero initial state (batch, H)."""
+def _zeros(layer: _Recurrent[Any, Any, Any], batch: int) -> AnyTensor:
+    """The zero initial state (batch, H), in the type the layer computes in."""
     w = layer.weight_hh_l0
-    zero: AnyTensor = ZeroTensor((batch, layer.hidden_size), w.elem, w.device)
+    elem = layer.compute_elem or w.elem
+    zero: AnyTensor = ZeroTensor((batch, layer.hidden_size), elem, w.device)
     return zero
 
 
-class MultiHeadAttention(Module, Generic[FE, Dv]):
+class MultiHeadAttention(Mixed, Generic[FE, Dv, CE]):
     """Multi-head self-attention of (batch, seq, d_model) data, PyTorch's
     ``nn.MultiheadAttention(d_model, n_heads, batch_first=True)`` applied as ``mha(x, x, x)``:
     ``in_proj_weight`` (3d, d) and ``in_proj_bias`` (3d,) for q, k, v, then ``out_proj`` (a
@@ -181,12 +197,16 @@ class MultiHeadAttention(Module, Generic[FE, Dv]):
 
     in_proj_weight: TensorLike[FE, Dv, Dim2]
     in_proj_bias: TensorLike[FE, Dv, Dim1]
-    out_proj: Linear[FE, Dv]
+    out_proj: Linear[FE, Dv, CE]
 
     @overload
     def __init__(self: MultiHeadAttention[Float32, CPU], d_model: int, n_heads: int, *, causal: bool = False, gen: Gen = None) -> None: ...  # fmt: skip
     @overload
-    def __init__(self, d_model: int, n_heads: int, *, causal: bool = False, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    def __init__(self: MultiHeadAttention[FE, Dv, FE], d_model: int, n_heads: int, *, causal: bool = False, elem: type[FE], device: type[Dv], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: MultiHeadAttention[Float32, CPU, PC], d_model: int, n_heads: int, *, causal: bool = False, precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
+    @overload
+    def __init__(self: MultiHeadAttention[FE, Dv, PC], d_model: int, n_heads: int, *, causal: bool = False, elem: type[FE], device: type[Dv], precision: ComputeIn[PC], gen: Gen = None) -> None: ...  # fmt: skip
     def __init__(
         self,
         d_model: int,
@@ -195,6 +215,7 @@ class MultiHeadAttention(Module, Generic[FE, Dv]):
         causal: bool = False,
         elem: type[FloatTag] | None = None,
         device: type[DeviceTag] | None = None,
+        precision: ComputeIn[Any] | None = None,
         gen: Gen = None,
     ) -> None:
         if n_heads < 1 or d_model % n_heads:
@@ -206,17 +227,20 @@ class MultiHeadAttention(Module, Generic[FE, Dv]):
                 )
             )
         e, dv = _tags(elem, device)
+        self._set_precision(precision, e)
         self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
         bound = math.sqrt(6.0 / (4 * d_model))  # xavier_uniform over (3d, d), as PyTorch
         self.in_proj_weight = init.uniform((3 * d_model, d_model), bound, e, dv, gen)
         self.in_proj_bias = zeros((3 * d_model,), e, dv)  # PyTorch starts both biases at zero
-        self.out_proj = cast(Linear[FE, Dv], Linear(d_model, d_model, elem=e, device=dv, gen=gen))
+        out_proj = Linear(d_model, d_model, elem=e, device=dv, gen=gen)
+        out_proj._set_precision(precision, e)
+        self.out_proj = cast(Linear[FE, Dv, CE], out_proj)
         self.out_proj.bias = zeros((d_model,), e, dv)
         self._tn_masks: dict[tuple[int, type, type], AnyTensor] = {}
 
     def __call__(
-        self, x: TensorLike[FE, Dv, Dim3], mask: TensorLike[FE, Dv, Any] | None = None
-    ) -> TensorLike[FE, Dv, Dim3]:
+        self, x: TensorLike[CE, Dv, Dim3], mask: TensorLike[CE, Dv, Any] | None = None
+    ) -> TensorLike[CE, Dv, Dim3]:
         xa: Any = x
         if xa.rank != 3 or xa.shape[2] != self.d_model:
             raise ShapeError(
@@ -227,11 +251,14 @@ class MultiHeadAttention(Module, Generic[FE, Dv]):
                     hint="feed rank-3 data whose last dim is d_model.",
                 )
             )
+        self._input(x)
         full = attention_mask(
             "MultiHeadAttention", xa, mask, self.causal, self.n_heads, self._tn_masks
         )
-        w_out, b_out = ops.transpose(self.out_proj.weight), self.out_proj.bias
+        b_out = self.out_proj.bias
         assert b_out is not None  # made with a bias
-        w_qkv = ops.transpose(self.in_proj_weight)
-        y = multi_head_attention(xa, w_qkv, self.in_proj_bias, w_out, b_out, self.n_heads, full)
-        return cast(TensorLike[FE, Dv, Dim3], y)
+        w_out = ops.transpose(self._param(self.out_proj.weight))
+        w_qkv = ops.transpose(self._param(self.in_proj_weight))
+        b_qkv, b_out = self._param(self.in_proj_bias), self._param(b_out)
+        y = multi_head_attention(xa, w_qkv, b_qkv, w_out, b_out, self.n_heads, full)
+        return cast(TensorLike[CE, Dv, Dim3], y)

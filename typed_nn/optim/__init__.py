@@ -97,6 +97,15 @@ class Optimizer(Generic[M]):
         if not tracing:
             self._host_steps += 1
 
+    def step_tensors(self) -> list[Tensor[Any, Any, Any]]:
+        """Every tensor :meth:`step` writes: the parameters, the rule's state of each and the
+        step counts (made now when no step has run). A step that must be undone — a
+        ``LossScaler`` skipping an overflowing one — puts these back."""
+        weights = [w for _, w in named_parameters(self.model) if isinstance(w, Tensor)]
+        state = [t for w in weights for t in self.rule.state_tensors(w).values()]
+        counts = [self._numbers_of((w.elem, w.device))[0] for w in weights]
+        return [*weights, *state, *dict.fromkeys(counts)]
+
     def _numbers_of(
         self, kind: tuple[type, type]
     ) -> tuple[Tensor[Any, Any, Any], Tensor[Any, Any, Any]]:

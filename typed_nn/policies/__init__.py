@@ -39,6 +39,7 @@ from .param import PDeviceIs as PDeviceIs
 from .param import PElemIs as PElemIs
 from .param import PInitializerIs as PInitializerIs
 from .param import PParamTypeIs as PParamTypeIs
+from .precision import ComputeIn as ComputeIn
 from .precision import PComputeElemIs as PComputeElemIs
 from .precision import PMixedBFloat16 as PMixedBFloat16
 from .precision import PMixedFloat16 as PMixedFloat16
