@@ -37,6 +37,9 @@ _wrap = Tensor._wrap
 class Step:
     """One signature's compiled program, how a call fits it and how its outputs come back."""
 
+    modes: tuple[tuple[Any, bool], ...] = ()
+    """(module, training) of each module whose mode the trace read (:meth:`hold_modes`)."""
+
     def __init__(
         self,
         key: tuple[Any, ...],
@@ -96,13 +99,11 @@ class Step:
         """The program's replay as a device graph (None: it runs plainly)."""
         self.graph_reason = ""
         """Why the program runs plainly (where ``replay`` is None)."""
-        self.modes: list[tuple[Any, bool]] = []
-        """(module, training) of each module whose mode the trace read."""
 
     def hold_modes(self, modes: list[tuple[Any, bool]]) -> None:
         """The program holds while these modules keep these modes (``model.train()`` /
         ``model.eval()`` read when traced): another mode is a new trace."""
-        self.modes = modes
+        self.modes = tuple(modes)
         self.watch = self.watch or bool(modes)
 
     @property
