@@ -59,9 +59,9 @@ value = loss.feed_forward(loss.input_cont().set(LayerInput, m32).set(LossLayerWe
 pred_grad_64: TensorLike[Float64, CPU, Dim2] = loss.feed_backward(loss.output_cont().set(LayerOutput, value)).get(LayerInput)  # E: Incompatible types in assignment
 
 # A gradient of higher rank than the forward value.
-ops.exp_grad(m32, v32)  # E: the gradient g has more dims than x
-ops.sigmoid_grad(t32, m32)  # E: the gradient g has more dims than x
-ops.relu_grad(m32, s32)  # E: the gradient g has more dims than x
+ops.exp_grad(m32, v32)  # E: Cannot infer value of type parameter "D" of "__call__" of "ElementwiseGrad"
+ops.sigmoid_grad(t32, m32)  # E: Cannot infer value of type parameter "D" of "__call__" of "ElementwiseGrad"
+ops.relu_grad(m32, s32)  # E: Cannot infer value of type parameter "D" of "__call__" of "ElementwiseGrad"
 ops.tan_grad(v32, m64)  # E: Cannot infer value of type parameter "FE" of "__call__" of "ElementwiseGrad"
 
 # permute orders of the wrong length; tile targets of lower rank.

@@ -19,9 +19,8 @@ from typing import Any, Protocol, TypedDict, Unpack, overload
 
 from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import ShapeError, message
-from ..shape import deprecated, format_shape
+from ..shape import format_shape
 from ..tags import (
-    D2,
     FE,
     D,
     DeviceTag,
@@ -188,11 +187,9 @@ class ElementwiseGrad(Protocol):
     """The static type of the element-wise gradient ops ``<op>_grad(g, x)``.
 
     ``g`` has ``x``'s element and device and at most its rank (it is broadcast over ``x``'s
-    leading dims); the result has ``x``'s type. A ``g`` of higher concrete rank than ``x`` is
-    reported through a deprecated overload (at run time it is a ShapeError). Same-rank and
-    Scalar gradients are generic over the rank, and a ``g`` whose rank is a TypeVar of its own
-    (a helper generic over both ranks, whose relation typing cannot state) reaches the last
-    overload: code generic over the ranks type-checks.
+    leading dims); the result has ``x``'s type. A ``g`` of higher rank than ``x`` matches no
+    overload (at run time it is a ShapeError). Same-rank and Scalar gradients are generic over
+    the rank, so code generic over ``D`` type-checks.
     """
 
     @overload
@@ -205,17 +202,11 @@ class ElementwiseGrad(Protocol):
     ) -> TensorLike[FE, Dv, D]: ...
     @overload
     def __call__(
-        self,
-        g: TensorLike[FE, Dv, Dim1],
-        x: TensorLike[FE, Dv, Dim2],
-        /,
+        self, g: TensorLike[FE, Dv, Dim1], x: TensorLike[FE, Dv, Dim2], /
     ) -> TensorLike[FE, Dv, Dim2]: ...
     @overload
     def __call__(
-        self,
-        g: TensorLike[FE, Dv, Dim1] | TensorLike[FE, Dv, Dim2],
-        x: TensorLike[FE, Dv, Dim3],
-        /,
+        self, g: TensorLike[FE, Dv, Dim1] | TensorLike[FE, Dv, Dim2], x: TensorLike[FE, Dv, Dim3], /
     ) -> TensorLike[FE, Dv, Dim3]: ...
     @overload
     def __call__(
@@ -245,70 +236,6 @@ class ElementwiseGrad(Protocol):
         x: TensorLike[FE, Dv, Dim6],
         /,
     ) -> TensorLike[FE, Dv, Dim6]: ...
-    @overload
-    @deprecated("the gradient g has more dims than x; this call raises ShapeError")
-    def __call__(
-        self,
-        g: TensorLike[FE, Dv, Dim1]
-        | TensorLike[FE, Dv, Dim2]
-        | TensorLike[FE, Dv, Dim3]
-        | TensorLike[FE, Dv, Dim4]
-        | TensorLike[FE, Dv, Dim5]
-        | TensorLike[FE, Dv, Dim6],
-        x: TensorLike[FE, Dv, Dim0],
-        /,
-    ) -> TensorLike[FE, Dv, Dim0]: ...
-    @overload
-    @deprecated("the gradient g has more dims than x; this call raises ShapeError")
-    def __call__(
-        self,
-        g: TensorLike[FE, Dv, Dim2]
-        | TensorLike[FE, Dv, Dim3]
-        | TensorLike[FE, Dv, Dim4]
-        | TensorLike[FE, Dv, Dim5]
-        | TensorLike[FE, Dv, Dim6],
-        x: TensorLike[FE, Dv, Dim1],
-        /,
-    ) -> TensorLike[FE, Dv, Dim1]: ...
-    @overload
-    @deprecated("the gradient g has more dims than x; this call raises ShapeError")
-    def __call__(
-        self,
-        g: TensorLike[FE, Dv, Dim3]
-        | TensorLike[FE, Dv, Dim4]
-        | TensorLike[FE, Dv, Dim5]
-        | TensorLike[FE, Dv, Dim6],
-        x: TensorLike[FE, Dv, Dim2],
-        /,
-    ) -> TensorLike[FE, Dv, Dim2]: ...
-    @overload
-    @deprecated("the gradient g has more dims than x; this call raises ShapeError")
-    def __call__(
-        self,
-        g: TensorLike[FE, Dv, Dim4] | TensorLike[FE, Dv, Dim5] | TensorLike[FE, Dv, Dim6],
-        x: TensorLike[FE, Dv, Dim3],
-        /,
-    ) -> TensorLike[FE, Dv, Dim3]: ...
-    @overload
-    @deprecated("the gradient g has more dims than x; this call raises ShapeError")
-    def __call__(
-        self,
-        g: TensorLike[FE, Dv, Dim5] | TensorLike[FE, Dv, Dim6],
-        x: TensorLike[FE, Dv, Dim4],
-        /,
-    ) -> TensorLike[FE, Dv, Dim4]: ...
-    @overload
-    @deprecated("the gradient g has more dims than x; this call raises ShapeError")
-    def __call__(
-        self,
-        g: TensorLike[FE, Dv, Dim6],
-        x: TensorLike[FE, Dv, Dim5],
-        /,
-    ) -> TensorLike[FE, Dv, Dim5]: ...
-    @overload
-    def __call__(
-        self, g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D], /
-    ) -> TensorLike[FE, Dv, D]: ...
 
 
 def elementwise_grad(fn: Callable[[AnyTensor, AnyTensor], AnyTensor]) -> ElementwiseGrad:
