@@ -98,13 +98,17 @@ TOO_MANY_DIMS = f"typed_nn data has at most {MAX_RANK} dims; this call raises Ra
 def reduction_block(name: str, elem: str, doc: str) -> str:
     keep_false = "keep_dim: Literal[False] = False"
     x = f"x: {tl(elem, 'D')}"
+    keep_true = "dims: int | tuple[int, ...] | None = None, *, first: int | None = None, keep_dim: Literal[True]"
+    # keep_dim=True keeps the rank: one overload per concrete rank ahead of the generic one.
+    # With the generic one alone, mypy solves D from an assignment's declared type (a Vector
+    # target for a Matrix operand), the call fails that overload and falls through to the
+    # unknown-rank catch-all for a bool keep_dim below, hiding the mismatch.
     out = [
-        ov(
-            name,
-            f"{x}, dims: int | tuple[int, ...] | None = None, *, "
-            "first: int | None = None, keep_dim: Literal[True]",
-            tl(elem, "D"),
-        ),
+        ov(name, f"x: {tl(elem, f'Dim{r}')}, {keep_true}", tl(elem, f"Dim{r}"))
+        for r in range(MAX_RANK + 1)
+    ]
+    out += [
+        ov(name, f"{x}, {keep_true}", tl(elem, "D")),
         ov(name, f"{x}, dims: None = None, *, first: None = None, {keep_false}", tl(elem, "Dim0")),
         ov(name, f"{x}, dims: tuple[()], *, {keep_false}", tl(elem, "D")),
         ov(name, f"{x}, dims: None = None, *, first: Literal[0], {keep_false}", tl(elem, "D")),

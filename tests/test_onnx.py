@@ -537,7 +537,7 @@ def test_bad_arguments(tmp_path: Path) -> None:
     with pytest.raises(tn.OperandError, match="argument 'x' is a lazy expression"):
         export(ops.relu, (x * 2.0,), tmp_path / "b.onnx")
     with pytest.raises(tn.OperandError, match="the example arguments do not fit its parameters"):
-        export(ops.relu, (x, x, x), tmp_path / "b.onnx")
+        export(ops.relu, (x, x, x), tmp_path / "b.onnx")  # type: ignore[arg-type]  # the run-time check
     with pytest.raises(tn.ExportError, match="static names no parameter"):
         export(lambda x: x * 2.0, (x,), tmp_path / "b.onnx", static=["y"])
     with pytest.raises(tn.ExportError, match="it returns no tensor"):

@@ -48,7 +48,9 @@ def test_one_epoch_of_sgd_matches_numpy() -> None:
     w0, b0 = params.try_get("mlp/fc1/weight"), params.try_get("mlp/fc1/bias")
     assert w0 is not None
     assert b0 is not None
-    w, b = w0.numpy().copy(), b0.numpy().copy()
+    # float32 at run time; numpy's stubs widen the float32 - float64-typed update to float64.
+    w: npt.NDArray[np.floating[Any]] = w0.numpy().copy()
+    b: npt.NDArray[np.floating[Any]] = b0.numpy().copy()
     fit(net, data, SGD(0.5), epochs=2, batch_size=5, seed=7, progress=False)
     rng = np.random.default_rng(7)
     for _ in range(2):
@@ -71,7 +73,9 @@ def test_history_loss_and_accuracy_match_numpy(n: int, batch: int) -> None:
     w0, b0 = params.try_get("mlp/fc1/weight"), params.try_get("mlp/fc1/bias")
     assert w0 is not None
     assert b0 is not None
-    w, b = w0.numpy().copy(), b0.numpy().copy()
+    # float32 at run time; numpy's stubs widen the float32 - float64-typed update to float64.
+    w: npt.NDArray[np.floating[Any]] = w0.numpy().copy()
+    b: npt.NDArray[np.floating[Any]] = b0.numpy().copy()
     history = fit(net, data, SGD(0.5), epochs=2, batch_size=batch, seed=3, progress=False)
     rng = np.random.default_rng(3)
     for epoch in range(2):

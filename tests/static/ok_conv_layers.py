@@ -41,7 +41,7 @@ emb = make_train_layer(EmbeddingLayer, LayerInMap({LayerInput: tn.Tensor[Int64, 
 )
 ids = tn.zeros((2, 3), Int64, CPU)
 vectors = emb.feed_forward(emb.input_cont().set(LayerInput, ids)).get(LayerOutput)
-assert_type(vectors, TensorLike[Any, CPU, Any])
+assert_type(vectors, TensorLike[Any, CPU, Dim3])
 table: TensorLike[Float32, CPU, Dim3] = vectors
 
 # Composites typed by ComposeKernel's rank arguments, with no feed_forward override.

@@ -57,7 +57,12 @@ from ..tags import (
     Dv,
     E,
     ElemTag,
+    Float16,
+    Float32,
+    Float64,
     FloatTag,
+    Int32,
+    Int64,
     dim_of_rank,
     tag_name,
 )
@@ -215,6 +220,19 @@ class TensorLike(ABC, Generic[E, Dv, D]):
         handle: EvalHandle[E, Dv, D] = UP.register(self)
         return handle
 
+    # The array's dtype is the element's (BFloat16's and a generic element's: np.generic).
+    @overload
+    def numpy(self: TensorLike[Float32, Any, Any]) -> npt.NDArray[np.float32]: ...
+    @overload
+    def numpy(self: TensorLike[Float64, Any, Any]) -> npt.NDArray[np.float64]: ...
+    @overload
+    def numpy(self: TensorLike[Float16, Any, Any]) -> npt.NDArray[np.float16]: ...
+    @overload
+    def numpy(self: TensorLike[Int32, Any, Any]) -> npt.NDArray[np.int32]: ...
+    @overload
+    def numpy(self: TensorLike[Int64, Any, Any]) -> npt.NDArray[np.int64]: ...
+    @overload
+    def numpy(self) -> npt.NDArray[np.generic]: ...
     def numpy(self) -> npt.NDArray[Any]:
         """Evaluate and return the values as a host numpy array."""
         array: npt.NDArray[Any] = UP.evaluate(self).numpy()
@@ -788,6 +806,18 @@ class Tensor(TensorLike[E, Dv, D]):
         device: tuple[int, int] = self._array.__dlpack_device__()
         return device
 
+    @overload
+    def numpy(self: Tensor[Float32, Any, Any]) -> npt.NDArray[np.float32]: ...
+    @overload
+    def numpy(self: Tensor[Float64, Any, Any]) -> npt.NDArray[np.float64]: ...
+    @overload
+    def numpy(self: Tensor[Float16, Any, Any]) -> npt.NDArray[np.float16]: ...
+    @overload
+    def numpy(self: Tensor[Int32, Any, Any]) -> npt.NDArray[np.int32]: ...
+    @overload
+    def numpy(self: Tensor[Int64, Any, Any]) -> npt.NDArray[np.int64]: ...
+    @overload
+    def numpy(self) -> npt.NDArray[np.generic]: ...
     def numpy(self) -> npt.NDArray[Any]:
         """The values as a host numpy array (no copy on CPU: writes show in the tensor)."""
         if tracing.state.trace is not None:

@@ -13,14 +13,14 @@ A composite of a ``ParamSourceLayer`` (policies as for ``LinearLayer``) and ``Em
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 from .. import ops, tracing
 from ..data.tensor import AnyTensor, Matrix, Tensor, TensorLike
 from ..errors import ElemTypeError, IndexRangeError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs
-from ..tags import D, Dv, Int64, IntTag
+from ..tags import D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, Int64, IntTag
 from .compose import ComposeKernel
 from .in_map import port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
@@ -119,9 +119,39 @@ class EmbeddingLayer(ComposeKernel[LayerInput, LayerOutput]):
         self.num_embeddings, self.dim = num_embeddings, dim
 
     # ComposeKernel types a composite's ports as float data of one element; this one takes
-    # integer indices in and gives float rows out, so it keeps its own signatures.
-    def feed_forward(  # type: ignore[override]
+    # integer indices in and gives float rows out, so it keeps its own signatures: one rank
+    # more than the indices (an overload per rank); the element is the table's, which a
+    # policy (PElemIs) sets, so it stays Any.
+    @overload  # type: ignore[override]
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, Dim0]]
+    ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Dim1]]: ...
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, Dim1]]
+    ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Dim2]]: ...
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, Dim2]]
+    ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Dim3]]: ...
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, Dim3]]
+    ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Dim4]]: ...
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, Dim4]]
+    ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Dim5]]: ...
+    @overload
+    def feed_forward(
+        self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, Dim5]]
+    ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Dim6]]: ...
+    @overload
+    def feed_forward(
         self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, D]]
+    ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Any]]: ...
+    def feed_forward(  # pyright: ignore[reportIncompatibleMethodOverride]
+        self, inputs: VarValues[LayerInput, TensorLike[Int64, Dv, Any]]
     ) -> VarValues[LayerOutput, TensorLike[Any, Dv, Any]]:
         """``LayerOutput`` = the rows of the indices (lazy), ``indices.shape + (dim,)``."""
         return self._feed_forward(inputs)

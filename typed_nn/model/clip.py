@@ -11,12 +11,12 @@ and the norm becomes ``max_norm``. The results are lazy expressions (in a compil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 from .. import ops
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, ParamError, message
-from ..tags import FE, Dim0, Dv, FloatTag
+from ..tags import FE, D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, FloatTag
 
 __all__ = ["clip_by_global_norm", "global_norm"]
 
@@ -31,6 +31,44 @@ def global_norm(grads: Sequence[TensorLike[FE, Dv, Any]]) -> TensorLike[FE, Dv, 
     return norm
 
 
+# One rank keeps it: an overload per concrete rank (mypy would solve a generic D from an
+# assignment's declared type, fail, and take the Any-rank overload), then generic, then mixed.
+@overload
+def clip_by_global_norm(
+    grads: Sequence[TensorLike[FE, Dv, Dim0]], max_norm: float
+) -> list[TensorLike[FE, Dv, Dim0]]: ...
+@overload
+def clip_by_global_norm(
+    grads: Sequence[TensorLike[FE, Dv, Dim1]], max_norm: float
+) -> list[TensorLike[FE, Dv, Dim1]]: ...
+@overload
+def clip_by_global_norm(
+    grads: Sequence[TensorLike[FE, Dv, Dim2]], max_norm: float
+) -> list[TensorLike[FE, Dv, Dim2]]: ...
+@overload
+def clip_by_global_norm(
+    grads: Sequence[TensorLike[FE, Dv, Dim3]], max_norm: float
+) -> list[TensorLike[FE, Dv, Dim3]]: ...
+@overload
+def clip_by_global_norm(
+    grads: Sequence[TensorLike[FE, Dv, Dim4]], max_norm: float
+) -> list[TensorLike[FE, Dv, Dim4]]: ...
+@overload
+def clip_by_global_norm(
+    grads: Sequence[TensorLike[FE, Dv, Dim5]], max_norm: float
+) -> list[TensorLike[FE, Dv, Dim5]]: ...
+@overload
+def clip_by_global_norm(
+    grads: Sequence[TensorLike[FE, Dv, Dim6]], max_norm: float
+) -> list[TensorLike[FE, Dv, Dim6]]: ...
+@overload
+def clip_by_global_norm(
+    grads: Sequence[TensorLike[FE, Dv, D]], max_norm: float
+) -> list[TensorLike[FE, Dv, D]]: ...
+@overload
+def clip_by_global_norm(
+    grads: Sequence[TensorLike[FE, Dv, Any]], max_norm: float
+) -> list[TensorLike[FE, Dv, Any]]: ...
 def clip_by_global_norm(
     grads: Sequence[TensorLike[FE, Dv, Any]], max_norm: float
 ) -> list[TensorLike[FE, Dv, Any]]:

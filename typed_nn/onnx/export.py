@@ -23,7 +23,7 @@ import inspect
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVarTuple
 
 import numpy as np
 
@@ -52,9 +52,14 @@ class NamedTensors(Protocol):
     def items(self) -> Iterable[tuple[str, Tensor[Any, Any, Any]]]: ...
 
 
+# The example arguments' types are fn's parameter types (a Float64 example for a Float32
+# function is a static error): a tuple, as a ParamSpec's args cannot be typed outside *args.
+Ts = TypeVarTuple("Ts")
+
+
 def export(
-    fn: Callable[..., Any],
-    example_args: Sequence[Any],
+    fn: Callable[[*Ts], object],
+    example_args: tuple[*Ts],
     path: str | os.PathLike[str],
     *,
     opset: int = DEFAULT_OPSET,

@@ -59,7 +59,7 @@ def _unknown(doing: str, what: str, value: str, choices: tuple[str, ...]) -> Tra
 @overload
 def build_mlp(
     widths: Sequence[int], activation: ActivationName = ..., *, seed: int = ..., name: str = ...
-) -> tuple[MLP, LoadBuffer[Float32, CPU]]: ...
+) -> tuple[MLP[Float32, CPU], LoadBuffer[Float32, CPU]]: ...
 @overload
 def build_mlp(
     widths: Sequence[int],
@@ -68,7 +68,7 @@ def build_mlp(
     seed: int = ...,
     name: str = ...,
     device: type[Dv],
-) -> tuple[MLP, LoadBuffer[Float32, Dv]]: ...
+) -> tuple[MLP[Float32, Dv], LoadBuffer[Float32, Dv]]: ...
 def build_mlp(
     widths: Sequence[int],
     activation: ActivationName = "relu",
@@ -76,7 +76,7 @@ def build_mlp(
     seed: int = 0,
     name: str = "mlp",
     device: type[DeviceTag] = CPU,
-) -> tuple[MLP, LoadBuffer[Float32, Any]]:
+) -> tuple[MLP[Float32, Any], LoadBuffer[Float32, Any]]:
     """A training MLP ``widths[0] -> ... -> widths[-1]`` with ``activation`` after every hidden
     layer and logits out, its parameters initialised on ``device``; returns it and its
     parameters by name.
