@@ -14,7 +14,7 @@ import pytest
 import typed_nn as tn
 from typed_nn.cli import main
 from typed_nn.model import load_weights
-from typed_nn.train import History, accuracy, fit, load_digits
+from typed_nn.train import History, LambdaCallback, accuracy, fit, load_digits
 from typed_nn.train.classifier import build_mlp, make_optimizer
 
 
@@ -27,8 +27,6 @@ def _train(device: type[tn.DeviceTag], optimizer: str) -> tuple[History, float, 
         make_optimizer(optimizer),  # type: ignore[arg-type]
         test=split.test,
         epochs=3,
-        progress=False,
-        device=device,
     )
     return history, accuracy(net, split.test, device=device), params
 
@@ -50,11 +48,13 @@ def test_digits_mlp_trains_on_gpu_like_on_cpu(cupy_module: Any, optimizer: str) 
 def test_a_cpu_model_given_gpu_data_is_a_training_error(cupy_module: Any) -> None:
     net, _ = build_mlp([64, 8, 10], seed=0)
     with pytest.raises(tn.TrainingError) as err:
-        fit(net, load_digits(seed=0).train, make_optimizer("sgd"), epochs=1, device=tn.GPU)
+        accuracy(net, load_digits(seed=0).test, device=tn.GPU)
     assert str(err.value).startswith(
         "cannot train: the model's parameters are not on the data's device (GPU)."
     )
-    assert "hint: build the model on GPU, or pass device= for the model's device" in str(err.value)
+    assert "hint: build the model on GPU, or pass device= for the model's device to predict" in str(
+        err.value
+    )
 
 
 @pytest.mark.gpu
@@ -86,8 +86,8 @@ def test_a_gpu_training_loop_stops_requesting_device_memory(cupy_module: Any) ->
         load_digits(seed=0).train,
         make_optimizer("momentum"),
         epochs=3,
-        progress=False,
-        device=tn.GPU,
-        on_epoch=lambda epoch, history: held.append(pool.total_bytes()),
+        callbacks=[
+            LambdaCallback(on_epoch_end=lambda epoch, history: held.append(pool.total_bytes()))
+        ],
     )
     assert held[1] == held[2]  # the second and third epochs reuse the first one's blocks

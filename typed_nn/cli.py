@@ -33,7 +33,16 @@ from .errors import (
 )
 from .model import LoadBuffer, Optimizer, save_weights
 from .tags import CPU, GPU, DeviceTag, Float32
-from .train import accuracy, fit, load_digits, plot_history
+from .train import (
+    Callback,
+    LayerModel,
+    ModelCheckpoint,
+    ProgressBar,
+    accuracy,
+    fit,
+    load_digits,
+    plot_history,
+)
 from .train.classifier import ActivationName, OptimizerName, build_mlp, make_optimizer
 from .train.cnn import build_cnn
 from .train.data import Dataset
@@ -296,22 +305,21 @@ def _train(args: argparse.Namespace, w: World) -> int:
         )
     if args.checkpoint is not None:
         args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    callbacks: list[Callback] = [] if quiet else [ProgressBar()]
+    if args.checkpoint is not None or args.resume is not None:
+        every = args.checkpoint_every
+        callbacks.append(ModelCheckpoint(args.checkpoint, every=every, resume_from=args.resume))
     try:
         history = fit(
-            model.net,
+            LayerModel(model.net, input_shape=model.input_shape),
             split.train,
             optimizer,
             test=split.test,
             epochs=args.epochs,
             batch_size=args.batch_size,
             seed=args.seed,
-            progress=False if quiet else None,
-            device=device,
-            checkpoint_path=args.checkpoint,
-            checkpoint_every=args.checkpoint_every,
-            resume_from=args.resume,
+            callbacks=callbacks,
             world=w,
-            input_shape=model.input_shape,
         )
     except TrainingError as err:  # the arguments are checked: the run diverged
         raise RunError(f"{str(err).splitlines()[0]} Nothing saved (try a smaller --lr).") from err
