@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 import typed_nn as tn
+from typed_nn import nn
 from typed_nn.cli import main
 from typed_nn.model import load_weights
 from typed_nn.train import History, LambdaCallback, accuracy, fit, load_digits
 from typed_nn.train.classifier import build_mlp, make_optimizer
+from typed_nn.train.modules import MLPClassifier
 
 
 def _train(device: type[tn.DeviceTag], optimizer: str) -> tuple[History, float, Any]:
@@ -67,10 +69,11 @@ def test_the_command_trains_on_gpu(
     match = re.search(r"test accuracy: (\d\.\d{3})\n$", out)
     assert match is not None, out
     assert float(match.group(1)) > 0.8
-    # the weights were saved from the GPU and load into a CPU network with the same accuracy
-    net, params = build_mlp([64, 32, 10], seed=9, name="digits")
+    # the weights were saved from the GPU and load into a CPU module with the same accuracy
+    model = MLPClassifier([64, 32, 10], gen=tn.Generator(9))
+    params = {n: t for n, t in nn.named_parameters(model) if isinstance(t, tn.Tensor)}
     load_weights(tmp_path / "digits_mlp.safetensors", params)
-    assert f"{accuracy(net, load_digits(seed=0).test):.3f}" == match.group(1)
+    assert f"{accuracy(model, load_digits(seed=0).test):.3f}" == match.group(1)
 
 
 @pytest.mark.gpu

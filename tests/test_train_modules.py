@@ -199,3 +199,42 @@ def test_a_module_trains_with_its_own_optimizer_only(digits: Split) -> None:
     net, _ = build_mlp([64, 10], seed=0)
     with pytest.raises(tn.TrainingError, match=r"\(typed_nn\.optim's are for an nn\.Module\)\.$"):
         fit(net, digits.train, optim.SGD(model, lr=0.1))
+
+
+def test_a_scheduled_module_optimizer_sets_each_steps_rate_in_the_program(digits: Split) -> None:
+    """fit sets a schedule's learning rate before every call of the compiled step
+    (``opt.prepare_step``): a rate of 0 after the first step leaves the weights of one step."""
+    data = Dataset(digits.train.features[:64], digits.train.labels[:64], 10)
+    tn.manual_seed(0)
+    once = MLP(p=0.0)
+    fit(once, data, optim.SGD(once, lr=0.5), epochs=1, batch_size=64)
+    tn.manual_seed(0)
+    model = MLP(p=0.0)
+    opt = optim.SGD(model, lr=lambda step: 0.5 if step == 0 else 0.0)
+    fit(model, data, opt, epochs=3, batch_size=64)
+    assert opt.step_count == 3
+    for name, value in _state(model).items():
+        assert np.array_equal(value, _state(once)[name]), name
+
+
+def test_prepare_step_lets_a_compiled_step_run_a_schedule() -> None:
+    tn.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = optim.SGD(model, lr=lambda step: 1.0 / (step + 1))
+    x = tn.tensor(np.ones((2, 3), np.float32), tn.Float32, tn.CPU, tn.Dim2)
+
+    @tn.compile
+    def step(x: Batch) -> tn.Scalar[tn.Float32, tn.CPU]:
+        loss = ops.reduce_sum(model(x))
+        opt.step(tn.grad(loss, model))
+        return loss
+
+    assert model.bias is not None
+    bias = [float(model.bias.numpy()[0])]
+    for k in range(3):
+        opt.prepare_step(k)
+        step(x)
+        bias.append(float(model.bias.numpy()[0]))
+    # d(sum)/d(bias) = 2 (two rows): the bias falls by 2 * lr(k) at step k
+    np.testing.assert_allclose(np.diff(bias), [-2.0, -1.0, -2.0 / 3.0], rtol=1e-6)
+    assert opt.step_count == 3

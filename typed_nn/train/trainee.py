@@ -98,6 +98,9 @@ class ModuleTrainee:
 
     def __init__(self, model: Module, optimizer: ModuleOptimizer[Any] | None) -> None:
         self._optimizer = optimizer
+        self._steps: int | None = None
+        """Steps taken, kept on the host for a schedule (read from the optimizer first:
+        after a resume)."""
         self.model: Module = model
         self.input_shape: tuple[int, ...] | None = None
         params = named_parameters(model)
@@ -126,10 +129,17 @@ class ModuleTrainee:
         self.optimizer.step(tree_map(lambda _: next(summed), grads))
 
     def numbers(self) -> tuple[float, ...]:
-        return ()  # the optimizer's step count and learning rate are tensors it holds
+        # the optimizer's step count and learning rate are tensors it holds; a schedule's
+        # learning rate is set in them before each call
+        if self.optimizer.schedule is not None:
+            if self._steps is None:
+                self._steps = self.optimizer.step_count
+            self.optimizer.prepare_step(self._steps)
+        return ()
 
     def stepped(self) -> None:
-        pass  # the step count advanced in the program
+        if self._steps is not None:  # the device's count advanced in the program
+            self._steps += 1
 
     def release(self) -> None:
         pass  # a module's forward keeps nothing
