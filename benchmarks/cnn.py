@@ -33,7 +33,7 @@ from typed_nn.layers import LayerInMap, LayerInput, layer_init, make_train_layer
 from typed_nn.model import SGD, LoadBuffer, ParamInitializer
 from typed_nn.policies import PElemIs, PFeedbackOutput, PUpdate
 from typed_nn.tags import dim_of_rank
-from typed_nn.train import Dataset, History, accuracy, fit, load_digits
+from typed_nn.train import Dataset, History, LambdaCallback, LayerModel, accuracy, fit, load_digits
 from typed_nn.train.cnn import DigitsCNN
 
 Array = npt.NDArray[np.float32]
@@ -87,15 +87,13 @@ def typed_nn_run(
     net = typed_nn_model(weights)
     timer = EpochTimer()
     fit(
-        net,
+        LayerModel(net, input_shape=SHAPE),
         train,
         SGD(LR),
         epochs=epochs,
         batch_size=BATCH,
         seed=seed,
-        progress=False,
-        on_epoch=timer,
-        input_shape=SHAPE,
+        callbacks=[LambdaCallback(on_epoch_end=timer)],
     )
     return min(timer.times), accuracy(net, test, input_shape=SHAPE)
 

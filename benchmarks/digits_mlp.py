@@ -37,7 +37,7 @@ import typed_nn as tn
 from typed_nn.layers import MLP, ReLULayer, layer_init
 from typed_nn.model import SGD, LoadBuffer, ParamInitializer
 from typed_nn.tags import dim_of_rank
-from typed_nn.train import Dataset, History, fit, load_digits
+from typed_nn.train import Dataset, History, LambdaCallback, fit, load_digits
 from typed_nn.train import accuracy as tn_accuracy
 
 Array = npt.NDArray[np.float32]
@@ -142,8 +142,7 @@ def typed_nn_run(
         epochs=epochs,
         batch_size=batch,
         seed=seed,
-        progress=False,
-        on_epoch=timer,
+        callbacks=[LambdaCallback(on_epoch_end=timer)],
     )
     return min(timer.times), tn_accuracy(net, test)
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from typed_nn.distributed import World, world
 from typed_nn.model import SGD
-from typed_nn.train import Dataset, History, fit
+from typed_nn.train import Dataset, History, LambdaCallback, fit
 from typed_nn.train.classifier import build_mlp
 
 WIDTHS = [784, 512, 256, 10]
@@ -72,7 +72,14 @@ def worker(samples: int, batch: int, epochs: int) -> None:
         spent[0], spent[1] = 0.0, 0
         started[0] = now
 
-    fit(net, data, SGD(0.01), epochs=epochs, batch_size=batch, progress=False, on_epoch=on_epoch)
+    fit(
+        net,
+        data,
+        SGD(0.01),
+        epochs=epochs,
+        batch_size=batch,
+        callbacks=[LambdaCallback(on_epoch_end=on_epoch)],
+    )
     alone = 0.0  # the bucket's all-reduce with both ranks ready (after a barrier)
     if w.size > 1:
         bucket = np.ones(sum(int(np.prod(p.shape)) for _, p in params.items()), np.float32)

@@ -52,6 +52,7 @@ from typed_nn.evaluate import clear_plan_cache, stats
 from typed_nn.model import SGD
 from typed_nn.train.classifier import build_mlp
 from typed_nn.train.step import TrainStep
+from typed_nn.train.trainee import LayerTrainee
 
 Untyped = Any
 Result = dict[str, Any]
@@ -248,9 +249,9 @@ class Bench:
         xs = rng.standard_normal((batch, widths[0]), dtype=np.float32)
         labels = rng.integers(0, widths[-1], batch)
         net, params = build_mlp(widths, seed=0, device=tn.GPU)
-        graph = TrainStep(net, SGD(0.01), widths[0], widths[-1], tn.GPU)
+        graph = TrainStep(LayerTrainee(net, SGD(0.01), device=tn.GPU), widths[0], widths[-1])
         features = self.cupy.asarray(xs)
-        targets = self.cupy.asarray(np.eye(widths[-1], dtype=np.float32)[labels])
+        targets = self.cupy.asarray(labels)  # integer labels, as fit gathers them
         rows = self.cupy.arange(batch)
 
         def step() -> None:

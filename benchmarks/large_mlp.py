@@ -22,7 +22,7 @@ import numpy as np
 from digits_mlp import EpochTimer, Weights, initial_weights, preset_mlp, versions
 
 from typed_nn.model import SGD
-from typed_nn.train import Dataset, fit
+from typed_nn.train import Dataset, LambdaCallback, fit
 
 WIDTHS = [784, 512, 256, 10]
 LR = 0.01
@@ -90,8 +90,7 @@ def typed_nn_run(data: Dataset, weights: Weights, epochs: int, batch: int, seed:
         epochs=epochs,
         batch_size=batch,
         seed=seed,
-        progress=False,
-        on_epoch=timer,
+        callbacks=[LambdaCallback(on_epoch_end=timer)],
     )
     return min(timer.times), history.train_loss[-1]
 

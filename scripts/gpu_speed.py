@@ -80,16 +80,17 @@ def mlp_step(batch: int, graph: bool) -> tuple[Callable[[], Any], Any]:
     from typed_nn.model import SGD
     from typed_nn.train.classifier import build_mlp
     from typed_nn.train.step import TrainStep
+    from typed_nn.train.trainee import LayerTrainee
 
     rng = np.random.default_rng(0)
     xs = rng.standard_normal((batch, WIDTHS[0]), dtype=np.float32)
-    ys = np.eye(WIDTHS[-1], dtype=np.float32)[rng.integers(0, WIDTHS[-1], batch)]
+    ys = rng.integers(0, WIDTHS[-1], batch)  # integer labels, as fit gathers them
     net, params = build_mlp(WIDTHS, seed=0, device=tn.GPU)
-    train = TrainStep(net, SGD(0.01), WIDTHS[0], WIDTHS[-1], tn.GPU)
+    opt = SGD(0.01)
+    train = TrainStep(LayerTrainee(net, opt, device=tn.GPU), WIDTHS[0], WIDTHS[-1])
     compiled = tn.compile(train._traced, cuda_graph=graph)
     x = tn.tensor(xs, tn.Float32, tn.GPU, tn.Dim2)
-    y = tn.tensor(ys, tn.Float32, tn.GPU, tn.Dim2)
-    opt = train.optimizer
+    y = tn.tensor(ys, tn.Int64, tn.GPU, tn.Dim1)
 
     def step() -> Any:
         out = compiled(x, y, opt.numbers())

@@ -2,7 +2,8 @@
 (or alone, as the one-process reference): ``python tests/distributed_worker.py MODE OUT``.
 
 Modes: ``train-<optimizer>`` (fit a small MLP on synthetic data, then every rank saves its
-weights and history to OUT.rank<r>.npz), ``collectives`` (prints each collective's result), ``mismatch`` (rank 1 builds a wider model),
+weights and history to OUT.rank<r>.npz), ``module-<optimizer>`` (the same with an nn.Module
+MLP and a typed_nn.optim optimizer), ``collectives`` (prints each collective's result), ``mismatch`` (rank 1 builds a wider model),
 ``batch`` (a global batch the ranks cannot share), ``kill`` (rank 1 kills itself with
 SIGKILL in the middle of the second epoch while rank 0 saves weights after every epoch),
 ``raise`` (rank 1 raises there instead, inside ``abort_on_error``), ``disagree`` (one ``fit``
@@ -21,9 +22,10 @@ from typing import Any
 import numpy as np
 
 import typed_nn as tn
+from typed_nn import nn, ops, optim
 from typed_nn.distributed import abort_on_error, world
 from typed_nn.model import SGD, Adam, Momentum, Optimizer, save_weights
-from typed_nn.train import Dataset, History, fit
+from typed_nn.train import Dataset, History, LambdaCallback, fit
 from typed_nn.train.classifier import build_mlp
 
 N_SAMPLES = 203  # 203 = 12 * 16 + 11: the last batch is smaller, and odd
@@ -59,20 +61,44 @@ def optimizer(name: str) -> Optimizer:
     return Adam(1e-2)
 
 
+class ModuleMLP(nn.Module):
+    def __init__(self) -> None:
+        self.fc1 = nn.Linear(N_FEATURES, 16)
+        self.fc2 = nn.Linear(16, N_CLASSES)
+
+    def __call__(self, x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.TensorLike[Any, Any, tn.Dim2]:
+        return self.fc2(ops.relu(self.fc1(x)))
+
+
+def module_optimizer(name: str, model: ModuleMLP) -> optim.Optimizer[ModuleMLP]:
+    if name == "sgd":
+        return optim.SGD(model, lr=0.1)
+    if name == "momentum":
+        return optim.Momentum(model, lr=0.05, momentum=0.9)
+    return optim.Adam(model, lr=1e-2)
+
+
+def train_module(name: str, out: str) -> None:
+    """Every rank seeds its module differently: fit must broadcast rank 0's."""
+    w = world()
+    tn.manual_seed(w.rank)
+    model = ModuleMLP()
+    history = fit(model, data(), module_optimizer(name, model), epochs=3, batch_size=16)
+    arrays = {name: t.numpy() for name, t in nn.named_parameters(model)}
+    arrays["loss"], arrays["acc"] = np.array(history.train_loss), np.array(history.train_acc)
+    np.savez(f"{out}.rank{w.rank}.npz", allow_pickle=False, **arrays)
+
+
 def main(mode: str, out: str) -> None:
     w = world()
+    if mode.startswith("module-"):
+        train_module(mode.removeprefix("module-"), out)
+        return
     # Every rank seeds its weights differently: fit must broadcast rank 0's.
     widths = [N_FEATURES, 16 if mode != "mismatch" or w.rank == 0 else 17, N_CLASSES]
     net, params = build_mlp(widths, "relu", seed=w.rank)
     if mode.startswith("train-"):
-        history = fit(
-            net,
-            data(),
-            optimizer(mode.removeprefix("train-")),
-            epochs=3,
-            batch_size=16,
-            progress=False,
-        )
+        history = fit(net, data(), optimizer(mode.removeprefix("train-")), epochs=3, batch_size=16)
         arrays = {name: t.numpy() for name, t in params.items()}  # every rank: compared
         arrays["loss"], arrays["acc"] = np.array(history.train_loss), np.array(history.train_acc)
         np.savez(f"{out}.rank{w.rank}.npz", allow_pickle=False, **arrays)
@@ -90,14 +116,7 @@ def main(mode: str, out: str) -> None:
             print("\n".join(lines), flush=True)
     elif mode == "mismatch" or mode == "batch":
         try:
-            fit(
-                net,
-                data(),
-                SGD(0.1),
-                epochs=1,
-                batch_size=16 if mode == "mismatch" else 15,
-                progress=False,
-            )
+            fit(net, data(), SGD(0.1), epochs=1, batch_size=16 if mode == "mismatch" else 15)
         except tn.TypedNNError as err:
             print(f"rank {w.rank}: {type(err).__name__}: {err}", flush=True)
             sys.exit(3)
@@ -106,7 +125,7 @@ def main(mode: str, out: str) -> None:
             args: dict[str, Any] = {"train": data(), "optimizer": SGD(0.1), "epochs": 3}
             args |= {"batch_size": 16, "seed": 0} | (change if w.rank == 1 else {})
             try:
-                fit(net, args.pop("train"), args.pop("optimizer"), progress=False, **args)
+                fit(net, args.pop("train"), args.pop("optimizer"), **args)
             except tn.DistributedError as err:
                 print(f"{name}: rank {w.rank}: {str(err).replace(chr(10), ' | ')}", flush=True)
     elif mode == "leave":
@@ -116,7 +135,14 @@ def main(mode: str, out: str) -> None:
                 raise RuntimeError("rank 1 leaves")
 
         try:
-            fit(net, data(), SGD(0.1), epochs=3, batch_size=16, progress=False, on_epoch=leave)
+            fit(
+                net,
+                data(),
+                SGD(0.1),
+                epochs=3,
+                batch_size=16,
+                callbacks=[LambdaCallback(on_epoch_end=leave)],
+            )
         except (tn.TypedNNError, RuntimeError) as err:
             print(f"rank {w.rank}: {type(err).__name__}: {err}", flush=True)
     elif mode in ("kill", "raise"):
@@ -140,8 +166,7 @@ def main(mode: str, out: str) -> None:
                 FailingSGD(0.1),
                 epochs=50,
                 batch_size=16,
-                progress=False,
-                on_epoch=on_epoch,
+                callbacks=[LambdaCallback(on_epoch_end=on_epoch)],
             )
 
 

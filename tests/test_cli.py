@@ -6,16 +6,22 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
-from typed_nn import cli
+import typed_nn as tn
+from typed_nn import cli, nn
 from typed_nn.cli import main
 from typed_nn.model import load_weights
 from typed_nn.train import accuracy, load_digits
-from typed_nn.train.classifier import build_mlp
-from typed_nn.train.cnn import build_cnn
+from typed_nn.train.modules import ConvClassifier, MLPClassifier
+
+
+def _tensors(model: nn.Module) -> dict[str, tn.Tensor[Any, Any, Any]]:
+    """A module's parameters by name (each a principal tensor), as load_weights takes them."""
+    return {n: t for n, t in nn.named_parameters(model) if isinstance(t, tn.Tensor)}
 
 
 def test_short_digits_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -32,16 +38,11 @@ def test_short_digits_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     pytest.importorskip("matplotlib")
     assert f"plot saved to {plot}" in out
     assert plot.read_bytes()[:4] == b"\x89PNG"
-    # The saved weights reload into a fresh network of the same shape and give its accuracy.
-    net, params = build_mlp([64, 128, 10], seed=99, name="digits")
-    loaded = load_weights(weights, params)
-    assert loaded == (
-        "digits/fc1/bias",
-        "digits/fc1/weight",
-        "digits/fc2/bias",
-        "digits/fc2/weight",
-    )
-    assert f"{accuracy(net, load_digits().test):.3f}" == match.group(1)
+    # The saved weights reload into a fresh module of the same shape and give its accuracy.
+    model = MLPClassifier([64, 128, 10], gen=tn.Generator(99))
+    loaded = load_weights(weights, _tensors(model))
+    assert loaded == ("layers.0.bias", "layers.0.weight", "layers.1.bias", "layers.1.weight")
+    assert f"{accuracy(model, load_digits().test):.3f}" == match.group(1)
     assert float(match.group(1)) > 0.8  # two epochs already learn most digits
 
 
@@ -61,16 +62,12 @@ def test_short_cnn_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert match is not None, out
     weights = tmp_path / "digits_cnn.safetensors"
     assert f"weights saved to {weights}" in out
-    net, params = build_cnn(seed=99, name="digits")
+    model = ConvClassifier(64, 10, gen=tn.Generator(99))
+    params = _tensors(model)
     loaded = load_weights(weights, params)
-    assert loaded == (
-        "digits/conv/bias",
-        "digits/conv/weight",
-        "digits/fc/bias",
-        "digits/fc/weight",
-    )
-    assert params.try_get("digits/conv/weight").shape == (8, 1, 3, 3)  # type: ignore[union-attr]
-    reloaded = accuracy(net, load_digits().test, input_shape=(1, 8, 8))
+    assert loaded == ("conv.bias", "conv.weight", "fc.bias", "fc.weight")
+    assert params["conv.weight"].shape == (8, 1, 3, 3)  # OIHW, PyTorch's layout
+    reloaded = accuracy(model, load_digits().test)
     assert f"{reloaded:.3f}" == match.group(1)
     assert reloaded > 0.9  # three epochs already learn most digits
 

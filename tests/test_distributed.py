@@ -108,7 +108,9 @@ class Done:
 
 
 @needs_mpi
-@pytest.mark.parametrize("optimizer", ["sgd", "momentum", "adam"])
+@pytest.mark.parametrize(
+    "optimizer", ["sgd", "momentum", "adam", "module-sgd", "module-momentum", "module-adam"]
+)
 def test_two_ranks_train_the_weights_one_process_trains(optimizer: str, tmp_path: Path) -> None:
     """Global batch 16 (8 per rank; the epoch's last batch of 11 splits 6 + 5), 3 epochs.
 
@@ -116,16 +118,18 @@ def test_two_ranks_train_the_weights_one_process_trains(optimizer: str, tmp_path
     gradients in another order (each rank's half, weighed by its share, then the two halves),
     so each step's float32 gradient differs by a few ulps (float32 eps = 1.2e-7) and the 39
     steps carry it on; measured: about 1e-7. Every rank ends with the same bits, as its
-    update is the same function of the same summed gradient."""
+    update is the same function of the same summed gradient. ``module-*``: an nn.Module
+    with a typed_nn.optim optimizer, each rank's initial weights drawn from another seed."""
+    mode = optimizer if optimizer.startswith("module-") else f"train-{optimizer}"
     alone = subprocess.run(
-        [sys.executable, str(WORKER), f"train-{optimizer}", str(tmp_path / "one")],
+        [sys.executable, str(WORKER), mode, str(tmp_path / "one")],
         capture_output=True,
         text=True,
         env=_env(),
         check=True,
     )
     assert alone.returncode == 0
-    done = _run(2, str(WORKER), f"train-{optimizer}", str(tmp_path / "two"))
+    done = _run(2, str(WORKER), mode, str(tmp_path / "two"))
     assert done.returncode == 0, done.stderr
     one = np.load(tmp_path / "one.rank0.npz")
     ranks = [np.load(tmp_path / f"two.rank{r}.npz") for r in (0, 1)]
@@ -316,7 +320,7 @@ def test_the_batch_rule() -> None:
     assert check_batch(four, 32) == 8
     net, _ = build_mlp([4, 3], seed=0)
     with pytest.raises(tn.DistributedError, match="not divisible"):  # fit checks it first
-        fit(net, _blobs(8), SGD(0.1), batch_size=6, world=four, progress=False)
+        fit(net, _blobs(8), SGD(0.1), batch_size=6, world=four)
 
 
 def test_every_sample_of_an_epoch_is_stepped_on_by_exactly_one_rank() -> None:

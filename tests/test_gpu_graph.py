@@ -24,6 +24,7 @@ from typed_nn.ops import declare
 from typed_nn.ops.declare import implement, implementation
 from typed_nn.train.classifier import build_mlp
 from typed_nn.train.step import TrainStep
+from typed_nn.train.trainee import LayerTrainee
 
 KINDS = ["sgd", "momentum", "adam"]
 
@@ -109,10 +110,10 @@ def _mlp_run(graph: bool, optimizer: Any) -> list[Any]:
     cp = tn.devices.array_module(tn.GPU)
     rng = np.random.default_rng(0)
     features = cp.asarray(rng.standard_normal((64, 784), dtype=np.float32))
-    targets = cp.asarray(np.eye(10, dtype=np.float32)[rng.integers(0, 10, 64)])
+    targets = cp.asarray(rng.integers(0, 10, 64))  # integer labels, as fit gathers them
     net, params = build_mlp([784, 64, 10], seed=0, device=tn.GPU)
     with options.using(cuda_graphs=graph):
-        train = TrainStep(net, optimizer, 784, 10, tn.GPU)
+        train = TrainStep(LayerTrainee(net, optimizer, device=tn.GPU), 784, 10)
         probs = [
             train.run_rows(features, targets, cp.arange(i * 16, i * 16 + 16)) for i in range(4)
         ]

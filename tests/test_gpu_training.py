@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 import typed_nn as tn
+from typed_nn import nn
 from typed_nn.cli import main
 from typed_nn.model import load_weights
-from typed_nn.train import History, accuracy, fit, load_digits
+from typed_nn.train import History, LambdaCallback, accuracy, fit, load_digits
 from typed_nn.train.classifier import build_mlp, make_optimizer
+from typed_nn.train.modules import MLPClassifier
 
 
 def _train(device: type[tn.DeviceTag], optimizer: str) -> tuple[History, float, Any]:
@@ -27,8 +29,6 @@ def _train(device: type[tn.DeviceTag], optimizer: str) -> tuple[History, float, 
         make_optimizer(optimizer),  # type: ignore[arg-type]
         test=split.test,
         epochs=3,
-        progress=False,
-        device=device,
     )
     return history, accuracy(net, split.test, device=device), params
 
@@ -50,11 +50,13 @@ def test_digits_mlp_trains_on_gpu_like_on_cpu(cupy_module: Any, optimizer: str) 
 def test_a_cpu_model_given_gpu_data_is_a_training_error(cupy_module: Any) -> None:
     net, _ = build_mlp([64, 8, 10], seed=0)
     with pytest.raises(tn.TrainingError) as err:
-        fit(net, load_digits(seed=0).train, make_optimizer("sgd"), epochs=1, device=tn.GPU)
+        accuracy(net, load_digits(seed=0).test, device=tn.GPU)
     assert str(err.value).startswith(
         "cannot train: the model's parameters are not on the data's device (GPU)."
     )
-    assert "hint: build the model on GPU, or pass device= for the model's device" in str(err.value)
+    assert "hint: build the model on GPU, or pass device= for the model's device to predict" in str(
+        err.value
+    )
 
 
 @pytest.mark.gpu
@@ -67,10 +69,11 @@ def test_the_command_trains_on_gpu(
     match = re.search(r"test accuracy: (\d\.\d{3})\n$", out)
     assert match is not None, out
     assert float(match.group(1)) > 0.8
-    # the weights were saved from the GPU and load into a CPU network with the same accuracy
-    net, params = build_mlp([64, 32, 10], seed=9, name="digits")
+    # the weights were saved from the GPU and load into a CPU module with the same accuracy
+    model = MLPClassifier([64, 32, 10], gen=tn.Generator(9))
+    params = {n: t for n, t in nn.named_parameters(model) if isinstance(t, tn.Tensor)}
     load_weights(tmp_path / "digits_mlp.safetensors", params)
-    assert f"{accuracy(net, load_digits(seed=0).test):.3f}" == match.group(1)
+    assert f"{accuracy(model, load_digits(seed=0).test):.3f}" == match.group(1)
 
 
 @pytest.mark.gpu
@@ -86,8 +89,8 @@ def test_a_gpu_training_loop_stops_requesting_device_memory(cupy_module: Any) ->
         load_digits(seed=0).train,
         make_optimizer("momentum"),
         epochs=3,
-        progress=False,
-        device=tn.GPU,
-        on_epoch=lambda epoch, history: held.append(pool.total_bytes()),
+        callbacks=[
+            LambdaCallback(on_epoch_end=lambda epoch, history: held.append(pool.total_bytes()))
+        ],
     )
     assert held[1] == held[2]  # the second and third epochs reuse the first one's blocks

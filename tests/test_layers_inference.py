@@ -52,7 +52,7 @@ def _held(net: MLP[Float32, CPU]) -> int:
 def trained() -> tuple[MLP[Float32, CPU], LoadBuffer[Float32, CPU], tn.Tensor[Float32, CPU, Dim2]]:
     split = load_digits(seed=0)
     net, params = build_mlp([64, 32, 10], "relu", seed=0)
-    fit(net, split.train, make_optimizer("adam"), epochs=1, batch_size=64, progress=False)
+    fit(net, split.train, make_optimizer("adam"), epochs=1, batch_size=64)
     return net, params, tn.tensor(split.test.features[:16], Float32, CPU, Dim2)
 
 

@@ -186,7 +186,7 @@ def test_damaged_files_are_refused(tmp_path: Path) -> None:
     )
     assert text.endswith(
         "hint: the file is damaged or not a typed_nn checkpoint; nothing was changed. "
-        "Write it again with typed_nn.model.save_checkpoint (or fit's checkpoint_path=)."
+        "Write it again with typed_nn.model.save_checkpoint (or fit's ModelCheckpoint)."
     )
 
     path.write_bytes(bytes(data[:-10]))  # truncated

@@ -46,7 +46,7 @@ from typed_nn.model import (
 )
 from typed_nn.model.torch_mapping import TorchParam
 from typed_nn.policies import PActFuncIs, PElemIs, PSeqIDsAre, SeqID
-from typed_nn.train import fit, load_digits, predict
+from typed_nn.train import LayerModel, fit, load_digits, predict
 from typed_nn.train.classifier import build_mlp, make_optimizer
 from typed_nn.train.cnn import build_cnn
 
@@ -250,7 +250,7 @@ def test_trained_mlp_round_trip_through_torch() -> None:
     torch = pytest.importorskip("torch", reason="PyTorch is not installed (an optional anchor)")
     split = load_digits(seed=0)
     net, params = build_mlp([64, 32, 16, 10], "relu", seed=0)
-    fit(net, split.train, make_optimizer("adam"), epochs=2, batch_size=64, progress=False)
+    fit(net, split.train, make_optimizer("adam"), epochs=2, batch_size=64)
     mapping = torch_mapping.mlp("mlp", 3)
     module = torch.nn.Sequential(
         torch.nn.Linear(64, 32),
@@ -289,13 +289,11 @@ def test_trained_cnn_round_trip_through_torch() -> None:
     shape = (1, 8, 8)
     net, params = build_cnn(seed=0)
     fit(
-        net,
+        LayerModel(net, input_shape=shape),
         split.train,
         make_optimizer("adam"),
         epochs=2,
         batch_size=64,
-        progress=False,
-        input_shape=shape,
     )
     mapping = torch_mapping.digits_cnn("cnn")
     module = nn.Sequential(

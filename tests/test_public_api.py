@@ -263,7 +263,7 @@ def examples(tmp: Path) -> dict[str, Callable[[], Call]]:
         "typed_nn.train.warmup": lambda: ((tn.train.constant(0.1), 5), {"start": 0.0}),
         "typed_nn.train.fit": lambda: (
             (net(), data(), SGD(0.1)),
-            {"epochs": 1, "batch_size": 4, "progress": False},
+            {"epochs": 1, "batch_size": 4},
         ),
         "typed_nn.train.load_digits": lambda: ((0.2, 0), {}),
         "typed_nn.train.one_hot": lambda: ((np.array([0, 2, 1]), 3), {}),
@@ -523,9 +523,15 @@ MESSAGES: dict[tuple[str, str], str] = {
     ("typed_nn.train.batches", "rng"): r"^cannot make mini-batches: rng must be a numpy Generator",
     ("typed_nn.train.load_digits", "seed"): r"^cannot split: seed must be an integer >= 0\.",
     ("typed_nn.train.load_digits", "test_fraction"): r"^cannot split: test_fraction must be",
-    ("typed_nn.train.predict", "model"): r"^cannot predict: model must be a training layer",
+    (
+        "typed_nn.train.predict",
+        "model",
+    ): r"^cannot predict: model must be an nn\.Module or a training",
     ("typed_nn.train.accuracy", "data"): r"^cannot predict: data must be a typed_nn\.train\.",
-    ("typed_nn.train.fit", "model"): r"^cannot fit: model must be a training layer",
+    (
+        "typed_nn.train.fit",
+        "model",
+    ): r"^cannot fit: model must be an nn\.Module or a training layer",
     ("typed_nn.train.fit", "world"): r"^cannot fit: world must be a typed_nn\.distributed World",
     ("typed_nn.train.plot_history", "history"): r"^cannot plot: history must be a typed_nn\.",
     ("typed_nn.train.plot_history", "path"): r"^cannot plot: path must be a file path",

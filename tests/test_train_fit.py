@@ -15,7 +15,17 @@ import pytest
 import typed_nn as tn
 from typed_nn.evaluate import hooks
 from typed_nn.model import SGD, Adam, GradCollector, Momentum, Optimizer
-from typed_nn.train import Dataset, EarlyStopping, History, accuracy, fit, predict
+from typed_nn.train import (
+    Dataset,
+    EarlyStopping,
+    History,
+    LambdaCallback,
+    OnNonFinite,
+    ProgressBar,
+    accuracy,
+    fit,
+    predict,
+)
 from typed_nn.train.classifier import build_mlp, cosine_schedule, make_optimizer
 
 
@@ -51,7 +61,7 @@ def test_one_epoch_of_sgd_matches_numpy() -> None:
     # float32 at run time; numpy's stubs widen the float32 - float64-typed update to float64.
     w: npt.NDArray[np.floating[Any]] = w0.numpy().copy()
     b: npt.NDArray[np.floating[Any]] = b0.numpy().copy()
-    fit(net, data, SGD(0.5), epochs=2, batch_size=5, seed=7, progress=False)
+    fit(net, data, SGD(0.5), epochs=2, batch_size=5, seed=7)
     rng = np.random.default_rng(7)
     for _ in range(2):
         order = rng.permutation(len(data))
@@ -76,7 +86,7 @@ def test_history_loss_and_accuracy_match_numpy(n: int, batch: int) -> None:
     # float32 at run time; numpy's stubs widen the float32 - float64-typed update to float64.
     w: npt.NDArray[np.floating[Any]] = w0.numpy().copy()
     b: npt.NDArray[np.floating[Any]] = b0.numpy().copy()
-    history = fit(net, data, SGD(0.5), epochs=2, batch_size=batch, seed=3, progress=False)
+    history = fit(net, data, SGD(0.5), epochs=2, batch_size=batch, seed=3)
     rng = np.random.default_rng(3)
     for epoch in range(2):
         order = rng.permutation(len(data))
@@ -144,7 +154,7 @@ def test_the_compiled_step_equals_the_eager_optimizer_step(
         net, params = build_mlp([4, 6, 3], seed=3)
         opt = cls(lr_schedule, **kwargs)
         if compiled:
-            fit(net, blobs(23), opt, epochs=3, batch_size=5, progress=False)
+            fit(net, blobs(23), opt, epochs=3, batch_size=5)
         else:
             eager_fit(net, blobs(23), opt, 3, 5)
         assert opt.step_count == 15
@@ -160,9 +170,7 @@ def test_the_compiled_step_equals_the_eager_optimizer_step(
 def test_fit_lowers_the_loss_and_records_history() -> None:
     train, test = blobs(60, seed=0), blobs(30, seed=1)
     net, _ = build_mlp([4, 8, 3], "tanh", seed=0)
-    history = fit(
-        net, train, make_optimizer("adam", 0.05), test=test, epochs=6, batch_size=8, progress=False
-    )
+    history = fit(net, train, make_optimizer("adam", 0.05), test=test, epochs=6, batch_size=8)
     assert history.epochs == 6
     assert len(history.train_acc) == len(history.test_acc) == 6
     assert history.train_loss[-1] < 0.5 * history.train_loss[0]
@@ -198,9 +206,7 @@ def test_early_stopping_restores_the_best_weights() -> None:
         SGD(0.1),
         epochs=10,
         batch_size=10,
-        progress=False,
-        early_stopping=stop,
-        on_epoch=record,
+        callbacks=[stop, LambdaCallback(on_epoch_end=record)],
     )
     assert history.epochs == 3
     assert history.stopped_early
@@ -214,7 +220,7 @@ def test_early_stopping_keeps_training_while_improving() -> None:
     data = blobs(30)
     net, _ = build_mlp([4, 6, 3], seed=0)
     stop = EarlyStopping("train_acc", patience=50)
-    history = fit(net, data, SGD(0.1), epochs=4, batch_size=10, progress=False, early_stopping=stop)
+    history = fit(net, data, SGD(0.1), epochs=4, batch_size=10, callbacks=[stop])
     assert history.epochs == 4
     assert not history.stopped_early
     assert history.best_epoch == int(np.argmax(history.train_acc))
@@ -223,7 +229,15 @@ def test_early_stopping_keeps_training_while_improving() -> None:
 def test_progress_lines_when_not_a_terminal() -> None:
     stream = io.StringIO()
     net, _ = build_mlp([4, 3], seed=0)
-    fit(net, blobs(20), SGD(0.1), test=blobs(9, 1), epochs=2, batch_size=10, stream=stream)
+    fit(
+        net,
+        blobs(20),
+        SGD(0.1),
+        test=blobs(9, 1),
+        epochs=2,
+        batch_size=10,
+        callbacks=[ProgressBar(stream)],
+    )
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2
     assert lines[1].startswith("epoch   2/2  loss ")
@@ -234,7 +248,7 @@ def test_progress_lines_when_not_a_terminal() -> None:
 def test_no_progress_prints_nothing() -> None:
     stream = io.StringIO()
     net, _ = build_mlp([4, 3], seed=0)
-    fit(net, blobs(20), SGD(0.1), epochs=2, batch_size=10, progress=False, stream=stream)
+    fit(net, blobs(20), SGD(0.1), epochs=2, batch_size=10)
     assert stream.getvalue() == ""
 
 
@@ -242,7 +256,14 @@ def test_progress_bar_with_tqdm() -> None:
     pytest.importorskip("tqdm")
     stream = io.StringIO()
     net, _ = build_mlp([4, 3], seed=0)
-    fit(net, blobs(20), SGD(0.1), epochs=1, batch_size=10, progress=True, stream=stream)
+    fit(
+        net,
+        blobs(20),
+        SGD(0.1),
+        epochs=1,
+        batch_size=10,
+        callbacks=[ProgressBar(stream, bars=True)],
+    )
     text = stream.getvalue()
     assert "epoch 1/1" in text
     assert "batch" in text
@@ -253,7 +274,14 @@ def test_progress_without_tqdm_falls_back_to_lines(monkeypatch: pytest.MonkeyPat
     monkeypatch.setitem(sys.modules, "tqdm", None)
     stream = io.StringIO()
     net, _ = build_mlp([4, 3], seed=0)
-    fit(net, blobs(20), SGD(0.1), epochs=2, batch_size=10, progress=True, stream=stream)
+    fit(
+        net,
+        blobs(20),
+        SGD(0.1),
+        epochs=2,
+        batch_size=10,
+        callbacks=[ProgressBar(stream, bars=True)],
+    )
     assert [line[:12] for line in stream.getvalue().splitlines()] == [
         "epoch   1/2 ",
         "epoch   2/2 ",
@@ -265,40 +293,49 @@ def test_progress_without_tqdm_falls_back_to_lines(monkeypatch: pytest.MonkeyPat
     [
         ({"epochs": 0}, r"epochs must be an integer >= 1\.\n.*\n  received : 0 \(int\)"),
         (
-            {"early_stopping": EarlyStopping("test_acc")},
+            {"callbacks": [EarlyStopping("test_acc")]},
             r"early stopping on test_acc needs a test set\.\n.*\n  received : test=None",
         ),
         (
-            {"early_stopping": EarlyStopping("val_loss")},  # type: ignore[arg-type]
+            {"callbacks": [EarlyStopping("val_loss")]},  # type: ignore[arg-type]
             r"unknown metric for early stopping\.\n.*train_loss, train_acc, test_acc\n"
             r"  received : 'val_loss' \(str\)",
         ),
         (
-            {"early_stopping": EarlyStopping("train_loss", patience=0)},
-            r"early_stopping\.patience must be an integer >= 1\.\n.*\n  received : 0 \(int\)\n"
+            {"callbacks": [EarlyStopping("train_loss", patience=0)]},
+            r"EarlyStopping\.patience must be an integer >= 1\.\n.*\n  received : 0 \(int\)\n"
             r"hint: use e\.g\. EarlyStopping\('train_loss', patience=5",
         ),
         (
-            {"early_stopping": EarlyStopping("train_loss", min_delta=-0.5)},
-            r"early_stopping\.min_delta must be a finite number >= 0\.\n.*\n  received : -0\.5",
+            {"callbacks": [EarlyStopping("train_loss", min_delta=-0.5)]},
+            r"EarlyStopping\.min_delta must be a finite number >= 0\.\n.*\n  received : -0\.5",
         ),
         (
-            {"early_stopping": "train_loss"},
-            r"early_stopping must be an EarlyStopping or None\.\n.*\n  received : 'train_loss'",
+            {"callbacks": ["train_loss"]},
+            r"callbacks must be a list of typed_nn\.train Callbacks\.\n.*\n"
+            r"  received : \['train_loss'\]",
         ),
         (
-            {"progress": "yes"},
-            r"progress must be one of None, True, False\.\n.*\n  received : 'yes'",
-        ),
-        ({"stream": 3}, r"stream must be a text stream or None\.\n.*\n  received : 3 \(int\)"),
-        ({"on_epoch": 3}, r"on_epoch must be a callable or None\.\n.*\n  received : 3 \(int\)"),
-        (
-            {"device": "cpu"},
-            r"device must be a device tag \(CPU or GPU\)\.\n.*\n  received : 'cpu'",
+            {"callbacks": EarlyStopping("train_loss")},
+            r"callbacks must be a list of typed_nn\.train Callbacks\.\n.*\n"
+            r"  received : EarlyStopping\(",
         ),
         (
-            {"on_nonfinite": "ignore"},
-            r"on_nonfinite must be one of 'raise', 'continue'\.\n.*\n  received : 'ignore'",
+            {"callbacks": [EarlyStopping("train_loss"), EarlyStopping("train_acc")]},
+            r"two EarlyStopping callbacks\.\n  declared : at most one EarlyStopping\n",
+        ),
+        (
+            {"callbacks": [ProgressBar(bars="yes")]},  # type: ignore[arg-type]
+            r"ProgressBar\.bars must be one of None, True, False\.\n.*\n  received : 'yes'",
+        ),
+        (
+            {"callbacks": [ProgressBar(3)]},  # type: ignore[arg-type]
+            r"ProgressBar\.stream must be a text stream or None\.\n.*\n  received : 3 \(int\)",
+        ),
+        (
+            {"callbacks": [OnNonFinite("ignore")]},  # type: ignore[arg-type]
+            r"OnNonFinite\.action must be one of 'raise', 'continue'\.\n.*\n"
+            r"  received : 'ignore'",
         ),
         (
             {"test": "blobs"},
@@ -309,7 +346,38 @@ def test_progress_without_tqdm_falls_back_to_lines(monkeypatch: pytest.MonkeyPat
 def test_fit_arguments_are_checked(kwargs: dict[str, object], match: str) -> None:
     net, _ = build_mlp([4, 3], seed=0)
     with pytest.raises(tn.TrainingError, match=r"^cannot fit: " + match):
-        fit(net, blobs(6), SGD(0.1), **{"progress": False, **kwargs})  # type: ignore[arg-type]
+        fit(net, blobs(6), SGD(0.1), **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "replacement"),
+    [
+        ("progress", "callbacks=[ProgressBar()]"),
+        ("stream", "callbacks=[ProgressBar(stream)]"),
+        ("early_stopping", r"callbacks=[EarlyStopping(...)]"),
+        ("on_epoch", "callbacks=[LambdaCallback(on_epoch_end=fn)]"),
+        ("on_nonfinite", "callbacks=[OnNonFinite('continue')]"),
+        ("checkpoint_path", "callbacks=[ModelCheckpoint(path, every=N)]"),
+        ("checkpoint_every", "callbacks=[ModelCheckpoint(path, every=N)]"),
+        ("resume_from", "callbacks=[ModelCheckpoint(path, resume_from=path)]"),
+        ("device", "nothing: fit trains where the model's parameters live"),
+        ("input_shape", "LayerModel(net, input_shape=...) as the model"),
+    ],
+)
+def test_a_removed_keyword_names_its_callback(name: str, replacement: str) -> None:
+    """fit's keyword arguments of before the callbacks: a TrainingError naming what replaces
+    each, not Python's TypeError."""
+    net, _ = build_mlp([4, 3], seed=0)
+    with pytest.raises(tn.TrainingError) as caught:
+        fit(net, blobs(6), SGD(0.1), **{name: None})  # type: ignore[arg-type]
+    lines = str(caught.value).splitlines()
+    assert lines[0] == f"cannot fit: {name}= is no argument of fit any more."
+    assert lines[1].startswith(f"  {name}")
+    assert lines[1].split(": ", 1)[1].startswith("use " + replacement)
+    assert lines[-1] == (
+        "hint: fit(model, train, optimizer, *, loss, test, epochs, batch_size, seed, "
+        "callbacks, world): see docs/training.md."
+    )
 
 
 def _weights(params: Any) -> dict[str, npt.NDArray[Any]]:
@@ -340,7 +408,7 @@ def test_fit_rejects_bad_counts_before_any_step(name: str, value: object) -> Non
         rf"  allowed  : an integer >= {minimum}\n  received : {shown}\nhint: use e\.g\. {name}="
     )
     with pytest.raises(tn.TrainingError, match=match):
-        fit(net, blobs(12), optimizer, progress=False, **{name: value})  # type: ignore[arg-type]
+        fit(net, blobs(12), optimizer, **{name: value})  # type: ignore[arg-type]
     assert optimizer.step_count == 0
     for key, value_before in _weights(params).items():
         np.testing.assert_array_equal(value_before, before[key])
@@ -360,7 +428,7 @@ def test_fit_rejects_labels_outside_the_classes_before_any_step(label: int) -> N
         rf"  received : {label} at row 5 "
     )
     with pytest.raises(tn.TrainingError, match=match):
-        fit(net, data, optimizer, progress=False)
+        fit(net, data, optimizer)
     assert optimizer.step_count == 0
 
 
@@ -403,7 +471,7 @@ def test_empty_training_set() -> None:
 def test_model_output_must_match_the_classes() -> None:
     net, _ = build_mlp([4, 5], seed=0)  # 5 logits for 3 classes
     with pytest.raises(tn.TrainingError, match="the model's output is not one score per class"):
-        fit(net, blobs(6), SGD(0.1), progress=False)
+        fit(net, blobs(6), SGD(0.1))
 
 
 def test_unknown_activation_and_optimizer() -> None:
@@ -476,10 +544,10 @@ def test_a_diverging_fit_stops_naming_the_epoch_batch_and_learning_rate() -> Non
         r"  received      : (inf|nan): a probability of 0 or NaN; the run has diverged\n"
         r"  weights       : updated through batch \d+: they may hold NaN or Inf now\n"
         r"hint: lower the learning rate \(e\.g\. 100000\) and start again from fresh weights; "
-        r"on_nonfinite='continue' trains on regardless\.$"
+        r"callbacks=\[OnNonFinite\('continue'\)\] trains on regardless\.$"
     )
     with pytest.raises(tn.TrainingError, match=match) as caught:
-        fit(net, noise(60), optimizer, epochs=4, batch_size=5, progress=False)
+        fit(net, noise(60), optimizer, epochs=4, batch_size=5)
     # The batch named is the first whose loss is not finite: the ones before it were.
     batch = int(re.search(r"batch (\d+)", str(caught.value)).group(1))  # type: ignore[union-attr]
     assert 1 < batch <= optimizer.step_count <= 12
@@ -489,7 +557,7 @@ def test_a_diverging_schedule_names_the_learning_rate_at_that_step() -> None:
     net, _ = build_mlp([4, 3], seed=0)
     match = r"\(learning rate [\d.e+]+\)\.\n(.*\n){2}  learning rate : [\d.e+]+ \(the schedule at step \d+\)"
     with pytest.raises(tn.TrainingError, match=match):
-        fit(net, noise(60), SGD(lambda t: 1e6 * (t + 1)), epochs=2, batch_size=5, progress=False)
+        fit(net, noise(60), SGD(lambda t: 1e6 * (t + 1)), epochs=2, batch_size=5)
 
 
 def test_on_nonfinite_continue_trains_on_and_records_the_losses() -> None:
@@ -497,7 +565,7 @@ def test_on_nonfinite_continue_trains_on_and_records_the_losses() -> None:
     net, _ = build_mlp([4, 3], seed=0)
     optimizer = SGD(1e6)
     history = fit(
-        net, noise(60), optimizer, epochs=3, batch_size=5, progress=False, on_nonfinite="continue"
+        net, noise(60), optimizer, epochs=3, batch_size=5, callbacks=[OnNonFinite("continue")]
     )
     assert history.epochs == 3
     assert optimizer.step_count == 36
@@ -509,7 +577,14 @@ def test_a_diverging_fit_with_a_progress_bar_closes_it() -> None:
     stream = io.StringIO()
     net, _ = build_mlp([4, 3], seed=0)
     with pytest.raises(tn.TrainingError, match=r"^cannot train: the loss is"):
-        fit(net, noise(60), SGD(1e6), epochs=2, batch_size=5, progress=True, stream=stream)
+        fit(
+            net,
+            noise(60),
+            SGD(1e6),
+            epochs=2,
+            batch_size=5,
+            callbacks=[ProgressBar(stream, bars=True)],
+        )
     assert "epoch 1/2" in stream.getvalue()
 
 
@@ -533,7 +608,7 @@ def test_nan_weights_after_an_epochs_last_update_stop_training() -> None:
         r"(.*\n){3}  declared      : finite weights\n  received      : mlp/fc1/\w+ holds NaN or Inf"
     )
     with pytest.raises(tn.TrainingError, match=match):
-        fit(net, blobs(20), PoisonLastStep(0.1, 4), epochs=3, batch_size=5, progress=False)
+        fit(net, blobs(20), PoisonLastStep(0.1, 4), epochs=3, batch_size=5)
 
 
 @pytest.mark.gpu
@@ -541,8 +616,8 @@ def test_a_diverging_fit_on_the_gpu_stops_the_same_way(cupy_module: Any) -> None
     """The losses come back to the host per chunk; the weights are checked on the device."""
     net, _ = build_mlp([4, 3], seed=0, device=tn.GPU)
     with pytest.raises(tn.TrainingError, match=r"^cannot train: the loss is (inf|nan) at epoch 1"):
-        fit(net, noise(60), SGD(1e6), epochs=2, batch_size=5, progress=False, device=tn.GPU)
+        fit(net, noise(60), SGD(1e6), epochs=2, batch_size=5)
     net, _ = build_mlp([4, 3], seed=0, device=tn.GPU)
     poison = PoisonLastStep(0.1, 4)
     with pytest.raises(tn.TrainingError, match=r"^cannot train: a weight became NaN or Inf at "):
-        fit(net, blobs(20), poison, epochs=2, batch_size=5, progress=False, device=tn.GPU)
+        fit(net, blobs(20), poison, epochs=2, batch_size=5)

@@ -14,7 +14,17 @@ import typed_nn as tn
 import typed_nn.debug
 from typed_nn import ops
 from typed_nn.model import SGD, Adam
-from typed_nn.train import ArrayDataset, Dataset, EarlyStopping, batches, fit, predict
+from typed_nn.train import (
+    ArrayDataset,
+    Callback,
+    Dataset,
+    EarlyStopping,
+    LambdaCallback,
+    ModelCheckpoint,
+    batches,
+    fit,
+    predict,
+)
 from typed_nn.train.classifier import build_mlp
 
 pytest.importorskip("sklearn")
@@ -44,7 +54,7 @@ def test_mlp_regression_beats_the_mean_predictor(
 ) -> None:
     train, test = diabetes
     net, _ = build_mlp([10, 16, 1], seed=0)
-    history = fit(net, train, Adam(3e-3), test=test, epochs=40, batch_size=32, progress=False)
+    history = fit(net, train, Adam(3e-3), test=test, epochs=40, batch_size=32)
     targets = test.arrays[1]
     outputs = predict(net, test)
     assert outputs.shape == targets.shape
@@ -62,7 +72,7 @@ def test_fit_trains_on_the_loss_given(
 ) -> None:
     train, test = diabetes
     net, _ = build_mlp([10, 16, 1], seed=0)
-    history = fit(net, train, Adam(3e-3), test=test, epochs=10, loss=loss, progress=False)
+    history = fit(net, train, Adam(3e-3), test=test, epochs=10, loss=loss)
     outputs, targets = predict(net, test), test.arrays[1]
     expected = float(tn.evaluate(loss(_t(targets), _t(outputs))).numpy())
     assert history.test_loss[-1] == pytest.approx(expected, rel=1e-5)
@@ -75,19 +85,19 @@ def test_early_stopping_and_resuming_a_regression(
     train, test = diabetes
     stopping = EarlyStopping("test_loss", patience=3)
 
-    def run(seed: int, **kwargs: Any) -> tuple[Any, Any]:
+    def run(seed: int, *callbacks: Callback) -> tuple[Any, Any]:
         net, params = build_mlp([10, 32, 1], seed=seed)
         opt = Adam(3e-2)
-        kwargs |= {"test": test, "early_stopping": stopping, "progress": False}
-        return fit(net, train, opt, epochs=30, **kwargs), params
+        every = [stopping, *callbacks]
+        return fit(net, train, opt, test=test, epochs=30, callbacks=every), params
 
     straight, straight_params = run(0)
     assert straight.stopped_early
     assert straight.best_epoch == int(np.argmin(straight.test_loss))
     path = tmp_path / "run.ckpt"
     with pytest.raises(_Interrupted):  # a run killed in its fourth epoch
-        run(0, checkpoint_path=path, on_epoch=_interrupt_at(3))
-    resumed, resumed_params = run(1, resume_from=path)
+        run(0, ModelCheckpoint(path), LambdaCallback(on_epoch_end=_interrupt_at(3)))
+    resumed, resumed_params = run(1, ModelCheckpoint(resume_from=path))
     assert dataclasses.asdict(resumed) == dataclasses.asdict(straight)
     for (name, a), (_, b) in zip(resumed_params.items(), straight_params.items(), strict=True):
         assert np.array_equal(a.numpy(), b.numpy()), name
@@ -226,13 +236,13 @@ def test_fit_regression_errors(diabetes: tuple[ArrayDataset, ArrayDataset]) -> N
         "hint: convert them with np.asarray(x, np.float32) (reshape (n,) targets to (n, 1))."
     )
     with pytest.raises(tn.TrainingError, match="unknown metric for early stopping of a regression"):
-        fit(net, train, SGD(0.1), test=test, early_stopping=EarlyStopping("test_acc"))
+        fit(net, train, SGD(0.1), test=test, callbacks=[EarlyStopping("test_acc")])
     digits = Dataset(np.zeros((4, 10), np.float32), np.zeros(4, np.int64), 1)
     with pytest.raises(tn.TrainingError, match="loss= is for a regression on an ArrayDataset"):
         fit(net, digits, SGD(0.1), loss=ops.mse_loss)
     wide, _ = build_mlp([10, 4, 2], seed=0)
     with pytest.raises(tn.TrainingError, match="the model's output is not one target"):
-        fit(wide, train, SGD(0.1), progress=False)
+        fit(wide, train, SGD(0.1))
 
 
 def test_a_diverging_regression_stops(diabetes: tuple[ArrayDataset, ArrayDataset]) -> None:
@@ -242,10 +252,10 @@ def test_a_diverging_regression_stops(diabetes: tuple[ArrayDataset, ArrayDataset
         # (which one depends on the last bits of the earlier steps: e.g. how the bias
         # gradients' column sums are added)
         with pytest.raises(tn.NumericError, match=r"(square|reduce_mean) produced \d+ Inf"):
-            fit(net, diabetes[0], SGD(1e9), epochs=3, progress=False)
+            fit(net, diabetes[0], SGD(1e9), epochs=3)
         return
     with pytest.raises(tn.TrainingError) as caught:
-        fit(net, diabetes[0], SGD(1e9), epochs=3, progress=False)
+        fit(net, diabetes[0], SGD(1e9), epochs=3)
     lines = str(caught.value).splitlines()
     assert lines[0].startswith("cannot train: the loss is inf at epoch 1, batch 2")
     assert lines[4:6] == [

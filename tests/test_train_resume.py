@@ -36,9 +36,12 @@ from typed_nn.model import (
 )
 from typed_nn.policies import PInitializerIs, PUpdate
 from typed_nn.train import (
+    Callback,
     Dataset,
     EarlyStopping,
     History,
+    LambdaCallback,
+    ModelCheckpoint,
     Split,
     cosine,
     fit,
@@ -62,19 +65,19 @@ def digits() -> Split:
 
 
 def run(
-    digits: Split, optimizer: Optimizer, seed: int, **kwargs: Any
+    digits: Split, optimizer: Optimizer, seed: int, epochs: int, *callbacks: Callback
 ) -> tuple[History, LoadBuffer[tn.Float32, Any]]:
     net, params = build_mlp([64, 24, 10], seed=seed)
+    stopping = EarlyStopping("test_acc", patience=EPOCHS)
     history = fit(
         net,
         digits.train,
         optimizer,
         test=digits.test,
+        epochs=epochs,
         batch_size=BATCH,
         seed=3,
-        progress=False,
-        early_stopping=EarlyStopping("test_acc", patience=EPOCHS),
-        **kwargs,
+        callbacks=[stopping, *callbacks],
     )
     return history, params
 
@@ -89,14 +92,14 @@ def state(params: LoadBuffer[tn.Float32, Any], optimizer: Optimizer) -> dict[str
 @pytest.mark.parametrize("kind", OPTIMIZERS)
 def test_five_plus_five_resumed_epochs_equal_ten(digits: Split, tmp_path: Path, kind: str) -> None:
     straight_opt = OPTIMIZERS[kind]()
-    straight, straight_params = run(digits, straight_opt, 0, epochs=EPOCHS)
+    straight, straight_params = run(digits, straight_opt, 0, EPOCHS)
 
     path = tmp_path / "run.ckpt"
     first_opt = OPTIMIZERS[kind]()
-    first, _ = run(digits, first_opt, 0, epochs=5, checkpoint_path=path, checkpoint_every=5)
+    first, _ = run(digits, first_opt, 0, 5, ModelCheckpoint(path, every=5))
     assert load_checkpoint(path, dict(_weights(digits)), OPTIMIZERS[kind]()).epoch == 5
     resumed_opt = OPTIMIZERS[kind]()  # fresh state; other initial weights (seed 1)
-    resumed, resumed_params = run(digits, resumed_opt, 1, epochs=EPOCHS, resume_from=path)
+    resumed, resumed_params = run(digits, resumed_opt, 1, EPOCHS, ModelCheckpoint(resume_from=path))
 
     assert dataclasses.asdict(resumed) == dataclasses.asdict(straight)
     assert resumed.train_loss[:5] == first.train_loss
@@ -120,18 +123,18 @@ def test_checkpoint_every_epoch_and_at_the_end(digits: Split, tmp_path: Path) ->
         if epoch > 0:  # the checkpoint of the epoch before is on disk
             epochs.append(load_checkpoint(path, _weights(digits), SGD(0.1)).epoch)
 
-    run(digits, SGD(0.1), 0, epochs=3, checkpoint_path=path, on_epoch=on_epoch)
+    run(digits, SGD(0.1), 0, 3, ModelCheckpoint(path), LambdaCallback(on_epoch_end=on_epoch))
     assert epochs == [1, 2]
     assert load_checkpoint(path, _weights(digits), SGD(0.1)).epoch == 3
 
 
 def test_resuming_with_another_optimizer_changes_nothing(digits: Split, tmp_path: Path) -> None:
     path = tmp_path / "run.ckpt"
-    run(digits, SGD(0.1), 0, epochs=1, checkpoint_path=path)
+    run(digits, SGD(0.1), 0, 1, ModelCheckpoint(path))
     net, params = build_mlp([64, 24, 10], seed=1)
     before = {name: w.numpy().copy() for name, w in params.items()}
     with pytest.raises(tn.CheckpointError, match="  optimizer : file has SGD, optimizer is Adam"):
-        fit(net, digits.train, Adam(1e-3), epochs=2, progress=False, resume_from=path)
+        fit(net, digits.train, Adam(1e-3), epochs=2, callbacks=[ModelCheckpoint(resume_from=path)])
     for name, w in params.items():
         assert np.array_equal(w.numpy(), before[name])
 
@@ -139,18 +142,28 @@ def test_resuming_with_another_optimizer_changes_nothing(digits: Split, tmp_path
 def test_checkpoint_arguments_are_checked_before_training(digits: Split, tmp_path: Path) -> None:
     net, _ = build_mlp([64, 24, 10], seed=0)
     with pytest.raises(tn.TrainingError) as caught:
-        fit(net, digits.train, SGD(0.1), checkpoint_path=tmp_path / "missing" / "run.ckpt")
+        fit(
+            net,
+            digits.train,
+            SGD(0.1),
+            callbacks=[ModelCheckpoint(tmp_path / "missing" / "run.ckpt")],
+        )
     assert str(caught.value) == (
-        "cannot fit: checkpoint_path must be a file path in an existing folder.\n"
+        "cannot fit: ModelCheckpoint.path must be a file path in an existing folder.\n"
         "  allowed  : a file path in an existing folder\n"
         f"  received : {tmp_path / 'missing' / 'run.ckpt'!r} (PosixPath)\n"
         "hint: the path is in a folder that does not exist: create the folder first, or name "
         "a file in it."
     )
-    with pytest.raises(tn.TrainingError, match="checkpoint_every must be an integer >= 1"):
-        fit(net, digits.train, SGD(0.1), checkpoint_path=tmp_path / "c", checkpoint_every=0)
+    with pytest.raises(tn.TrainingError, match=r"ModelCheckpoint\.every must be an integer >= 1"):
+        fit(net, digits.train, SGD(0.1), callbacks=[ModelCheckpoint(tmp_path / "c", every=0)])
     with pytest.raises(tn.WeightFileNotFoundError, match="no such file"):
-        fit(net, digits.train, SGD(0.1), resume_from=tmp_path / "none.ckpt")
+        fit(
+            net,
+            digits.train,
+            SGD(0.1),
+            callbacks=[ModelCheckpoint(resume_from=tmp_path / "none.ckpt")],
+        )
 
 
 # --- models with state besides their weights: batch norm, dropout ---------------------------
@@ -225,12 +238,21 @@ def test_batch_norm_and_dropout_models_resume_bit_for_bit(
     dropout masks' state and the optimizer's are in the checkpoint, and resuming builds no
     forward for a made-up batch (a training batch norm refuses a batch of one)."""
     data, path = blobs(), tmp_path / "run.ckpt"
-    options: dict[str, Any] = {"batch_size": 16, "seed": 3, "progress": False}
+    options: dict[str, Any] = {"batch_size": 16, "seed": 3}
     straight_net, straight_opt = stateful_net(model, 0), SIMPLE[kind]()
     straight = fit(straight_net, data, straight_opt, epochs=10, **options)
-    fit(stateful_net(model, 0), data, SIMPLE[kind](), epochs=5, checkpoint_path=path, **options)
+    fit(
+        stateful_net(model, 0),
+        data,
+        SIMPLE[kind](),
+        epochs=5,
+        **options,
+        callbacks=[ModelCheckpoint(path)],
+    )
     net, opt = stateful_net(model, 1), SIMPLE[kind]()  # other initial weights: replaced
-    resumed = fit(net, data, opt, epochs=10, resume_from=path, **options)
+    resumed = fit(
+        net, data, opt, epochs=10, **options, callbacks=[ModelCheckpoint(resume_from=path)]
+    )
     assert dataclasses.asdict(resumed) == dataclasses.asdict(straight)
     a, b = everything(net, opt), everything(straight_net, straight_opt)
     assert a.keys() == b.keys()
@@ -253,9 +275,7 @@ def test_early_stopping_gives_back_the_best_epochs_buffers_too() -> None:
         test=blobs(),
         epochs=8,
         batch_size=16,
-        progress=False,
-        early_stopping=EarlyStopping("test_acc", patience=8),
-        on_epoch=on_epoch,
+        callbacks=[EarlyStopping("test_acc", patience=8), LambdaCallback(on_epoch_end=on_epoch)],
     )
     assert history.best_epoch is not None
     assert history.best_epoch < 7
@@ -292,12 +312,12 @@ class Wrapped:
 
 def test_checkpoints_need_a_typed_nn_layer(tmp_path: Path) -> None:
     model = Wrapped(build_mlp([6, 3], seed=0)[0])
-    fit(model, blobs(), SGD(0.1), epochs=1, progress=False)  # trains
+    fit(model, blobs(), SGD(0.1), epochs=1)  # trains
     with pytest.raises(
         tn.TrainingError,
-        match=r"^cannot fit: checkpoint_path \(a checkpoint\) needs the model's whole state, "
+        match=r"^cannot fit: ModelCheckpoint\.path \(a checkpoint\) needs the model's whole state, "
         r"which only a typed_nn layer reports\.\n  declared : a typed_nn layer "
         r"\(typed_nn\.layers\.Layer\)\n  received : Wrapped\n",
     ):
-        fit(model, blobs(), SGD(0.1), epochs=1, checkpoint_path=tmp_path / "c", progress=False)
+        fit(model, blobs(), SGD(0.1), epochs=1, callbacks=[ModelCheckpoint(tmp_path / "c")])
     assert not (tmp_path / "c").exists()

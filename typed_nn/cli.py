@@ -21,8 +21,10 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple, NoReturn, get_args
+from typing import NamedTuple, NoReturn, get_args
 
+from . import optim
+from .data.module import Module, named_parameters
 from .distributed.world import World, abort_on_error, launched, world
 from .errors import (
     BackendUnavailableError,
@@ -31,14 +33,22 @@ from .errors import (
     TrainingError,
     TypedNNError,
 )
-from .model import LoadBuffer, Optimizer, save_weights
-from .tags import CPU, GPU, DeviceTag, Float32
-from .train import accuracy, fit, load_digits, plot_history
-from .train.classifier import ActivationName, OptimizerName, build_mlp, make_optimizer
-from .train.cnn import build_cnn
+from .model import save_weights
+from .ops.random import Generator
+from .tags import CPU, GPU, DeviceTag
+from .train import (
+    Callback,
+    ModelCheckpoint,
+    ProgressBar,
+    accuracy,
+    fit,
+    load_digits,
+    plot_history,
+)
+from .train.classifier import ActivationName, OptimizerName
 from .train.data import Dataset
 from .train.history import History
-from .train.model import TrainableModel
+from .train.modules import ConvClassifier, MLPClassifier, make_module_optimizer
 
 __all__ = ["main"]
 
@@ -241,34 +251,31 @@ def _check_world(args: argparse.Namespace, w: World) -> None:
 
 
 class _Model(NamedTuple):
-    """The network to train, its parameters, and how it is described and saved."""
+    """The network to train (a module), and how it is described and saved."""
 
-    net: TrainableModel
-    params: LoadBuffer[Float32, Any]
+    net: Module
     described: str
     metadata: dict[str, str]
-    input_shape: tuple[int, ...] | None
 
 
 def _build_model(args: argparse.Namespace, train: Dataset, device: type[DeviceTag]) -> _Model:
-    """The --model network for ``train``'s features and classes, seeded by --seed."""
-    net: TrainableModel
+    """The --model network for ``train``'s features and classes, its weights drawn from
+    --seed."""
+    gen = Generator(args.seed, device)
     if args.model == "cnn":
         side = math.isqrt(train.n_features)  # the 8x8 digits as 1-channel images
-        input_shape = (1, side, side)
-        net, params = build_cnn(
-            height=side, width=side, seed=args.seed, name="digits", device=device
-        )
+        net: Module = ConvClassifier(train.n_features, train.n_classes, gen=gen, device=device)
         described = f"CNN conv 8 3x3 -> relu -> maxpool 2 -> linear {train.n_classes}"
-        metadata = {"model": "cnn", "input_shape": " ".join(map(str, input_shape))}
-        return _Model(net, params, described, metadata, input_shape)
+        return _Model(net, described, {"model": "cnn", "input_shape": f"1 {side} {side}"})
     widths = [train.n_features, *args.widths, train.n_classes]
-    net, params = build_mlp(widths, args.activation, seed=args.seed, name="digits", device=device)
+    net = MLPClassifier(widths, args.activation, gen=gen, device=device)
     described = f"MLP {'-'.join(map(str, widths))} ({args.activation})"
-    return _Model(net, params, described, {"widths": " ".join(map(str, widths))}, None)
+    return _Model(net, described, {"widths": " ".join(map(str, widths))})
 
 
-def _optimizer(args: argparse.Namespace, n_train: int) -> tuple[OptimizerName, Optimizer]:
+def _optimizer(
+    args: argparse.Namespace, model: Module, n_train: int
+) -> tuple[OptimizerName, optim.Optimizer[Module]]:
     """--optimizer (by default momentum for the mlp, adam for the cnn) at --lr (by default the
     optimizer's, or CNN_ADAM_LR for the cnn's adam), over --schedule."""
     steps = args.epochs * -(-n_train // args.batch_size)
@@ -276,26 +283,30 @@ def _optimizer(args: argparse.Namespace, n_train: int) -> tuple[OptimizerName, O
     cnn = args.model == "cnn"
     name: OptimizerName = args.optimizer or ("adam" if cnn else "momentum")
     lr = CNN_ADAM_LR if args.lr is None and cnn and name == "adam" else args.lr
-    return name, make_optimizer(name, lr, total_steps=total)
+    return name, make_module_optimizer(name, model, lr, total_steps=total)
 
 
 def _train(args: argparse.Namespace, w: World) -> int:
     split = load_digits(seed=0)  # a fixed split, so accuracies compare across runs
     device = DEVICES[args.device]
     model = _build_model(args, split.train, device)
-    name, optimizer = _optimizer(args, len(split.train))
+    name, optimizer = _optimizer(args, model.net, len(split.train))
     quiet = args.no_progress or not w.is_root  # rank 0 alone prints and saves
     ranks = f" x {w.size} ranks" if w.size > 1 else ""
     if not quiet:
         print(
             f"training {model.described} on digits: "
             f"{len(split.train)} train / {len(split.test)} test samples, {name} "
-            f"(lr {optimizer.current_lr():g}, {args.schedule}), "
+            f"(lr {optimizer.lr:g}, {args.schedule}), "
             f"{args.epochs} epochs of batch {args.batch_size} on {args.device}{ranks}",
             flush=True,
         )
     if args.checkpoint is not None:
         args.checkpoint.parent.mkdir(parents=True, exist_ok=True)
+    callbacks: list[Callback] = [] if quiet else [ProgressBar()]
+    if args.checkpoint is not None or args.resume is not None:
+        every = args.checkpoint_every
+        callbacks.append(ModelCheckpoint(args.checkpoint, every=every, resume_from=args.resume))
     try:
         history = fit(
             model.net,
@@ -305,19 +316,14 @@ def _train(args: argparse.Namespace, w: World) -> int:
             epochs=args.epochs,
             batch_size=args.batch_size,
             seed=args.seed,
-            progress=False if quiet else None,
-            device=device,
-            checkpoint_path=args.checkpoint,
-            checkpoint_every=args.checkpoint_every,
-            resume_from=args.resume,
+            callbacks=callbacks,
             world=w,
-            input_shape=model.input_shape,
         )
     except TrainingError as err:  # the arguments are checked: the run diverged
         raise RunError(f"{str(err).splitlines()[0]} Nothing saved (try a smaller --lr).") from err
     if w.is_root:
         _save_outputs(args, model, history)
-        test_acc = accuracy(model.net, split.test, device=device, input_shape=model.input_shape)
+        test_acc = accuracy(model.net, split.test)
         print(f"test accuracy: {test_acc:.3f}")
     return 0
 
@@ -327,7 +333,7 @@ def _save_outputs(args: argparse.Namespace, model: _Model, history: History) -> 
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
     weights = out / f"digits_{args.model}.safetensors"
-    save_weights(weights, model.params, metadata=model.metadata)
+    save_weights(weights, dict(named_parameters(model.net)), metadata=model.metadata)
     print(f"weights saved to {weights}")
     try:
         print(f"plot saved to {plot_history(history, out / 'history.png')}")

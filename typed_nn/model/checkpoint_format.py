@@ -108,7 +108,7 @@ def damaged(source: str, what: str, items: list[tuple[str, str]] | None = None) 
             f"cannot load the checkpoint {source}: {what}",
             [("file", source), *(items or [])],
             hint="the file is damaged or not a typed_nn checkpoint; nothing was changed. "
-            "Write it again with typed_nn.model.save_checkpoint (or fit's checkpoint_path=).",
+            "Write it again with typed_nn.model.save_checkpoint (or fit's ModelCheckpoint).",
         )
     )
 

@@ -50,6 +50,7 @@ class Optimizer(Generic[M]):
             tuple[type, type], tuple[Tensor[Any, Any, Any], Tensor[Any, Any, Any]]
         ] = {}
         self._host_steps = 0
+        self._lr_set_per_call = False
         for path, p in named_parameters(model):
             _trainable(type(self).__name__, path, p)
 
@@ -65,6 +66,21 @@ class Optimizer(Generic[M]):
         self._schedule, self._lr = None, float(value)
         for _, lr in self._counts.values():
             lr.array[...] = value
+
+    @property
+    def schedule(self) -> Callable[[int], float] | None:
+        """The learning-rate schedule the optimizer was built with (None: a number)."""
+        return self._schedule
+
+    def prepare_step(self, step: int) -> None:
+        """Before each call of a compiled step that runs ``opt.step``: set the learning rate
+        to the schedule's at ``step`` (the steps taken so far), a run-time number of the
+        program. A scheduled optimizer's ``step`` may be traced once this was called (fit
+        calls it); without a schedule it does nothing."""
+        if self._schedule is None:
+            return
+        self._lr_set_per_call, self._host_steps = True, int(step)
+        self._set_lr_tensors(self._schedule(step))
 
     @property
     def step_count(self) -> int:
@@ -83,9 +99,10 @@ class Optimizer(Generic[M]):
         pairs = _pairs(type(self).__name__, self.model, grads)
         tracing = state.trace is not None
         if self._schedule is not None:
-            if tracing:
+            if tracing and not self._lr_set_per_call:
                 raise _schedule_in_trace(type(self).__name__)
-            self._set_lr_tensors(self._schedule(self._host_steps))
+            if not tracing:
+                self._set_lr_tensors(self._schedule(self._host_steps))
         if not tracing:  # every gradient first: an update must not change one still to read
             pairs = list(zip([w for w, _ in pairs], _evaluate_grads(pairs), strict=True))
         for kind in {(w.elem, w.device) for w, _ in pairs}:

@@ -3,7 +3,7 @@ the error that stops ``fit`` when a batch's loss is not finite (a diverging run)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
@@ -12,9 +12,19 @@ import numpy.typing as npt
 from .. import devices
 from ..data.tensor import Tensor
 from ..errors import TrainingError, message
-from ..model.optim import Optimizer
 
-__all__ = ["EpochMetrics", "Where", "diverged", "weights_diverged"]
+__all__ = ["EpochMetrics", "Rated", "Where", "diverged", "weights_diverged"]
+
+
+class Rated(Protocol):
+    """An optimizer's learning rate (a number or a schedule) and its steps taken: what a
+    divergence report names (a ``typed_nn.model`` or a ``typed_nn.optim`` optimizer)."""
+
+    @property
+    def lr(self) -> float | Callable[[int], float]: ...
+    @property
+    def step_count(self) -> int: ...
+
 
 _sum = np.add.reduce  # ndarray.sum without its Python wrapper
 Items = list[tuple[str, str]]
@@ -106,7 +116,7 @@ class EpochMetrics:
         """The epoch's summed NLL, hits and sample count (to sum over data-parallel ranks)."""
         self._reduce()
         n = len(self.order)
-        with np.errstate(divide="ignore", invalid="ignore"):  # on_nonfinite="continue"
+        with np.errstate(divide="ignore", invalid="ignore"):  # OnNonFinite("continue")
             nll = -float(_sum(np.log(self.picked[:n]), axis=None))
         hits = int(np.count_nonzero(self.predicted[:n] == self.labels[self.order]))
         return nll, hits, n
@@ -122,9 +132,7 @@ class Where(NamedTuple):
     batch_size: int
 
 
-def _error(
-    found: str, where: Where, step: int, optimizer: Optimizer, items: Items
-) -> TrainingError:
+def _error(found: str, where: Where, step: int, optimizer: Rated, items: Items) -> TrainingError:
     """``cannot train: <found> at epoch E, batch B (learning rate X)``; ``step``: the
     optimizer's step number at that batch (a schedule's learning rate is read there)."""
     lr = float(optimizer.lr(step) if callable(optimizer.lr) else optimizer.lr)
@@ -143,7 +151,7 @@ def _error(
                 *items,
             ],
             hint=f"lower the learning rate (e.g. {lr / 10:g}) and start again from fresh "
-            "weights; on_nonfinite='continue' trains on regardless.",
+            "weights; callbacks=[OnNonFinite('continue')] trains on regardless.",
         )
     )
 
@@ -164,7 +172,7 @@ class BatchLosses(Protocol):
     def batch_nll(self, batch: int) -> float: ...
 
 
-def diverged(metrics: BatchLosses, optimizer: Optimizer, where: Where) -> TrainingError:
+def diverged(metrics: BatchLosses, optimizer: Rated, where: Where) -> TrainingError:
     """The error for the first non-finite loss ``metrics`` found; ``where.batch``: the last
     batch run (the steps after the bad batch's are counted back)."""
     assert metrics.first_bad is not None  # only called once one was found
@@ -180,7 +188,7 @@ def diverged(metrics: BatchLosses, optimizer: Optimizer, where: Where) -> Traini
 
 
 def weights_diverged(
-    weights: Iterable[tuple[str, Tensor[Any, Any, Any]]], optimizer: Optimizer, where: Where
+    weights: Iterable[tuple[str, Tensor[Any, Any, Any]]], optimizer: Rated, where: Where
 ) -> TrainingError | None:
     """The divergence error when one of the (name, weight) ``weights`` holds NaN or Inf
     after the batch at ``where`` (an epoch's last update, which no later loss would show);

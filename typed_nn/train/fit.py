@@ -1,32 +1,36 @@
-"""``fit``: mini-batch training of a classifier, with history, progress and early stopping.
+"""``fit``: mini-batch training of a model, with history and callbacks.
 
 ::
 
     split = load_digits(seed=0)
-    history = fit(mlp, split.train, Adam(1e-3), test=split.test, epochs=20, batch_size=32,
-                  early_stopping=EarlyStopping("test_acc", patience=5))
-    accuracy(mlp, split.test)
+    model = DigitsMLP()                                  # an nn.Module
+    history = fit(model, split.train, optim.Adam(model, lr=1e-3), test=split.test,
+                  epochs=20, callbacks=[ProgressBar(), EarlyStopping("test_acc", patience=5)])
+    accuracy(model, split.test)
 
-Each mini-batch runs one compiled step (``step.py``): the model's forward, softmax and NLL
-loss, ``tn.grad`` and the optimizer's rule, traced once per batch size by ``tn.compile`` and
-replayed for every batch, every update written in place after every read. The batch's loss
-for the history is computed from the probabilities the step returns and the batch's labels.
+Each mini-batch runs one compiled step (``step.py``): the model's forward, the loss
+(``ops.cross_entropy`` on the batch's integer labels), ``tn.grad(loss, model)`` and
+``opt.step(grads)``, traced once per batch size by ``tn.compile`` and replayed for every
+batch, every update written in place after every read. MetaNN layer models (``build_mlp``,
+``build_cnn``: a ``TrainableModel``, or a ``LayerModel`` with its input shape) train with a
+``typed_nn.model`` optimizer through the same loop (``trainee.py``).
 
-``device=tn.GPU`` trains a model built on the GPU (``build_mlp(..., device=tn.GPU)``): the
-data are copied to the GPU once, each batch is gathered there, and the probabilities come
-back to the host once per chunk of batches for the loss and accuracy.
+The step runs where the model's parameters live (``build_mlp(..., device=tn.GPU)`` trains
+on the GPU): the data are copied there once, each batch is gathered there, and the
+probabilities come back to the host once per chunk of batches for the loss and accuracy.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import functools
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ..data.module import Module
 from ..data.tensor import Tensor
 from ..distributed.data_parallel import (
     check_batch,
@@ -36,57 +40,100 @@ from ..distributed.data_parallel import (
 )
 from ..distributed.world import World
 from ..distributed.world import world as current_world
-from ..layers.state import model_state
-from ..model.optim import Optimizer
+from ..errors import TrainingError, message
+from ..model.optim import Optimizer as LayerOptimizer
+from ..optim import Optimizer as ModuleOptimizer
 from ..tags import CPU, DeviceTag, Dim2, Float32
 from .arrays import ArrayDataset
+from .callbacks import Callback
 from .checks import bad_argument
 from .data import Dataset
-from .fit_checks import NonFinite, check_fit, check_input_shape, check_model
+from .fit_checks import Hooks, check_fit, check_input_shape, check_model
 from .fit_loop import FitLoop, build_setup
 from .history import History
 from .model import TrainableModel
 from .progress import Progress
 from .regression import check_arrays
-from .resume import PathLike, check_checkpointing
+from .resume import check_checkpointing
 from .same_run import run_settings
 from .step import Loss, PredictGraph
-from .stopping import EarlyStopping
+from .trainee import LayerModel, LayerTrainee, ModuleTrainee, Trainee, trainee_of
 
 __all__ = ["accuracy", "fit", "predict"]
 
+Model = Module | TrainableModel | LayerModel
+"""What ``fit`` trains: an ``nn.Module``, or a MetaNN layer model (bare or with its input
+shape)."""
+P = ParamSpec("P")
+R = TypeVar("R")
+
+RENAMED = {
+    "progress": "callbacks=[ProgressBar()] (no ProgressBar: fit prints nothing)",
+    "stream": "callbacks=[ProgressBar(stream)]",
+    "early_stopping": "callbacks=[EarlyStopping(...)]",
+    "on_epoch": "callbacks=[LambdaCallback(on_epoch_end=fn)] (or a Callback subclass)",
+    "on_nonfinite": "callbacks=[OnNonFinite('continue')]",
+    "checkpoint_path": "callbacks=[ModelCheckpoint(path, every=N)]",
+    "checkpoint_every": "callbacks=[ModelCheckpoint(path, every=N)]",
+    "resume_from": "callbacks=[ModelCheckpoint(path, resume_from=path)]",
+    "device": "nothing: fit trains where the model's parameters live (build it there)",
+    "input_shape": "LayerModel(net, input_shape=...) as the model (a module reshapes itself)",
+}
+"""fit's keyword arguments before it took callbacks, and what replaces each."""
+
+
+def _renamed_keywords(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn`` refusing a removed keyword argument with a ``TrainingError`` naming what
+    replaces it (instead of Python's bare TypeError)."""
+
+    @functools.wraps(fn)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        removed = [k for k in kwargs if k in RENAMED]
+        if removed:
+            raise TrainingError(
+                message(
+                    f"cannot fit: {removed[0]}= is no argument of fit any more.",
+                    [(k, "use " + RENAMED[k]) for k in removed],
+                    hint="fit(model, train, optimizer, *, loss, test, epochs, batch_size, "
+                    "seed, callbacks, world): see docs/training.md.",
+                )
+            )
+        return fn(*args, **kwargs)
+
+    return checked
+
 
 def predict(
-    model: TrainableModel,
+    model: Model,
     data: Dataset | ArrayDataset,
     *,
-    device: type[DeviceTag] = CPU,
+    device: type[DeviceTag] | None = None,
     input_shape: tuple[int, ...] | None = None,
 ) -> npt.NDArray[np.float32]:
     """Class probabilities (n, classes), on the host, of every sample of ``data``, computed
-    on ``device`` (where the model's parameters live); for an ``ArrayDataset`` (features,
-    targets), the model's outputs (n, k), shaped like the targets. ``input_shape`` as for
-    ``fit``."""
+    in evaluation mode where the model's parameters live (``device``: to say where a layer
+    model's are, if it reports none); for an ``ArrayDataset`` (features, targets), the
+    model's outputs (n, k), shaped like the targets. ``input_shape``: one sample's shape as
+    a layer model takes it (a ``LayerModel`` carries its own)."""
     _check_predict(model, data, (Dataset, ArrayDataset))
+    trainee = _predictor(model, device, input_shape)
     if isinstance(data, ArrayDataset):
         features, width = data.arrays[0], check_arrays("data", data)[1]
-        shape = check_input_shape(input_shape, features.shape[1])
+        shape = check_input_shape(trainee.input_shape, features.shape[1])
         graph = PredictGraph(
-            model, len(data), features.shape[1], width, device, regression=True, input_shape=shape
+            trainee, len(data), features.shape[1], width, regression=True, input_shape=shape
         )
         return graph.run(Tensor(features, Float32, CPU, Dim2))
-    shape = check_input_shape(input_shape, data.n_features)
-    graph = PredictGraph(
-        model, len(data), data.n_features, data.n_classes, device, input_shape=shape
-    )
+    shape = check_input_shape(trainee.input_shape, data.n_features)
+    graph = PredictGraph(trainee, len(data), data.n_features, data.n_classes, input_shape=shape)
     return graph.run(data.x())
 
 
 def accuracy(
-    model: TrainableModel,
+    model: Model,
     data: Dataset,
     *,
-    device: type[DeviceTag] = CPU,
+    device: type[DeviceTag] | None = None,
     input_shape: tuple[int, ...] | None = None,
 ) -> float:
     """The fraction of ``data`` whose most probable class is its label."""
@@ -95,161 +142,107 @@ def accuracy(
     return float(np.mean(probs.argmax(axis=1) == data.labels))
 
 
+def _predictor(
+    model: Model, device: type[DeviceTag] | None, input_shape: tuple[int, ...] | None
+) -> Trainee:
+    """The trainee predict runs (no optimizer)."""
+    if isinstance(model, Module):
+        return ModuleTrainee(model, None)
+    if isinstance(model, LayerModel):
+        return LayerTrainee(model.net, None, input_shape or model.input_shape, device)
+    return LayerTrainee(model, None, input_shape, device)
+
+
 def _check_predict(model: object, data: object, kinds: tuple[type, ...]) -> None:
     """predict's and accuracy's model and data."""
-    check_model(model, None, "cannot predict")
+    check_model(model.net if isinstance(model, LayerModel) else model, None, "cannot predict")
     if not isinstance(data, kinds):
         allowed = " or ".join(f"a typed_nn.train.{k.__name__}" for k in kinds)
         hint = "pass the data set the model was trained for, e.g. split.test."
         raise bad_argument("cannot predict", "data", allowed, data, hint)
 
 
+@_renamed_keywords
 def fit(
-    model: TrainableModel,
+    model: Model,
     train: Dataset | ArrayDataset,
-    optimizer: Optimizer,
+    optimizer: ModuleOptimizer[Any] | LayerOptimizer,
     *,
+    loss: Loss | None = None,
     test: Dataset | ArrayDataset | None = None,
     epochs: int = 20,
     batch_size: int = 32,
     seed: int = 0,
-    progress: bool | None = None,
-    early_stopping: EarlyStopping | None = None,
-    stream: TextIO | None = None,
-    on_epoch: Callable[[int, History], None] | None = None,
-    device: type[DeviceTag] = CPU,
-    on_nonfinite: NonFinite = "raise",
-    checkpoint_path: PathLike | None = None,
-    checkpoint_every: int = 1,
-    resume_from: PathLike | None = None,
-    loss: Loss | None = None,
+    callbacks: Sequence[Callback] = (),
     world: World | None = None,
-    input_shape: tuple[int, ...] | None = None,
 ) -> History:
     """Train ``model`` on ``train`` for ``epochs`` passes of shuffled mini-batches and return
     the per-epoch history (docs/training.md says more about each argument).
 
-    The model's parameters must already be initialised (``layer_init``); the shuffling is
-    drawn from ``numpy.random.default_rng(seed)``. Every argument is checked before the first
-    step (a ``TrainingError`` naming it), and a NaN or Inf loss stops training unless
-    ``on_nonfinite="continue"``. ``train``: a classification ``Dataset`` (softmax + NLL on
-    the logits), or an ``ArrayDataset`` for a regression on ``loss`` of the outputs.
-    ``device``: where the parameters live and the steps run. ``checkpoint_path`` /
-    ``resume_from``: write checkpoints / continue a run bit for bit. ``world``: with several
-    ranks (``mpiexec -n N``) training is data-parallel, ``batch_size`` the global batch.
-    ``input_shape``: one sample's shape as the model takes it (e.g. ``(1, 8, 8)``).
+    ``model``: an ``nn.Module`` with ``optimizer`` a ``typed_nn.optim`` optimizer built from
+    it (``optim.Adam(model, lr=1e-3)``), or a MetaNN layer model (``build_mlp``) with a
+    ``typed_nn.model`` optimizer (``SGD(0.1)``); its parameters are initialised, and the
+    steps run where they live. ``train``: a classification ``Dataset`` (``ops.cross_entropy``
+    of the logits on its integer labels), or an ``ArrayDataset`` for a regression on
+    ``loss(targets, outputs)`` (mean squared error by default). The shuffling is drawn from
+    ``numpy.random.default_rng(seed)``. ``callbacks``: ``ProgressBar``, ``EarlyStopping``,
+    ``ModelCheckpoint`` (and resuming), ``OnNonFinite``, ``LambdaCallback`` or any
+    ``Callback``. ``world``: with several ranks (``mpiexec -n N``) training is data-parallel,
+    ``batch_size`` the global batch. Every argument is checked before the first step (a
+    ``TrainingError`` naming it), and a NaN or Inf loss stops training (see ``OnNonFinite``).
     """
-    # fmt: off
-    return run_fit(FitArguments(
-        model, train, optimizer, test, epochs, batch_size, seed, progress, early_stopping, stream,
-        on_epoch, device, on_nonfinite, checkpoint_path, checkpoint_every, resume_from, loss,
-        world, input_shape,
-    ))
-    # fmt: on
-
-
-@dataclass(frozen=True, slots=True)
-class FitArguments:
-    """:func:`fit`'s arguments as given (in its order); :func:`run_fit` checks them."""
-
-    model: TrainableModel
-    train: Dataset | ArrayDataset
-    optimizer: Optimizer
-    test: Dataset | ArrayDataset | None
-    epochs: int
-    batch_size: int
-    seed: int
-    progress: bool | None
-    early_stopping: EarlyStopping | None
-    stream: TextIO | None
-    on_epoch: Callable[[int, History], None] | None
-    device: type[DeviceTag]
-    on_nonfinite: NonFinite
-    checkpoint_path: PathLike | None
-    checkpoint_every: int
-    resume_from: PathLike | None
-    loss: Loss | None
-    world: World | None
-    input_shape: tuple[int, ...] | None
-
-
-def run_fit(a: FitArguments) -> History:
-    """:func:`fit`: check every argument, build the step and the data, run the epochs."""
-    epochs, batch_size, seed = check_fit(
-        a.train,
-        a.optimizer,
-        test=a.test,
-        epochs=a.epochs,
-        batch_size=a.batch_size,
-        seed=a.seed,
-        progress=a.progress,
-        early_stopping=a.early_stopping,
-        stream=a.stream,
-        on_epoch=a.on_epoch,
-        device=a.device,
-        on_nonfinite=a.on_nonfinite,
-        loss=a.loss,
-    )
+    (epochs, batch_size, seed), hooks = check_fit(
+        train, optimizer, test=test, epochs=epochs, batch_size=batch_size, seed=seed,
+        callbacks=callbacks, loss=loss,
+    )  # fmt: skip
+    trainee = trainee_of(model, optimizer)
+    ckpt = hooks.checkpoint
     target, every, source = check_checkpointing(
-        a.checkpoint_path, a.checkpoint_every, a.resume_from
+        ckpt.path if ckpt else None, ckpt.every if ckpt else 1, ckpt.resume_from if ckpt else None
     )
-    world = _world(a.world)
-    check_model(a.model, _reads_state(target, source, world))
-    _check_world(a, world, (epochs, batch_size, seed), resuming=source is not None)
+    world = _world(world)
+    check_model(trainee.model, _reads_state(target, source, world))
+    counts = (epochs, batch_size, seed)
+    _check_world(train, test, trainee, hooks, world, counts, resuming=source is not None)
     setup = build_setup(
-        a.model,
-        a.train,
-        a.optimizer,
-        a.test,
-        batch_size=batch_size,
-        device=a.device,
-        world=world,
-        loss=a.loss,
-        input_shape=a.input_shape,
-        check=a.on_nonfinite == "raise",
-    )
+        trainee, train, test, batch_size=batch_size, world=world, loss=loss,
+        input_shape=trainee.input_shape, check=hooks.on_nonfinite == "raise",
+    )  # fmt: skip
+    shown = hooks.progress is not None and world.is_root
+    bars, stream = (hooks.progress.bars, hooks.progress.stream) if hooks.progress else (None, None)
     loop = FitLoop(
-        setup,
-        a.optimizer,
-        world,
-        a.test,
-        n=len(a.train),
-        epochs=epochs,
-        batch_size=batch_size,
+        setup, trainee, world, test, n=len(train), epochs=epochs, batch_size=batch_size,
         rng=np.random.default_rng(seed),  # one seed: the same order on every rank
-        report=Progress(a.progress if world.is_root else False, epochs, a.stream),
-        early_stopping=a.early_stopping,
-        on_epoch=a.on_epoch,
-        checkpoint_path=target,
-        checkpoint_every=every,
-    )
+        report=Progress(shown, bars, epochs, stream),
+        early_stopping=hooks.early_stopping, callbacks=hooks.all,
+        checkpoint_path=target, checkpoint_every=every,
+    )  # fmt: skip
     first = loop.resume(source) if source is not None else 0
     if world.size > 1:  # the same model, from the same epoch; then rank 0's state everywhere
-        sync_parameters(world, model_state(a.model), a.optimizer, first)
+        sync_parameters(world, trainee.state(), trainee.rule, first)
     return loop.run(first)
 
 
 def _check_world(
-    a: FitArguments, world: World, counts: tuple[int, int, int], resuming: bool
+    train: Dataset | ArrayDataset,
+    test: Dataset | ArrayDataset | None,
+    trainee: Trainee,
+    hooks: Hooks,
+    world: World,
+    counts: tuple[int, int, int],
+    resuming: bool,
 ) -> None:
     """What the ranks of a data-parallel run must agree on, checked on every rank before
     any rank can fail alone; then the batch rule and the device (alike on every rank)."""
     epochs, batch_size, seed = counts
     if world.size > 1:  # alone, nothing to compare (and no data to digest)
         settings = run_settings(
-            a.train,
-            a.test,
-            a.optimizer,
-            epochs=epochs,
-            batch_size=batch_size,
-            seed=seed,
-            early_stopping=a.early_stopping,
-            device=a.device,
-            resuming=resuming,
-        )
+            train, test, trainee.rule, epochs=epochs, batch_size=batch_size, seed=seed,
+            early_stopping=hooks.early_stopping, device=trainee.device, resuming=resuming,
+        )  # fmt: skip
         check_same_run(world, settings)
     check_batch(world, batch_size)
-    check_device(world, a.device)
+    check_device(world, trainee.device)
 
 
 def _world(given: object) -> World:
@@ -267,7 +260,7 @@ def _world(given: object) -> World:
 def _reads_state(target: Path | None, source: Path | None, world: World) -> str | None:
     """Why the run reads the model's whole state, if it does."""
     if target is not None:
-        return "checkpoint_path (a checkpoint)"
+        return "ModelCheckpoint.path (a checkpoint)"
     if source is not None:
-        return "resume_from (resuming)"
+        return "ModelCheckpoint.resume_from (resuming)"
     return "data-parallel training (several ranks)" if world.size > 1 else None

@@ -7,13 +7,14 @@ argument allows beside what it received, and one fix.
 from __future__ import annotations
 
 import math
-from typing import Literal, NamedTuple
+from dataclasses import dataclass
+from typing import NamedTuple
 
+from ..data.module import Module
 from ..errors import TrainingError, message, received
 from ..layers.protocol import Layer
-from ..model.optim import Optimizer
-from ..tags import DeviceTag
 from .arrays import ArrayDataset
+from .callbacks import Callback, ModelCheckpoint, NonFinite, OnNonFinite, ProgressBar
 from .checks import (
     bad_argument,
     check_choice,
@@ -25,13 +26,19 @@ from .data import Dataset, check_parts
 from .regression import check_arrays
 from .stopping import EarlyStopping
 
-__all__ = ["FitCounts", "NonFinite", "check_fit", "check_input_shape", "check_model"]
+__all__ = [
+    "FitCounts",
+    "Hooks",
+    "NonFinite",
+    "check_callbacks",
+    "check_fit",
+    "check_input_shape",
+    "check_model",
+]
 
 DOING = "cannot fit"
 METRICS = ("train_loss", "train_acc", "test_acc")
 REGRESSION_METRICS = ("train_loss", "test_loss")
-NonFinite = Literal["raise", "continue"]
-"""What ``fit`` does when a batch's loss is NaN or Inf: stop with an error, or train on."""
 
 
 class FitCounts(NamedTuple):
@@ -65,12 +72,9 @@ def _check_test(train: Dataset, test: object) -> None:
         )
 
 
-def _check_stopping(stopping: object, test: object, regression: bool = False) -> None:
+def _check_stopping(stopping: EarlyStopping | None, test: object, regression: bool = False) -> None:
     if stopping is None:
         return
-    if not isinstance(stopping, EarlyStopping):
-        hint = "pass early_stopping=EarlyStopping('train_loss', patience=5)."
-        raise bad_argument(DOING, "early_stopping", "an EarlyStopping or None", stopping, hint)
     metrics = REGRESSION_METRICS if regression else METRICS
     if stopping.monitor not in metrics:
         hint = "monitor one of " + ", ".join(map(repr, metrics)) + "."
@@ -90,24 +94,63 @@ def _check_stopping(stopping: object, test: object, regression: bool = False) ->
             "pass test=... or monitor 'train_loss'.",
         )
     fix = f"use e.g. EarlyStopping('{stopping.monitor}', patience=5, min_delta=0.0)."
-    check_int(DOING, "early_stopping.patience", stopping.patience, 1, 5, fix)
-    check_real(DOING, "early_stopping.min_delta", stopping.min_delta, 0.0, fix)
+    check_int(DOING, "EarlyStopping.patience", stopping.patience, 1, 5, fix)
+    check_real(DOING, "EarlyStopping.min_delta", stopping.min_delta, 0.0, fix)
 
 
-def _check_hooks(
-    progress: object, stream: object, on_epoch: object, device: object, on_nonfinite: object
-) -> None:
-    check_choice(DOING, "progress", progress, (None, True, False))
-    if stream is not None and not callable(getattr(stream, "write", None)):
-        hint = "pass a text stream such as sys.stdout or io.StringIO(), or None (stderr)."
-        raise bad_argument(DOING, "stream", "a text stream or None", stream, hint)
-    if on_epoch is not None and not callable(on_epoch):
-        hint = "pass a function on_epoch(epoch, history), or None."
-        raise bad_argument(DOING, "on_epoch", "a callable or None", on_epoch, hint)
-    if not (isinstance(device, type) and issubclass(device, DeviceTag)):
-        hint = "pass device=tn.CPU or device=tn.GPU (the device tag, not an instance)."
-        raise bad_argument(DOING, "device", "a device tag (CPU or GPU)", device, hint)
-    check_choice(DOING, "on_nonfinite", on_nonfinite, ("raise", "continue"))
+@dataclass(frozen=True)
+class Hooks:
+    """fit's callbacks, checked: the built-in ones by kind (each at most once) and all of
+    them in the order given (whose hooks the loop calls)."""
+
+    progress: ProgressBar | None
+    early_stopping: EarlyStopping | None
+    checkpoint: ModelCheckpoint | None
+    on_nonfinite: NonFinite
+    all: tuple[Callback, ...]
+
+
+def check_callbacks(callbacks: object, test: object, regression: bool) -> Hooks:
+    """``callbacks``: a list or tuple of ``Callback`` objects, each built-in kind once."""
+    if not isinstance(callbacks, list | tuple) or not all(
+        isinstance(c, Callback) for c in callbacks
+    ):
+        hint = "pass callbacks=[ProgressBar(), EarlyStopping('test_acc')] (Callback objects)."
+        raise bad_argument(
+            DOING, "callbacks", "a list of typed_nn.train Callbacks", callbacks, hint
+        )
+    found: dict[type, Callback] = {}
+    for c in callbacks:
+        kind = next((k for k in BUILT_IN if isinstance(c, k)), None)
+        if kind is not None and kind in found:
+            raise declared_mismatch(
+                f"{DOING}: two {kind.__name__} callbacks.",
+                f"at most one {kind.__name__}",
+                f"{found[kind]!r} and {c!r}",
+                f"keep one {kind.__name__} in callbacks.",
+            )
+        if kind is not None:
+            found[kind] = c
+    progress, stopping = found.get(ProgressBar), found.get(EarlyStopping)
+    checkpoint, nonfinite = found.get(ModelCheckpoint), found.get(OnNonFinite)
+    assert progress is None or isinstance(progress, ProgressBar)
+    assert stopping is None or isinstance(stopping, EarlyStopping)
+    assert checkpoint is None or isinstance(checkpoint, ModelCheckpoint)
+    assert nonfinite is None or isinstance(nonfinite, OnNonFinite)
+    _check_stopping(stopping, test, regression)
+    if progress is not None:
+        check_choice(DOING, "ProgressBar.bars", progress.bars, (None, True, False))
+        if progress.stream is not None and not callable(getattr(progress.stream, "write", None)):
+            hint = "pass a text stream such as sys.stdout or io.StringIO(), or None (stderr)."
+            raise bad_argument(
+                DOING, "ProgressBar.stream", "a text stream or None", progress.stream, hint
+            )
+    action = nonfinite.action if nonfinite is not None else "raise"
+    check_choice(DOING, "OnNonFinite.action", action, ("raise", "continue"))
+    return Hooks(progress, stopping, checkpoint, action, tuple(callbacks))
+
+
+BUILT_IN: tuple[type[Callback], ...] = (ProgressBar, EarlyStopping, ModelCheckpoint, OnNonFinite)
 
 
 def check_fit(
@@ -118,19 +161,11 @@ def check_fit(
     epochs: object,
     batch_size: object,
     seed: object,
-    progress: object,
-    early_stopping: object,
-    stream: object,
-    on_epoch: object,
-    device: object,
-    on_nonfinite: object,
+    callbacks: object,
     loss: object = None,
-) -> FitCounts:
-    """Check every argument of ``fit`` (the model is checked when its graph is built);
-    returns ``(epochs, batch_size, seed)`` as ints."""
-    if not isinstance(optimizer, Optimizer):
-        hint = "pass e.g. SGD(0.1), or make_optimizer('adam')."
-        raise bad_argument(DOING, "optimizer", "a typed_nn.model Optimizer", optimizer, hint)
+) -> tuple[FitCounts, Hooks]:
+    """Check every argument of ``fit`` but the model and the optimizer (``trainee_of``);
+    returns ``(epochs, batch_size, seed)`` as ints and the callbacks."""
     regression = isinstance(train, ArrayDataset)
     data: Dataset | ArrayDataset
     if regression:
@@ -157,9 +192,7 @@ def check_fit(
         check_int(DOING, "batch_size", batch_size, 1, 32),
         check_int(DOING, "seed", seed, 0, 0),
     )
-    _check_stopping(early_stopping, test, regression)
-    _check_hooks(progress, stream, on_epoch, device, on_nonfinite)
-    return counts
+    return counts, check_callbacks(callbacks, test, regression)
 
 
 def _check_regression(train: object, test: object, loss: object) -> ArrayDataset:
@@ -188,20 +221,22 @@ MODEL_METHODS = ("input_cont", "output_cont", "feed_forward", "feed_backward", "
 def check_model(model: object, reads_state: str | None, doing: str = DOING) -> None:
     """``model`` must be a training layer (``TrainableModel``); ``reads_state`` (why fit
     reads the model's whole state: checkpoints, ranks) requires a typed_nn layer, whose state
-    one walk finds (``model_state``). ``doing``: the message's headline."""
+    one walk finds (``model_state``); an ``nn.Module`` reports its whole state. ``doing``:
+    the message's headline."""
+    if isinstance(model, Module):
+        return
     lacking = [m for m in MODEL_METHODS if not callable(getattr(model, m, None))]
     if lacking:
-        hint = "pass a training layer, e.g. the MLP build_mlp returns, or make_train_layer(...)."
-        raise bad_argument(
-            doing, "model", "a training layer (" + ", ".join(MODEL_METHODS) + ")", model, hint
-        )
+        hint = "pass an nn.Module, or a training layer such as the MLP build_mlp returns."
+        allowed = "an nn.Module or a training layer (" + ", ".join(MODEL_METHODS) + ")"
+        raise bad_argument(doing, "model", allowed, model, hint)
     if reads_state is not None and not isinstance(model, Layer):
         raise declared_mismatch(
             f"{DOING}: {reads_state} needs the model's whole state, which only a typed_nn "
             "layer reports.",
             "a typed_nn layer (typed_nn.layers.Layer)",
             type(model).__name__,
-            "build the model from typed_nn layers, or train without "
+            "build the model as an nn.Module or from typed_nn layers, or train without "
             + reads_state.split(" (")[0]
             + ".",
         )

@@ -8,7 +8,7 @@ early stopping and the checkpoints, and restores early stopping's best weights a
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,22 +23,19 @@ from ..distributed.data_parallel import (
     shard,
 )
 from ..distributed.world import World
-from ..layers.protocol import Layer
-from ..layers.state import model_state
-from ..model.optim import Optimizer
 from ..ops import mse_loss
-from ..tags import DeviceTag
 from .arrays import ArrayDataset
+from .callbacks import Callback
 from .data import Dataset, n_batches
 from .epoch_metrics import EpochMetrics, Where, diverged, weights_diverged
 from .fit_checks import check_input_shape
 from .history import History
-from .model import TrainableModel
 from .progress import Progress
 from .regression import LossGraph, LossMetrics, check_arrays
 from .resume import Snapshot, Weights, restore, resume, save_progress, snapshot
 from .step import Loss, PredictGraph, TrainStep
 from .stopping import EarlyStopping
+from .trainee import Trainee
 
 __all__ = ["FitLoop", "TrainingSetup", "build_setup"]
 
@@ -46,8 +43,8 @@ __all__ = ["FitLoop", "TrainingSetup", "build_setup"]
 @dataclass(frozen=True)
 class TrainingSetup:
     """What a run trains with: the step, the training data on the device (features shaped
-    as the step takes them, targets one-hot or as given), the epoch's metrics and the
-    graph that evaluates the test set (None without one)."""
+    as the step takes them, targets as integer labels or as given), the epoch's metrics and
+    the graph that evaluates the test set (None without one)."""
 
     step: TrainStep
     features: Any
@@ -58,13 +55,11 @@ class TrainingSetup:
 
 
 def build_setup(
-    model: TrainableModel,
+    trainee: Trainee,
     train: Dataset | ArrayDataset,
-    optimizer: Optimizer,
     test: Dataset | ArrayDataset | None,
     *,
     batch_size: int,
-    device: type[DeviceTag],
     world: World,
     loss: Loss | None,
     input_shape: tuple[int, ...] | None,
@@ -72,14 +67,14 @@ def build_setup(
 ) -> TrainingSetup:
     """The step and the data of a regression (``train`` an ``ArrayDataset``) or a classifier;
     ``check``: whether a non-finite loss stops the run."""
-    on_device = devices.array_module(device).asarray  # numpy's: no copy on the CPU
+    on_device = devices.array_module(trainee.device).asarray  # numpy's: no copy on the CPU
     if isinstance(train, ArrayDataset):  # a regression, on the caller's loss
         check_single_process(world, "a regression (an ArrayDataset)")
         chosen = loss if loss is not None else mse_loss
         (width, outputs), (x_all, y_all) = check_arrays("train", train), train.arrays
         shape = check_input_shape(input_shape, width)
-        step = TrainStep(model, optimizer, width, outputs, device, loss=chosen, input_shape=shape)
-        tester = LossGraph(model, chosen, test, device) if isinstance(test, ArrayDataset) else None
+        step = TrainStep(trainee, width, outputs, loss=chosen, input_shape=shape)
+        tester = LossGraph(trainee, chosen, test) if isinstance(test, ArrayDataset) else None
         return TrainingSetup(
             step,
             on_device(x_all.reshape(len(train), *step.sample_shape)),
@@ -89,18 +84,16 @@ def build_setup(
             on_device,
         )
     shape = check_input_shape(input_shape, train.n_features)
-    step = TrainStep(
-        model, optimizer, train.n_features, train.n_classes, device, world=world, input_shape=shape
-    )
+    step = TrainStep(trainee, train.n_features, train.n_classes, world=world, input_shape=shape)
     predicts = None
     if isinstance(test, Dataset):
         predicts = PredictGraph(
-            model, len(test), test.n_features, test.n_classes, device, input_shape=shape
+            trainee, len(test), test.n_features, test.n_classes, input_shape=shape
         )
     return TrainingSetup(
         step,
         on_device(train.features.reshape(len(train), *step.sample_shape)),
-        on_device(train.y().array),  # one-hot once; batches are gathered into the step
+        on_device(train.labels.astype(np.int64)),  # gathered into the step's Int64 labels
         EpochMetrics(train.labels, batch_size // world.size, train.n_classes, check),
         predicts,
         on_device,
@@ -113,7 +106,7 @@ class FitLoop:
     early stopping's best (value, weights) and the epochs waited since."""
 
     setup: TrainingSetup
-    optimizer: Optimizer
+    trainee: Trainee
     world: World
     test: Dataset | ArrayDataset | None
     n: int
@@ -122,7 +115,7 @@ class FitLoop:
     rng: np.random.Generator
     report: Progress
     early_stopping: EarlyStopping | None
-    on_epoch: Callable[[int, History], None] | None
+    callbacks: Sequence[Callback]
     checkpoint_path: Path | None
     checkpoint_every: int
     history: History = field(default_factory=History)
@@ -137,13 +130,11 @@ class FitLoop:
         """Load the checkpoint at ``source`` (the model's state, the optimizer, the shuffling
         generator, the history, early stopping's best); returns the epoch the run continues
         with."""
-        model = self.setup.step.model
-        assert isinstance(model, Layer)  # checked by fit before training
         first, self.best, self.waited = resume(
             source,
-            model,
+            self.trainee.model,
             self._weights(),
-            self.optimizer,
+            self.trainee.optimizer,
             self.rng,
             self.history,
             self.early_stopping,
@@ -153,26 +144,37 @@ class FitLoop:
     def _weights(self) -> Weights:
         """The model's parameters and buffers by name (a model that is no typed_nn layer:
         the weights its step trains)."""
-        model = self.setup.step.model
-        if isinstance(model, Layer):
-            state = model_state(model).of("parameter", "buffer")
-            return [(name, entry.read()) for name, entry in state.items()]
-        return list(self.setup.step.weights)
+        state = self.trainee.state().of("parameter", "buffer")
+        return [(name, entry.read()) for name, entry in state.items()]
+
+    def _trained(self) -> Weights:
+        """The parameters the step trains, by name."""
+        return [(n, e.read()) for n, e in self.trainee.state().parameters.items()]
 
     def run(self, first: int) -> History:
-        """Train epochs ``first`` to ``epochs`` (fewer if early stopping stops the run)."""
+        """Train epochs ``first`` to ``epochs`` (fewer if early stopping stops the run): the
+        model in training mode for the epochs, in evaluation mode for the test set, and back
+        in the mode it had at the end."""
+        training = self.trainee.training
+        for callback in self.callbacks:
+            callback.on_train_begin(self.history)
         for epoch in range(first, self.epochs):
+            self.trainee.set_training(True)
             epoch_loss, acc = self._train_epoch(epoch)
             self._check_finite(epoch)
+            self.trainee.set_training(False)
             self._record(epoch, epoch_loss, acc)
-            if self.on_epoch is not None:
-                self.on_epoch(epoch, self.history)
+            for callback in self.callbacks:
+                callback.on_epoch_end(epoch, self.history)
             stop = self._stops_early(epoch)
             self._save_checkpoint(epoch, stop)
             if stop:
                 break
         if self.best is not None:
             restore(self.best[1])
+        self.trainee.set_training(training)
+        for callback in self.callbacks:
+            callback.on_train_end(self.history)
         return self.history
 
     def _train_epoch(self, epoch: int) -> tuple[float, float | None]:
@@ -203,7 +205,7 @@ class FitLoop:
             self.report.abort()
             batch = start // self.batch_size
             where = Where(epoch, self.epochs, batch, self.per_epoch, self.batch_size)
-            raise diverged(metrics, self.optimizer, where)
+            raise diverged(metrics, self.trainee.rated, where)
         if self.report.shows_batches:
             self.report.batch(metrics.batch_loss(probs, order[lo:hi]))
 
@@ -214,9 +216,9 @@ class FitLoop:
             return
         where = Where(epoch, self.epochs, self.per_epoch - 1, self.per_epoch, self.batch_size)
         error = (
-            diverged(metrics, self.optimizer, where)
+            diverged(metrics, self.trainee.rated, where)
             if metrics.first_bad is not None
-            else weights_diverged(self.setup.step.weights, self.optimizer, where)
+            else weights_diverged(self._trained(), self.trainee.rated, where)
         )
         if error is not None:
             self.report.abort()
@@ -259,12 +261,10 @@ class FitLoop:
         done = epoch + 1
         last = done % self.checkpoint_every == 0 or stop or done == self.epochs
         if self.checkpoint_path is not None and self.world.is_root and last:
-            model = self.setup.step.model
-            assert isinstance(model, Layer)  # checked by fit before training
             save_progress(
                 self.checkpoint_path,
-                model,
-                self.optimizer,
+                self.trainee.model,
+                self.trainee.optimizer,
                 done,
                 self.rng,
                 self.history,

@@ -1,8 +1,9 @@
 """Progress of a training run: a tqdm bar on a terminal, plain lines elsewhere, or nothing.
 
-``progress=None`` (the default) shows a bar per epoch when stderr is a terminal and tqdm is
-installed, and one plain line per epoch otherwise (logs, CI); ``True`` forces the bar (or
-the lines without tqdm); ``False`` prints nothing.
+``fit``'s ``ProgressBar(stream, bars=None)`` callback: ``bars=None`` shows a bar per epoch when
+the stream is a terminal and tqdm is installed, and one plain line per epoch otherwise (logs,
+CI); ``True`` forces the bar (or the lines without tqdm); ``False`` lines only. Without a
+``ProgressBar`` (``shown=False`` here) nothing is printed.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ def _tqdm() -> Any:
 class Progress:
     """Reports batches (bar) and epoch summaries (line) of one run."""
 
-    def __init__(self, enabled: bool | None, epochs: int, stream: TextIO | None = None) -> None:
+    def __init__(
+        self, shown: bool, bars: bool | None, epochs: int, stream: TextIO | None = None
+    ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.epochs = epochs
-        self.quiet = enabled is False
+        self.quiet = not shown
         tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.tqdm = _tqdm() if not self.quiet and (enabled or tty) else None
+        self.tqdm = _tqdm() if shown and (bars or (bars is None and tty)) else None
         self.bar: Any = None
 
     def start_epoch(self, epoch: int, batches: int) -> None:

@@ -16,12 +16,12 @@ import numpy as np
 from .. import devices
 from ..data.factories import zeros
 from ..evaluate import EvalPlan
-from ..tags import CPU, DeviceTag, Float32
+from ..tags import Float32
 from .arrays import ArrayDataset
 from .checks import bad_argument, check_finite_rows, declared_mismatch
 from .data import n_batches
-from .model import TrainableModel
 from .step import Array, Loss, _forward
+from .trainee import Trainee
 
 __all__ = ["LossGraph", "LossMetrics", "check_arrays"]
 
@@ -107,17 +107,22 @@ class LossMetrics:
 class LossGraph:
     """The loss of the model's outputs for a whole data set (forward only), built once."""
 
-    def __init__(
-        self, model: TrainableModel, loss: Loss, data: ArrayDataset, device: type[DeviceTag] = CPU
-    ) -> None:
+    def __init__(self, trainee: Trainee, loss: Loss, data: ArrayDataset) -> None:
         features, targets = data.arrays
+        device = trainee.device
         xp = devices.array_module(device)
         self.x = zeros(features.shape, Float32, device)
         self.y = zeros(targets.shape, Float32, device)
         self.x.array[...] = xp.asarray(features)
         self.y.array[...] = xp.asarray(targets)
-        self.value = loss(self.y, _forward(model, self.x, targets.shape[1], regression=True))
-        model.feed_backward(model.output_cont())  # no gradient: only pops the layers' stacks
+        training = trainee.training
+        trainee.set_training(False)  # evaluation mode, as for a classifier's test set
+        try:
+            out = _forward(trainee, self.x, targets.shape[1], regression=True)
+            self.value = loss(self.y, out)
+            trainee.release()
+        finally:
+            trainee.set_training(training)
 
     def run(self) -> float:
         """The loss with the parameters as they are now."""

@@ -54,14 +54,15 @@ def check_checkpointing(
 ) -> tuple[Path | None, int, Path | None]:
     """fit's checkpoint arguments, checked before training (a folder that does not exist would
     otherwise fail only after the first ``checkpoint_every`` epochs)."""
-    every = check_int(DOING, "checkpoint_every", checkpoint_every, 1, 5)
+    every = check_int(DOING, "ModelCheckpoint.every", checkpoint_every, 1, 5)
     paths: list[Path | None] = []
-    for name, value in (("checkpoint_path", checkpoint_path), ("resume_from", resume_from)):
+    for name, value in (("path", checkpoint_path), ("resume_from", resume_from)):
         if value is None:
             paths.append(None)
             continue
         if not isinstance(value, str | os.PathLike):
-            hint = f"pass {name}='runs/model.ckpt' (a str or pathlib.Path), or None."
+            hint = f"pass ModelCheckpoint({name}='runs/model.ckpt') (a str or Path), or None."
+            name = f"ModelCheckpoint.{name}"
             raise bad_argument(DOING, name, "a file path or None", value, hint)
         paths.append(Path(value))
     target = paths[0]
@@ -69,7 +70,7 @@ def check_checkpointing(
         problem = "is a folder" if target.is_dir() else "is in a folder that does not exist"
         raise bad_argument(
             DOING,
-            "checkpoint_path",
+            "ModelCheckpoint.path",
             "a file path in an existing folder",
             checkpoint_path,
             f"the path {problem}: create the folder first, or name a file in it.",
@@ -137,7 +138,7 @@ def resume(
                     ("found", "history keys " + (", ".join(sorted(saved)) or "none")),
                 ],
                 hint="the model and the optimizer were loaded; pass a file written by fit's "
-                "checkpoint_path=, or load it with load_checkpoint and train on by hand.",
+                "ModelCheckpoint, or load it with load_checkpoint and train on by hand.",
             )
         )
     rng.bit_generator.state = ckpt.rng_state

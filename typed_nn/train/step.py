@@ -21,7 +21,6 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import ops
-from ..autodiff import grad, vjp
 from ..data.factories import zeros
 from ..data.tensor import Tensor, TensorLike
 from ..devices import module_of
@@ -31,12 +30,9 @@ from ..errors import DeviceError, TrainingError, message
 from ..evaluate import EvalPlan, compile
 from ..evaluate.plan import evaluate
 from ..inference_mode import inference
-from ..layers.keys import LayerInput, LayerOutput
-from ..model.grad_collector import GradCollector
-from ..model.optim import Optimizer
-from ..tags import CPU, DeviceTag, Dim0, Dim2, Float32, dim_of_rank, tag_name
+from ..tags import Dim0, Dim1, Dim2, Float32, Int64, dim_of_rank, tag_name
 from .checks import declared_mismatch
-from .model import TrainableModel
+from .trainee import Trainee
 
 __all__ = ["Loss", "PredictGraph", "TrainStep", "gather_rows"]
 
@@ -47,7 +43,6 @@ Batch32 = Tensor[Float32, Any, Any]
 Lazy32 = TensorLike[Float32, Any, Dim2]
 Weight = Tensor[Float32, Any, Any]
 Roots = TensorLike[Float32, Any, Any]
-Targets = dict[int, Weight]
 Array = Any
 """A numpy array, or a cupy array on the GPU."""
 Loss: TypeAlias = Callable[[Lazy32, Lazy32], TensorLike[Float32, Any, Dim0]]
@@ -64,11 +59,11 @@ def gather_rows(source: Array, rows: Array, out: Array) -> None:
         module_of(source).take(source, rows, 0, out)
 
 
-def _forward(model: TrainableModel, x: Batch32, classes: int, regression: bool = False) -> Lazy32:
+def _forward(trainee: Trainee, x: Batch32, classes: int, regression: bool = False) -> Lazy32:
     """The model's logits (or, for a regression, predictions) for ``x``, checked to be
     (batch, classes) (or (batch, targets))."""
     try:
-        out: Any = model.feed_forward(model.input_cont().set(LayerInput, x)).get(LayerOutput)
+        out: Any = trainee.forward(x)
     except DeviceError as exc:
         raise TrainingError(
             message(
@@ -76,7 +71,7 @@ def _forward(model: TrainableModel, x: Batch32, classes: int, regression: bool =
                 f"({tag_name(x.device)}).",
                 [("cause", str(exc).splitlines()[0])],
                 hint=f"build the model on {tag_name(x.device)}, or pass device= for the "
-                "model's device to fit / predict / accuracy.",
+                "model's device to predict / accuracy.",
             )
         ) from exc
     want = (x.shape[0], classes)
@@ -94,15 +89,12 @@ def _forward(model: TrainableModel, x: Batch32, classes: int, regression: bool =
     return result
 
 
-def _collected(
-    model: TrainableModel, device: type[DeviceTag], out: Lazy32
-) -> list[tuple[str, Weight]]:
-    """The weights the model updates (PUpdate), as its grad_collect names them (the
-    gradient ``out`` fed back only lets the layers name them: it is never evaluated)."""
-    model.feed_backward(model.output_cont().set(LayerOutput, out))
-    collected: GradCollector[Float32, Any] = GradCollector(Float32, device)
-    model.grad_collect(collected)
-    return [(name, w) for name, w, _ in collected]
+def labels(y: Tensor[Any, Any, Any]) -> TensorLike[Int64, Any, Dim1]:
+    """A classifier's batch targets: its integer labels (the step's Int64 vector)."""
+    assert y.elem is Int64
+    assert y.rank == 1
+    found: TensorLike[Int64, Any, Dim1] = y
+    return found
 
 
 def sample_shape(features: int, input_shape: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -112,92 +104,70 @@ def sample_shape(features: int, input_shape: tuple[int, ...] | None) -> tuple[in
 
 class TrainStep:
     """One training step as a user would write it, compiled once per batch size: the
-    model's forward and softmax, the mean NLL loss's gradient pulled back to the trainable
-    weights (``tn.vjp``), the optimizer's rule (``Optimizer.apply``) — traced by
-    ``tn.compile`` into one Step that writes every update after every read.
+    model's forward, the loss, its gradients and the optimizer's update
+    (``Trainee.descend``: ``tn.grad(loss, model)`` and ``opt.step(grads)`` for a module) —
+    traced by ``tn.compile`` into one Step that writes every update after every read.
+
+    A classifier's loss is ``ops.cross_entropy`` of the logits on the batch's integer labels,
+    and the step returns the batch's class probabilities (fit's metrics); with a ``loss``
+    (``loss(targets, outputs) -> Scalar``, e.g. ``ops.mse_loss``) the step trains on that
+    loss of the model's raw outputs instead (``classes``: the targets' width) and returns it.
 
     The batch is gathered straight into a pair of tensors per batch size (no batch arrays in
-    between); the optimizer's per-step numbers (learning rate, bias corrections) are the
-    step's run-time arguments.
-
-    With a ``loss`` (``loss(targets, outputs) -> Scalar``, e.g. ``ops.mse_loss``) the step
-    trains on that loss of the model's raw outputs instead (``classes``: the targets' width),
-    its gradient taken by ``tn.grad``, and returns the batch's loss.
-
-    In a ``world`` of several ranks the gradients are summed over the ranks between the
-    backward and the update, inside the step (``GradientAllReduce``): every rank then makes
-    the same update.
+    between). In a ``world`` of several ranks the gradients are summed over the ranks
+    between the backward and the update, inside the step (``GradientAllReduce``): every rank
+    then makes the same update.
     """
 
     def __init__(
         self,
-        model: TrainableModel,
-        optimizer: Optimizer,
+        trainee: Trainee,
         features: int,
         classes: int,
-        device: type[DeviceTag] = CPU,
         loss: Loss | None = None,
         world: World | None = None,
         input_shape: tuple[int, ...] | None = None,
     ) -> None:
-        self.model, self.optimizer = model, optimizer
+        self.trainee, self.device = trainee, trainee.device
         self.all_reduce = GradientAllReduce(world if world is not None else World())
-        self.features, self.classes, self.device = features, classes, device
+        self.features, self.classes = features, classes
         self.sample_shape = sample_shape(features, input_shape)
         """The shape of one sample as the model takes it (``features`` reshaped)."""
         self.loss = loss
-        self.weights: list[tuple[str, Weight]] = []
-        self._batches: dict[int, tuple[Batch32, Matrix32]] = {}
-        self._step = compile(self._traced if loss is None else self._traced_loss)
+        self._batches: dict[int, tuple[Batch32, Tensor[Any, Any, Any]]] = {}
+        self._step = compile(self._traced)
 
-    def _traced(self, x: Batch32, y: Matrix32, numbers: tuple[float, ...]) -> Lazy32:
-        logits = _forward(self.model, x, self.classes)
-        probs = ops.softmax(logits)
-        self.weights = _collected(self.model, self.device, probs)
-        # The mean NLL's gradient with respect to the logits. tn.grad of
-        # ops.nll_loss(y, probs) gives softmax_grad(nll_loss_grad(1, y, p), p), which the
-        # evaluator rewrites into one kernel for any targets (g / S * (p * T - y), with row
-        # sums T and total S); fit's targets are one-hot rows (T = 1, S = batch), where it is
-        # exactly (p - y) / batch: two element-wise passes, no reductions. tn.vjp pulls it
-        # back through the model.
-        d_logits = (probs - y) * (1.0 / x.shape[0])
-        grads = vjp(logits, [w for _, w in self.weights], d_logits)
-        grads = self.all_reduce(grads)  # summed over the ranks (as they are on one rank)
-        self.optimizer.apply(
-            [(w, g) for (_, w), g in zip(self.weights, grads, strict=True)], numbers
-        )
-        return probs
-
-    def _traced_loss(
-        self, x: Batch32, y: Matrix32, numbers: tuple[float, ...]
-    ) -> TensorLike[Float32, Any, Dim0]:
-        assert self.loss is not None
-        out = _forward(self.model, x, self.classes, regression=True)
-        value = self.loss(y, out)
-        self.weights = _collected(self.model, self.device, out)
-        grads = grad(value, [w for _, w in self.weights])
-        grads = self.all_reduce(grads)
-        self.optimizer.apply(
-            [(w, g) for (_, w), g in zip(self.weights, grads, strict=True)], numbers
-        )
-        return value
+    def _traced(self, x: Batch32, y: Tensor[Any, Any, Any], numbers: tuple[float, ...]) -> Roots:
+        out = _forward(self.trainee, x, self.classes, regression=self.loss is not None)
+        if self.loss is None:
+            value: TensorLike[Float32, Any, Dim0] = ops.cross_entropy(out, labels(y))
+            result: Roots = ops.softmax(out)
+        else:
+            value = result = self.loss(y, out)
+        self.trainee.descend(value, out, self.all_reduce, numbers)
+        return result
 
     def run_rows(self, features: Array, targets: Array, rows: Array) -> Array:
         """One step on the batch ``features[rows]``, ``targets[rows]``; returns its
-        probabilities (with a ``loss``: its loss, a rank-0 array) on the step's device (a fresh array: the buffer pool never hands out
-        memory that is still referenced). All three arrays live on the step's device;
-        ``rows`` must be in range."""
+        probabilities (with a ``loss``: its loss, a rank-0 array) on the step's device (a
+        fresh array: the buffer pool never hands out memory that is still referenced). All
+        three arrays live on the step's device; ``rows`` must be in range."""
         batch = self._batches.get(len(rows))
         if batch is None:
+            y: Tensor[Any, Any, Any] = (
+                zeros((len(rows),), Int64, self.device)
+                if self.loss is None
+                else zeros((len(rows), self.classes), Float32, self.device)
+            )
             batch = self._batches[len(rows)] = (
                 zeros((len(rows), *self.sample_shape), Float32, self.device),
-                zeros((len(rows), self.classes), Float32, self.device),
+                y,
             )
         x, y = batch
         gather_rows(features, rows, x.array)
         gather_rows(targets, rows, y.array)
-        result = self._step(x, y, self.optimizer.numbers())
-        self.optimizer.step_count += 1
+        result = self._step(x, y, self.trainee.numbers())
+        self.trainee.stepped()
         assert isinstance(result, Tensor)  # a compiled function returns evaluated tensors
         return result.array
 
@@ -208,19 +178,25 @@ class PredictGraph:
 
     def __init__(
         self,
-        model: TrainableModel,
+        trainee: Trainee,
         rows: int,
         features: int,
         classes: int,
-        device: type[DeviceTag] = CPU,
         regression: bool = False,
         input_shape: tuple[int, ...] | None = None,
     ) -> None:
-        self.device = device
+        self.device = device = trainee.device
         self.x: Batch32 = zeros((rows, *sample_shape(features, input_shape)), Float32, device)
-        with inference():  # a forward only: the layers keep nothing for a backward
-            out = _forward(model, self.x, classes, regression)
-            self.probs = out if regression else ops.softmax(out)
+        # a forward only (the layers keep nothing for a backward), in eval mode: dropout off,
+        # batch norm on its running statistics, read live at every run
+        training = trainee.training
+        trainee.set_training(False)
+        try:
+            with inference():
+                out = _forward(trainee, self.x, classes, regression)
+                self.probs = out if regression else ops.softmax(out)
+        finally:
+            trainee.set_training(training)
 
     def run(self, x: Matrix32) -> npt.NDArray[np.float32]:
         """Probabilities (rows, classes), on the host, for ``x`` (on any device) with the

@@ -5,16 +5,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from .callbacks import Callback
+
 __all__ = ["EarlyStopping", "Metric"]
 
 Metric = Literal["train_loss", "train_acc", "test_acc", "test_loss"]
 
 
 @dataclass(frozen=True)
-class EarlyStopping:
+class EarlyStopping(Callback):
     """Stop when ``monitor`` has not improved by more than ``min_delta`` for ``patience``
-    epochs, and give the model back the weights of its best epoch. Loss improves downwards,
-    accuracies upwards."""
+    epochs, and give the model back the weights (parameters and buffers) of its best epoch: a
+    callback of ``fit``. Loss improves downwards, accuracies upwards."""
 
     monitor: Metric = "test_acc"
     patience: int = 5
