@@ -24,6 +24,7 @@ from typed_nn.evaluate.rewrite import (
     RULES,
     SHARED_TRANSPOSE,
 )
+from typed_nn.tags import dim_of_rank
 
 Expr = tn.TensorLike[Any, Any, Any]
 rng = np.random.default_rng(1)
@@ -45,7 +46,14 @@ def _both(
     return fast, slow, fired
 
 
+def _cross_entropy_grad() -> Expr:
+    x = t32(M)
+    labels = tn.tensor(np.array([0, 4, 2, 4]), tn.Int64, tn.CPU, tn.Dim1)
+    return tn.grad(ops.cross_entropy(x, labels), x)
+
+
 CASES: dict[str, Callable[[], Expr]] = {
+    "log_softmax_grad(label_pick_grad(s, labels), y) in one pass": _cross_entropy_grad,
     "log(exp(x)) -> x": lambda: ops.log(ops.exp(t32(X))) * 2.0,
     "x + 0 -> x": lambda: (t32(X) + tn.ZeroTensor((3, 4), tn.Float32, tn.CPU)) * 2.0,
     "x - 0 -> x": lambda: ops.exp(t32(X) - tn.ZeroTensor((4,), tn.Float32, tn.CPU)),
@@ -395,3 +403,34 @@ def test_a_cycle_in_the_graph_is_an_error_not_a_hang() -> None:
     ]
     with pytest.raises(tn.EvaluationError, match="the evaluator's graph has a cycle through node"):
         Graph(nodes, [0]).reorder()
+
+
+@pytest.mark.optimiser
+@pytest.mark.parametrize("shape", [(32, 10), (4, 5, 7)], ids=["rank 2", "rank 3"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropys_backward_is_one_pass_and_bit_for_bit_the_same(
+    shape: tuple[int, ...], reduction: str
+) -> None:
+    """``log_softmax_grad(label_pick_grad(s, labels), y)`` -> ``log_softmax_pick_grad``: the
+    same operations per element, so the same bits; labels out of range still an error."""
+    rng = np.random.default_rng(0)
+    x = tn.tensor(
+        rng.standard_normal(shape).astype(np.float32), tn.Float32, tn.CPU, dim_of_rank(len(shape))
+    )
+    labels = tn.tensor(
+        rng.integers(0, shape[-1], shape[:-1]), tn.Int64, tn.CPU, dim_of_rank(len(shape) - 1)
+    )
+
+    def grad() -> Any:
+        loss = ops.cross_entropy(x, labels, reduction=reduction)  # type: ignore[call-overload]
+        scalar = ops.reduce_sum(loss * 1.5) if reduction == "none" else loss
+        return tn.evaluate(tn.grad(scalar, x)).numpy().copy()
+
+    fused = grad()
+    rule = "log_softmax_grad(label_pick_grad(s, labels), y) in one pass"
+    assert rule in last_program().fired  # type: ignore[union-attr]
+    with options.using(rewrite=False):
+        np.testing.assert_array_equal(fused, grad())
+    bad = tn.tensor(np.full(shape[:-1], shape[-1]), tn.Int64, tn.CPU, dim_of_rank(len(shape) - 1))
+    with pytest.raises(tn.IndexRangeError, match="label out of range"):
+        tn.evaluate(tn.grad(ops.cross_entropy(x, bad, reduction="sum"), x))  # type: ignore[call-overload]

@@ -63,6 +63,9 @@ SOFTMAX_NLL_GRAD = _internal(
     "softmax_nll_grad", 3, batching=batching.by(batching.SOFTMAX_NLL, "sbb")
 )
 """``softmax_nll_grad(g, t, y, k)``: softmax_grad(nll_loss_grad(g, t, y), y, k) in one pass."""
+LOG_SOFTMAX_PICK_GRAD = _internal("log_softmax_pick_grad", 3)
+"""``log_softmax_pick_grad(s, labels, y)``: log_softmax_grad(label_pick_grad(s, labels), y)
+over the last dim in one pass, ``s (onehot(labels) - exp(y))``: cross_entropy's backward."""
 SUM_OF_PRODUCTS = _internal("sum_of_products", 2)
 """``sum_of_products(a, b, count)`` = ``reduce_sum(a * b) / count`` over every element, with
 no array of products (one BLAS dot: an MSE loss ``reduce_mean(square(d))`` reads ``d`` once
@@ -402,6 +405,17 @@ def _sum_of_products(g: Graph, n: INode) -> INode | None:
         return None
     count = math.prod(m.shape) if n.op == "reduce_mean" else 1
     return like(n, SUM_OF_PRODUCTS, (count,), list(pair), ())
+
+
+@rule("log_softmax_grad", name="log_softmax_grad(label_pick_grad(s, labels), y) in one pass")
+def _log_softmax_pick(g: Graph, n: INode) -> INode | None:
+    grad, y = n.args[0], n.args[1]
+    k = n.params[0] if n.params else 1
+    if _op(g, grad) != "label_pick_grad" or k != 1:
+        return None
+    s, labels = g.nodes[grad].args
+    op = "log_softmax_pick_grad"
+    return INode(op, LOG_SOFTMAX_PICK_GRAD, (), [s, labels, y], n.shape, n.dtype, n.device)
 
 
 @rule("softmax_grad", name="softmax_grad(nll_loss_grad(g, t, y), y) in one pass")

@@ -53,3 +53,21 @@ def label_pick_grad(g: Array, labels: Array, classes: int) -> Array:
     values = xp.broadcast_to(g, labels.shape)[..., None]
     xp.put_along_axis(out, labels[..., None], values, axis=-1)
     return out
+
+
+@implement("log_softmax_pick_grad", CPU)
+def log_softmax_pick_grad(s: Array, labels: Array, y: Array) -> Array:
+    """cross_entropy's backward in one pass (``evaluate/rewrite.py``): ``s`` at each label
+    minus ``s exp(y)`` everywhere, ``y`` the log-probabilities; the same operations, in the
+    same order per element, as ``log_softmax_grad(label_pick_grad(s, labels), y)``."""
+    check_label_range(labels, y.shape[-1])
+    xp = module_of(y)
+    # a mean's gradient is one number for every label: broadcast (broadcast_to costs 25 us)
+    scale = s[..., None] if s.ndim else s
+    r = xp.exp(y)
+    r *= scale
+    at = labels[..., None]
+    picked = xp.take_along_axis(r, at, axis=-1)
+    xp.negative(r, out=r)
+    xp.put_along_axis(r, at, scale - picked, axis=-1)
+    return r
