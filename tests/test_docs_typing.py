@@ -1,8 +1,13 @@
 """The docs' code type-checks: every ```python block of README.md and docs/*.md, one file per
 doc (its blocks concatenated, as they share one namespace at run time), checked by mypy (the
-project's mypy.ini, plugin included) and pyright. An error is either fixed in the doc or listed
-in ``tests/docs_typing_allowlist.json`` with a reason; the list may only shrink: an entry that
-no longer occurs fails too (remove it)."""
+project's mypy.ini, plugin included) and pyright.
+
+A line that shows a mistake on purpose ends with ``# type error: <substring>``: both checkers
+must flag it and mypy's message must contain the substring (pyright's wording differs: it need
+only flag the line, as in tests/static); ``# type error (mypy): <substring>`` marks what only
+the mypy plugin checks (pyright must stay silent there). Any other error is either fixed in the
+doc or listed in ``tests/docs_typing_allowlist.json`` with a reason; the list may only shrink:
+an entry that no longer occurs fails too (remove it)."""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
@@ -22,9 +27,12 @@ BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 ALLOWLIST = ROOT / "tests" / "docs_typing_allowlist.json"
 MYPY_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<msg>.*)$")
+MARKER = re.compile(r"#\s*type error(?P<only_mypy>\s*\(mypy\))?:\s*(?P<text>.+?)\s*$")
 
 # (checker, doc, message): line numbers are left out so that editing a doc keeps its entries.
 Found = Counter[tuple[str, str, str]]
+# (checker, module file name, line) -> the messages on that line.
+ByLine = dict[tuple[str, str, int], list[str]]
 
 
 def write_docs(into: Path) -> dict[str, str]:
@@ -39,19 +47,19 @@ def write_docs(into: Path) -> dict[str, str]:
     return names
 
 
-def mypy_errors(files: list[Path], names: dict[str, str]) -> Found:
+def mypy_errors(files: list[Path]) -> ByLine:
     args = ["--config-file", str(ROOT / "mypy.ini"), "--no-error-summary", "--no-incremental"]
     stdout, stderr, _ = mypy_api.run([*args, *map(str, files)])
     assert not stderr, stderr
-    found: Found = Counter()
+    found: ByLine = defaultdict(list)
     for line in stdout.splitlines():
         match = MYPY_LINE.match(line)
         if match:
-            found["mypy", names[Path(match["path"]).name], match["msg"]] += 1
+            found["mypy", Path(match["path"]).name, int(match["line"])].append(match["msg"])
     return found
 
 
-def pyright_errors(files: list[Path], names: dict[str, str]) -> Found:
+def pyright_errors(files: list[Path]) -> ByLine:
     exe = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
     if exe is None:
         pytest.fail("pyright is not installed: pip install -e '.[dev]'")
@@ -62,12 +70,31 @@ def pyright_errors(files: list[Path], names: dict[str, str]) -> Found:
         text=True,
         check=False,
     )
-    found: Found = Counter()
+    found: ByLine = defaultdict(list)
     for diag in json.loads(proc.stdout)["generalDiagnostics"]:
         if diag["severity"] == "error":
-            message = diag["message"].splitlines()[0]
-            found["pyright", names[Path(diag["file"]).name], message] += 1
+            key = ("pyright", Path(diag["file"]).name, diag["range"]["start"]["line"] + 1)
+            found[key].append(diag["message"].splitlines()[0])
     return found
+
+
+def check_marked(files: list[Path], errors: ByLine) -> list[str]:
+    """Check the marked lines and take their errors out of ``errors``."""
+    problems = []
+    for path in files:
+        for number, text in enumerate(path.read_text().splitlines(), start=1):
+            match = MARKER.search(text)
+            if not match:
+                continue
+            where = f"{path.name}:{number} ({text.strip()})"
+            mypy = errors.pop(("mypy", path.name, number), [])
+            pyright = errors.pop(("pyright", path.name, number), [])
+            if not any(match["text"] in msg for msg in mypy):
+                problems.append(f"{where}: mypy reports {mypy}, none with {match['text']!r}")
+            if bool(pyright) == bool(match["only_mypy"]):
+                wanted = "no error" if match["only_mypy"] else "an error"
+                problems.append(f"{where}: pyright should report {wanted}, reports {pyright}")
+    return problems
 
 
 def allowed() -> Found:
@@ -80,10 +107,41 @@ def allowed() -> Found:
 def test_docs_type_check(tmp_path: Path) -> None:
     names = write_docs(tmp_path)
     files = sorted(tmp_path.glob("doc_*.py"))
-    found = mypy_errors(files, names) + pyright_errors(files, names)
+    errors = mypy_errors(files) | pyright_errors(files)
+    problems = check_marked(files, errors)
+    found: Found = Counter()
+    for (checker, module, _), messages in errors.items():
+        for message in messages:
+            found[checker, names[module], message] += 1
     listed = allowed()
     new = found - listed
     stale = listed - found
-    problems = [f"new error: {k}" for k in sorted(new)]
+    problems += [f"new error: {k}" for k in sorted(new)]
     problems += [f"fixed, remove from {ALLOWLIST.name}: {k}" for k in sorted(stale)]
     assert not problems, "\n".join(problems)
+
+
+def test_marked_lines_must_fail_as_marked(tmp_path: Path) -> None:
+    doc = tmp_path / "doc_demo.py"
+    doc.write_text(
+        "f(1)  # type error: expected str\n"
+        "g(2)  # type error (mypy): Policy conflict\n"
+        "h(3)  # type error: expected str\n"
+    )
+    errors: ByLine = {
+        ("mypy", doc.name, 1): ['Argument 1 has type "int"; expected str'],
+        ("pyright", doc.name, 1): ["Argument of type int cannot be assigned"],
+        ("mypy", doc.name, 2): ["Policy conflict: GradPolicy.is_update"],
+        ("pyright", doc.name, 2): ["an error pyright should not see"],
+        ("mypy", doc.name, 3): ["some other error"],
+        ("mypy", doc.name, 4): ["an unmarked error"],
+    }
+    problems = check_marked([doc], errors)
+    assert len(problems) == 3, problems
+    assert problems[0].startswith("doc_demo.py:2 ")
+    assert "pyright should report no error" in problems[0]
+    assert problems[1].startswith("doc_demo.py:3 ")
+    assert "none with 'expected str'" in problems[1]
+    assert problems[2].startswith("doc_demo.py:3 ")
+    assert "pyright should report an error" in problems[2]
+    assert errors == {("mypy", doc.name, 4): ["an unmarked error"]}  # only unmarked errors left

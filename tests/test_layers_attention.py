@@ -284,6 +284,6 @@ def test_a_mask_of_the_wrong_shape_is_rejected() -> None:
 
 def test_an_input_that_is_not_batch_seq_width_is_rejected() -> None:
     with pytest.raises(tn.ShapeError, match=r"attention takes \(batch, seq, d\)"):
-        make_train_layer(
+        make_train_layer(  # type: ignore[input-rank]  # the mypy plugin rejects it too
             MultiHeadAttentionLayer, LayerInMap({LayerInput: tn.Matrix[tn.Float64, tn.CPU]})
         )

@@ -333,7 +333,8 @@ def test_conv_rejects_the_wrong_rank() -> None:
     with pytest.raises(tn.RankError, match="cannot feed layer 'c': port LayerInput"):
         layer_feed(layer, {LayerInput: np.zeros((4, 9))})
     with pytest.raises(tn.RankError, match="cannot make Conv2dOp: it takes NCHW images"):
-        make_train_layer(Conv2dLayer, LayerInMap({LayerInput: tn.Matrix[F64, tn.CPU]}))
+        # The mypy plugin rejects it too: Conv2dLayer's feed_forward takes Dim4 data.
+        make_train_layer(Conv2dLayer, LayerInMap({LayerInput: tn.Matrix[F64, tn.CPU]}))  # type: ignore[input-rank]
     with pytest.raises(tn.ElemTypeError, match="cannot make MaxPool2dLayer: it takes float data"):
         make_train_layer(
             MaxPool2dLayer, LayerInMap({LayerInput: tn.Tensor[tn.Int64, tn.CPU, tn.Dim4]})

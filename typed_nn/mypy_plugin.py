@@ -49,6 +49,7 @@ from typing import TypeAlias
 # mypy's modules in the order they expect; importing mypy.maptype first hits an import cycle.
 import mypy.plugin
 from mypy.errorcodes import ErrorCode
+from mypy.expandtype import expand_type_by_instance
 from mypy.maptype import map_instance_to_supertype
 from mypy.messages import format_type
 from mypy.nodes import (
@@ -57,13 +58,16 @@ from mypy.nodes import (
     ArgKind,
     CallExpr,
     Context,
+    Decorator,
     DictExpr,
     Expression,
     FloatExpr,
+    FuncDef,
     IntExpr,
     ListExpr,
     MemberExpr,
     NameExpr,
+    OverloadedFuncDef,
     RefExpr,
     StrExpr,
     SymbolTableNode,
@@ -91,10 +95,13 @@ from mypy.types import (
     get_proper_type,
 )
 
-__all__ = ["POLICY_CONFLICT", "POLICY_MINOR", "PolicyPlugin", "plugin"]
+__all__ = ["INPUT_RANK", "POLICY_CONFLICT", "POLICY_MINOR", "PolicyPlugin", "plugin"]
 
 POLICY_CONFLICT = ErrorCode(
     "policy-conflict", "Two policy objects in one container set one (major, minor)", "typed_nn"
+)
+INPUT_RANK = ErrorCode(
+    "input-rank", "A LayerInMap declares data of a rank the layer does not take", "typed_nn"
 )
 POLICY_MINOR = ErrorCode(
     "policy-minor",
@@ -391,9 +398,9 @@ _UNDECLARED = "typed_nn.layers.declared.Undeclared"
 _TENSOR_LIKE = "typed_nn.data.tensor.TensorLike"
 
 
-def _declared_tags(ctx: _Ctx) -> tuple[Type, Type] | None:
-    """(element, device) every tensor port of a literal ``LayerInMap({...})`` argument
-    declares; None when the map is not a literal or its ports disagree."""
+def _declared_ports(ctx: _Ctx) -> list[tuple[Type, Type, Type] | None] | None:
+    """(element, device, rank) of each port of a literal ``LayerInMap({...})`` argument (None
+    for a number port); None when the map is not a literal or a type is not tagged data."""
     if len(ctx.args) < 2 or len(ctx.args[1]) != 1:
         return None
     call = ctx.args[1][0]
@@ -402,7 +409,7 @@ def _declared_tags(ctx: _Ctx) -> tuple[Type, Type] | None:
     items = call.args[0]
     if not isinstance(items, DictExpr):
         return None
-    tags: tuple[Type, Type] | None = None
+    ports: list[tuple[Type, Type, Type] | None] = []
     for _, value in items.items:
         typ = get_proper_type(ctx.api.get_expression_type(value))
         if isinstance(typ, CallableType) and typ.is_type_obj():
@@ -411,13 +418,25 @@ def _declared_tags(ctx: _Ctx) -> tuple[Type, Type] | None:
             typ = typ.item
         if not isinstance(typ, Instance):
             return None
-        if typ.type.fullname in _NUMBERS:
-            continue  # a number port: no element or device
         base = next((b for b in typ.type.mro if b.fullname == _TENSOR_LIKE), None)
-        if base is None:
+        if typ.type.fullname in _NUMBERS:
+            ports.append(None)  # a number port: no element, device or rank
+        elif base is None:
             return None
-        elem, device, _ = map_instance_to_supertype(typ, base).args
-        found = (elem, device)
+        else:
+            elem, device, rank = map_instance_to_supertype(typ, base).args
+            ports.append((elem, device, rank))
+    return ports
+
+
+def _declared_tags(ctx: _Ctx) -> tuple[Type, Type] | None:
+    """(element, device) every tensor port of a literal ``LayerInMap({...})`` argument
+    declares; None when the map is not a literal or its ports disagree."""
+    tags: tuple[Type, Type] | None = None
+    for port in _declared_ports(ctx) or []:
+        if port is None:
+            continue
+        found = (port[0], port[1])
         if any(isinstance(get_proper_type(t), AnyType) for t in found):
             return None
         if tags is not None and not all(
@@ -426,6 +445,58 @@ def _declared_tags(ctx: _Ctx) -> tuple[Type, Type] | None:
             return None
         tags = found
     return tags
+
+
+def _accepted_ranks(layer: Instance) -> list[Instance] | None:
+    """The ranks (``DimN`` instances) a layer's ``feed_forward`` takes in its input container,
+    over its overloads; None when any rank is taken (or the signature is not one to read)."""
+    node = layer.type.get("feed_forward")
+    func = node.node if node is not None else None
+    if isinstance(func, Decorator):
+        func = func.func
+    if not isinstance(func, FuncDef | OverloadedFuncDef) or func.type is None:
+        return None
+    signature = get_proper_type(func.type)
+    if not isinstance(signature, FunctionLike):
+        return None
+    owner = map_instance_to_supertype(layer, func.info)
+    ranks: list[Instance] = []
+    for item in signature.items:
+        params = get_proper_type(expand_type_by_instance(item, owner))
+        container = (
+            get_proper_type(params.arg_types[1]) if isinstance(params, CallableType) else None
+        )
+        if not (isinstance(container, Instance) and len(container.args) == 2):
+            return None
+        value = get_proper_type(container.args[1])
+        for data in value.items if isinstance(value, UnionType) else [value]:
+            proper = get_proper_type(data)
+            if not (isinstance(proper, Instance) and proper.type.fullname == _TENSOR_LIKE):
+                return None
+            rank = get_proper_type(proper.args[2])
+            if not isinstance(rank, Instance):
+                return None  # Any or a method-level variable: any rank
+            ranks.append(rank)
+    return ranks
+
+
+def _check_ranks(ctx: _Ctx, layer: Instance) -> None:
+    """``make_train_layer(Template, LayerInMap({...}))``: report a declared rank the
+    template's ``feed_forward`` does not take (every later feed would be a type error)."""
+    accepted = _accepted_ranks(layer)
+    if not accepted:
+        return
+    for port in _declared_ports(ctx) or []:
+        rank = get_proper_type(port[2]) if port is not None else None
+        if isinstance(rank, Instance) and not any(is_same_type(rank, r) for r in accepted):
+            names = sorted({r.type.name for r in accepted})
+            ctx.api.fail(
+                f"{layer.type.name} takes data of rank {' or '.join(names)}; "
+                f"the LayerInMap declares {rank.type.name}",
+                ctx.context,
+                code=INPUT_RANK,
+            )
+            return
 
 
 def _declare(ctx: _Ctx, lookup: _Lookup, train: bool) -> Type:
@@ -438,6 +509,8 @@ def _declare(ctx: _Ctx, lookup: _Lookup, train: bool) -> Type:
     if not (isinstance(result, TypeType) and isinstance(result.item, Instance)):
         return ctx.default_return_type
     layer = result.item
+    if train:
+        _check_ranks(ctx, layer)
     slot = next((i for i, v in enumerate(layer.type.defn.type_vars) if v.fullname == _DECL), None)
     given = get_proper_type(layer.args[slot]) if slot is not None else None
     undeclared = isinstance(given, Instance) and given.type.fullname == _UNDECLARED

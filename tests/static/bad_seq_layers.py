@@ -14,7 +14,7 @@ from typed_nn.layers import (
 
 ints = tn.zeros((2, 3), Int32, CPU)
 bn = make_infer_layer(BatchNormLayer)("bn", 3)
-int_batch = bn.feed_forward(bn.input_cont().set(LayerInput, ints))  # E: Value of type variable "FE" of "feed_forward" of "SameTypeFeeds" cannot be "Int32"
+int_batch = bn.feed_forward(bn.input_cont().set(LayerInput, ints))  # E: Value of type variable "FE" of "feed_forward" of "SameTypeFeeds2or4" cannot be "Int32"
 
 H, C = Previous(LayerOutput), Previous(CellState)
 seq = tn.zeros((4, 2, 3), Float32, CPU)

@@ -33,7 +33,7 @@ from ..errors import LayerError, ShapeError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs
 from ..shape import format_shape
-from ..tags import Dim2, Dim3, Dim4
+from ..tags import FE, Dim2, Dim3, Dim4, Dv
 from .compose import ComposeKernel, SublayerArgs
 from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey
@@ -309,8 +309,12 @@ class MultiHeadAttentionLayer(ComposeKernel[LayerInput, LayerOutput, Dim3, Dim3,
         super().__init__(name, _sublayer_args(self, name, d_model, n_heads, causal))
 
 
+# A (batch, seq, d) input or a (seq, seq) / (batch, seq, seq) mask.
+_InputOrMask = TensorLike[FE, Dv, Dim3] | TensorLike[FE, Dv, Dim2]
+
+
 class MaskedMultiHeadAttentionLayer(
-    # The mask is (seq, seq) or (batch, seq, seq): inputs of any rank, output (batch, seq, d).
+    # Input ranks Any here: feed_forward below gives the rank set (a union, one value type).
     ComposeKernel[LayerInput | AttentionMask, LayerOutput, Any, Dim3, Decl]
 ):
     """``MultiHeadAttentionLayer`` with an explicit additive mask at ``AttentionMask``."""
@@ -323,3 +327,17 @@ class MaskedMultiHeadAttentionLayer(
     def __init__(self, name: str, d_model: int, n_heads: int, *, causal: bool = False) -> None:
         self.d_model, self.n_heads, self.causal = d_model, n_heads, causal
         super().__init__(name, _sublayer_args(self, name, d_model, n_heads, causal))
+
+    # Own signature: one value type for both ports, so the rank set {3 (input), 2 or 3 (mask)}
+    # is a union; a mask of another rank is a static error, as it is one at run time.
+    def feed_forward(
+        self, inputs: VarValues[LayerInput | AttentionMask, _InputOrMask[FE, Dv]]
+    ) -> VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]:
+        """``LayerOutput`` (batch, seq, d_model), from ``LayerInput`` and ``AttentionMask``."""
+        return self._feed_forward(inputs)
+
+    def feed_backward(
+        self, grads: VarValues[LayerOutput, TensorLike[FE, Dv, Dim3]]
+    ) -> VarValues[LayerInput | AttentionMask, _InputOrMask[FE, Dv]]:
+        """The gradients of the input ports (with ``PFeedbackOutput``)."""
+        return self._feed_backward(grads)

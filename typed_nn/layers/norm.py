@@ -50,7 +50,7 @@ from .param_cells import (
     check_number,
     check_rank,
 )
-from .same_type_feeds import SameTypeFeeds
+from .same_type_feeds import SameTypeFeeds, SameTypeFeeds2or4
 from .source_layers import ParamSourceLayer, check_sizes
 from .topology import (
     param_op_topology,
@@ -173,7 +173,7 @@ _AFFINE = (("weight", OnesParamLayer, NormWeight), ("bias", ConstantParamLayer, 
 """The per-feature scale (ones) and shift (zeros) of both normalisations, and their ports."""
 
 
-class BatchNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
+class BatchNormLayer(SameTypeFeeds2or4, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
     """Batch normalisation over (N, C) or (N, C, H, W) data, PyTorch's ``BatchNorm1d/2d``.
     ``BatchNormLayer(name, num_features, *, momentum=0.1, eps=1e-5)``."""
 

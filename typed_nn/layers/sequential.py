@@ -29,6 +29,7 @@ from typing import Any, ClassVar, overload
 
 from ..errors import LayerError, message
 from ..ops.node import format_site, user_site
+from ..shape import deprecated
 from .binary_layers import AddLayer
 from .compose import ComposeKernel, DIn, DOut
 from .declared import Decl
@@ -126,6 +127,11 @@ _RESIDUALS: dict[type, type[Residual[Any]]] = {}
 def residual(
     body: type[ComposeKernel[LayerInput, LayerOutput, DIn, DIn]],
 ) -> type[Residual[DIn]]: ...
+@overload
+@deprecated("residual's body must keep its input's rank (x + body(x)); this body changes it")
+def residual(
+    body: type[ComposeKernel[LayerInput, LayerOutput, DIn, DOut]],
+) -> type[Residual[Any]]: ...
 @overload
 def residual(body: type[Layer[LayerInput, LayerOutput]]) -> type[Residual[Any]]: ...
 def residual(body: type[Layer[Any, Any]]) -> type[Residual[Any]]:
