@@ -57,6 +57,7 @@ NEEDS_DEV_TOOLS = {
     "tests/test_policies_plugin.py": "mypy",
     "tests/test_debug_checks.py": "beartype",
     "tests/test_public_api.py": "beartype",
+    "tests/test_docs_typing.py": "mypy",
 }
 """Test modules that import a development tool at collection and have no GPU cases: left out
 where the tool is missing (the GPU machines have no mypy, beartype or jaxtyping)."""

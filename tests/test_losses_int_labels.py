@@ -498,6 +498,17 @@ def test_out_of_range_labels_on_gpu_give_nan_without_a_host_sync(
         picked = pick(logits.array, labels.array)
     assert syncs == []
     assert np.isnan(cupy_module.asnumpy(picked)).tolist() == [False, True, False]
+    # the backward in one pass (evaluate/rewrite.py) likewise: the bad label's row is NaN
+    fused = tn.ops.declare.implementation("log_softmax_pick_grad", tn.GPU)
+    y = cupy_module.asarray(np.full((3, 4), -np.log(4.0), np.float32))
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            cupy_module._core.syncdetect, "_declare_synchronize", lambda: syncs.append(True)
+        )
+        grad = fused(cupy_module.asarray(np.float32(1.0 / 3)), labels.array, y)
+    assert syncs == []
+    rows = np.isnan(cupy_module.asnumpy(grad)).all(axis=1).tolist()
+    assert rows == [False, True, False]
     loss = ops.cross_entropy(logits, labels)
     if typed_nn.debug.is_enabled():  # debug mode's NaN check names the node
         with pytest.raises(tn.NumericError, match=r"label_pick produced 1 NaN"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...devices import module_of
+from ..numpy.pick import pick_grad_pass
 
 Array = Any
 
@@ -63,3 +64,13 @@ def label_pick_grad(g: Array, labels: Array, classes: int) -> Array:
     clipped = xp.clip(labels, 0, classes - 1)[..., None]
     xp.put_along_axis(out, clipped, values[..., None], axis=-1)
     return out
+
+
+def log_softmax_pick_grad(s: Array, labels: Array, y: Array) -> Array:
+    """cross_entropy's backward in one pass (the numpy backend's ``pick_grad_pass``); an
+    out-of-range label's row becomes NaN, as ``label_pick_grad``'s does."""
+    xp = module_of(y)
+    classes = y.shape[-1]
+    scale = s[..., None] if s.ndim else xp.broadcast_to(s, labels.shape)[..., None]
+    scale = xp.where(_in_range(labels, classes)[..., None], scale, y.dtype.type("nan"))
+    return pick_grad_pass(scale, xp.clip(labels, 0, classes - 1)[..., None], y)

@@ -28,6 +28,7 @@ GPU_OWN: dict[str, Impl] = {
     "batch_nll_loss": nn.batch_nll_loss,
     "label_pick": nn.label_pick,
     "label_pick_grad": nn.label_pick_grad,
+    "log_softmax_pick_grad": nn.log_softmax_pick_grad,
     "to_device": convert.to_device,
 }
 """Ops with a GPU implementation of their own."""

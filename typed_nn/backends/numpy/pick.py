@@ -61,12 +61,16 @@ def log_softmax_pick_grad(s: Array, labels: Array, y: Array) -> Array:
     minus ``s exp(y)`` everywhere, ``y`` the log-probabilities; the same operations, in the
     same order per element, as ``log_softmax_grad(label_pick_grad(s, labels), y)``."""
     check_label_range(labels, y.shape[-1])
-    xp = module_of(y)
     # a mean's gradient is one number for every label: broadcast (broadcast_to costs 25 us)
-    scale = s[..., None] if s.ndim else s
+    return pick_grad_pass(s[..., None] if s.ndim else s, labels[..., None], y)
+
+
+def pick_grad_pass(scale: Array, at: Array, y: Array) -> Array:
+    """``scale (onehot(at) - exp(y))`` along the last dim: the one computation of both
+    devices' ``log_softmax_pick_grad`` (the GPU's checks its labels without a host read)."""
+    xp = module_of(y)
     r = xp.exp(y)
     r *= scale
-    at = labels[..., None]
     picked = xp.take_along_axis(r, at, axis=-1)
     xp.negative(r, out=r)
     xp.put_along_axis(r, at, scale - picked, axis=-1)
