@@ -13,20 +13,15 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
-import sys
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 
-import pytest
-from mypy import api as mypy_api
+import checkers
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 ALLOWLIST = ROOT / "tests" / "docs_typing_allowlist.json"
-MYPY_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<msg>.*)$")
 MARKER = re.compile(r"#\s*type error(?P<only_mypy>\s*\(mypy\))?:\s*(?P<text>.+?)\s*$")
 
 # (checker, doc, message): line numbers are left out so that editing a doc keeps its entries.
@@ -48,34 +43,16 @@ def write_docs(into: Path) -> dict[str, str]:
 
 
 def mypy_errors(files: list[Path]) -> ByLine:
-    args = ["--config-file", str(ROOT / "mypy.ini"), "--no-error-summary", "--no-incremental"]
-    stdout, stderr, _ = mypy_api.run([*args, *map(str, files)])
-    assert not stderr, stderr
-    found: ByLine = defaultdict(list)
-    for line in stdout.splitlines():
-        match = MYPY_LINE.match(line)
-        if match:
-            found["mypy", Path(match["path"]).name, int(match["line"])].append(match["msg"])
-    return found
+    found = checkers.mypy_errors([str(f) for f in files], "--no-incremental")
+    return {("mypy", name, line): msgs for (name, line), msgs in found.items()}
 
 
 def pyright_errors(files: list[Path]) -> ByLine:
-    exe = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
-    if exe is None:
-        pytest.fail("pyright is not installed: pip install -e '.[dev]'")
-    proc = subprocess.run(
-        [exe, "--outputjson", "--pythonpath", sys.executable, *map(str, files)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    found: ByLine = defaultdict(list)
-    for diag in json.loads(proc.stdout)["generalDiagnostics"]:
-        if diag["severity"] == "error":
-            key = ("pyright", Path(diag["file"]).name, diag["range"]["start"]["line"] + 1)
-            found[key].append(diag["message"].splitlines()[0])
-    return found
+    found = checkers.pyright_errors(files)
+    return {
+        ("pyright", name, line): [m.splitlines()[0] for m in msgs]
+        for (name, line), msgs in found.items()
+    }
 
 
 def check_marked(files: list[Path], errors: ByLine) -> list[str]:

@@ -10,23 +10,14 @@ nothing in the ok files.
 
 from __future__ import annotations
 
-import json
 import re
-import shutil
-import subprocess
-import sys
-from collections import defaultdict
 from pathlib import Path
 
-import pytest
-from mypy import api as mypy_api
+from checkers import Errors, mypy_errors, pyright_errors
 
 ROOT = Path(__file__).resolve().parent.parent
 STATIC = ROOT / "tests" / "static"
 MARKER = re.compile(r"#\s*E:\s*(.+?)\s*$")
-MYPY_LINE = re.compile(r"^(?P<path>[^:]+):(?P<line>\d+): error: (?P<msg>.*)$")
-
-Errors = dict[tuple[str, int], list[str]]
 
 
 def cases(prefix: str) -> list[Path]:
@@ -44,42 +35,11 @@ def expected(path: Path) -> dict[int, str]:
 
 def run_mypy() -> Errors:
     files = [str(p.relative_to(ROOT)) for p in cases("ok_") + cases("bad_")]
-    stdout, stderr, _ = mypy_api.run(
-        [
-            "--config-file",
-            str(ROOT / "mypy.ini"),
-            "--no-error-summary",
-            "--show-error-codes",
-            *files,
-        ]
-    )
-    assert not stderr, stderr
-    errors: Errors = defaultdict(list)
-    for line in stdout.splitlines():
-        match = MYPY_LINE.match(line)
-        if match:
-            errors[(Path(match["path"]).name, int(match["line"]))].append(match["msg"])
-    return errors
+    return mypy_errors(files, "--show-error-codes")
 
 
 def run_pyright(files: list[Path]) -> Errors:
-    exe = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which("pyright")
-    if exe is None:
-        pytest.fail("pyright is not installed: pip install -e '.[dev]'")
-    proc = subprocess.run(
-        [exe, "--outputjson", "--pythonpath", sys.executable, *map(str, files)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    report = json.loads(proc.stdout)
-    errors: Errors = defaultdict(list)
-    for diag in report["generalDiagnostics"]:
-        if diag["severity"] == "error":
-            key = (Path(diag["file"]).name, diag["range"]["start"]["line"] + 1)
-            errors[key].append(diag["message"])
-    return errors
+    return pyright_errors(files)
 
 
 # Files whose markers are substrings of pyright's messages too (their first errors are checked
