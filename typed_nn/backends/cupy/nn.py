@@ -73,4 +73,4 @@ def log_softmax_pick_grad(s: Array, labels: Array, y: Array) -> Array:
     classes = y.shape[-1]
     scale = s[..., None] if s.ndim else xp.broadcast_to(s, labels.shape)[..., None]
     scale = xp.where(_in_range(labels, classes)[..., None], scale, y.dtype.type("nan"))
-    return pick_grad_pass(scale, xp.clip(labels, 0, classes - 1)[..., None], y)
+    return pick_grad_pass(scale, xp.clip(labels, 0, classes - 1), y)
