@@ -590,3 +590,10 @@ def test_exporting_a_module_in_training_mode_says_to_call_eval(tmp_path: Any) ->
 
     with pytest.raises(tn.ExportError, match=r"call model.eval\(\) first"):
         export(Dropped(), (_x((2, 64)),), tmp_path / "m.onnx")
+
+
+def test_state_dicts_of_something_else_than_a_module_say_so() -> None:
+    with pytest.raises(tn.ModuleError, match=r"nn\.load_state_dict needs an nn\.Module"):
+        nn.load_state_dict({"w": np.zeros(2)}, {})  # type: ignore[arg-type]
+    with pytest.raises(tn.ModuleError, match=r"nn\.state_dict needs an nn\.Module"):
+        nn.state_dict([MLP()])  # type: ignore[arg-type]

@@ -40,7 +40,9 @@ __all__ = [
     "named_buffers",
     "named_parameters",
     "named_persistent",
+    "named_submodules",
     "parameters",
+    "require_module",
     "tree_map",
 ]
 
@@ -152,18 +154,33 @@ def _fields(m: Module) -> Iterator[tuple[str, object]]:
     return ((k, v) for k, v in vars(m).items() if not k.startswith("_tn_"))
 
 
-def _modules(node: object) -> Iterator[Module]:
-    """``node`` and every module below it."""
+def _modules(m: Module) -> Iterator[Module]:
+    """``m`` and every module below it."""
+    yield m
+    yield from (sub for _, sub, _ in named_submodules(m))
+
+
+def named_submodules(m: Module, depth: int | None = None) -> Iterator[tuple[str, Module, int]]:
+    """Every module below ``m`` in field order, down to ``depth`` levels: (dotted path,
+    module, level), level 1 for the modules in ``m``'s own fields (``summary``'s rows)."""
+    yield from _submodules(m, "", 1, depth)
+
+
+def _submodules(
+    node: object, path: str, level: int, depth: int | None
+) -> Iterator[tuple[str, Module, int]]:
     if isinstance(node, Module):
-        yield node
-        for _, value in _fields(node):
-            yield from _modules(value)
+        if path:  # node itself is listed by the caller that found it
+            yield path, node, level - 1
+        if depth is None or level <= depth:
+            for name, value in _fields(node):
+                yield from _submodules(value, _join(path, name), level + 1, depth)
     elif isinstance(node, list | tuple):
-        for value in node:
-            yield from _modules(value)
+        for i, value in enumerate(node):
+            yield from _submodules(value, _join(path, str(i)), level, depth)
     elif isinstance(node, dict):
-        for value in node.values():
-            yield from _modules(value)
+        for key, value in node.items():
+            yield from _submodules(value, _join(path, str(key)), level, depth)
 
 
 def _stateful(value: object) -> tuple[str, ...] | None:
@@ -213,7 +230,7 @@ def _unique(m: Module, kinds: tuple[int, ...]) -> list[Any]:
 def named_parameters(m: Module) -> list[tuple[str, AnyTensor]]:
     """Every parameter of ``m`` with its dotted path (``"layers.0.weight"``), in field order;
     a tensor under two paths is listed once, under its first."""
-    _require_module(m, "named_parameters")
+    require_module(m, "named_parameters")
     return _unique(m, (PARAM,))
 
 
@@ -225,7 +242,7 @@ def parameters(m: Module) -> list[AnyTensor]:
 def named_buffers(m: Module) -> list[tuple[str, AnyTensor]]:
     """Every buffer of ``m`` (``nn.buffer`` fields, generator states) with its dotted path:
     what a checkpoint keeps beside the parameters."""
-    _require_module(m, "named_buffers")
+    require_module(m, "named_buffers")
     return _unique(m, (BUFFER, STATE))
 
 
@@ -233,7 +250,7 @@ def named_persistent(m: Module) -> list[tuple[str, AnyTensor]]:
     """Parameters and ``nn.buffer`` fields in field order (PyTorch's state-dict order):
     what a state dict holds. Generator states are left out, as PyTorch's state dicts keep
     no random state (a checkpoint keeps them)."""
-    _require_module(m, "state_dict")
+    require_module(m, "state_dict")
     return _unique(m, (PARAM, BUFFER))
 
 
@@ -249,9 +266,9 @@ def tree_map(fn: Callable[..., AnyTensor], m: M, *rest: M) -> M:
 
     >>> half = nn.tree_map(lambda p: p * 0.5, model)
     """
-    _require_module(m, "tree_map")
+    require_module(m, "tree_map")
     for i, other in enumerate(rest):
-        _require_module(other, f"tree_map (tree {i + 2})")
+        require_module(other, f"tree_map (tree {i + 2})")
     return cast(M, _map(fn, m, rest, type(m).__name__, False))
 
 
@@ -374,7 +391,8 @@ def _brief(value: object) -> str:
     return text if len(text) <= 60 else f"{type(value).__name__} {text[:50]}..."
 
 
-def _require_module(m: object, fn: str) -> None:
+def require_module(m: object, fn: str) -> None:
+    """A ``ModuleError`` naming ``nn.{fn}`` unless ``m`` is an ``nn.Module``."""
     if not isinstance(m, Module):
         raise ModuleError(
             message(

@@ -23,7 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from ..data.module import Module, named_buffers, named_parameters, named_persistent
+from ..data.module import (
+    Module,
+    named_buffers,
+    named_parameters,
+    named_persistent,
+    named_submodules,
+)
 from ..data.tensor import Tensor, TensorLike
 from ..errors import LayerError, OperandError, message
 from ..inference_mode import inference
@@ -261,7 +267,7 @@ def _module_summary(model: Module, example: object, depth: int) -> ModelSummary:
     arguments), and the parameters under each path (buffers count as non-trainable)."""
     _check_depth(depth)
     args = example if isinstance(example, tuple) else (example,)
-    rows_of = list(_submodules(model, "", 1, depth))
+    rows_of = list(named_submodules(model, depth))
     seen: dict[int, tuple[object, int]] = {}
     # the forward changes no state: batch statistics and generator counters put back after
     kept = [(t, t.array.copy()) for _, t in named_buffers(model) if isinstance(t, Tensor)]
@@ -288,29 +294,6 @@ def _module_summary(model: Module, example: object, depth: int) -> ModelSummary:
         trainable_params=sum(math.prod(t.shape) for _, t in params),
         param_bytes=sum(math.prod(t.shape) * np.dtype(t.elem.dtype).itemsize for _, t in total),
     )
-
-
-def _submodules(
-    m: Module, prefix: str, level: int, depth: int
-) -> Iterator[tuple[str, Module, int]]:
-    if level > depth:
-        return
-    for name, value in vars(m).items():
-        for suffix, sub in _modules_in(value):
-            path = f"{prefix}{name}{suffix}"
-            yield path, sub, level
-            yield from _submodules(sub, path + ".", level + 1, depth)
-
-
-def _modules_in(value: object) -> Iterator[tuple[str, Module]]:
-    if isinstance(value, Module):
-        yield "", value
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            yield from ((f".{i}{s}", m) for s, m in _modules_in(item))
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from ((f".{key}{s}", m) for s, m in _modules_in(item))
 
 
 @contextmanager

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..data.module import Module, named_persistent
+from ..data.module import Module, named_persistent, require_module
 from ..data.tensor import AnyTensor, Tensor
 from ..devices import array_module
 from ..errors import ModuleError, listed, message
@@ -18,14 +18,7 @@ __all__ = ["load_state_dict", "state_dict"]
 
 
 def _entries(m: Module, fn: str) -> dict[str, AnyTensor]:
-    if not isinstance(m, Module):
-        raise ModuleError(
-            message(
-                f"nn.{fn} needs an nn.Module.",
-                [("received", type(m).__name__)],
-                hint="pass the model.",
-            )
-        )
+    require_module(m, fn)
     return dict(named_persistent(m))
 
 

@@ -71,6 +71,6 @@ def log_softmax_pick_grad(s: Array, labels: Array, y: Array) -> Array:
     out-of-range label's row becomes NaN, as ``label_pick_grad``'s does."""
     xp = module_of(y)
     classes = y.shape[-1]
-    scale = s[..., None] if s.ndim else xp.broadcast_to(s, labels.shape)[..., None]
-    scale = xp.where(_in_range(labels, classes)[..., None], scale, y.dtype.type("nan"))
+    nan = y.dtype.type("nan")
+    scale = xp.where(_in_range(labels, classes), s, nan).reshape(-1)
     return pick_grad_pass(scale, xp.clip(labels, 0, classes - 1), y)

@@ -48,10 +48,9 @@ def label_pick(x: Array, labels: Array) -> Array:
 @implement("label_pick_grad", CPU)
 def label_pick_grad(g: Array, labels: Array, classes: int) -> Array:
     check_label_range(labels, classes)
-    xp = module_of(g)
-    out = xp.zeros((*labels.shape, classes), g.dtype)
-    values = xp.broadcast_to(g, labels.shape)[..., None]
-    xp.put_along_axis(out, labels[..., None], values, axis=-1)
+    out = module_of(g).zeros((*labels.shape, classes), g.dtype)
+    rows, which = _positions(labels)
+    out.reshape(-1, classes)[rows, which] = per_label(g, labels)
     return out
 
 
@@ -61,22 +60,31 @@ def log_softmax_pick_grad(s: Array, labels: Array, y: Array) -> Array:
     minus ``s exp(y)`` everywhere, ``y`` the log-probabilities; the same operations, in the
     same order per element, as ``log_softmax_grad(label_pick_grad(s, labels), y)``."""
     check_label_range(labels, y.shape[-1])
-    # a mean's gradient is one number for every label: broadcast (broadcast_to costs 25 us)
-    return pick_grad_pass(s[..., None] if s.ndim else s, labels, y)
+    return pick_grad_pass(per_label(s, labels), labels, y)
 
 
 def pick_grad_pass(scale: Array, labels: Array, y: Array) -> Array:
     """``scale (onehot(labels) - exp(y))`` along the last dim (``scale``: one number, or one
-    per label with a trailing 1): the one computation of both devices'
+    per label flattened, see :func:`per_label`): the one computation of both devices'
     ``log_softmax_pick_grad`` (the GPU's checks its labels without a host read)."""
     xp = module_of(y)
     r = xp.exp(y)
-    r *= scale
+    flat = r.reshape(-1, r.shape[-1])  # a view: r is new and contiguous
+    flat *= scale[:, None] if scale.ndim else scale
     xp.negative(r, out=r)
     rows, which = _positions(labels)
-    flat = r.reshape(-1, r.shape[-1])  # a view: r is new and contiguous
-    flat[rows, which] += scale.reshape(-1) if scale.ndim else scale  # s - s e, as unfused
+    flat[rows, which] += scale  # s - s e, as unfused
     return r
+
+
+def per_label(g: Array, labels: Array) -> Array:
+    """``g`` (broadcastable to ``labels``) as one value per label, flattened, or as the one
+    number it is (a mean's gradient: broadcasting it would cost ~25 us a step)."""
+    if g.ndim == 0:
+        return g
+    if g.shape != labels.shape:
+        g = module_of(g).broadcast_to(g, labels.shape)
+    return g.reshape(-1)
 
 
 def _positions(labels: Array) -> tuple[Array, Array]:
