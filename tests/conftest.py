@@ -112,9 +112,10 @@ def _isolate_gpu_backend(monkeypatch: pytest.MonkeyPatch, module: types.ModuleTy
     """``module`` as ``cupy``, with the op registries and the GPU backend's state (registration,
     kernel cache) restored after the test."""
     from typed_nn import devices
-    from typed_nn.backends.cupy import region, registration
+    from typed_nn.backends.cupy import blas, region, registration
 
     monkeypatch.setitem(sys.modules, "cupy", module)
+    monkeypatch.setattr(blas, "_opened", {})
     monkeypatch.setattr(declare, "_IMPLS", _copy_registry(declare._IMPLS))
     monkeypatch.setattr(declare, "_OUT_IMPLS", _copy_registry(declare._OUT_IMPLS))
     monkeypatch.setattr(registration, "_done", [])

@@ -58,6 +58,8 @@ class Capture:
         """Memory written while capturing that existed before: (root array, its values)."""
         self.fresh: dict[int, np.ndarray] = {}
         """Memory allocated while capturing, by its root array's id."""
+        self.saved_raw: list[tuple[np.ndarray, np.ndarray]] = []
+        """Memory written by address while capturing (cuBLAS): (a view of it, its values)."""
         self.invalid: str | None = None
 
 
@@ -94,6 +96,14 @@ def writing(host: np.ndarray, what: str) -> None:
     root = _root(host)
     if id(root) not in capture.fresh and id(root) not in capture.saved:
         capture.saved[id(root)] = (root, root.copy())
+
+
+def writing_raw(view: np.ndarray, what: str) -> None:
+    """Before a library call writes ``view`` (memory it was given by address) while capturing:
+    its values are saved, given back at the end of the capture."""
+    capture = capturing()
+    if capture is not None:
+        capture.saved_raw.append((view, view.copy()))
 
 
 def allocated(host: np.ndarray, what: str) -> None:
@@ -245,6 +255,8 @@ class Stream:
         if not self.is_capturing():
             raise CUDARuntimeError("cudaErrorIllegalState: the stream is not capturing")
         capture = _captures.pop()
+        for view, values in reversed(capture.saved_raw):  # the first values saved win
+            view[...] = values
         for root, values in capture.saved.values():
             root[...] = values  # nothing ran: memory that existed keeps its values
         for root in capture.fresh.values():

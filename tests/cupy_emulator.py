@@ -54,6 +54,7 @@ from typing import Any
 import cupy_capture as capture
 import numpy as np
 import numpy.typing as npt
+from cublas_model import CublasModel
 
 Untyped = Any
 
@@ -141,8 +142,8 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
         _check_no_overlap(fn.__name__, written._a, args[1:] if fn is np.copyto else args)
     owner = getattr(fn, "__self__", None)  # np.add.reduce: a method of its ufunc
     name = f"{owner.__name__}.{fn.__name__}" if isinstance(owner, np.ufunc) else fn.__name__
-    if name in _CUBLAS:
-        capture.cublas(name)
+    if name in _CUBLAS or (name == "einsum" and sum(isinstance(a, ndarray) for a in args) > 1):
+        capture.cublas(name)  # cupy's einsum contracts two operands with its matmul
     _note_kernel(name, [v._a for v in (*args, *kwargs.values()) if isinstance(v, ndarray)])
     hosts, host_kwargs = _unwrap(args), {k: _unwrap(v) for k, v in kwargs.items()}
     if isinstance(written, ndarray):
@@ -867,4 +868,5 @@ def install() -> types.ModuleType:
     )
     module.lib = lib  # type: ignore[attr-defined]
     module.emulated = True  # type: ignore[attr-defined]
+    module.cublas_model = CublasModel()  # type: ignore[attr-defined]
     return module

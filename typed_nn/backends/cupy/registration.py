@@ -2,9 +2,10 @@
 
 Most ops share the numpy backend's function: it runs on cupy arrays through numpy's
 ``__array_ufunc__`` / ``__array_function__`` dispatch, and takes its allocations from its
-inputs' library (``typed_nn.devices.module_of``), so reductions, softmax, ``dot`` (cuBLAS), layout,
+inputs' library (``typed_nn.devices.module_of``), so reductions, softmax, layout,
 joins and convolution run as cupy calls. The few that need a GPU form of their own
-(the losses, ``label_pick`` without a host sync, ``to_device``) live beside this file. Element-wise regions are compiled into
+(the losses, ``label_pick`` without a host sync, ``to_device``, the matrix products through
+a cuBLAS handle that CUDA graphs can capture: ``blas.py``) live beside this file. Element-wise regions are compiled into
 one kernel each (``region.py``); the write-into forms registered here let the evaluator
 find those regions. Targets are written through ``convert.copy``, which copies a source
 that overlaps its target aside first (cupy's ``copyto`` does not).
@@ -18,7 +19,7 @@ from ...devices import device_of, register_device
 from ...ops.declare import Impl, implement, implementation
 from ...tags import CPU, GPU
 from .. import numpy as _numpy  # the shared CPU implementations
-from . import convert, fused, graph, nn, region
+from . import blas, convert, fused, graph, nn, region
 
 __all__ = ["GPU_OWN", "register", "registered", "shared"]
 
@@ -30,6 +31,9 @@ GPU_OWN: dict[str, Impl] = {
     "label_pick_grad": nn.label_pick_grad,
     "log_softmax_pick_grad": nn.log_softmax_pick_grad,
     "to_device": convert.to_device,
+    "dot": blas.dot,  # products through typed_nn's cuBLAS handle: captured into CUDA graphs
+    "matmul": blas.matmul,
+    "sum_of_products": blas.sum_of_products,
 }
 """Ops with a GPU implementation of their own."""
 
