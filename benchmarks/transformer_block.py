@@ -124,12 +124,17 @@ class ModuleBlock(nn.Module):
     """The same block written with ``typed_nn.nn`` modules (PyTorch's layouts: ``Linear`` and
     the attention's projections hold the transposes of :func:`weights`)."""
 
-    def __init__(self, w: dict[str, Array], device: type[tn.DeviceTag]) -> None:
-        self.ln1 = nn.LayerNorm(D, elem=F32, device=device)
-        self.attn = nn.MultiHeadAttention(D, HEADS, causal=True, elem=F32, device=device)
-        self.ln2 = nn.LayerNorm(D, elem=F32, device=device)
-        self.ff1 = nn.Linear(D, FF, elem=F32, device=device)
-        self.ff2 = nn.Linear(FF, D, elem=F32, device=device)
+    def __init__(
+        self, w: dict[str, Array], device: type[tn.DeviceTag], precision: Any = None
+    ) -> None:
+        """``precision``: a compute type policy (``PMixedFloat16``) for every layer, or None."""
+        on: dict[str, Any] = {"elem": F32, "device": device, "precision": precision}
+        self.half = precision is not None
+        self.ln1 = nn.LayerNorm(D, **on)
+        self.attn = nn.MultiHeadAttention(D, HEADS, causal=True, **on)
+        self.ln2 = nn.LayerNorm(D, **on)
+        self.ff1 = nn.Linear(D, FF, **on)
+        self.ff2 = nn.Linear(FF, D, **on)
         names = {"attn/w_qkv": "attn.in_proj_weight", "attn/b_qkv": "attn.in_proj_bias"}
         names |= {"attn/w_out": "attn.out_proj.weight", "attn/b_out": "attn.out_proj.bias"}
         names |= {f"ff/w{i}": f"ff{i}.weight" for i in (1, 2)}
@@ -138,6 +143,14 @@ class ModuleBlock(nn.Module):
         nn.load_state_dict(self, state)
 
     def __call__(self, x: tn.Tensor3[tn.Float32, Any]) -> tn.Tensor3[tn.Float32, Any]:
+        if not self.half:
+            same: tn.Tensor3[tn.Float32, Any] = self.body(x)
+            return same
+        u: Untyped = ops  # the layers compute in Float16: the input cast in, the output out
+        out: tn.Tensor3[tn.Float32, Any] = u.astype(self.body(u.astype(x, tn.Float16)), F32)
+        return out
+
+    def body(self, x: Untyped) -> Untyped:
         h = x + self.attn(self.ln1(x))
         return h + self.ff2(ops.relu(self.ff1(self.ln2(h))))
 
@@ -155,8 +168,9 @@ def module_step(block: ModuleBlock) -> Any:
     return step
 
 
-def torch_block(torch: Any, w: dict[str, Array], device: str) -> Any:
-    """The same block in PyTorch on ``device``: ``step(x, target) -> loss`` (eager)."""
+def torch_block(torch: Any, w: dict[str, Array], device: str, autocast: bool = False) -> Any:
+    """The same block in PyTorch on ``device``: ``step(x, target) -> loss`` (eager); with
+    ``autocast``, its forward under ``torch.autocast`` in float16 (a CUDA device)."""
     nn = torch.nn
     module: Any = nn.Module
 
@@ -196,7 +210,9 @@ def torch_block(torch: Any, w: dict[str, Array], device: str) -> Any:
 
     def step(x: Any, target: Any) -> Any:
         adam.zero_grad(set_to_none=True)
-        loss = torch.nn.functional.mse_loss(block(x), target)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=autocast):
+            y = block(x)
+        loss = torch.nn.functional.mse_loss(y.float(), target)
         loss.backward()
         adam.step()
         return loss

@@ -8,6 +8,9 @@ Prints, and writes to ``$OUT/gpu_speed.json`` (``--json`` elsewhere):
   graph <= 0.5x PyTorch at batch 128), and host time per replayed step (target <= 20 us);
 * the pre-LN transformer block's training step (``benchmarks/transformer_block.py``, Adam):
   plain vs replayed vs PyTorch (target <= 0.8x);
+* the MLP (batch 128) and the block written with ``typed_nn.nn`` modules computing in Float16
+  (``PMixedFloat16``: Float32 weights and optimizer) beside PyTorch eager under
+  ``torch.autocast`` (float16), no loss scaling on either side (target <= 1.0x);
 * correctness: the largest difference between replayed and plain results (each step's output
   and the weights) over 5 steps from the same weights (bit for bit expected: 0);
 * each step's graph status (and each fallback's reason).
@@ -163,6 +166,104 @@ def block_step(graph: bool) -> tuple[Callable[[], Any], Any]:
     return step, ours._step
 
 
+def half_block_step(graph: bool) -> tuple[Callable[[], Any], Any]:
+    """The block written with modules, computing in Float16 (``PMixedFloat16``: Float32
+    weights, Adam in Float32), its compiled step replayed as a graph or plainly."""
+    import transformer_block as tb
+
+    import typed_nn as tn
+    from typed_nn import nn
+    from typed_nn.evaluate import options
+    from typed_nn.policies import PMixedFloat16
+
+    xs, ts = tb.batch()
+    x, target = (tn.tensor(a, tb.F32, tn.GPU, tn.Dim3) for a in (xs, ts))
+    block = tb.ModuleBlock(tb.weights(), tn.GPU, precision=PMixedFloat16)
+    compiled = tb.module_step(block)
+    with options.using(cuda_graphs=graph):  # read when the step is traced: its first call
+        compiled(x, target)
+
+    def step() -> Any:
+        return compiled(x, target)
+
+    step.params = dict(nn.named_parameters(block))  # type: ignore[attr-defined]
+    return step, compiled
+
+
+def torch_half_block(torch: Any) -> Callable[[], object]:
+    """PyTorch's block with its forward under ``torch.autocast`` (float16)."""
+    import transformer_block as tb
+
+    xs, ts = tb.batch()
+    tx, tt = (torch.from_numpy(a).cuda() for a in (xs, ts))
+    theirs = tb.torch_block(torch, tb.weights(), "cuda", autocast=True)
+    return lambda: theirs(tx, tt)
+
+
+def half_mlp_step(graph: bool) -> tuple[Callable[[], Any], Any]:
+    """A 784-512-256-10 ReLU MLP of ``nn.Linear`` computing in Float16 (``PMixedFloat16``),
+    cross-entropy on integer labels and ``optim.SGD``, at batch 128: its compiled step."""
+    import typed_nn as tn
+    from typed_nn import nn, ops, optim
+    from typed_nn.evaluate import options
+    from typed_nn.policies import PMixedFloat16
+
+    class MLP(nn.Module):
+        def __init__(self) -> None:
+            on: dict[str, Any] = {"elem": tn.Float32, "device": tn.GPU, "precision": PMixedFloat16}
+            self.fc1 = nn.Linear(WIDTHS[0], WIDTHS[1], **on)
+            self.fc2 = nn.Linear(WIDTHS[1], WIDTHS[2], **on)
+            self.fc3 = nn.Linear(WIDTHS[2], WIDTHS[3], **on)
+
+        def __call__(self, x: Any) -> Any:
+            u: Any = ops
+            h = u.relu(self.fc2(u.relu(self.fc1(u.astype(x, tn.Float16)))))
+            return u.astype(self.fc3(h), tn.Float32)
+
+    tn.manual_seed(0)
+    model = MLP()
+    sgd = optim.SGD(model, lr=0.01)
+    rng = np.random.default_rng(0)
+    x = tn.tensor(
+        rng.standard_normal((128, WIDTHS[0]), dtype=np.float32), tn.Float32, tn.GPU, tn.Dim2
+    )
+    y = tn.tensor(rng.integers(0, WIDTHS[-1], 128), tn.Int64, tn.GPU, tn.Dim1)
+
+    @tn.compile
+    def compiled(x: Any, y: Any) -> Any:
+        loss = ops.cross_entropy(model(x), y)
+        sgd.step(tn.grad(loss, model))
+        return loss
+
+    with options.using(cuda_graphs=graph):
+        compiled(x, y)
+
+    def step() -> Any:
+        return compiled(x, y)
+
+    step.params = dict(nn.named_parameters(model))  # type: ignore[attr-defined]
+    return step, compiled
+
+
+def torch_half_mlp(torch: Any) -> Callable[[], object]:
+    """The same MLP step in PyTorch eager, its forward under ``torch.autocast`` (float16)."""
+    layers = [torch.nn.Linear(a, b) for a, b in itertools.pairwise(WIDTHS)]
+    model = torch.nn.Sequential(layers[0], torch.nn.ReLU(), layers[1], torch.nn.ReLU(), layers[2])
+    model.cuda()
+    sgd = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(128, WIDTHS[0], device="cuda")
+    y = torch.randint(0, WIDTHS[-1], (128,), device="cuda")
+
+    def step() -> None:
+        sgd.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.float16):
+            logits = model(x)
+        torch.nn.functional.cross_entropy(logits.float(), y).backward()
+        sgd.step()
+
+    return step
+
+
 def max_difference(make: Callable[[bool], tuple[Callable[[], Any], Any]], steps: int = 5) -> float:
     """The largest |replayed - plain| over ``steps`` steps' outputs and the weights after."""
     plain, _ = make(False)
@@ -219,6 +320,8 @@ def targets(results: Result) -> list[Result]:
         ("MLP b128: graph x PyTorch", ratio("mlp_128", "graph_vs_torch"), 0.5),
         ("MLP b128: host us per replayed step", ratio("mlp_128", "graph_issue_us"), 20.0),
         ("transformer: graph x PyTorch", ratio("transformer", "graph_vs_torch"), 0.8),
+        ("MLP b128 Float16: graph x autocast", ratio("mlp_half", "graph_vs_torch"), 1.0),
+        ("transformer Float16: graph x autocast", ratio("transformer_half", "graph_vs_torch"), 1.0),
         ("MLP b128: replayed - plain (max abs)", ratio("mlp_128", "max_abs_diff_5_steps"), 0.0),
         ("transformer: replayed - plain", ratio("transformer", "max_abs_diff_5_steps"), 0.0),
     ]
@@ -247,6 +350,11 @@ def run(emulate: bool) -> Result:
     results["adam"] = compare("Adam update alone (6 tensors)", adam_update, adam_anchor, env)
     torch_block = bench._block_steps()[1] if torch is not None else None
     results["transformer"] = compare("transformer block step", block_step, torch_block, env)
+    anchor = torch_half_mlp(torch) if torch is not None else None
+    results["mlp_half"] = compare("MLP step b128, Float16 compute", half_mlp_step, anchor, env)
+    anchor = torch_half_block(torch) if torch is not None else None
+    label = "transformer block step, Float16 compute"
+    results["transformer_half"] = compare(label, half_block_step, anchor, env)
     return results
 
 
