@@ -814,6 +814,10 @@ class _Runtime:
         }
 
     @staticmethod
+    def getDevice() -> int:
+        return 0
+
+    @staticmethod
     def runtimeGetVersion() -> int:
         return 0
 

@@ -113,9 +113,9 @@ def test_dot_contracts_leading_dims_as_tensordot(cupy_module: Any) -> None:
 def test_a_status_other_than_success_raises(cupy_module: Any) -> None:
     from typed_nn.backends.cupy import blas
 
-    lib = blas._open(cupy_module)
-    assert lib is not None
     a = cupy_module.asarray(np.ones((4, 4), np.float32))
-    bad = blas.Layout(a.data.ptr, blas.OP_N, 0, 0)  # a leading dimension cuBLAS refuses
+    lib = blas._open(a)
+    assert lib is not None
+    bad = (a.data.ptr, blas.OP_N, 0, 0)  # a leading dimension cuBLAS refuses
     with pytest.raises(blas.CublasError, match="cublasGemmEx failed with status 7"):
-        lib.gemm(cupy_module, bad, bad, cupy_module.empty((1, 4, 4), np.float32), 4, 4, 4)
+        lib.gemm(bad, bad, cupy_module.empty((4, 4), np.float32), 1, (4, 4, 4))

@@ -31,7 +31,7 @@ from ...devices import array_module
 from ...tags import GPU
 from ..numpy.structure import is_matmul
 
-__all__ = ["dot", "matmul", "product", "sum_of_products"]
+__all__ = ["dot", "matmul", "sum_of_products"]
 
 Array = Any
 
@@ -51,25 +51,35 @@ class CublasError(RuntimeError):
 
 
 class Blas:
-    """libcublas, a handle per device, and the scalars the products pass by address."""
+    """libcublas, a handle per device, and what each dtype's products pass to it."""
 
-    def __init__(self, lib: Any) -> None:
-        self.lib = lib
+    def __init__(self, lib: Any, cp: Any) -> None:
+        self.lib, self.cp = lib, cp
         self.handles: dict[int, tuple[int, Array]] = {}
         """Per device id: its handle, and the workspace it was given."""
         self.streams: dict[int, int] = {}
         """Per handle: the stream it was last bound to."""
-        self.one32, self.zero32 = ctypes.c_float(1.0), ctypes.c_float(0.0)
-        self.one64, self.zero64 = ctypes.c_double(1.0), ctypes.c_double(0.0)
+        self._scalars = (ctypes.c_float(1.0), ctypes.c_float(0.0))
+        self._doubles = (ctypes.c_double(1.0), ctypes.c_double(0.0))
+        one32, zero32 = (ctypes.addressof(v) for v in self._scalars)
+        one64, zero64 = (ctypes.addressof(v) for v in self._doubles)
+        self.kinds = {
+            char: (t, COMPUTE_64F, one64, zero64)
+            if char == "d"
+            else (t, COMPUTE_32F, one32, zero32)
+            for char, t in DATA_TYPES.items()
+        }
+        """Per dtype char: its cudaDataType, compute type, and the addresses of 1 and 0."""
 
     def check(self, status: int, what: str) -> None:
         if status != 0:
             raise CublasError(f"cuBLAS {what} failed with status {status}")
 
-    def handle(self, cp: Any) -> int:
+    def handle(self) -> int:
         """The current device's handle, bound to the current stream with its workspace
         (``cublasSetStream`` gives a handle back the default workspace, so both are set)."""
-        device = cp.cuda.Device().id
+        cp = self.cp
+        device = cp.cuda.runtime.getDevice()
         if device not in self.handles:
             h = ctypes.c_void_p()
             self.check(self.lib.cublasCreate_v2(ctypes.byref(h)), "cublasCreate")
@@ -83,52 +93,48 @@ class Blas:
             self.streams[handle] = stream
         return handle
 
-    def gemm(self, cp: Any, a: Layout, b: Layout, c: Array, m: int, n: int, k: int) -> None:
-        """``c = a @ b`` (``c`` contiguous, of shape ``(count, m, n)``). Row-major ``c`` is
-        column-major ``c^T = b^T a^T``: cuBLAS computes that, with ``b`` first."""
-        char = c.dtype.char
-        t = DATA_TYPES[char]
-        wide = char == "d"
-        compute = COMPUTE_64F if wide else COMPUTE_32F
-        alpha = ctypes.addressof(self.one64 if wide else self.one32)
-        beta = ctypes.addressof(self.zero64 if wide else self.zero32)
-        handle, count = self.handle(cp), c.shape[0]
+    def gemm(self, a: Layout, b: Layout, c: Array, count: int, mnk: tuple[int, int, int]) -> None:
+        """``c = a @ b`` (``c`` new and contiguous, ``count`` products of ``m x n``). Row-major
+        ``c`` is column-major ``c^T = b^T a^T``: cuBLAS computes that, with ``b`` first."""
+        m, n, k = mnk
+        t, compute, alpha, beta = self.kinds[c.dtype.char]
+        (pa, opa, lda, sa), (pb, opb, ldb, sb) = a, b
         if count == 1:
             status = self.lib.cublasGemmEx(
-                handle, b.op, a.op, n, m, k, alpha, b.ptr, t, b.ld, a.ptr, t, a.ld,
+                self.handle(), opb, opa, n, m, k, alpha, pb, t, ldb, pa, t, lda,
                 beta, c.data.ptr, t, n, compute, GEMM_DEFAULT,
             )  # fmt: skip
             self.check(status, "cublasGemmEx")
             return
         status = self.lib.cublasGemmStridedBatchedEx(
-            handle, b.op, a.op, n, m, k, alpha, b.ptr, t, b.ld, b.stride, a.ptr, t, a.ld,
-            a.stride, beta, c.data.ptr, t, n, m * n, count, compute, GEMM_DEFAULT,
+            self.handle(), opb, opa, n, m, k, alpha, pb, t, ldb, sb, pa, t, lda, sa,
+            beta, c.data.ptr, t, n, m * n, count, compute, GEMM_DEFAULT,
         )  # fmt: skip
         self.check(status, "cublasGemmStridedBatchedEx")
 
 
-class Layout:
-    """An operand's matrices as cuBLAS reads them: the address of the first, ``op`` (N for
-    row-major, which is its transpose column-major; T for column-major), the leading
-    dimension, and the elements from one matrix of the batch to the next."""
-
-    __slots__ = ("ld", "op", "ptr", "stride")
-
-    def __init__(self, ptr: int, op: int, ld: int, stride: int) -> None:
-        self.ptr, self.op, self.ld, self.stride = ptr, op, ld, stride
+Layout = tuple[int, int, int, int]
+"""An operand's matrices as cuBLAS reads them: the address of the first, ``op`` (N for
+row-major, which is its transpose column-major; T for column-major), the leading dimension,
+and the elements from one matrix of the batch to the next."""
 
 
 def _layout(x: Array, batch: tuple[int, ...]) -> Layout | None:
     """How cuBLAS reads ``x`` (of shape ``batch + (rows, cols)`` after broadcasting) where it
     lies, or None where its memory is not one such layout (then it is copied contiguous)."""
-    size = x.itemsize
-    if any(s % size for s in x.strides):
+    size, strides = x.itemsize, x.strides
+    if len(strides) == 2:
+        (s0, s1), stride = strides, 0
+    else:
+        *lead, s0, s1 = strides
+        found = _batch_stride(batch, lead)
+        if found is None or found % size:
+            return None
+        stride = found // size
+    if s0 % size or s1 % size:
         return None
-    *lead, s0, s1 = (s // size for s in x.strides)
+    s0, s1 = s0 // size, s1 // size
     rows, cols = x.shape[-2:]
-    stride = _batch_stride(batch, lead)
-    if stride is None:
-        return None
     if (cols == 1 or s1 == 1) and (rows == 1 or s0 >= cols):
         op, ld = OP_N, s0 if rows > 1 else cols
     elif (rows == 1 or s0 == 1) and (cols == 1 or s1 >= rows):
@@ -137,11 +143,12 @@ def _layout(x: Array, batch: tuple[int, ...]) -> Layout | None:
         return None
     if not 0 < ld <= INT_MAX:
         return None
-    return Layout(x.data.ptr, op, ld, stride)
+    return x.data.ptr, op, ld, stride
 
 
 def _batch_stride(batch: tuple[int, ...], strides: list[int]) -> int | None:
-    """One stride that steps through the batch dims in order (0 where broadcast), or None."""
+    """One stride (bytes) that steps through the batch dims in order (0 where broadcast), or
+    None."""
     stride: int | None = None
     step = 1
     for n, s in zip(reversed(batch), reversed(strides), strict=True):
@@ -155,17 +162,19 @@ def _batch_stride(batch: tuple[int, ...], strides: list[int]) -> int | None:
     return 0 if stride is None else stride
 
 
-_opened: dict[Any, Blas | None] = {}
-"""Per cupy module (the tests' emulator is one, a new one per test, beside the real cupy)."""
+_opened: dict[type, Blas | None] = {}
+"""Per cupy array type (the tests' emulator has its own, a new one per test, beside cupy's)."""
 
 
-def _open(cp: Any) -> Blas | None:
-    """libcublas as cupy loaded it (None where it cannot be opened). The cupy emulator of the
-    tests brings its own model of it (``cupy.cublas_model``)."""
-    if cp not in _opened:
+def _open(array: Array) -> Blas | None:
+    """libcublas as the cupy of ``array`` loaded it (None where it cannot be opened). The
+    cupy emulator of the tests brings its own model of it (``cupy.cublas_model``)."""
+    kind = type(array)
+    if kind not in _opened:
+        cp = array_module(GPU)
         lib = getattr(cp, "cublas_model", None) or _dlopen()
-        _opened[cp] = None if lib is None else Blas(lib)
-    return _opened[cp]
+        _opened[kind] = None if lib is None else Blas(lib, cp)
+    return _opened[kind]
 
 
 def _dlopen() -> Any:
@@ -207,8 +216,7 @@ def _declare(lib: Any) -> None:
 
 def matmul(a: Array, b: Array) -> Array:
     """numpy's ``matmul`` of two cupy arrays (see the module's docstring)."""
-    cp = array_module(GPU)
-    blas = _open(cp)
+    blas = _open(a)
     if (
         blas is None
         or a.dtype != b.dtype
@@ -216,12 +224,13 @@ def matmul(a: Array, b: Array) -> Array:
         or min(a.ndim, b.ndim) == 0
         or a.shape[-1] != b.shape[-2 if b.ndim > 1 else 0]
     ):
-        return cp.matmul(a, b)  # its own result, or its own error
+        return array_module(GPU).matmul(a, b)  # its own result, or its own error
     x = a[None, :] if a.ndim == 1 else a
     y = b[:, None] if b.ndim == 1 else b
-    (m, k), n = x.shape[-2:], y.shape[-1]
-    batch = tuple(np.broadcast_shapes(x.shape[:-2], y.shape[:-2]))
-    out = product(cp, blas, x, y, batch, (m, n, k))
+    batch = () if x.ndim == y.ndim == 2 else _broadcast(x.shape[:-2], y.shape[:-2])
+    if batch is None:
+        return array_module(GPU).matmul(a, b)  # its own error
+    out = product(blas, x, y, batch)
     if b.ndim == 1:
         out = out[..., 0]
     if a.ndim == 1:
@@ -229,11 +238,20 @@ def matmul(a: Array, b: Array) -> Array:
     return out
 
 
-def product(
-    cp: Any, blas: Blas, x: Array, y: Array, batch: tuple[int, ...], mnk: tuple[int, int, int]
-) -> Array:
+def _broadcast(s: tuple[int, ...], t: tuple[int, ...]) -> tuple[int, ...] | None:
+    """numpy's broadcast of two batch shapes (None where they do not broadcast), without
+    ``np.broadcast_shapes``'s arrays (10 us on a call's path)."""
+    n = max(len(s), len(t))
+    s, t = (1,) * (n - len(s)) + s, (1,) * (n - len(t)) + t
+    if any(p != q and p != 1 and q != 1 for p, q in zip(s, t, strict=True)):
+        return None
+    return tuple(q if p == 1 else p for p, q in zip(s, t, strict=True))
+
+
+def product(blas: Blas, x: Array, y: Array, batch: tuple[int, ...]) -> Array:
     """``x @ y`` into a new contiguous array of shape ``batch + (m, n)``."""
-    m, n, k = mnk
+    cp = blas.cp
+    (m, k), n = x.shape[-2:], y.shape[-1]
     out = cp.empty((*batch, m, n), x.dtype)
     if out.size == 0:
         return out
@@ -242,7 +260,8 @@ def product(
         return out
     operands = []
     for v in (x, y):
-        v = cp.broadcast_to(v, (*batch, *v.shape[-2:]))
+        if v.shape[:-2] != batch:
+            v = cp.broadcast_to(v, (*batch, *v.shape[-2:]))
         layout = _layout(v, batch)
         if layout is None:
             v = cp.ascontiguousarray(v)
@@ -251,7 +270,7 @@ def product(
     (_, la), (_, lb) = operands
     assert la is not None  # a contiguous array always has a layout
     assert lb is not None
-    blas.gemm(cp, la, lb, out.reshape(math.prod(batch), m, n), m, n, k)
+    blas.gemm(la, lb, out, math.prod(batch), (m, n, k))
     return out
 
 

@@ -37,9 +37,10 @@ from ...tags import GPU
 
 __all__ = ["StepGraph"]
 
-RING = 8
+RING = 64
 """Page-locked slots the numbers are staged in: a slot is written again only once its copy
-to the device has run (the host may run this many calls ahead of the device)."""
+to the device has run (the host may run this many calls ahead of the device; with 8 a step
+whose numbers change at every call, Adam's bias corrections, waited for the device)."""
 
 Array = Any
 
