@@ -198,23 +198,32 @@ class Optimizer(ABC):
         inside ``tn.compile`` the step is recorded, its count advancing in the program."""
         pairs = _pairs(grads, type(self).__name__)
         tracing = trace_state.trace is not None
-        if self._schedule is not None:
-            if tracing and not self._lr_set_per_call:
-                raise _schedule_in_trace(type(self).__name__)
-            if not tracing:
-                self._set_lr_tensors(self.current_lr())
+        if tracing and self._schedule is not None and not self._lr_set_per_call:
+            raise _schedule_in_trace(type(self).__name__)
         if not pairs:
             return
         if not tracing:
-            pairs = list(zip([w for w, _ in pairs], _evaluate_grads(pairs), strict=True))
+            self._eager_step(pairs)
+            return
         for kind in {(w.elem, w.device) for w, _ in pairs}:
             count, _ = self._numbers_of(kind)
             count.assign(count + 1.0)
         for weight, grad in pairs:
             count, lr = self._numbers_of((weight.elem, weight.device))
             self.update(weight, grad, self.numbers_at(lr, count))
-        if not tracing:
-            self._host_steps += 1
+
+    def _eager_step(self, pairs: list[tuple[AnyWeight, AnyGrad]]) -> None:
+        """Gradients first, in one plan; the step's numbers computed on the host (rank-0
+        tensors of the host values: a new value is no new program), then the counts."""
+        numbers = self.numbers()
+        values = _evaluate_grads(pairs)
+        self.step_count += 1
+        scalars: dict[tuple[type, type], tuple[Tensor[Any, Any, Dim0], ...]] = {}
+        for (weight, _), grad in zip(pairs, values, strict=True):
+            kind = (weight.elem, weight.device)
+            if kind not in scalars:
+                scalars[kind] = tuple(tn_scalar(x, weight.elem, weight.device) for x in numbers)
+            self.update(weight, grad, scalars[kind])
 
     def apply(self, grads: ParamGrads, numbers: Sequence[Number]) -> None:
         """The rule for every (weight, grad) of ``grads`` with this step's ``numbers``: the
