@@ -353,7 +353,9 @@ ELEMENTARY: dict[str, Make] = {
 def test_elementary_backward_is_the_vjp(case: str) -> None:
     built = ELEMENTARY[case]((PFeedbackOutput,))
     assert type(built.layer).vjp_exact is (case != "nll-loss")
-    assert not type(built.layer).derives_backward  # the hand-written backward is kept
+    # NLLLoss has a forward only (its truth's gradient stopped there): a derived backward;
+    # the others keep their hand-written one (the protocol's UnaryLayer/BinaryLayer kinds)
+    assert type(built.layer).derives_backward is (case == "nll-loss")
     check_against_vjp(built)
 
 
@@ -531,8 +533,9 @@ def test_which_layers_derive_their_backward() -> None:
     assert COMPOSITES["gru-step"]((PUpdate,), True).layer.derives_backward
     assert COMPOSITES["mlp-relu-sigmoid-linear"]((), True).layer.derives_backward
     assert RECURRENT["gru-6-steps-time-dim-0"]((PUpdate,)).layer.derives_backward
-    for case in ELEMENTARY:
-        assert not type(ELEMENTARY[case]((PFeedbackOutput,)).layer).derives_backward
+    for case in ELEMENTARY:  # NLLLoss has a forward only (the truth's gradient stopped)
+        derives = type(ELEMENTARY[case]((PFeedbackOutput,)).layer).derives_backward
+        assert derives is (case == "nll-loss")
 
 
 def test_frozen_sublayer_parameter() -> None:

@@ -11,7 +11,9 @@ import pytest
 from helpers import Array, tagged, tolerance
 
 import typed_nn as tn
+from typed_nn import nn, optim
 from typed_nn.model import SGD, Adam, GradCollector, Momentum, Optimizer
+from typed_nn.model.checkpoint_format import optimizer_info
 
 SHAPES = [(4, 3), (3,)]
 STEPS = 5
@@ -208,3 +210,57 @@ def test_step_items_must_be_pairs(item: str, shown: str) -> None:
     )
     with pytest.raises(tn.OperandError, match=match):
         Momentum(0.1).step([(w, w * 1.0), items[item]])  # type: ignore[list-item]
+
+
+def _quadratic_pairs(
+    ws: list[tn.Tensor[Any, Any, Any]],
+) -> list[tuple[tn.Tensor[Any, Any, Any], tn.TensorLike[Any, Any, Any]]]:
+    loss = tn.ops.reduce_sum(tn.ops.square(ws[0] - 1.0)) + tn.ops.reduce_sum(ws[1] * 3.0)
+    return list(zip(ws, tn.grad(loss, ws), strict=True))
+
+
+def test_step_inside_compile_counts_in_the_program_like_eager_steps() -> None:
+    # The compiled form of the built-in rule: no numbers to pass, no step_count to advance
+    # by hand (forgetting it froze Adam's bias correction at step 1).
+    start = [np.arange(6.0).reshape(2, 3), np.array([1.0, -2.0])]
+    eager_ws = [tagged(a, tn.Float64) for a in start]
+    compiled_ws = [tagged(a, tn.Float64) for a in start]
+    eager, compiled = Adam(0.1), Adam(0.1)
+    step = tn.compile(lambda: compiled.step(_quadratic_pairs(compiled_ws)))
+    for _ in range(4):
+        eager.step(_quadratic_pairs(eager_ws))
+        step()
+    assert step.traces == 1
+    assert compiled.step_count == eager.step_count == 4
+    for a, b in zip(compiled_ws, eager_ws, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+
+
+def test_a_schedule_inside_compile_needs_prepare_step() -> None:
+    ws = [tagged(np.ones((2, 3)), tn.Float64), tagged(np.ones(2), tn.Float64)]
+    opt = SGD(lambda t: 0.1 / (t + 1))
+    step = tn.compile(lambda: opt.step(_quadratic_pairs(ws)))
+    with pytest.raises(
+        tn.CompileError, match=r"SGD\.step inside tn\.compile cannot run a learning"
+    ):
+        step()
+    for k in range(3):
+        opt.prepare_step(k)  # the schedule's rate at step k: a run-time number of the program
+        step()
+    np.testing.assert_allclose(ws[1].numpy(), 1.0 - 3.0 * (0.1 + 0.05 + 0.1 / 3))
+    assert opt.step_count == 3
+
+
+def test_a_module_optimizer_keeps_no_bookkeeping_of_its_own() -> None:
+    # typed_nn.optim's optimizers are thin over these rules: the rate set on the front-end
+    # is the rule's (what a checkpoint records), and so is the step count.
+    model = nn.Linear(3, 2)
+    opt = optim.Adam(model, lr=0.1)
+    opt.lr = 0.05
+    assert opt.rule.lr == 0.05
+    assert optimizer_info(opt.rule, opt.step_count)["lr"] == 0.05
+    x = tn.tensor(np.ones((4, 3)), tn.Float32, tn.CPU, tn.Dim2)
+    opt.step(tn.grad(tn.ops.reduce_sum(model(x)), model))
+    assert opt.rule.step_count == opt.step_count == 1
+    opt.step_count = 7
+    assert opt.rule.step_count == 7

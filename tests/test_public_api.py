@@ -206,6 +206,7 @@ def examples(tmp: Path) -> dict[str, Callable[[], Call]]:
             {},
         ),
         "typed_nn.layers.model_state": lambda: ((linear(),), {}),
+        "typed_nn.layers.layer_params": lambda: ((linear(),), {}),
         "typed_nn.layers.residual": lambda: ((layers.Sequential,), {}),
         "typed_nn.layers.summary": lambda: ((net(), m(2, 4)), {"depth": 1}),
         "typed_nn.layers.tensor_type": lambda: ((tn.Float32, tn.CPU, 2), {}),

@@ -73,6 +73,8 @@ from .nn_layers import ReLULayer as ReLULayer
 from .nn_layers import SoftmaxLayer as SoftmaxLayer
 from .norm import BatchNormLayer as BatchNormLayer
 from .norm import LayerNormLayer as LayerNormLayer
+from .params import LayerParams as LayerParams
+from .params import layer_params as layer_params
 from .perceptron import SingleLayerPerceptron as SingleLayerPerceptron
 from .permute_layer import PermuteLayer as PermuteLayer
 from .permute_layer import TransposeLayer as TransposeLayer

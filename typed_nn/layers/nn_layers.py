@@ -63,21 +63,13 @@ class NLLLossLayer(Layer[LayerInput | LossLayerWeight, LayerOutput, Decl]):
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, LossLayerWeight)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
-    stacks: ClassVar[tuple[str, ...]] = ("prediction", "truth")
-    vjp_exact: ClassVar[bool] = False  # the truth gets no gradient (MetaNN); tn.vjp gives one
+    no_grad_ports: ClassVar[tuple[type, ...]] = (LossLayerWeight,)
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        pred, truth = inputs[LayerInput], inputs[LossLayerWeight]
-        self.stack("prediction").push(pred)
-        self.stack("truth").push(truth)
-        return {LayerOutput: ops.nll_loss(truth, pred)}
-
-    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        truth = self.stack("truth").pop()
-        pred = self.stack("prediction").pop()
-        assert isinstance(truth, TensorLike)
-        assert isinstance(pred, TensorLike)
-        return {LayerInput: ops.nll_loss_grad(grad, truth, pred)}
+        # MetaNN gives the truth no gradient: the forward says so, and the backward is the
+        # vjp of this forward (the evaluator still fuses softmax_grad(nll_loss_grad(...))).
+        truth = ops.stop_gradient(inputs[LossLayerWeight])
+        return {LayerOutput: ops.nll_loss(truth, inputs[LayerInput])}
 
     # The loss's typing rule: any float rank in, a Scalar out (no other base says it).
     def feed_forward(

@@ -102,30 +102,28 @@ class LossScaler(Generic[Dv]):
         """One step of ``optimizer`` on the unscaled gradients, skipped on an overflow.
 
         With a ``typed_nn.optim`` optimizer, ``grads`` is ``tn.grad(scaled_loss, model)``
-        (a tree of the model's type), eagerly or inside ``tn.compile``; a skipped step puts
-        back every parameter, state tensor and the step count. With a ``typed_nn.model`` rule,
-        ``grads`` are (weight, gradient) pairs and the step is eager (the form for a compiled
-        step is :meth:`apply`)."""
-        if isinstance(grads, Module):
-            self._step_module(optimizer, grads)
-            return
-        values = [evaluate(g) for _, g in grads]
-        self.apply(
-            optimizer,
-            [(w, v) for (w, _), v in zip(grads, values, strict=True)],
-            optimizer.numbers(),
-        )
-        optimizer.step_count += 1
-
-    def _step_module(self, optimizer: ModuleOptimizer[M], grads: M) -> None:
-        if tracing.state.trace is None:  # eagerly: every gradient before any update
-            grads = tree_map(evaluate, grads)
-        bad = self._overflow(parameters(grads))
-        kept = optimizer.step_tensors()
-        before = _snapshot(kept)
+        (a tree of the model's type); with a ``typed_nn.model`` optimizer, (weight, gradient)
+        pairs. Eagerly or inside ``tn.compile``; a skipped step puts back every parameter,
+        state tensor and the step count."""
+        eager = tracing.state.trace is None
         inverse = 1.0 / self.scale
-        optimizer.step(tree_map(lambda g: g * astype(inverse, g.elem), grads))
-        for t, old in zip(kept, before, strict=True):
+        weights: list[Tensor[Any, Any, Any]] = []
+        if isinstance(grads, Module):
+            if eager:  # every gradient before any update
+                grads = tree_map(evaluate, grads)
+            found, kept = parameters(grads), optimizer.step_tensors()
+        else:
+            weights = [w for w, _ in grads]
+            found = [evaluate(g) if eager else g for _, g in grads]
+            kept = optimizer.step_tensors(weights)
+        bad = self._overflow(found)
+        before = _snapshot(kept)
+        if isinstance(grads, Module):
+            optimizer.step(tree_map(lambda g: g * astype(inverse, g.elem), grads))
+        else:
+            unscaled = [g * astype(inverse, g.elem) for g in found]
+            optimizer.step(list(zip(weights, unscaled, strict=True)))
+        for t, old in zip(kept, before, strict=True):  # a skipped step puts everything back
             t.assign(where(bad, old, t))
         self._update_scale(bad)
 

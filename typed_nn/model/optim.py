@@ -10,8 +10,10 @@ MetaNN has no optimizer (METANN.md §6); these follow PyTorch's update rules. A 
    one fused pass with no full-size temporaries). Optimizer state (velocity, moments) is a
    tensor per parameter, assigned the same way, before the weight that reads it.
 
-Inside a compiled training step the same rule runs on lazy gradients (:meth:`apply`) and
-every update is written after every read (docs/programs.md).
+Inside a compiled training step the same ``step`` is recorded in the program: every update
+is written after every read, and the step count (a rank-0 tensor) advances in the program
+(docs/programs.md). ``typed_nn.optim``'s optimizers, built from a module, are thin over these:
+one implementation of the rules and of their bookkeeping (step count, learning rate, state).
 
 ``lr`` is a float or a schedule: any callable ``lr(step) -> float`` of the 0-based step
 number, e.g. ``lambda t: 0.1 * 0.95 ** (t // 100)``.
@@ -32,10 +34,11 @@ from typing import Any, ClassVar, TypeAlias
 from .. import devices
 from ..data.factories import scalar as tn_scalar
 from ..data.tensor import Tensor, TensorLike
-from ..errors import ElemTypeError, OperandError, ParamError, message
+from ..errors import CompileError, ElemTypeError, OperandError, ParamError, message
 from ..evaluate import EvalPlan
 from ..ops import exp, sqrt, square
 from ..tags import Dim0, FloatTag, dim_of_rank
+from ..tracing import state as trace_state
 from .grad_collector import GradCollector
 
 __all__ = ["SGD", "Adam", "LearningRate", "Momentum", "Number", "Optimizer", "ParamGrads"]
@@ -69,13 +72,17 @@ def _positive(value: object) -> bool:
 
 
 class Optimizer(ABC):
-    """Base of the optimizers: learning rate (or schedule), step count, per-weight state.
+    """Base of the optimizers: the rule, its per-weight state and the step's bookkeeping.
 
-    Each optimizer states its rule once, in :meth:`update`, as assigns: its state first,
-    then the weight, each reading what the assigns before it wrote. ``step`` runs it eagerly
-    (gradients evaluated first); inside a function ``tn.compile`` traces, :meth:`apply` runs
-    it on lazy gradients with the step's :meth:`numbers` as run-time arguments, and the
-    compiled step writes every update after every read.
+    This class is the one optimizer implementation: ``typed_nn.optim``'s optimizers (built
+    from a module) hold one and hand it (weight, gradient) pairs. Each optimizer states its
+    rule once, in :meth:`update`, as assigns: its state first, then the weight, each reading
+    what the assigns before it wrote. The step count and the learning rate are rank-0
+    tensors per (element, device) of the weights, read by the update, so :meth:`step` runs
+    eagerly (gradients evaluated first) and inside a function ``tn.compile`` traces, where
+    it is recorded in the program and **the step count advances in the program**. The older
+    compiled form, :meth:`apply` with :meth:`numbers` as run-time arguments, leaves the
+    counting to its caller.
     """
 
     slots: ClassVar[tuple[str, ...]] = ()
@@ -85,17 +92,68 @@ class Optimizer(ABC):
         if not callable(lr):
             _non_negative(type(self).__name__, "lr", lr)
         _non_negative(type(self).__name__, "weight_decay", weight_decay)
-        self.lr = lr
         self.weight_decay = weight_decay
-        self.step_count = 0
+        self._schedule: Callable[[int], float] | None = lr if callable(lr) else None
+        self._lr = 0.0 if callable(lr) else float(lr)
+        self._numbers: dict[tuple[type, type], tuple[AnyWeight, AnyWeight]] = {}
+        """(step count, learning rate) rank-0 tensors per (element, device) of the weights."""
+        self._host_steps = 0
+        """Steps counted on the host (eager steps, ``step_count`` set): the device's count
+        runs ahead of it while compiled programs step."""
+        self._lr_set_per_call = False
         self._state: dict[int, tuple[AnyWeight, dict[str, AnyWeight]]] = {}
+
+    @property
+    def lr(self) -> LearningRate:
+        """The learning rate as built or last set: a number, or a schedule ``lr(step)``.
+        Set it between calls of a compiled step: a run-time number there (no retrace)."""
+        return self._schedule if self._schedule is not None else self._lr
+
+    @lr.setter
+    def lr(self, value: LearningRate) -> None:
+        if callable(value):
+            self._schedule = value
+            return
+        _non_negative(type(self).__name__, "lr", value)
+        self._schedule = None
+        self._set_lr_tensors(float(value))
+
+    @property
+    def schedule(self) -> Callable[[int], float] | None:
+        """The learning-rate schedule (None: a number)."""
+        return self._schedule
+
+    @property
+    def step_count(self) -> int:
+        """Steps taken, eagerly and by compiled programs (a checkpoint sets it back)."""
+        counts = [int(c.numpy()) for c, _ in self._numbers.values()]
+        return max(counts, default=self._host_steps)
+
+    @step_count.setter
+    def step_count(self, value: int) -> None:
+        self._host_steps = int(value)
+        for count, _ in self._numbers.values():
+            count.array[...] = value
 
     def current_lr(self) -> float:
         """The learning rate the next step uses (the schedule's value at ``step_count``)."""
-        lr = self.lr(self.step_count) if callable(self.lr) else self.lr
+        if self._schedule is None:
+            return self._lr
+        lr = self._schedule(self.step_count)
         if not (type(lr) is float and 0 <= lr < math.inf):  # the common case, checked cheaply
             _non_negative(type(self).__name__, f"lr (at step {self.step_count})", lr)
         return float(lr)
+
+    def prepare_step(self, step: int) -> None:
+        """Before each call of a compiled step that runs :meth:`step`: set the learning rate
+        to the schedule's at ``step`` (the steps taken so far), a run-time number of the
+        program. A scheduled optimizer's ``step`` may be traced once this was called (fit
+        calls it); without a schedule it does nothing."""
+        if self._schedule is None:
+            return
+        self._lr_set_per_call, self._host_steps = True, int(step)
+        _non_negative(type(self).__name__, f"lr (at step {step})", self._schedule(step))
+        self._set_lr_tensors(float(self._schedule(step)))
 
     def state(self, weight: AnyWeight) -> dict[str, AnyWeight]:
         """The state tensors of ``weight`` (e.g. ``{"m": ..., "v": ...}`` for Adam)."""
@@ -103,10 +161,9 @@ class Optimizer(ABC):
         return dict(entry[1]) if entry is not None else {}
 
     def hyperparameters(self) -> dict[str, object]:
-        """The rule's settings (``momentum``, ``betas``, ...): every public attribute but the
-        learning rate and the step count, for a checkpoint to compare."""
-        hidden = ("lr", "step_count")
-        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in hidden}
+        """The rule's settings (``momentum``, ``betas``, ...): every public attribute (the
+        learning rate and the step count are properties), for a checkpoint to compare."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
     def state_tensors(self, weight: AnyWeight) -> dict[str, AnyWeight]:
         """``weight``'s state tensors, one per name of ``slots`` (made, as zeros, when the
@@ -117,33 +174,56 @@ class Optimizer(ABC):
         """The weights the rule keeps state for (those it has updated), in first-update order."""
         return [weight for weight, _ in self._state.values()]
 
+    def step_tensors(self, weights: Sequence[AnyWeight]) -> list[AnyWeight]:
+        """Every tensor a :meth:`step` of ``weights`` writes: the weights, their state and
+        the step counts (made now when no step has run). A step that must be undone — a
+        ``LossScaler`` skipping an overflowing one — puts these back."""
+        state = [t for w in weights for t in self.state_tensors(w).values()]
+        counts = [self._numbers_of((w.elem, w.device))[0] for w in weights]
+        return [*weights, *state, *dict.fromkeys(counts)]
+
     def numbers(self) -> tuple[float, ...]:
-        """The next step's numbers (learning rate, bias corrections), from ``step_count``."""
+        """The next step's numbers (learning rate, bias corrections), from ``step_count``:
+        the run-time arguments of :meth:`apply`."""
         return tuple(float(x) for x in self.numbers_at(self.current_lr(), self.step_count + 1.0))
 
     def numbers_at(self, lr: Any, t: Any) -> tuple[Any, ...]:
         """The numbers of step ``t`` (1-based) at learning rate ``lr``: Python floats, or
-        rank-0 tensors when a compiled step computes them in its program
-        (``typed_nn.optim``)."""
+        rank-0 tensors when a step computes them in its program."""
         return (lr,)
 
     def step(self, grads: ParamGrads) -> None:
-        """Update every parameter of ``grads`` once, in place (gradients evaluated first, in
-        one plan, so no update changes a gradient still to be read)."""
+        """Update every parameter of ``grads`` once, in place. Eagerly the gradients are
+        evaluated first, in one plan, so no update changes a gradient still to be read;
+        inside ``tn.compile`` the step is recorded, its count advancing in the program."""
         pairs = _pairs(grads, type(self).__name__)
+        tracing = trace_state.trace is not None
+        if tracing and self._schedule is not None and not self._lr_set_per_call:
+            raise _schedule_in_trace(type(self).__name__)
         if not pairs:
             return
+        if not tracing:
+            self._eager_step(pairs)
+            return
+        for kind in {(w.elem, w.device) for w, _ in pairs}:
+            count, _ = self._numbers_of(kind)
+            count.assign(count + 1.0)
+        for weight, grad in pairs:
+            count, lr = self._numbers_of((weight.elem, weight.device))
+            self.update(weight, grad, self.numbers_at(lr, count))
+
+    def _eager_step(self, pairs: list[tuple[AnyWeight, AnyGrad]]) -> None:
+        """Gradients first, in one plan; the step's numbers computed on the host (rank-0
+        tensors of the host values: a new value is no new program), then the counts."""
         numbers = self.numbers()
         values = _evaluate_grads(pairs)
         self.step_count += 1
         scalars: dict[tuple[type, type], tuple[Tensor[Any, Any, Dim0], ...]] = {}
         for (weight, _), grad in zip(pairs, values, strict=True):
             kind = (weight.elem, weight.device)
-            per_kind = scalars.get(kind)
-            if per_kind is None:  # rank-0 tensors: a new value is no new program to compile
-                per_kind = tuple(tn_scalar(x, weight.elem, weight.device) for x in numbers)
-                scalars[kind] = per_kind
-            self.update(weight, grad, per_kind)
+            if kind not in scalars:
+                scalars[kind] = tuple(tn_scalar(x, weight.elem, weight.device) for x in numbers)
+            self.update(weight, grad, scalars[kind])
 
     def apply(self, grads: ParamGrads, numbers: Sequence[Number]) -> None:
         """The rule for every (weight, grad) of ``grads`` with this step's ``numbers``: the
@@ -155,6 +235,19 @@ class Optimizer(ABC):
     @abstractmethod
     def update(self, weight: AnyWeight, grad: AnyGrad, numbers: Sequence[Number]) -> None:
         """Assign ``weight``'s new state, then its new value (``numbers``: see ``numbers``)."""
+
+    def _numbers_of(self, kind: tuple[type, type]) -> tuple[AnyWeight, AnyWeight]:
+        found = self._numbers.get(kind)
+        if found is None:
+            elem, device = kind
+            count: AnyWeight = tn_scalar(float(self._host_steps), elem, device)
+            found = self._numbers[kind] = (count, tn_scalar(self._lr, elem, device))
+        return found
+
+    def _set_lr_tensors(self, value: float) -> None:
+        self._lr = value
+        for _, lr in self._numbers.values():
+            lr.array[...] = value
 
     def _slot(self, weight: AnyWeight, names: tuple[str, ...]) -> dict[str, AnyWeight]:
         """This weight's state tensors (zeros at first)."""
@@ -173,6 +266,18 @@ class Optimizer(ABC):
     def _decayed(self, weight: AnyWeight, grad: AnyGrad) -> AnyGrad:
         """``grad + weight_decay * weight`` (L2 regularisation folded into the gradient)."""
         return grad + self.weight_decay * weight if self.weight_decay else grad
+
+
+def _schedule_in_trace(owner: str) -> CompileError:
+    return CompileError(
+        message(
+            f"{owner}.step inside tn.compile cannot run a learning-rate schedule: Python runs "
+            "once, at trace time.",
+            [("lr", "a callable schedule")],
+            hint="build the optimizer with a number and set opt.lr = schedule(step) between "
+            "calls (a run-time number: no retrace).",
+        )
+    )
 
 
 class SGD(Optimizer):

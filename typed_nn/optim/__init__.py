@@ -15,14 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from ..data.factories import scalar
 from ..data.module import Module, named_parameters
 from ..data.tensor import AnyTensor, Tensor
-from ..errors import CompileError, ElemTypeError, ModuleError, OperandError, listed, message
+from ..errors import ElemTypeError, ModuleError, OperandError, listed, message
 from ..model import optim as rules
-from ..model.optim import _evaluate_grads
 from ..tags import FloatTag
-from ..tracing import state
 
 __all__ = ["SGD", "Adam", "AdamW", "Momentum", "Optimizer"]
 
@@ -31,7 +28,10 @@ Schedule = float | Callable[[int], float]
 
 
 class Optimizer(Generic[M]):
-    """An update rule over one module's parameters: see the module doc."""
+    """An update rule over one module's parameters: see the module doc. The rule
+    (``self.rule``, a ``typed_nn.model`` optimizer) does the work and keeps the bookkeeping
+    (step count, learning rate, state tensors); this front-end pairs the model's parameters
+    with a gradient tree of the model's type."""
 
     def __init__(self, model: M, rule: rules.Optimizer) -> None:
         if not isinstance(model, Module):
@@ -44,13 +44,6 @@ class Optimizer(Generic[M]):
             )
         self.model = model
         self.rule = rule
-        self._schedule = rule.lr if callable(rule.lr) else None
-        self._lr = 0.0 if callable(rule.lr) else float(rule.lr)
-        self._counts: dict[
-            tuple[type, type], tuple[Tensor[Any, Any, Any], Tensor[Any, Any, Any]]
-        ] = {}
-        self._host_steps = 0
-        self._lr_set_per_call = False
         for path, p in named_parameters(model):
             _trainable(type(self).__name__, path, p)
 
@@ -58,86 +51,39 @@ class Optimizer(Generic[M]):
     def lr(self) -> float:
         """The learning rate of the next step; set it between calls of a compiled step (a
         run-time number there: no retrace)."""
-        return self._schedule(self._host_steps) if self._schedule else self._lr
+        return self.rule.current_lr()
 
     @lr.setter
     def lr(self, value: float) -> None:
-        rules._non_negative(type(self).__name__, "lr", value)
-        self._schedule, self._lr = None, float(value)
-        for _, lr in self._counts.values():
-            lr.array[...] = value
+        self.rule.lr = float(value)
 
     @property
     def schedule(self) -> Callable[[int], float] | None:
         """The learning-rate schedule the optimizer was built with (None: a number)."""
-        return self._schedule
+        return self.rule.schedule
 
     def prepare_step(self, step: int) -> None:
-        """Before each call of a compiled step that runs ``opt.step``: set the learning rate
-        to the schedule's at ``step`` (the steps taken so far), a run-time number of the
-        program. A scheduled optimizer's ``step`` may be traced once this was called (fit
-        calls it); without a schedule it does nothing."""
-        if self._schedule is None:
-            return
-        self._lr_set_per_call, self._host_steps = True, int(step)
-        self._set_lr_tensors(self._schedule(step))
+        """See ``typed_nn.model.Optimizer.prepare_step`` (a schedule's rate before each
+        call of a compiled step)."""
+        self.rule.prepare_step(step)
 
     @property
     def step_count(self) -> int:
         """Steps taken (eagerly and by compiled programs); a checkpoint sets it back."""
-        counts = [int(c.numpy()) for c, _ in self._counts.values()]
-        return max(counts, default=self._host_steps)
+        return self.rule.step_count
 
     @step_count.setter
     def step_count(self, value: int) -> None:
-        self._host_steps = int(value)
-        for count, _ in self._counts.values():
-            count.array[...] = value
+        self.rule.step_count = value
 
     def step(self, grads: M) -> None:
         """Update every parameter of the model by ``grads`` (``tn.grad(loss, model)``)."""
-        pairs = _pairs(type(self).__name__, self.model, grads)
-        tracing = state.trace is not None
-        if self._schedule is not None:
-            if tracing and not self._lr_set_per_call:
-                raise _schedule_in_trace(type(self).__name__)
-            if not tracing:
-                self._set_lr_tensors(self._schedule(self._host_steps))
-        if not tracing:  # every gradient first: an update must not change one still to read
-            pairs = list(zip([w for w, _ in pairs], _evaluate_grads(pairs), strict=True))
-        for kind in {(w.elem, w.device) for w, _ in pairs}:
-            count, _ = self._numbers_of(kind)
-            count.assign(count + 1.0)
-        for weight, grad in pairs:
-            count, lr = self._numbers_of((weight.elem, weight.device))
-            self.rule.update(weight, grad, self.rule.numbers_at(lr, count))
-        if not tracing:
-            self._host_steps += 1
+        self.rule.step(_pairs(type(self).__name__, self.model, grads))
 
     def step_tensors(self) -> list[Tensor[Any, Any, Any]]:
-        """Every tensor :meth:`step` writes: the parameters, the rule's state of each and the
-        step counts (made now when no step has run). A step that must be undone — a
-        ``LossScaler`` skipping an overflowing one — puts these back."""
+        """Every tensor :meth:`step` writes (see ``typed_nn.model.Optimizer.step_tensors``)."""
         weights = [w for _, w in named_parameters(self.model) if isinstance(w, Tensor)]
-        state = [t for w in weights for t in self.rule.state_tensors(w).values()]
-        counts = [self._numbers_of((w.elem, w.device))[0] for w in weights]
-        return [*weights, *state, *dict.fromkeys(counts)]
-
-    def _numbers_of(
-        self, kind: tuple[type, type]
-    ) -> tuple[Tensor[Any, Any, Any], Tensor[Any, Any, Any]]:
-        found = self._counts.get(kind)
-        if found is None:
-            elem, device = kind
-            count: Tensor[Any, Any, Any] = scalar(float(self._host_steps), elem, device)
-            found = self._counts[kind] = (count, scalar(self.lr, elem, device))
-        return found
-
-    def _set_lr_tensors(self, value: float) -> None:
-        rules._non_negative(type(self).__name__, f"lr (at step {self._host_steps})", value)
-        self._lr = float(value)
-        for _, lr in self._counts.values():
-            lr.array[...] = value
+        return self.rule.step_tensors(weights)
 
 
 class SGD(Optimizer[M]):
@@ -240,15 +186,3 @@ def _pairs(owner: str, model: Module, grads: object) -> list[tuple[Any, AnyTenso
             )
         )
     return [(w, found[p]) for p, w in weights]
-
-
-def _schedule_in_trace(owner: str) -> CompileError:
-    return CompileError(
-        message(
-            f"{owner}.step inside tn.compile cannot run a learning-rate schedule: Python runs "
-            "once, at trace time.",
-            [("lr", "a callable schedule")],
-            hint="build the optimizer with a number and set opt.lr = schedule(step) between "
-            "calls (a run-time number: no retrace).",
-        )
-    )
