@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Install typed_nn with its dev, debug, examples and distributed extras into a fresh virtual environment,
-# then run every check: ruff, generated-code freshness, mypy --strict (package, tests,
-# scripts, benchmarks), pyright (package), pytest (static typing cases with mypy and pyright,
-# README examples, the README install command in a fresh venv checked by mypy and pyright from
-# outside the repository).
+# Install typed_nn with its dev, debug, examples and distributed extras into a fresh virtual
+# environment, then run every check: ruff, generated-code freshness, mypy --strict (package,
+# tests, scripts, benchmarks), pyright (package), pytest (the static typing cases and the docs'
+# code with mypy, pyright, pyrefly and ty, README examples, the README install command in a fresh
+# venv checked by mypy and pyright from outside the repository).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

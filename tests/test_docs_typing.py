@@ -1,31 +1,33 @@
 """The docs' code type-checks: every ```python block of README.md and docs/*.md, one file per
 doc (its blocks concatenated, as they share one namespace at run time), checked by mypy (the
-project's mypy.ini, plugin included) and pyright.
+project's mypy.ini, plugin included), pyright, pyrefly and ty.
 
-A line that shows a mistake on purpose ends with ``# type error: <substring>``: both checkers
-must flag it and mypy's message must contain the substring (pyright's wording differs: it need
-only flag the line, as in tests/static); ``# type error (mypy): <substring>`` marks what only
-the mypy plugin checks (pyright must stay silent there). Any other error is either fixed in the
-doc or listed in ``tests/docs_typing_allowlist.json`` with a reason; the list may only shrink:
-an entry that no longer occurs fails too (remove it)."""
+A line that shows a mistake on purpose ends with ``# type error: <substring>``: every checker
+must flag it and mypy's message must contain the substring (the others' wording differs: they
+need only flag the line, as in tests/static); ``# type error (mypy): <substring>`` marks what only
+the mypy plugin checks (the others must stay silent there). Any other error is either fixed in
+the doc or listed, for that checker, in tests/checker_differences.toml with its reason (``where
+= "docs"``); an entry that no longer occurs fails too (remove it)."""
 
 from __future__ import annotations
 
-import json
 import re
-from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import checkers
+from differences import Difference, differences, stale
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-ALLOWLIST = ROOT / "tests" / "docs_typing_allowlist.json"
 MARKER = re.compile(r"#\s*type error(?P<only_mypy>\s*\(mypy\))?:\s*(?P<text>.+?)\s*$")
+OTHERS: dict[str, Callable[[list[Path]], checkers.Errors]] = {
+    "pyright": checkers.pyright_errors,
+    "pyrefly": checkers.pyrefly_errors,
+    "ty": checkers.ty_errors,
+}
 
-# (checker, doc, message): line numbers are left out so that editing a doc keeps its entries.
-Found = Counter[tuple[str, str, str]]
 # (checker, module file name, line) -> the messages on that line.
 ByLine = dict[tuple[str, str, int], list[str]]
 
@@ -42,21 +44,38 @@ def write_docs(into: Path) -> dict[str, str]:
     return names
 
 
-def mypy_errors(files: list[Path]) -> ByLine:
-    found = checkers.mypy_errors([str(f) for f in files], "--no-incremental")
-    return {("mypy", name, line): msgs for (name, line), msgs in found.items()}
-
-
-def pyright_errors(files: list[Path]) -> ByLine:
-    found = checkers.pyright_errors(files)
-    return {
-        ("pyright", name, line): [m.splitlines()[0] for m in msgs]
-        for (name, line), msgs in found.items()
+def all_errors(files: list[Path]) -> ByLine:
+    found = {
+        ("mypy", name, line): msgs
+        for (name, line), msgs in checkers.mypy_errors(
+            [str(f) for f in files], "--no-incremental"
+        ).items()
     }
+    for checker, run in OTHERS.items():
+        found |= {
+            (checker, name, line): [m.splitlines()[0] for m in msgs]
+            for (name, line), msgs in run(files).items()
+        }
+    return found
 
 
-def check_marked(files: list[Path], errors: ByLine) -> list[str]:
-    """Check the marked lines and take their errors out of ``errors``."""
+Known = dict[str, set[Difference]]
+
+
+def listed_differences() -> Known:
+    return {checker: differences(checker, "docs") for checker in ["mypy", *OTHERS]}
+
+
+def check_marked(
+    files: list[Path],
+    errors: ByLine,
+    names: dict[str, str] | None = None,
+    known: Known | None = None,
+) -> list[str]:
+    """Check the marked lines and take their errors out of ``errors`` (and the misses met out
+    of ``known``)."""
+    names = names or {}
+    known = known or {}
     problems = []
     for path in files:
         for number, text in enumerate(path.read_text().splitlines(), start=1):
@@ -65,36 +84,42 @@ def check_marked(files: list[Path], errors: ByLine) -> list[str]:
                 continue
             where = f"{path.name}:{number} ({text.strip()})"
             mypy = errors.pop(("mypy", path.name, number), [])
-            pyright = errors.pop(("pyright", path.name, number), [])
             if not any(match["text"] in msg for msg in mypy):
                 problems.append(f"{where}: mypy reports {mypy}, none with {match['text']!r}")
-            if bool(pyright) == bool(match["only_mypy"]):
-                wanted = "no error" if match["only_mypy"] else "an error"
-                problems.append(f"{where}: pyright should report {wanted}, reports {pyright}")
+            miss = (names.get(path.name, path.name), MARKER.sub("", text).strip(), "miss")
+            for checker in OTHERS:
+                found = errors.pop((checker, path.name, number), [])
+                if not found and not match["only_mypy"] and miss in known.get(checker, set()):
+                    known[checker].discard(miss)
+                elif bool(found) == bool(match["only_mypy"]):
+                    wanted = "no error" if match["only_mypy"] else "an error"
+                    problems.append(f"{where}: {checker} should report {wanted}, reports {found}")
     return problems
 
 
-def allowed() -> Found:
-    entries = json.loads(ALLOWLIST.read_text())
-    for entry in entries:
-        assert entry.get("reason"), f"allowlist entry without a reason: {entry}"
-    return Counter((e["checker"], e["doc"], e["message"]) for e in entries)
+def unlisted(files: list[Path], names: dict[str, str], errors: ByLine, known: Known) -> list[str]:
+    """The errors left that tests/checker_differences.toml does not list, and its entries that
+    no longer occur."""
+    lines = {path.name: path.read_text().splitlines() for path in files}
+    problems = []
+    for (checker, module, line), messages in sorted(errors.items()):
+        entry: Difference = (names[module], lines[module][line - 1].strip(), "false positive")
+        if entry in known[checker]:
+            known[checker].discard(entry)
+        else:
+            problems.append(f"{checker}: {entry[0]}: {entry[1]!r}: {messages}")
+    for checker, left in known.items():
+        problems += stale(checker, left)
+    return problems
 
 
 def test_docs_type_check(tmp_path: Path) -> None:
     names = write_docs(tmp_path)
     files = sorted(tmp_path.glob("doc_*.py"))
-    errors = mypy_errors(files) | pyright_errors(files)
-    problems = check_marked(files, errors)
-    found: Found = Counter()
-    for (checker, module, _), messages in errors.items():
-        for message in messages:
-            found[checker, names[module], message] += 1
-    listed = allowed()
-    new = found - listed
-    stale = listed - found
-    problems += [f"new error: {k}" for k in sorted(new)]
-    problems += [f"fixed, remove from {ALLOWLIST.name}: {k}" for k in sorted(stale)]
+    errors = all_errors(files)
+    known = listed_differences()
+    problems = check_marked(files, errors, names, known)
+    problems += unlisted(files, names, errors, known)
     assert not problems, "\n".join(problems)
 
 
@@ -108,9 +133,13 @@ def test_marked_lines_must_fail_as_marked(tmp_path: Path) -> None:
     errors: ByLine = {
         ("mypy", doc.name, 1): ['Argument 1 has type "int"; expected str'],
         ("pyright", doc.name, 1): ["Argument of type int cannot be assigned"],
+        ("pyrefly", doc.name, 1): ["`int` is not assignable to `str`"],
+        ("ty", doc.name, 1): ["Expected `str`, found `Literal[1]`"],
         ("mypy", doc.name, 2): ["Policy conflict: GradPolicy.is_update"],
         ("pyright", doc.name, 2): ["an error pyright should not see"],
         ("mypy", doc.name, 3): ["some other error"],
+        ("pyright", doc.name, 3): ["flagged"],
+        ("pyrefly", doc.name, 3): ["flagged"],
         ("mypy", doc.name, 4): ["an unmarked error"],
     }
     problems = check_marked([doc], errors)
@@ -120,5 +149,18 @@ def test_marked_lines_must_fail_as_marked(tmp_path: Path) -> None:
     assert problems[1].startswith("doc_demo.py:3 ")
     assert "none with 'expected str'" in problems[1]
     assert problems[2].startswith("doc_demo.py:3 ")
-    assert "pyright should report an error" in problems[2]
+    assert "ty should report an error" in problems[2]
     assert errors == {("mypy", doc.name, 4): ["an unmarked error"]}  # only unmarked errors left
+
+
+def test_unlisted_errors_and_stale_entries_fail(tmp_path: Path) -> None:
+    doc = tmp_path / "doc_programs.py"
+    doc.write_text("features = (images / 16.0).astype(np.float32)\nx: int = 's'\n")
+    errors: ByLine = {("ty", doc.name, 2): ["Expected `int`"]}
+    problems = unlisted([doc], {doc.name: "programs.md"}, errors, listed_differences())
+    assert problems[0] == "ty: programs.md: \"x: int = 's'\": ['Expected `int`']"
+    # Every docs entry of tests/checker_differences.toml is stale here (none of its errors
+    # occurred).
+    listed = sum(len(entries) for entries in listed_differences().values())
+    assert len(problems) == 1 + listed, problems
+    assert all("no longer occurs" in p for p in problems[1:]), problems

@@ -58,10 +58,7 @@ loss = make_train_layer(NLLLossLayer, LayerInMap({LayerInput: tn.Matrix[Float32,
 value = loss.feed_forward(loss.input_cont().set(LayerInput, m32).set(LossLayerWeight, m32)).get(LayerOutput)
 pred_grad_64: TensorLike[Float64, CPU, Dim2] = loss.feed_backward(loss.output_cont().set(LayerOutput, value)).get(LayerInput)  # E: Incompatible types in assignment
 
-# A gradient of higher rank than the forward value.
-ops.exp_grad(m32, v32)  # E: Cannot infer value of type parameter "D" of "__call__" of "ElementwiseGrad"
-ops.sigmoid_grad(t32, m32)  # E: Cannot infer value of type parameter "D" of "__call__" of "ElementwiseGrad"
-ops.relu_grad(m32, s32)  # E: Cannot infer value of type parameter "D" of "__call__" of "ElementwiseGrad"
+# A gradient of another element than the forward value.
 ops.tan_grad(v32, m64)  # E: Cannot infer value of type parameter "FE" of "__call__" of "ElementwiseGrad"
 
 # permute orders of the wrong length; tile targets of lower rank.

@@ -21,6 +21,7 @@ from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import ShapeError, message
 from ..shape import format_shape
 from ..tags import (
+    D2,
     FE,
     D,
     DeviceTag,
@@ -187,9 +188,9 @@ class ElementwiseGrad(Protocol):
     """The static type of the element-wise gradient ops ``<op>_grad(g, x)``.
 
     ``g`` has ``x``'s element and device and at most its rank (it is broadcast over ``x``'s
-    leading dims); the result has ``x``'s type. A ``g`` of higher rank than ``x`` matches no
-    overload (at run time it is a ShapeError). Same-rank and Scalar gradients are generic over
-    the rank, so code generic over ``D`` type-checks.
+    leading dims); the result has ``x``'s type. Code generic over the ranks type-checks, over
+    one ``D`` or over two (``g`` of rank ``D_in``, ``x`` of rank ``D``: the last overload). A
+    ``g`` of more dims than ``x`` is a ShapeError when the node is built.
     """
 
     @overload
@@ -236,6 +237,14 @@ class ElementwiseGrad(Protocol):
         x: TensorLike[FE, Dv, Dim6],
         /,
     ) -> TensorLike[FE, Dv, Dim6]: ...
+    # Code generic over two ranks (g of rank D_in, x of rank D) reaches this catch-all, and so
+    # does a g of a concrete rank above x's (a ShapeError when the node is built): overloads
+    # that named those calls as deprecated would also be reported by pyright and ty wherever x
+    # has an unknown rank, as in every custom vjp (an AnyTensor).
+    @overload
+    def __call__(
+        self, g: TensorLike[FE, Dv, D2], x: TensorLike[FE, Dv, D], /
+    ) -> TensorLike[FE, Dv, D]: ...
 
 
 def elementwise_grad(fn: Callable[[AnyTensor, AnyTensor], AnyTensor]) -> ElementwiseGrad:
