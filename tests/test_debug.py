@@ -217,6 +217,7 @@ def test_the_debug_checks_pass_in_a_typed_nn_debug_subprocess() -> None:
             "-p",
             "no:cacheprovider",
             "tests/test_debug_checks.py",
+            "tests/test_debug_generic.py",
         ],
         capture_output=True,
         text=True,

@@ -1,22 +1,26 @@
 """beartype as debug mode configures it: tagged types checked by element, device and rank.
 
 ``CONF`` carries a hint override that replaces, while beartype builds a checker, every
-concrete subscription (``Tensor[Float32, CPU, Dim2]``, ``Matrix[Float32, CPU]``, a user alias
-made concrete) by its check class from :mod:`typed_nn.debug.subscription`, also inside other
-hints (``list[Matrix[Float32, CPU]] | None``). ``beartype_tagged`` is beartype with ``CONF``:
-the type checker debug mode gives jaxtyping's import hook.
+concrete subscription (``Tensor[Float32, CPU, Dim2]``, ``Matrix[Float32, CPU]``, a user alias,
+a generic ``Matrix[FE, Dv]``) by its check class from :mod:`typed_nn.debug.subscription`,
+also inside other hints (``list[Matrix[Float32, CPU]] | None``). ``beartype_tagged`` is
+beartype with ``CONF`` and a TypeVar scope per call: the type checker debug mode gives
+jaxtyping's import hook.
 
 Imported only when debug mode is enabled (it imports beartype).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from beartype import BeartypeConf, FrozenDict, beartype
+from beartype.roar import BeartypeCallHintReturnViolation, BeartypeCallHintViolation
 
-from .subscription import concrete, concrete_tags
+from . import generic
+from .subscription import concrete, tagged
 
 __all__ = ["CONF", "TagOverrides", "beartype_tagged"]
 
@@ -29,10 +33,10 @@ class _Marker:
 
 
 class TagOverrides(FrozenDict[object, object]):
-    """beartype ``hint_overrides`` computed per hint: concrete subscriptions -> check classes."""
+    """beartype ``hint_overrides`` computed per hint: tagged subscriptions -> check classes."""
 
     def get(self, hint: object, default: object = None) -> object:
-        found = concrete_tags(hint)
+        found = tagged(hint)
         if found is not None:
             return concrete(*found)
         return super().get(hint, default)
@@ -61,6 +65,27 @@ CONF = BeartypeConf(is_color=False, hint_overrides=TagOverrides({_Marker: _Marke
 
 
 def beartype_tagged(fn: F) -> F:
-    """``beartype(conf=CONF)(fn)``: beartype that checks tags too."""
-    checked: F = beartype(conf=CONF)(fn)
-    return checked
+    """``beartype(conf=CONF)(fn)``: beartype that checks tags too, each TypeVar of tags bound
+    once per call (``x: Matrix[FE, Dv]`` and the result share ``FE``).
+
+    A tag mismatch under a TypeVar-generic annotation is raised as typed_nn's error
+    (``ElemTypeError``, ``DeviceError``, ``RankError``), from beartype's violation.
+    """
+    checked = beartype(conf=CONF)(fn)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        scope = generic.opened()
+        try:
+            return checked(*args, **kwargs)
+        except BeartypeCallHintViolation as exc:
+            if scope.failure is None:
+                raise
+            is_return = isinstance(exc, BeartypeCallHintReturnViolation)
+            arguments = generic.arguments_of(fn, args, kwargs)
+            raise generic.violation(fn, scope.failure, arguments, is_return=is_return) from exc
+        finally:
+            generic.closed()
+
+    wrapped: F = call  # type: ignore[assignment]
+    return wrapped
