@@ -61,6 +61,7 @@ __all__ = [
     "LayerNormLayer",
     "batch_norm",
     "check_batch_norm_input",
+    "check_layer_norm_input",
     "layer_norm",
     "update_running",
 ]
@@ -269,6 +270,14 @@ class LayerNormCell(_NormCell):
         return {LayerOutput: layer_norm(x, inputs[NormWeight], inputs[NormBias], self.eps)}
 
 
+def check_layer_norm_input(owner: str, port: type, x: AnyTensor, dim: int) -> None:
+    """Typed errors naming ``owner`` unless ``x`` has rank 1 or more and a last dim of
+    ``dim``: the checks of ``LayerNormLayer`` and ``nn.LayerNorm``."""
+    check_rank(owner, port, x, ANY_RANK, "data of rank 1 or more")
+    hint = f"feed data whose last dim is {dim}, or build the layer for {x.shape[-1]}."
+    check_features(owner, port, x, -1, dim, "features", hint)
+
+
 def layer_norm(x: AnyTensor, weight: AnyTensor, bias: AnyTensor, eps: float) -> AnyTensor:
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dim of ``x`` (any rank
     >= 1): the one computation of MetaNN's layer and of ``nn.LayerNorm``."""
@@ -300,15 +309,5 @@ class LayerNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any,
         self.dim, self.eps = dim, eps
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        x: AnyTensor = inputs[LayerInput]
-        check_rank(self.name, LayerInput, x, ANY_RANK, "data of rank 1 or more")
-        check_features(
-            self.name,
-            LayerInput,
-            x,
-            -1,
-            self.dim,
-            "features",
-            f"feed data whose last dim is {self.dim}, or build the layer for {x.shape[-1]}.",
-        )
+        check_layer_norm_input(self.name, LayerInput, inputs[LayerInput], self.dim)
         return super().forward(inputs)
