@@ -63,20 +63,27 @@ def _train(template: Any, ports: dict[type, Any], *args: Any, **kwargs: Any) -> 
     return cls("L", *args, **kwargs)
 
 
+Mapping = dict[str, tuple[str, bool]]
+"""Module field -> (the template's parameter name, whether the module holds it transposed)."""
+
+
 def _compare(
     layer: Any,
     params: dict[str, Array],
     module: Any,
-    state: dict[str, Array],
+    mapping: Mapping,
     inputs: dict[type, Array],
     call: Callable[[dict[type, Any]], dict[type, Any]],
+    buffers: dict[str, Array] | None = None,
 ) -> None:
-    """Load ``params`` into the template and ``state`` into the module, feed both ``inputs``
-    (``call`` maps the module's result to the template's output ports), then compare the
-    outputs, the input gradients and the parameter gradients of sum(G * outputs)."""
+    """Load ``params`` into the template and, through ``mapping`` (plus ``buffers``), into
+    the module; feed both ``inputs`` (``call`` maps the module's result to the template's
+    output ports), then compare the outputs, the input gradients and the parameter gradients
+    of sum(G * outputs)."""
     if params:
         init_params(layer, params)
-    nn.load_state_dict(module, state)
+    state = {key: params[name].T if t else params[name] for key, (name, t) in mapping.items()}
+    nn.load_state_dict(module, {**state, **(buffers or {})})
     xs = {port: t64(value) for port, value in inputs.items()}
     ours = layer_feed(layer, inputs)
     theirs = call(xs)
@@ -92,7 +99,6 @@ def _compare(
     if params:
         layer_grads = collect(layer)
         module_grads = tn.grad(loss, module)
-        mapping = _param_names(state, params)
         assert sorted(name for name, _ in mapping.values()) == sorted(layer_grads)  # all compared
         for key, (name, transposed) in mapping.items():
             # by path, not nn.named_parameters: that lists a tensor once, and the LSTM's two
@@ -101,18 +107,13 @@ def _compare(
             close(layer_grads[name], want.T if transposed else want)
 
 
-def _param_names(state: dict[str, Array], params: dict[str, Array]) -> dict[str, tuple[str, bool]]:
-    """Each trained module key -> (the template's name of it, whether it is transposed)."""
-    out = {}
-    for key, value in state.items():
-        for name, p in params.items():
-            if "running" in key or "running" in name:
-                continue
-            if p.shape == value.shape and np.array_equal(p, value):
-                out[key] = (name, False)
-            elif p.ndim == 2 and p.T.shape == value.shape and np.array_equal(p.T, value):
-                out[key] = (name, True)
-    return out
+def _same(*names: str) -> Mapping:
+    """Fields named as the template's parameters (under ``L/``), in the same layout."""
+    return {name: (f"L/{name}", False) for name in names}
+
+
+def _call(module: Any) -> Callable[[dict[type, Any]], dict[type, Any]]:
+    return lambda xs: {LayerOutput: module(xs[LayerInput])}
 
 
 def test_conv2d() -> None:
@@ -121,8 +122,7 @@ def test_conv2d() -> None:
     module = nn.Conv2d(2, 3, 3, 2, 1, elem=tn.Float64, device=tn.CPU)
     x = _rand(2, 2, 7, 6)
     params = {"L/weight": w, "L/bias": b}
-    _compare(layer, params, module, {"weight": w, "bias": b}, {LayerInput: x},
-             lambda xs: {LayerOutput: module(xs[LayerInput])})  # fmt: skip
+    _compare(layer, params, module, _same("weight", "bias"), {LayerInput: x}, _call(module))
 
 
 @pytest.mark.parametrize(
@@ -134,14 +134,12 @@ def test_conv2d() -> None:
 )
 def test_pools(template: Any, module: Any) -> None:
     layer = _train(template, {LayerInput: I4}, (2, 3), stride=1)
-    _compare(layer, {}, module, {}, {LayerInput: _rand(2, 3, 5, 6)},
-             lambda xs: {LayerOutput: module(xs[LayerInput])})  # fmt: skip
+    _compare(layer, {}, module, {}, {LayerInput: _rand(2, 3, 5, 6)}, _call(module))
 
 
 def test_flatten() -> None:
     layer, module = _train(FlattenLayer, {LayerInput: I4}), nn.Flatten()
-    _compare(layer, {}, module, {}, {LayerInput: _rand(2, 3, 2, 2)},
-             lambda xs: {LayerOutput: module(xs[LayerInput])})  # fmt: skip
+    _compare(layer, {}, module, {}, {LayerInput: _rand(2, 3, 2, 2)}, _call(module))
 
 
 def test_embedding() -> None:
@@ -179,9 +177,11 @@ def test_batch_norm_and_its_running_statistics() -> None:
     layer = _train(BatchNormLayer, {LayerInput: I4}, 3, momentum=0.2)
     module = nn.BatchNorm(3, momentum=0.2, elem=tn.Float64, device=tn.CPU)
     params = {"L/weight": w, "L/bias": b, "L/running_mean": mean, "L/running_var": var}
-    state = {"weight": w, "bias": b, "running_mean": mean, "running_var": var}
-    _compare(layer, params, module, {**state, "num_batches_tracked": np.array(0)},
-             {LayerInput: _rand(4, 3, 2, 2)}, lambda xs: {LayerOutput: module(xs[LayerInput])})  # fmt: skip
+    buffers = {"running_mean": mean, "running_var": var, "num_batches_tracked": np.array(0)}
+    x = _rand(4, 3, 2, 2)
+    _compare(
+        layer, params, module, _same("weight", "bias"), {LayerInput: x}, _call(module), buffers
+    )
     stats = {n.removeprefix("L/"): t.read().numpy() for n, t in model_state(layer).buffers.items()}
     for key in ("running_mean", "running_var"):
         close(stats[key], nn.state_dict(module)[key])  # one update, the same numbers
@@ -191,16 +191,23 @@ def test_layer_norm() -> None:
     w, b = _rand(4), _rand(4)
     layer = _train(LayerNormLayer, {LayerInput: T3}, 4)
     module = nn.LayerNorm(4, elem=tn.Float64, device=tn.CPU)
-    _compare(layer, {"L/weight": w, "L/bias": b}, module, {"weight": w, "bias": b},
-             {LayerInput: _rand(2, 3, 4)}, lambda xs: {LayerOutput: module(xs[LayerInput])})  # fmt: skip
+    params, x = {"L/weight": w, "L/bias": b}, _rand(2, 3, 4)
+    _compare(layer, params, module, _same("weight", "bias"), {LayerInput: x}, _call(module))
 
 
-def _step_params(gates: int, fan_in: int, hidden: int) -> tuple[dict[str, Array], dict[str, Array]]:
-    w_ih, w_hh = _rand(fan_in, gates * hidden), _rand(hidden, gates * hidden)
-    b_ih, b_hh = _rand(gates * hidden), _rand(gates * hidden)
-    params = {"L/w_ih": w_ih, "L/w_hh": w_hh, "L/b_ih": b_ih, "L/b_hh": b_hh}
-    state = {"weight_ih_l0": w_ih.T, "weight_hh_l0": w_hh.T, "bias_ih_l0": b_ih, "bias_hh_l0": b_hh}
-    return params, state
+STEP: Mapping = {
+    "weight_ih_l0": ("L/w_ih", True),
+    "weight_hh_l0": ("L/w_hh", True),
+    "bias_ih_l0": ("L/b_ih", False),
+    "bias_hh_l0": ("L/b_hh", False),
+}
+"""docs/layers.md: PyTorch's recurrent weights are the steps' transposed."""
+
+
+def _step_params(gates: int, fan_in: int, hidden: int) -> dict[str, Array]:
+    width = gates * hidden
+    w_ih, w_hh, b_ih, b_hh = _rand(fan_in, width), _rand(hidden, width), _rand(width), _rand(width)
+    return {"L/w_ih": w_ih, "L/w_hh": w_hh, "L/b_ih": b_ih, "L/b_hh": b_hh}
 
 
 def _one_step(state: Any) -> Any:
@@ -213,7 +220,7 @@ def _last(h: Any) -> Any:
 
 
 def test_lstm_step_is_one_step_of_the_lstm() -> None:
-    params, state = _step_params(4, 3, 5)
+    params = _step_params(4, 3, 5)
     h, c = Previous(LayerOutput), Previous(CellState)
     ports: dict[type, Any] = {LayerInput: M, h: M, c: M}
     layer, module = _train(LstmStep, ports, 3, 5), nn.LSTM(3, 5, elem=tn.Float64, device=tn.CPU)
@@ -222,18 +229,12 @@ def test_lstm_step_is_one_step_of_the_lstm() -> None:
         _, (h_n, c_n) = module(_one_step(xs[LayerInput]), (_one_step(xs[h]), _one_step(xs[c])))
         return {LayerOutput: _last(h_n), CellState: _last(c_n)}
 
-    _compare(
-        layer,
-        params,
-        module,
-        state,
-        {LayerInput: _rand(2, 3), h: _rand(2, 5), c: _rand(2, 5)},
-        call,
-    )
+    inputs = {LayerInput: _rand(2, 3), h: _rand(2, 5), c: _rand(2, 5)}
+    _compare(layer, params, module, STEP, inputs, call)
 
 
 def test_torch_gru_step_is_one_step_of_the_gru() -> None:
-    params, state = _step_params(3, 3, 5)
+    params = _step_params(3, 3, 5)
     h = Previous(LayerOutput)
     layer = _train(TorchGruStep, {LayerInput: M, h: M}, 3, 5)
     module = nn.GRU(3, 5, elem=tn.Float64, device=tn.CPU)
@@ -242,7 +243,7 @@ def test_torch_gru_step_is_one_step_of_the_gru() -> None:
         _, h_n = module(_one_step(xs[LayerInput]), _one_step(xs[h]))
         return {LayerOutput: _last(h_n)}
 
-    _compare(layer, params, module, state, {LayerInput: _rand(2, 3), h: _rand(2, 5)}, call)
+    _compare(layer, params, module, STEP, {LayerInput: _rand(2, 3), h: _rand(2, 5)}, call)
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -251,14 +252,13 @@ def test_multi_head_attention(causal: bool) -> None:
     layer = _train(MultiHeadAttentionLayer, {LayerInput: T3}, 8, 2, causal=causal)
     module = nn.MultiHeadAttention(8, 2, causal=causal, elem=tn.Float64, device=tn.CPU)
     params = {"L/w_qkv": w_qkv, "L/b_qkv": b_qkv, "L/w_out": w_out, "L/b_out": b_out}
-    state = {
-        "in_proj_weight": w_qkv.T,
-        "in_proj_bias": b_qkv,
-        "out_proj.weight": w_out.T,
-        "out_proj.bias": b_out,
+    mapping = {
+        "in_proj_weight": ("L/w_qkv", True),
+        "in_proj_bias": ("L/b_qkv", False),
+        "out_proj.weight": ("L/w_out", True),
+        "out_proj.bias": ("L/b_out", False),
     }
-    _compare(layer, params, module, state, {LayerInput: _rand(2, 5, 8)},
-             lambda xs: {LayerOutput: module(xs[LayerInput])})  # fmt: skip
+    _compare(layer, params, module, mapping, {LayerInput: _rand(2, 5, 8)}, _call(module))
 
 
 def test_the_shared_checks_name_the_layer_either_way() -> None:
