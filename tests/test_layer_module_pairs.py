@@ -229,7 +229,7 @@ def test_lstm_step_is_one_step_of_the_lstm() -> None:
         _, (h_n, c_n) = module(_one_step(xs[LayerInput]), (_one_step(xs[h]), _one_step(xs[c])))
         return {LayerOutput: _last(h_n), CellState: _last(c_n)}
 
-    inputs = {LayerInput: _rand(2, 3), h: _rand(2, 5), c: _rand(2, 5)}
+    inputs: dict[type, Array] = {LayerInput: _rand(2, 3), h: _rand(2, 5), c: _rand(2, 5)}
     _compare(layer, params, module, STEP, inputs, call)
 
 
