@@ -361,10 +361,26 @@ def test_batch_norm_statistics_are_buffers_saved_and_never_trained() -> None:
 def test_image_modules_refuse_what_does_not_fit() -> None:
     with pytest.raises(tn.ShapeError, match="cannot feed layer 'Conv2d': the input has 3 channels"):
         nn.Conv2d(2, 4, 3)(_x((1, 3, 8, 8)))
-    with pytest.raises(tn.ShapeError, match="cannot apply BatchNorm in training mode"):
+    with pytest.raises(
+        tn.ShapeError,
+        match=r"(?s)cannot feed layer 'BatchNorm': a training batch norm needs more than one "
+        r"value per channel.*or a module's eval\(\)",
+    ):
         nn.BatchNorm(3)(_x((1, 3)))
-    with pytest.raises(tn.ShapeError, match="channels"):
+    with pytest.raises(tn.ShapeError, match=r"has 5 channels in dim 1, the layer was built for 3"):
         nn.BatchNorm(3)(_x((4, 5)))
+    with pytest.raises(tn.RankError, match=r"needs rank 2 or 4, got rank 3"):
+        nn.BatchNorm(3)(_x((4, 3, 2)))
+    # the pools' input checks are their layer templates' (one forward: layers.conv_layers.pool2d)
+    with pytest.raises(
+        tn.ShapeError, match=r"cannot feed layer 'MaxPool2d': its 3x3 window is larger"
+    ):
+        nn.MaxPool2d(3)(_x((1, 1, 2, 8)))
+    with pytest.raises(
+        tn.RankError,
+        match=r"cannot feed layer 'AvgPool2d': it takes NCHW images \(rank 4\), got rank 3",
+    ):
+        nn.AvgPool2d(2)(_x((1, 8, 8)))
 
 
 # --- sequence modules -----------------------------------------------------------------------
@@ -415,9 +431,13 @@ def test_sequence_modules_say_what_they_take() -> None:
     with pytest.raises(tn.ShapeError, match="d_model must split evenly into n_heads"):
         nn.MultiHeadAttention(10, 3)
     with pytest.raises(
-        tn.ShapeError, match=r"cannot apply MultiHeadAttention: it takes \(batch, seq, 8\)"
+        tn.ShapeError,
+        match=r"cannot feed layer 'MultiHeadAttention': port MultiHeadAttention has 6 features "
+        r"in dim 2, the layer was built for 8",
     ):
         nn.MultiHeadAttention(8, 2)(_x((3, 5, 6)))
+    with pytest.raises(tn.ShapeError, match=r"attention takes \(batch, seq, d\)"):
+        nn.MultiHeadAttention(8, 2)(_x((5, 8)))
 
 
 # --- random numbers in the tree -------------------------------------------------------------

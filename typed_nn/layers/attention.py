@@ -49,6 +49,7 @@ from .var_type_dict import VarValues
 __all__ = [
     "AttentionMask",
     "attention_mask",
+    "check_attention_input",
     "multi_head_attention",
     "MaskedMultiHeadAttentionLayer",
     "MultiHeadAttentionLayer",
@@ -106,6 +107,22 @@ _PROBE_SHAPES: dict[type, tuple[int, ...]] = {
 
 MASKS_KEPT = 8
 """Causal masks a layer keeps, one per sequence length (and element type, device)."""
+
+
+def check_attention_input(owner: str, port: type, x: AnyTensor, d_model: int) -> None:
+    """Typed errors naming ``owner`` unless ``x`` is (batch, seq, ``d_model``) data: the
+    checks of ``MultiHeadAttentionLayer`` and ``nn.MultiHeadAttention``."""
+    if x.rank != 3:
+        raise ShapeError(
+            message(
+                f"cannot feed layer '{owner}' forward: attention takes (batch, seq, d).",
+                [("input", x.describe()), ("accepted", "rank 3: (batch, seq, d)")],
+                built_at=format_site(user_site()),
+                hint="reshape a single sequence to (1, seq, d).",
+            )
+        )
+    hint = f"feed (batch, seq, {d_model}) data, or build the layer with d_model={x.shape[2]}."
+    check_features(owner, port, x, 2, d_model, "features", hint)
 
 
 def multi_head_attention(
@@ -171,19 +188,8 @@ class ScaledDotProductAttention(Cell):
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: Any = inputs[LayerInput]  # rank 3, checked below (the ops' overloads cannot know)
-        if x.rank != 3:
-            raise ShapeError(
-                message(
-                    f"cannot feed layer '{self.name}' forward: attention takes (batch, seq, d).",
-                    [("input", x.describe()), ("accepted", "rank 3: (batch, seq, d)")],
-                    built_at=format_site(user_site()),
-                    hint="reshape a single sequence to (1, seq, d).",
-                )
-            )
         w = inputs[QkvWeight]
-        width = w.shape[0]
-        hint = f"feed (batch, seq, {width}) data, or build the layer with d_model={x.shape[2]}."
-        check_features(self.name.rsplit("/", 1)[0], LayerInput, x, 2, width, "features", hint)
+        check_attention_input(self.name.rsplit("/", 1)[0], LayerInput, x, w.shape[0])
         mask = self._mask(x, inputs.get(AttentionMask))
         out = (w, inputs[QkvBias], inputs[OutWeight], inputs[OutBias])
         return {LayerOutput: multi_head_attention(x, *out, self.n_heads, mask)}

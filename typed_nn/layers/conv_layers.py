@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from .. import ops
 from ..data.tensor import AnyTensor, TensorLike
@@ -54,6 +54,7 @@ __all__ = [
     "Conv2dWeight",
     "FlattenLayer",
     "MaxPool2dLayer",
+    "pool2d",
 ]
 
 Pair = int | tuple[int, int]
@@ -160,6 +161,21 @@ def conv2d_forward(
     return y + ops.tile(b, y.shape, new_dims=(0, 2, 3))
 
 
+def pool2d(
+    owner: str,
+    kind: Literal["max", "avg"],
+    x: AnyTensor,
+    size: tuple[int, int],
+    stride: tuple[int, int] | None,
+) -> AnyTensor:
+    """The maximum / mean of each ``size`` window of NCHW ``x`` (moved by ``stride``, default
+    the window), its input checked first: the one forward of ``MaxPool2dLayer`` /
+    ``AvgPool2dLayer`` and ``nn.MaxPool2d`` / ``nn.AvgPool2d`` (``owner`` names the layer)."""
+    _image(owner, x)
+    _fits(owner, x, size, (0, 0))
+    return (ops.max_pool2d if kind == "max" else ops.avg_pool2d)(x, size, stride)
+
+
 def flatten(owner: str, x: AnyTensor) -> AnyTensor:
     """(N, d1, d2, ...) -> (N, d1·d2·...), of ``FlattenLayer`` and ``nn.Flatten``."""
     if x.rank < 1:
@@ -260,20 +276,16 @@ class Conv2dLayer(ComposeKernel[LayerInput, LayerOutput, Dim4, Dim4, Decl]):
 
 class _PoolLayer(_ImageLayer):
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+    kind: ClassVar[Literal["max", "avg"]]
 
     def __init__(self, name: str, size: Pair, stride: Pair | None = None) -> None:
         super().__init__(name)
         self.size = _check_pair(name, "size", size, 1)
         self.pool_stride = _check_pair(name, "stride", size if stride is None else stride, 1)
 
-    def pool(self, x: AnyTensor) -> AnyTensor:
-        raise NotImplementedError
-
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        x = inputs[LayerInput]
-        _image(self.name, x)
-        _fits(self.name, x, self.size, (0, 0))
-        return {LayerOutput: self.pool(x)}
+        pooled = pool2d(self.name, self.kind, inputs[LayerInput], self.size, self.pool_stride)
+        return {LayerOutput: pooled}
 
     # Own signature (not SameTypeFeeds): images only, Dim4 in and out.
     def feed_forward(
@@ -295,15 +307,13 @@ class _PoolLayer(_ImageLayer):
 class MaxPool2dLayer(_PoolLayer):
     """The maximum of each window; the gradient goes to each window's first maximum."""
 
-    def pool(self, x: AnyTensor) -> AnyTensor:
-        return ops.max_pool2d(x, self.size, self.pool_stride)
+    kind: ClassVar[Literal["max", "avg"]] = "max"
 
 
 class AvgPool2dLayer(_PoolLayer):
     """The mean of each window."""
 
-    def pool(self, x: AnyTensor) -> AnyTensor:
-        return ops.avg_pool2d(x, self.size, self.pool_stride)
+    kind: ClassVar[Literal["max", "avg"]] = "avg"
 
 
 class FlattenLayer(_ImageLayer):

@@ -31,7 +31,7 @@ from .topology import (
 )
 from .var_type_dict import VarValues
 
-__all__ = ["EmbeddingLayer", "EmbeddingOp", "EmbeddingWeight"]
+__all__ = ["EmbeddingLayer", "EmbeddingOp", "EmbeddingWeight", "embedding_lookup"]
 
 
 class EmbeddingWeight(PortKey):
@@ -48,6 +48,29 @@ def _not_indices(layer: str, x: object) -> ElemTypeError:
             hint="pass row numbers: tn.tensor(ids, tn.Int64, tn.CPU, dim).",
         )
     )
+
+
+def embedding_lookup(owner: str, weight: AnyTensor, idx: object) -> AnyTensor:
+    """The rows of ``weight`` (num, dim) at the integer indices ``idx``, checked first
+    (``owner`` names the layer): the one forward of ``EmbeddingLayer`` and ``nn.Embedding``.
+    Indices that are a principal tensor are range-checked now; lazy ones when evaluated."""
+    if not isinstance(idx, TensorLike) or not issubclass(idx.elem, IntTag):
+        raise _not_indices(owner, idx)
+    if type(idx) is Tensor and tracing.state.trace is None and idx.size:
+        values = idx.numpy()  # a principal tensor: check its values now, naming the layer
+        low, high = int(values.min()), int(values.max())
+        if low < 0 or high >= weight.shape[0]:
+            raise IndexRangeError(
+                message(
+                    f"cannot feed layer '{owner}': index {low if low < 0 else high} is out "
+                    f"of range for {weight.shape[0]} embeddings.",
+                    [("layer", owner), ("indices", f"{idx.describe()}, min {low}, max {high}")],
+                    built_at=format_site(user_site()),
+                    hint=f"indices select rows 0 .. {weight.shape[0] - 1}.",
+                )
+            )
+    rows: AnyTensor = ops.embedding(weight, idx)
+    return rows
 
 
 class EmbeddingOp(Layer[LayerInput | EmbeddingWeight, LayerOutput]):
@@ -70,24 +93,8 @@ class EmbeddingOp(Layer[LayerInput | EmbeddingWeight, LayerOutput]):
         return {LayerOutput: tensor_type(w.elem, w.device, idx.rank + 1)}
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        idx, w = inputs[LayerInput], inputs[EmbeddingWeight]
         owner = self.name.rsplit("/", 1)[0]
-        if not isinstance(idx, TensorLike) or not issubclass(idx.elem, IntTag):
-            raise _not_indices(owner, idx)
-        if type(idx) is Tensor and tracing.state.trace is None and idx.size:
-            values = idx.numpy()  # a principal tensor: check its values now, naming the layer
-            low, high = int(values.min()), int(values.max())
-            if low < 0 or high >= w.shape[0]:
-                raise IndexRangeError(
-                    message(
-                        f"cannot feed layer '{owner}': index {low if low < 0 else high} is out "
-                        f"of range for {w.shape[0]} embeddings.",
-                        [("layer", owner), ("indices", f"{idx.describe()}, min {low}, max {high}")],
-                        built_at=format_site(user_site()),
-                        hint=f"indices select rows 0 .. {w.shape[0] - 1}.",
-                    )
-                )
-        return {LayerOutput: ops.embedding(w, idx)}
+        return {LayerOutput: embedding_lookup(owner, inputs[EmbeddingWeight], inputs[LayerInput])}
 
     def feed_forward(self, inputs: VarValues[Any, Any]) -> VarValues[LayerOutput, Any]:
         """``LayerOutput`` = the picked rows (lazy)."""

@@ -56,7 +56,15 @@ from .topology import (
     param_op_topology,
 )
 
-__all__ = ["BatchNormLayer", "LayerNormLayer", "batch_norm", "layer_norm", "update_running"]
+__all__ = [
+    "BatchNormLayer",
+    "LayerNormLayer",
+    "batch_norm",
+    "check_batch_norm_input",
+    "check_layer_norm_input",
+    "layer_norm",
+    "update_running",
+]
 
 
 class NormWeight(PortKey):
@@ -155,6 +163,29 @@ def batch_norm(
     return x * per_channel(scale, x) + per_channel(shift, x)
 
 
+def check_batch_norm_input(
+    owner: str, port: type, x: AnyTensor, num_features: int, train: bool
+) -> None:
+    """Typed errors naming ``owner`` unless ``x`` is (N, C) or (N, C, H, W) data with
+    ``num_features`` channels and, when ``train``, more than one value per channel: the
+    checks of ``BatchNormLayer`` and ``nn.BatchNorm``."""
+    check_rank(owner, port, x, (2, 4), "(N, C) or (N, C, H, W) data")
+    hint = f"feed data with {num_features} channels in dim 1, or build the layer for {x.shape[1]}."
+    check_features(owner, port, x, 1, num_features, "channels", hint)
+    if train and math.prod(x.shape) // num_features < 2:
+        raise ShapeError(
+            message(
+                f"cannot feed layer '{owner}': a training batch norm needs more than one "
+                "value per channel.",
+                [("received", x.describe())],
+                built_at=format_site(user_site()),
+                hint="train with a batch of at least 2 (or 2 positions per channel), or "
+                "normalise with the running statistics (an inference layer, tn.inference() "
+                "or a module's eval()).",
+            )
+        )
+
+
 def update_running(
     running_mean: Tensor[Any, Any, Any],
     running_var: Tensor[Any, Any, Any],
@@ -210,35 +241,14 @@ class BatchNormLayer(SameTypeFeeds2or4, ParamComposite[LayerInput, LayerOutput, 
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         x: AnyTensor = inputs[LayerInput]
-        check_rank(self.name, LayerInput, x, (2, 4), "(N, C) or (N, C, H, W) data")
-        check_features(
-            self.name,
-            LayerInput,
-            x,
-            1,
-            self.num_features,
-            "channels",
-            f"feed data with {self.num_features} channels in dim 1, or build the layer for "
-            f"{x.shape[1]}.",
-        )
         update = training(type(self))
-        count = math.prod(x.shape) // self.num_features
-        if update and count < 2:
-            raise ShapeError(
-                message(
-                    f"cannot feed layer '{self.name}': a training batch norm needs more than "
-                    "one value per channel.",
-                    [("received", x.describe())],
-                    built_at=format_site(user_site()),
-                    hint="train with a batch of at least 2 (or 2 positions per channel).",
-                )
-            )
+        check_batch_norm_input(self.name, LayerInput, x, self.num_features, update)
         outputs = super().forward(inputs)
         if update:
-            self._update_running(x, count)
+            self._update_running(x)
         return outputs
 
-    def _update_running(self, x: AnyTensor, count: int) -> None:
+    def _update_running(self, x: AnyTensor) -> None:
         running = []
         for sub in ("running_mean", "running_var"):
             source = self.sublayers[sub]
@@ -258,6 +268,14 @@ class LayerNormCell(_NormCell):
         x: AnyTensor = inputs[LayerInput]
         check_rank(self.name, LayerInput, x, ANY_RANK, "data of rank 1 or more")
         return {LayerOutput: layer_norm(x, inputs[NormWeight], inputs[NormBias], self.eps)}
+
+
+def check_layer_norm_input(owner: str, port: type, x: AnyTensor, dim: int) -> None:
+    """Typed errors naming ``owner`` unless ``x`` has rank 1 or more and a last dim of
+    ``dim``: the checks of ``LayerNormLayer`` and ``nn.LayerNorm``."""
+    check_rank(owner, port, x, ANY_RANK, "data of rank 1 or more")
+    hint = f"feed data whose last dim is {dim}, or build the layer for {x.shape[-1]}."
+    check_features(owner, port, x, -1, dim, "features", hint)
 
 
 def layer_norm(x: AnyTensor, weight: AnyTensor, bias: AnyTensor, eps: float) -> AnyTensor:
@@ -291,15 +309,5 @@ class LayerNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any,
         self.dim, self.eps = dim, eps
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        x: AnyTensor = inputs[LayerInput]
-        check_rank(self.name, LayerInput, x, ANY_RANK, "data of rank 1 or more")
-        check_features(
-            self.name,
-            LayerInput,
-            x,
-            -1,
-            self.dim,
-            "features",
-            f"feed data whose last dim is {self.dim}, or build the layer for {x.shape[-1]}.",
-        )
+        check_layer_norm_input(self.name, LayerInput, inputs[LayerInput], self.dim)
         return super().forward(inputs)

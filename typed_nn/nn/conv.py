@@ -3,17 +3,14 @@
 
 from __future__ import annotations
 
-import math
-from typing import Any, Generic, cast, overload
+from typing import Any, ClassVar, Generic, Literal, cast, overload
 
 from .. import ops
 from ..data.factories import ones, zeros
 from ..data.module import Module, buffer
 from ..data.tensor import AnyTensor, Tensor, TensorLike
-from ..errors import ShapeError, message
-from ..layers.conv_layers import conv2d_forward, flatten
-from ..layers.norm import batch_norm, update_running
-from ..layers.param_cells import check_features, check_rank
+from ..layers.conv_layers import conv2d_forward, flatten, pool2d
+from ..layers.norm import batch_norm, check_batch_norm_input, update_running
 from ..ops.conv import Pair, as_pair
 from ..ops.node import format_site, user_site
 from ..policies.precision import ComputeIn
@@ -81,27 +78,33 @@ class Conv2d(Mixed, Generic[FE, Dv, CE]):
         return cast(TensorLike[CE, Dv, Dim4], y)
 
 
-class MaxPool2d(Module):
+class _Pool2d(Module):
+    """The ``kind`` of each ``kernel_size`` window (moved by ``stride``, default the window),
+    PyTorch's pooling without padding."""
+
+    kind: ClassVar[Literal["max", "avg"]]
+
+    def __init__(self, kernel_size: Pair, stride: Pair | None = None) -> None:
+        owner = type(self).__name__
+        self.kernel_size = _pair(owner, "kernel_size", kernel_size, 1)
+        self.stride = None if stride is None else _pair(owner, "stride", stride, 1)
+
+    def __call__(self, x: TensorLike[FE, Dv, Dim4]) -> TensorLike[FE, Dv, Dim4]:
+        y = pool2d(type(self).__name__, self.kind, x, self.kernel_size, self.stride)
+        return cast(TensorLike[FE, Dv, Dim4], y)
+
+
+class MaxPool2d(_Pool2d):
     """The maximum of each ``kernel_size`` window (moved by ``stride``, default the window),
     PyTorch's ``nn.MaxPool2d`` without padding."""
 
-    def __init__(self, kernel_size: Pair, stride: Pair | None = None) -> None:
-        self.kernel_size = _pair("MaxPool2d", "kernel_size", kernel_size, 1)
-        self.stride = None if stride is None else _pair("MaxPool2d", "stride", stride, 1)
-
-    def __call__(self, x: TensorLike[FE, Dv, Dim4]) -> TensorLike[FE, Dv, Dim4]:
-        return ops.max_pool2d(x, self.kernel_size, self.stride)
+    kind: ClassVar[Literal["max", "avg"]] = "max"
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_Pool2d):
     """The mean of each ``kernel_size`` window, PyTorch's ``nn.AvgPool2d`` without padding."""
 
-    def __init__(self, kernel_size: Pair, stride: Pair | None = None) -> None:
-        self.kernel_size = _pair("AvgPool2d", "kernel_size", kernel_size, 1)
-        self.stride = None if stride is None else _pair("AvgPool2d", "stride", stride, 1)
-
-    def __call__(self, x: TensorLike[FE, Dv, Dim4]) -> TensorLike[FE, Dv, Dim4]:
-        return ops.avg_pool2d(x, self.kernel_size, self.stride)
+    kind: ClassVar[Literal["max", "avg"]] = "avg"
 
 
 class Flatten(Module):
@@ -157,11 +160,7 @@ class BatchNorm(Mixed, Generic[FE, Dv, CE]):
         self.num_batches_tracked = buffer(zeros((), Int64, dv))  # as PyTorch counts them
 
     def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
-        check_rank("BatchNorm", type(self), x, (2, 4), "(N, C) or (N, C, H, W) data")
-        hint = f"feed data with {self.num_features} channels in dim 1."
-        check_features("BatchNorm", type(self), x, 1, self.num_features, "channels", hint)
-        if self.training and math.prod(x.shape) // self.num_features < 2:
-            raise _one_value(x)
+        check_batch_norm_input("BatchNorm", type(self), x, self.num_features, self.training)
         self._input(x)
         ce = self.compute_elem
         if ce is not None:  # normalised in the parameters' type, the result cast back
@@ -182,14 +181,3 @@ class BatchNorm(Mixed, Generic[FE, Dv, CE]):
             assert isinstance(count, Tensor)
             count.assign(count + 1)
         return y
-
-
-def _one_value(x: AnyTensor) -> ShapeError:
-    return ShapeError(
-        message(
-            "cannot apply BatchNorm in training mode: it needs more than one value per channel.",
-            [("received", x.describe())],
-            built_at=format_site(user_site()),
-            hint="train with a batch of at least 2, or call model.eval() for inference.",
-        )
-    )

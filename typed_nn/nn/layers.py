@@ -13,7 +13,8 @@ from ..data.module import Module
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ParamError, ShapeError, message
 from ..evaluate import evaluate
-from ..layers.norm import layer_norm
+from ..layers.embedding import embedding_lookup
+from ..layers.norm import check_layer_norm_input, layer_norm
 from ..ops.node import format_site, user_site
 from ..ops.random import Generator, default_generator
 from ..policies.precision import ComputeIn
@@ -124,7 +125,7 @@ class Embedding(Mixed, Generic[FE, Dv, CE]):
     def __call__(self, ids: TensorLike[Any, Any, Any]) -> TensorLike[Any, Any, Any]:
         # the rows cast after the pick: only they are converted, and their gradient is
         # summed into the table in its own type
-        return self._param(ops.embedding(self.weight, ids))
+        return self._param(embedding_lookup("Embedding", self.weight, ids))
 
 
 class LayerNorm(Mixed, Generic[FE, Dv, CE]):
@@ -163,7 +164,7 @@ class LayerNorm(Mixed, Generic[FE, Dv, CE]):
         self.bias = zeros((dim,), e, dv)
 
     def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
-        _last_dim(self, x, self.dim, "dim")
+        check_layer_norm_input("LayerNorm", type(self), x, self.dim)
         self._input(x)
         y = layer_norm(x, self._param(self.weight), self._param(self.bias), self.eps)
         return cast(TensorLike[CE, Dv, D], y)

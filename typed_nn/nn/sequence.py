@@ -11,7 +11,7 @@ from .. import ops
 from ..data.factories import zeros
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ShapeError, message
-from ..layers.attention import attention_mask, multi_head_attention
+from ..layers.attention import attention_mask, check_attention_input, multi_head_attention
 from ..layers.rnn_steps import gru_cell, lstm_cell
 from ..ops.layout import permute_any
 from ..ops.node import format_site, user_site
@@ -242,15 +242,7 @@ class MultiHeadAttention(Mixed, Generic[FE, Dv, CE]):
         self, x: TensorLike[CE, Dv, Dim3], mask: TensorLike[CE, Dv, Any] | None = None
     ) -> TensorLike[CE, Dv, Dim3]:
         xa: Any = x
-        if xa.rank != 3 or xa.shape[2] != self.d_model:
-            raise ShapeError(
-                message(
-                    f"cannot apply MultiHeadAttention: it takes (batch, seq, {self.d_model}) data.",
-                    [("received", xa.describe())],
-                    built_at=format_site(user_site()),
-                    hint="feed rank-3 data whose last dim is d_model.",
-                )
-            )
+        check_attention_input("MultiHeadAttention", type(self), xa, self.d_model)
         self._input(x)
         full = attention_mask(
             "MultiHeadAttention", xa, mask, self.causal, self.n_heads, self._tn_masks
