@@ -183,6 +183,8 @@ def _flat(values: Any) -> list[Any]:
 # cupy's ufunc.reduce exists for these ufuncs only (cupy/_core/_kernel.pyx, ufunc.reduce);
 # others raise NotImplementedError.
 _REDUCIBLE = {"add", "multiply"}
+_SCATTERABLE = {"add", "subtract", "maximum", "minimum", "bitwise_and", "bitwise_or", "bitwise_xor"}
+"""cupy's ufunc.at exists for these only (the ufuncs made with a ``scatter_op``)."""
 _UFUNC_CALL_KWARGS = {"out", "dtype", "casting"}
 _UFUNC_REDUCE_KWARGS = {"axis", "dtype", "out", "keepdims"}
 
@@ -202,6 +204,19 @@ class ufunc:  # noqa: N801 - cupy's name
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         _check_kwargs(self.__name__, kwargs, _UFUNC_CALL_KWARGS)
         return _call(self._np, args, kwargs)
+
+    def at(self, a: Any, indices: Any, b: Any = None) -> None:
+        """In place, as cupy's scatter kernels (``add``, ``subtract``, ``maximum``,
+        ``minimum``, the bitwise ones); recorded while capturing, as a write of ``a``."""
+        if self.__name__ not in _SCATTERABLE:
+            raise NotImplementedError(f"`{self.__name__}.at` is not supported yet")
+        if not isinstance(a, ndarray):
+            raise TypeError(f"{self.__name__}.at: the operand is not a cupy array")
+        hosts = _unwrap((a, indices, b))
+        capture.writing(a._a, f"{self.__name__}.at")
+        self._np.at(*hosts)
+        if capture.capturing() is not None:
+            capture.record(f"{self.__name__}.at", lambda: self._np.at(*hosts))
 
     def reduce(self, array: Any, axis: Any = 0, **kwargs: Any) -> Any:
         if self.__name__ not in _REDUCIBLE:

@@ -518,6 +518,45 @@ def test_out_of_range_labels_on_gpu_give_nan_without_a_host_sync(
 
 
 @pytest.mark.gpu
+def test_embedding_on_gpu_equals_cpu_and_out_of_range_ids_give_nan_rows_without_a_sync(
+    cupy_module: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typed_nn.layers.embedding import embedding_lookup
+
+    table = rng.standard_normal((5, 3)).astype(np.float32)
+    ids = np.array([[0, 4], [2, 2]])
+    results = []
+    for device in (tn.CPU, tn.GPU):
+        w, idx = tagged(table, tn.Float32, device), int_labels(ids, tn.Int64, device)
+        rows = ops.embedding(w, idx)
+        g = tn.grad(ops.reduce_sum(ops.square(rows)), w)
+        results.append([rows.numpy(), g.numpy()])
+    for cpu, gpu in zip(*results, strict=True):
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-6)
+    w = tagged(table, tn.Float32, tn.GPU)
+    bad = int_labels(np.array([1, 9, -1]), tn.Int64, tn.GPU)
+    syncs: list[bool] = []
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            cupy_module._core.syncdetect, "_declare_synchronize", lambda: syncs.append(True)
+        )
+        picked = tn.ops.declare.implementation("embedding", tn.GPU)(w.array, bad.array)
+        grad = tn.ops.declare.implementation("embedding_grad", tn.GPU)(picked, bad.array, 5)
+    assert syncs == []
+    assert np.isnan(cupy_module.asnumpy(picked)).all(axis=1).tolist() == [False, True, True]
+    # -1 and 9 scatter NaN into the nearest row, 0 and 4: the weight's gradient shows them
+    assert np.isnan(cupy_module.asnumpy(grad)).any(axis=1).tolist() == [
+        True,
+        False,
+        False,
+        False,
+        True,
+    ]
+    # nn.Embedding's and EmbeddingLayer's eager check reads host indices only: no copy here
+    assert embedding_lookup("Embedding", w, bad).shape == (3, 3)
+
+
+@pytest.mark.gpu
 def test_gelu_silu_and_bce_on_gpu_equal_cpu(cupy_module: Any) -> None:
     a = (rng.standard_normal((5, 7)) * 3).astype(np.float32)
     t = rng.uniform(0, 1, (5, 7)).astype(np.float32)

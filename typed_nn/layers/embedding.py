@@ -20,7 +20,7 @@ from ..data.tensor import AnyTensor, Matrix, Tensor, TensorLike
 from ..errors import ElemTypeError, IndexRangeError, message
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PParamTypeIs
-from ..tags import D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, Int64, IntTag
+from ..tags import CPU, D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, Int64, IntTag
 from .compose import ComposeKernel
 from .in_map import port_type, tensor_type
 from .keys import LayerInput, LayerOutput, PortKey
@@ -56,8 +56,10 @@ def embedding_lookup(owner: str, weight: AnyTensor, idx: object) -> AnyTensor:
     Indices that are a principal tensor are range-checked now; lazy ones when evaluated."""
     if not isinstance(idx, TensorLike) or not issubclass(idx.elem, IntTag):
         raise _not_indices(owner, idx)
-    if type(idx) is Tensor and tracing.state.trace is None and idx.size:
-        values = idx.numpy()  # a principal tensor: check its values now, naming the layer
+    if type(idx) is Tensor and tracing.state.trace is None and idx.size and idx.device is CPU:
+        # a principal tensor on the host: check its values now, naming the layer (on the GPU
+        # the lookup checks them without waiting for the device: out of range is a NaN row)
+        values = idx.numpy()
         low, high = int(values.min()), int(values.max())
         if low < 0 or high >= weight.shape[0]:
             raise IndexRangeError(

@@ -1,5 +1,6 @@
 """GPU implementations of the losses: ``nll_loss``, its gradient and its batched form, and
-``label_pick`` and its gradient (checked without waiting for the device).
+``label_pick`` and its gradient, and of ``embedding`` and its gradient (indices checked without
+waiting for the device: out of range gives NaN).
 
 The numpy versions skip ``ln p`` where ``t`` is 0 with the ufunc ``where=`` argument, which
 cupy's ufuncs do not take; here a select drops those terms (``0 * ln 0`` would be NaN).
@@ -74,3 +75,23 @@ def log_softmax_pick_grad(s: Array, labels: Array, y: Array) -> Array:
     nan = y.dtype.type("nan")
     scale = xp.where(_in_range(labels, classes), s, nan).reshape(-1)
     return pick_grad_pass(scale, xp.clip(labels, 0, classes - 1), y)
+
+
+def embedding(w: Array, idx: Array) -> Array:
+    """The rows of ``w`` at ``idx``; an index outside ``0 .. rows - 1`` gives a row of NaN
+    (checked on the device, as labels are: the numpy form's check would wait for it)."""
+    xp = module_of(w)
+    rows = w.shape[0]
+    picked = xp.take(w, xp.clip(idx, 0, rows - 1), axis=0)
+    return xp.where(_in_range(idx, rows)[..., None], picked, w.dtype.type("nan"))
+
+
+def embedding_grad(g: Array, idx: Array, num: int) -> Array:
+    """The scatter-add of ``g``'s rows into ``num`` rows; an out-of-range index adds NaN to the
+    nearest row (0 or the last: the weight's gradient shows it), without waiting for the
+    device."""
+    xp = module_of(g)
+    out = xp.zeros((num, g.shape[-1]), g.dtype)
+    values = xp.where(_in_range(idx, num)[..., None], g, g.dtype.type("nan"))
+    xp.add.at(out, xp.clip(idx, 0, num - 1).reshape(-1), values.reshape(-1, g.shape[-1]))
+    return out

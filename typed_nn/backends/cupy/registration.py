@@ -31,6 +31,8 @@ GPU_OWN: dict[str, Impl] = {
     "label_pick_grad": nn.label_pick_grad,
     "log_softmax_pick_grad": nn.log_softmax_pick_grad,
     "to_device": convert.to_device,
+    "embedding": nn.embedding,
+    "embedding_grad": nn.embedding_grad,
     "dot": blas.dot,  # products through typed_nn's cuBLAS handle: captured into CUDA graphs
     "matmul": blas.matmul,
     "sum_of_products": blas.sum_of_products,
