@@ -411,6 +411,31 @@ def test_recurrent_modules_match_pytorch(kind: str, batch_first: bool) -> None:
 
 
 @needs_torch
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_recurrent_modules_start_from_a_given_state_as_pytorch(kind: str) -> None:
+    ours: Any = getattr(nn, kind)(3, 5)
+    theirs = getattr(torch.nn, kind)(3, 5)
+    _load(ours, theirs)
+    x, h0, c0 = _x((4, 6, 3)), _x((1, 6, 5)), _x((1, 6, 5))
+    th0, tc0 = (torch.from_numpy(v.numpy()) for v in (h0, c0))
+    out, _ = ours(x, (h0, c0)) if kind == "LSTM" else ours(x, h0)
+    t_out, _ = theirs(torch.from_numpy(x.numpy()), (th0, tc0) if kind == "LSTM" else th0)
+    np.testing.assert_allclose(tn.evaluate(out).numpy(), t_out.detach().numpy(), atol=1e-5)
+
+
+def test_a_recurrent_state_of_another_shape_says_what_it_must_be() -> None:
+    x = _x((4, 6, 3))
+    with pytest.raises(
+        tn.ShapeError,
+        match=r"cannot apply GRU: its initial state h0 must be \(1, batch, hidden_size\) = "
+        r"\(1, 6, 5\) of Float32 on CPU",
+    ):
+        nn.GRU(3, 5)(x, _x((6, 5)))
+    with pytest.raises(tn.ShapeError, match=r"cannot apply LSTM: its initial state c0 must be"):
+        nn.LSTM(3, 5)(x, (_x((1, 6, 5)), _x((1, 4, 5))))
+
+
+@needs_torch
 @pytest.mark.parametrize("causal", [False, True])
 def test_multi_head_attention_matches_pytorch(causal: bool) -> None:
     mha = nn.MultiHeadAttention(8, 2, causal=causal)

@@ -71,6 +71,33 @@ class _Recurrent(Mixed, Generic[FE, Dv, CE]):
         time_major = permute_any(x, (1, 0, 2)) if self.batch_first else x
         return [time_major[t] for t in range(time_major.shape[0])]
 
+    def _state(self, given: Any, batch: int, name: str) -> AnyTensor:
+        """A given initial state ``name`` (1, batch, H) as (batch, H), checked: the data's
+        batch, the hidden size, the element the layer computes in and the data's device."""
+        want = (1, batch, self.hidden_size)
+        w = self.weight_hh_l0
+        elem = self.compute_elem or w.elem
+        ok = isinstance(given, TensorLike) and given.shape == want
+        if not ok or given.elem is not elem or given.device is not w.device:
+            raise ShapeError(
+                message(
+                    f"cannot apply {type(self).__name__}: its initial state {name} must be "
+                    f"(1, batch, hidden_size) = {want} of {elem.__name__} on "
+                    f"{w.device.__name__}.",
+                    [
+                        (
+                            "received",
+                            given.describe() if isinstance(given, TensorLike) else repr(given),
+                        )
+                    ],
+                    built_at=format_site(user_site()),
+                    hint="give the state of the same batch (PyTorch's layout: one layer first), "
+                    "or leave it out to start from zeros.",
+                )
+            )
+        first: AnyTensor = given[0]
+        return first
+
     def _weights(self) -> tuple[AnyTensor, AnyTensor, AnyTensor, AnyTensor]:
         w_ih = ops.transpose(self._param(self.weight_ih_l0))
         w_hh = ops.transpose(self._param(self.weight_hh_l0))
@@ -116,11 +143,10 @@ class LSTM(_Recurrent[FE, Dv, CE]):
     ) -> tuple[TensorLike[CE, Dv, Dim3], tuple[TensorLike[CE, Dv, Dim3], TensorLike[CE, Dv, Dim3]]]:
         steps = self._steps(x)
         batch = steps[0].shape[0] if steps else 0
-        h, c = (
-            (state[0][0], state[1][0])
-            if state is not None
-            else (_zeros(self, batch), _zeros(self, batch))
-        )
+        if state is not None:
+            h, c = self._state(state[0], batch, "h0"), self._state(state[1], batch, "c0")
+        else:
+            h, c = _zeros(self, batch), _zeros(self, batch)
         hs = []
         for xt in steps:
             h, c = lstm_cell(xt, h, c, *self._weights())
@@ -166,7 +192,7 @@ class GRU(_Recurrent[FE, Dv, CE]):
     ) -> tuple[TensorLike[CE, Dv, Dim3], TensorLike[CE, Dv, Dim3]]:
         steps = self._steps(x)
         batch = steps[0].shape[0] if steps else 0
-        h = state[0] if state is not None else _zeros(self, batch)
+        h = self._state(state, batch, "h0") if state is not None else _zeros(self, batch)
         hs = []
         for xt in steps:
             h = gru_cell(xt, h, *self._weights())
