@@ -670,12 +670,13 @@ def test_recurrent_lifo_over_two_sequences() -> None:
 
 
 def test_recurrent_without_bptt_is_the_per_step_vjp() -> None:
-    """PDisableBptt truncates: each step's gradient stops at that step. That is not the vjp of
-    the unrolled forward, so the layer keeps its hand-written backward; it equals the sum over
-    steps of one step's vjp at the states the forward reached."""
+    """PDisableBptt truncates: each step's gradient stops at that step. The forward cuts the
+    state with ``ops.stop_gradient`` after the first step (DESIGN §7), so the layer's backward
+    is the vjp of its forward, and it equals the sum over steps of one step's vjp at the
+    states the forward reached."""
     built = rnn_gru(5, 0, PDisableBptt)((PUpdate, PFeedbackOutput))
     layer = built.layer
-    assert not type(layer).derives_backward
+    assert type(layer).vjp_exact
     out = forward(built)
     g = rand(*out.shape, seed=94)
     full = tn.vjp(out, built.params["r/kernel/W/param"], t64(g)).numpy()
@@ -701,7 +702,10 @@ def test_recurrent_without_bptt_is_the_per_step_vjp() -> None:
     close(back.get(LayerInput).numpy(), dx)
     for n in names:
         close(collected[n], total[n], n)
-    assert not np.allclose(collected["r/kernel/W/param"], full)  # truncated indeed
+    close(collected["r/kernel/W/param"], full)  # the forward's vjp is the truncated gradient
+    bptt = rnn_gru(5, 0)((PUpdate, PFeedbackOutput))
+    whole = tn.vjp(forward(bptt), bptt.params["r/kernel/W/param"], t64(g)).numpy()
+    assert not np.allclose(full, whole)  # and it is truncated indeed
     layer.neutral_invariant()
 
 

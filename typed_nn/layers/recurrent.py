@@ -7,7 +7,8 @@ Policies:
 * ``PSeqIDsAre(SeqID(port, dim), ...)`` (required) names the sequence inputs and the dim of
   each that indexes time; other inputs (not ``Previous``) are passed unchanged to every step.
 * ``PEnableBptt`` (default) / ``PDisableBptt``: backpropagate through time, or stop each
-  step's gradient at that step.
+  step's gradient at that step (the forward reads the state of the steps after the first
+  through ``ops.stop_gradient``, so the backward stays the forward's vjp).
 * The kernel takes ``SubPolicyContainer("kernel", ...)`` and inherits the rest (MetaNN
   ``SubPolicyPicker``), except ``PActFuncIs``, which names the kernel itself. It is forced to
   ``PFeedbackOutput`` when the layer feeds back or when it updates with BPTT.
@@ -132,7 +133,7 @@ class RecurrentLayer(Layer[object, object, Decl]):
         cls.kernel_class = kernel
         cls.is_update = kernel.is_update
         walk = cls._hand_backward is RecurrentLayer._hand_backward  # not a user's own backward
-        cls.vjp_exact = walk and cls.use_bptt and kernel.vjp_exact
+        cls.vjp_exact = walk and kernel.vjp_exact  # PDisableBptt's cut is in the forward
         cls.derives_backward = cls.vjp_exact and cls.prefers_vjp
         cls._output_types = None
         if cls.input_map is not None:
@@ -236,6 +237,8 @@ class RecurrentLayer(Layer[object, object, Decl]):
                     value = slice_op(seqs[port], t)  # a node: x[t] of a Tensor is a detached view
                 elif _is_previous(port):
                     value = state[port.key]  # type: ignore[attr-defined]  # a PreviousKey
+                    if t and not self.use_bptt:  # PDisableBptt: no gradient to earlier steps
+                        value = ops.stop_gradient(value)
                 else:
                     value = inputs[port]
                 cont = cont.set(port, value)
