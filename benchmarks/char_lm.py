@@ -13,11 +13,19 @@ batch 16, seq 64, Float32. typed_nn: the model of docs/modules.md (``nn.Embeddin
 ``nn.load_state_dict`` (PyTorch's names and layouts), so the losses agree (checked first).
 Target: <= 1.0x PyTorch eager.
 
-Profile (2026-11-27, the 2-vCPU AMD EPYC, one thread, ``--profile``): the compiled step is one
-generated program, so there is no per-node Python and no graph walk per call; its time is
-its kernels', run one by one. The table ``--profile`` prints (each kernel's median time per
-step, summed by op) shows where it goes; see ``benchmarks/RESULTS.md`` for the figures of
-the last run.
+Profile (2026-11-27, the 2-vCPU AMD EPYC, one thread, load ~4, ``--profile``): the compiled
+step is one generated program of 358 statements, so a call has no per-node Python, no graph
+build, collect or plan lookup (a call's fixed cost is ~3 us of 6 ms): its time is its
+kernels', run one by one. By op, the shares of the kernels' time: the products 38 %
+(``contract_into``: the rank-3 linears as one GEMM each; ``matmul_out``: the attention's
+batched products), element-wise passes not fused into regions (subtract, multiply, add,
+divide) ~25 %, the attention's softmax and its backward ~18 % (the largest single statement
+is the scores' ``x - max(x)`` pass over 64x64x64, 0.8 ms: ``peak_of`` takes a causal row's
+maximum over its bit patterns and then re-reduces the rows that are all negative), the
+cross-entropy's log-softmax over (1024, 90) ~6 %, the embedding's scatter-add ~4 % (0.57 ms
+before it summed sorted runs with ``reduceat``), tiles, reshapes and the heads' split and
+join ~10 %. Measured side by side in one process the step is 0.8-1.2x PyTorch eager across
+runs on the loaded machine (``benchmarks/RESULTS.md``).
 
 Run: ``python benchmarks/char_lm.py [--repeats 20] [--profile]`` (one thread each, minimum of
 interleaved repeats).

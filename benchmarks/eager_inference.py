@@ -9,6 +9,28 @@ the plan is analysed once per structure and found again by the plan cache); PyTo
 ``torch.nn.Sequential`` under ``torch.no_grad()``; numpy: the same arithmetic written by hand
 (the floor: no graph at all). Target (issue 35): batch-1 MLP <= 1.0x PyTorch eager.
 
+Where the batch-1 forward's time goes (2026-11-27, the 2-vCPU AMD EPYC, one thread, load ~5,
+minimum of 45 interleaved runs of 200 calls; 8 nodes over 5 leaves):
+
+==============================================  ========  ======================================
+full eager forward, ``tn.evaluate(...)``          77.5 us  PyTorch no_grad ~25 us, numpy ~10.6 us
+build: ``model(x)`` and the softmax               37.5 us  4.7 us a node: each op's ``infer``
+                                                           (validation: permute's order, dot's
+                                                           ranks, broadcasting), ``user_site``'s
+                                                           frame walk, the modules' own checks
+evaluate a prebuilt expression                    31.6 us
+  collect (the hash-consed walk, 13 slots)        11.0 us  0.85 us a slot
+  plan-cache lookup (structure key, hit)           2.3 us  no analysis: one per structure
+  the program (its kernels)                       11.2 us  numpy's own calls, ~ the numpy floor
+  results cached on the nodes, wrapped             2.5 us
+  registration, handles, the plan's run            ~5 us
+==============================================  ========  ======================================
+
+So an eager loop pays about two thirds of its time in Python around the kernels, half of
+it building nodes: the repeated structure is not analysed again (the plan cache), but it is
+built, validated and walked again at every call. ``tn.compile`` of the loop's body removes
+all three (a compiled call binds its arrays and runs the program: ``programs.py`` Q1).
+
 Run: ``python benchmarks/eager_inference.py [--repeats 200]`` (one thread, minimum of
 interleaved repeats, each the mean of ``inner`` calls).
 """
