@@ -501,3 +501,21 @@ def test_cross_entropys_backward_reads_the_softmax_the_step_computes(reduction: 
     both = ops.softmax(x) + tn.grad(ops.cross_entropy(x, bad), x)
     with pytest.raises(tn.IndexRangeError, match=r"label out of range: -1 at position \(0,\)"):
         tn.evaluate(both)
+
+
+@pytest.mark.parametrize("op", ["log_softmax_pick_grad", "softmax_pick_grad"])
+@pytest.mark.parametrize("shape", [(2, 5), (3, 4, 5)], ids=["rank 2", "rank 3"])
+def test_cross_entropys_fused_backward_of_a_transposed_operand(
+    op: str, shape: tuple[int, ...]
+) -> None:
+    """The fused kernels on a non-contiguous ``y`` (a permuted value, as the reference
+    evaluator passes it): each label's ``+s`` lands in the result, not in a copy of it."""
+    rng = np.random.default_rng(4)
+    y = np.ascontiguousarray(rng.standard_normal(shape[::-1]).astype(np.float32)).T
+    assert not y.flags.c_contiguous
+    labels = rng.integers(0, shape[-1], shape[:-1])
+    s = np.asarray(np.float32(-0.25))
+    kernel = tn.ops.declare.implementation(op, tn.CPU)
+    e = np.exp(y) if op == "log_softmax_pick_grad" else y
+    want = s * (np.eye(shape[-1], dtype=np.float32)[labels] - e)
+    np.testing.assert_allclose(kernel(s, labels, y), want, rtol=1e-6, atol=1e-7)

@@ -78,10 +78,15 @@ def pick_grad_pass(scale: Array, labels: Array, y: Array, probabilities: bool = 
     ``probabilities``: ``y`` holds ``exp(y)`` already (a softmax)."""
     xp = module_of(y)
     flat = y.reshape(-1, y.shape[-1])
-    # -(s e) as (-s) e: the same bits (negation is exact), one pass fewer
+    # -(s e) as (-s) e: the same bits (negation is exact), one pass fewer; into a row-major
+    # array (a ufunc's own result follows its operand's layout: a transposed y's would not
+    # flatten to a view, and the scatter below would be lost in a copy)
     minus = -(scale[:, None] if scale.ndim else scale)
-    r = xp.multiply(flat, minus) if probabilities else xp.exp(flat)
-    if not probabilities:
+    r = xp.empty(flat.shape, y.dtype)
+    if probabilities:
+        xp.multiply(flat, minus, out=r)
+    else:
+        xp.exp(flat, out=r)
         r *= minus
     r.reshape(-1)[_flat_positions(labels, r.shape[-1])] += scale  # s - s e, as unfused
     return r.reshape(y.shape)
