@@ -9,27 +9,32 @@ the plan is analysed once per structure and found again by the plan cache); PyTo
 ``torch.nn.Sequential`` under ``torch.no_grad()``; numpy: the same arithmetic written by hand
 (the floor: no graph at all). Target (issue 35): batch-1 MLP <= 1.0x PyTorch eager.
 
-Where the batch-1 forward's time goes (2026-11-27, the 2-vCPU AMD EPYC, one thread, load ~5,
-minimum of 45 interleaved runs of 200 calls; 8 nodes over 5 leaves):
+Where the batch-1 forward's time goes (2026-11-27, the 2-vCPU AMD EPYC, one thread, minimum of
+45 interleaved runs of 200 calls; 8 nodes over 5 leaves), before and after issue 35's changes:
 
-==============================================  ========  ======================================
-full eager forward, ``tn.evaluate(...)``          77.5 us  PyTorch no_grad ~25 us, numpy ~10.6 us
-build: ``model(x)`` and the softmax               37.5 us  4.7 us a node: each op's ``infer``
-                                                           (validation: permute's order, dot's
-                                                           ranks, broadcasting), ``user_site``'s
-                                                           frame walk, the modules' own checks
-evaluate a prebuilt expression                    31.6 us
-  collect (the hash-consed walk, 13 slots)        11.0 us  0.85 us a slot
-  plan-cache lookup (structure key, hit)           2.3 us  no analysis: one per structure
-  the program (its kernels)                       11.2 us  numpy's own calls, ~ the numpy floor
-  results cached on the nodes, wrapped             2.5 us
-  registration, handles, the plan's run            ~5 us
-==============================================  ========  ======================================
+==============================================  ========  ========  ===========================
+                                                  before     after  note
+==============================================  ========  ========  ===========================
+full eager forward, ``tn.evaluate(...)``          77.5 us   55.8 us  PyTorch no_grad ~21-25 us,
+                                                                     numpy ~10 us
+build: ``model(x)`` and the softmax               37.5 us   23.8 us  each op's ``infer``: its
+                                                                     validation was most of a
+                                                                     node (permute's order,
+                                                                     dot's checks, broadcasting)
+evaluate a prebuilt expression                    31.6 us   29.0 us
+  collect (the hash-consed walk, 13 slots)        11.0 us   11.2 us  0.85 us a slot
+  plan-cache lookup (structure key, hit)           2.3 us    2.2 us  no analysis: one per
+                                                                     structure
+  the program (its kernels)                       11.2 us   11.3 us  ~ the numpy floor
+  results cached on the nodes, wrapped             2.5 us    2.5 us
+  registration, handles, the plan's run            ~5 us     ~2 us  a lone value runs directly
+==============================================  ========  ========  ===========================
 
-So an eager loop pays about two thirds of its time in Python around the kernels, half of
-it building nodes: the repeated structure is not analysed again (the plan cache), but it is
-built, validated and walked again at every call. ``tn.compile`` of the loop's body removes
-all three (a compiled call binds its arrays and runs the program: ``programs.py`` Q1).
+So an eager loop still pays about 80 % of its time in Python around the kernels: the
+repeated structure is not analysed again (the plan cache), but it is built and walked again
+at every call (~3 us a node together). ``tn.compile`` of the loop's body removes both (a
+compiled call binds its arrays and runs the program: ``programs.py`` Q1); an automatic replay
+of repeated eager structures is not built.
 
 Run: ``python benchmarks/eager_inference.py [--repeats 200]`` (one thread, minimum of
 interleaved repeats, each the mean of ``inner`` calls).
