@@ -424,6 +424,21 @@ def make_nll_loss_grad(draw: Draw, g: Graph) -> Node:
     return Node(ops.nll_loss_grad(grad.expr, truth.expr, pred.expr), arr(value))
 
 
+def make_cross_entropy_grad(draw: Draw, g: Graph) -> Node:
+    """``softmax(x) + grad(cross_entropy(x, labels), x)`` over a matrix: the evaluator's
+    fused backward (from the softmax beside it, its mean's gradient one number)."""
+    x = BOUNDED.apply(pick(draw, g, lambda s: len(s) == 2))
+    rows, classes = x.value.shape
+    picked = g.rng.integers(0, classes, rows)
+    labels = untyped.tensor(picked, tn.Int64, g.device, tn.Dim1)
+    reduction = draw(st.sampled_from(["mean", "sum"]))
+    loss = ops.cross_entropy(x.expr, labels, reduction=reduction)
+    shifted = np.exp(x.value - x.value.max(axis=1, keepdims=True))
+    p = shifted / shifted.sum(axis=1, keepdims=True)
+    grad = (p - np.eye(classes, dtype=g.dtype)[picked]) / (rows if reduction == "mean" else 1)
+    return Node(ops.softmax(x.expr) + tn.grad(loss, x.expr), arr((p + grad).astype(g.dtype)))
+
+
 def _sigmoid(v: Array) -> Array:
     return arr(1 / (1 + np.exp(-v)))
 
@@ -480,6 +495,7 @@ CATALOGUE: tuple[OpSpec, ...] = (
     softmax_grad_op("log_softmax_grad", _log_softmax_grad),
     OpSpec("nll_loss", make_nll_loss),
     OpSpec("nll_loss_grad", make_nll_loss_grad),
+    OpSpec("cross_entropy_grad", make_cross_entropy_grad),
     # reductions
     reduce_op("reduce_sum", np.sum),
     reduce_op("reduce_mean", np.mean),

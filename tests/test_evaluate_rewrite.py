@@ -22,6 +22,7 @@ from typed_nn.evaluate.rewrite import (
     MIN_FOLDED_ELEMENTS,
     MIN_TRANSPOSED_READS,
     RULES,
+    SCALAR_BROADCAST,
     SHARED_TRANSPOSE,
 )
 from typed_nn.tags import dim_of_rank
@@ -69,6 +70,7 @@ CASES: dict[str, Callable[[], Expr]] = {
     ),
     "reduce_sum(a * b) -> one dot": lambda: ops.reduce_mean(ops.square(t32(X) - 1.0)),
     "stop_gradient(x) -> x": lambda: ops.stop_gradient(ops.exp(t32(X))) * 2.0,
+    SCALAR_BROADCAST: lambda: ops.tile(tn.scalar(1.5, tn.Float32, tn.CPU), (3, 4)) * 2.0 + t32(X),
 }
 
 
@@ -122,7 +124,7 @@ def test_other_reductions_of_products_are_left_alone(build: Callable[[], Expr]) 
 
 
 def test_every_declared_rule_has_a_case() -> None:
-    declared = {name for chain in RULES.values() for name, _ in chain}
+    declared = {name for chain in RULES.values() for name, _ in chain} | {SCALAR_BROADCAST}
     assert declared - {"softmax_grad(nll_loss_grad(g, t, y), y) in one pass"} == set(CASES)
 
 
@@ -434,3 +436,86 @@ def test_cross_entropys_backward_is_one_pass_and_bit_for_bit_the_same(
     bad = tn.tensor(np.full(shape[:-1], shape[-1]), tn.Int64, tn.CPU, dim_of_rank(len(shape) - 1))
     with pytest.raises(tn.IndexRangeError, match="label out of range"):
         tn.evaluate(tn.grad(ops.cross_entropy(x, bad, reduction="sum"), x))  # type: ignore[call-overload]
+
+
+@pytest.mark.optimiser
+def test_an_op_of_a_repeated_number_is_computed_once() -> None:
+    """``-(tile(c) / n)`` (a mean's gradient spread over a batch, then negated) runs on the
+    rank-0 value and is tiled once, in the op's order (the same bits)."""
+    c = tn.scalar(3.0, tn.Float32, tn.CPU)
+    n = tn.scalar(7.0, tn.Float32, tn.CPU)
+
+    def build() -> Expr:
+        return t32(X) * ops.exp(-(ops.tile(c, (3, 4)) / n))
+
+    fast, slow, fired = _both(build)
+    assert fired.count(SCALAR_BROADCAST) == 3  # div, negative and exp
+    calls = last_program().calls  # type: ignore[union-attr]
+    assert calls["tile"] == 1
+    np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_array_equal(fast, X * np.exp(-(np.float32(3.0) / np.float32(7.0))))
+
+
+@pytest.mark.optimiser
+def test_a_repeated_number_beside_an_array_stays_repeated() -> None:
+    """An op of a tile and a full array (or of a tile of a vector) is not the rule's."""
+    v = t32(X[0])
+    for build in (
+        lambda: ops.tile(tn.scalar(2.0, tn.Float32, tn.CPU), (3, 4)) * t32(X),
+        lambda: ops.exp(ops.tile(v, (3, 4))),
+    ):
+        fast, slow, fired = _both(build)
+        assert SCALAR_BROADCAST not in fired
+        np.testing.assert_array_equal(fast, slow)
+
+
+@pytest.mark.optimiser
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_cross_entropys_backward_reads_the_softmax_the_step_computes(reduction: str) -> None:
+    """A classifier step that returns ``softmax(x)`` and differentiates ``cross_entropy(x)``:
+    the backward is ``s (onehot - p)`` from that softmax, and no log-softmax is computed."""
+    rng = np.random.default_rng(3)
+    logits = rng.standard_normal((32, 10)).astype(np.float32)
+    picked = rng.integers(0, 10, 32)
+    x = t32(logits)
+    labels = tn.tensor(picked, tn.Int64, tn.CPU, tn.Dim1)
+
+    def run() -> list[np.ndarray[Any, Any]]:
+        loss = ops.cross_entropy(x, labels, reduction=reduction)  # type: ignore[call-overload]
+        handles = [ops.softmax(x).eval_register(), tn.grad(loss, x).eval_register()]
+        tn.EvalPlan.eval()
+        return [h.data().numpy().copy() for h in handles]
+
+    probs, grad = run()
+    calls = last_program().calls  # type: ignore[union-attr]
+    assert calls["softmax_pick_grad"] == 1
+    assert "log_softmax" not in calls
+    invalidate_caches()
+    with options.using(rewrite=False):
+        slow = run()[1]
+    want = probs - np.eye(10, dtype=np.float32)[picked]
+    want /= 32 if reduction == "mean" else 1
+    np.testing.assert_allclose(grad, slow, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(grad, want, rtol=1e-6, atol=1e-8)
+    bad = tn.tensor(np.full(32, -1), tn.Int64, tn.CPU, tn.Dim1)
+    both = ops.softmax(x) + tn.grad(ops.cross_entropy(x, bad), x)
+    with pytest.raises(tn.IndexRangeError, match=r"label out of range: -1 at position \(0,\)"):
+        tn.evaluate(both)
+
+
+@pytest.mark.parametrize("op", ["log_softmax_pick_grad", "softmax_pick_grad"])
+@pytest.mark.parametrize("shape", [(2, 5), (3, 4, 5)], ids=["rank 2", "rank 3"])
+def test_cross_entropys_fused_backward_of_a_transposed_operand(
+    op: str, shape: tuple[int, ...]
+) -> None:
+    """The fused kernels on a non-contiguous ``y`` (a permuted value, as the reference
+    evaluator passes it): each label's ``+s`` lands in the result, not in a copy of it."""
+    rng = np.random.default_rng(4)
+    y = np.ascontiguousarray(rng.standard_normal(shape[::-1]).astype(np.float32)).T
+    assert not y.flags.c_contiguous
+    labels = rng.integers(0, shape[-1], shape[:-1])
+    s = np.asarray(np.float32(-0.25))
+    kernel = tn.ops.declare.implementation(op, tn.CPU)
+    e = np.exp(y) if op == "log_softmax_pick_grad" else y
+    want = s * (np.eye(shape[-1], dtype=np.float32)[labels] - e)
+    np.testing.assert_allclose(kernel(s, labels, y), want, rtol=1e-6, atol=1e-7)

@@ -140,10 +140,14 @@ def evaluate(x: TensorLike[E, Dv, D], out: Tensor[E, Dv, D] | None = None) -> Te
     trace = tracing()
     if trace is not None:
         return _traced(trace, x, out)
+    plan = EvalPlan.current()
+    if out is None and not plan._pending and type(x) is not Tensor:
+        # the one value to compute (an eager loop's case): no handle to register and read
+        results: list[Tensor[E, Dv, D]] = executor.execute([x])
+        return results[0]
     if out is not None:
         _check_out(x, out)
     handle = register(x)
-    plan = EvalPlan.current()
     plan.run((handle, out) if out is not None else None)
     result = handle.data()
     if out is None:

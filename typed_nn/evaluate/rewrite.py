@@ -17,7 +17,7 @@ from ..devices import device_of
 from ..ops import batching
 from ..ops.declare import Batching, OpDecl, implemented_devices, internal_op
 from ..ops.join import CONCAT, NARROW
-from ..ops.layout import PERMUTE, RESHAPE
+from ..ops.layout import PERMUTE, RESHAPE, TILE
 from ..ops.rows import SLICE
 from ..ops.special import ZEROS
 from ..ops.structure import DOT
@@ -27,6 +27,7 @@ __all__ = [
     "FOLDED_BIAS",
     "FOLDED_BIAS_GRADIENT",
     "RULES",
+    "SCALAR_BROADCAST",
     "SHARED_TRANSPOSE",
     "fold_bias_gradients",
     "fold_row_biases",
@@ -66,6 +67,10 @@ SOFTMAX_NLL_GRAD = _internal(
 LOG_SOFTMAX_PICK_GRAD = _internal("log_softmax_pick_grad", 3)
 """``log_softmax_pick_grad(s, labels, y)``: log_softmax_grad(label_pick_grad(s, labels), y)
 over the last dim in one pass, ``s (onehot(labels) - exp(y))``: cross_entropy's backward."""
+SOFTMAX_PICK_GRAD = _internal("softmax_pick_grad", 3)
+"""``softmax_pick_grad(s, labels, p)``: the same with the probabilities ``p = softmax(x)``
+in place of ``exp(log_softmax(x))``, where the graph computes ``softmax(x)`` anyway (a
+classifier's step that returns its probabilities): the log-softmax is then not computed."""
 SUM_OF_PRODUCTS = _internal("sum_of_products", 2)
 """``sum_of_products(a, b, count)`` = ``reduce_sum(a * b) / count`` over every element, with
 no array of products (one BLAS dot: an MSE loss ``reduce_mean(square(d))`` reads ``d`` once
@@ -74,6 +79,10 @@ APPEND_ONES = _internal("append_ones", 1)
 """``append_ones(x)``: ``x`` with a column of ones after its last column."""
 CONTIGUOUS = _internal("contiguous", 1)
 """``contiguous(x)``: ``x``'s values in a fresh row-major array."""
+SCALAR_BROADCAST = "op(tile(c), d) -> tile(op(c, d)) for rank-0 c and d"
+"""An element-wise op of a rank-0 value repeated over a shape (a mean's gradient, spread
+over the batch, then divided and negated) is computed once on the rank-0 value: numbers
+that are all equal are not computed once per element, nor repeated before they must be."""
 SHARED_TRANSPOSE = "dot(a, transpose(w)) read by many dots -> one row-major copy of it"
 MIN_TRANSPOSED_READS = 4
 MAX_COPIED_ELEMENTS = 1 << 16
@@ -88,11 +97,15 @@ transposing copy grows worse than linearly past ~256 KB (4 MB: 7 ms), hence the 
 def rewrite(g: Graph) -> list[str]:
     """Apply the chains to every node in order; returns the names of the rules that fired."""
     fired: list[str] = []
-    for s, n in enumerate(g.nodes):
+    size = len(g.nodes)
+    for s, n in enumerate(g.nodes):  # nodes a rule appends are visited too
         if n.op == "leaf" or n.op == "alias":
             continue
         n.args = [g.resolve(a) for a in n.args]
-        for name, fn in RULES.get(n.op, ()):
+        chain = RULES.get(n.op, ())
+        if n.decl is not None and n.decl.ufunc is not None:
+            chain = [(SCALAR_BROADCAST, _scalar_broadcast), *chain]
+        for name, fn in chain:
             r = fn(g, n)
             if r is None or (isinstance(r, INode) and not _runs_on(r)):
                 continue
@@ -103,6 +116,8 @@ def rewrite(g: Graph) -> list[str]:
             g.nodes[s] = r
             fired.append(name)
             break
+    if len(g.nodes) > size:  # a rule appended nodes: they read, and are read, out of order
+        g.reorder()
     return fired
 
 
@@ -305,6 +320,34 @@ def _is_one(ref: Ref) -> bool:
     return is_number(ref) and ref[1] == 1
 
 
+def _scalar_broadcast(g: Graph, n: INode) -> INode | None:
+    """``op(tile(c), d)`` -> ``tile(op(c, d))`` for an element-wise ``op`` whose operands
+    are one tile of a rank-0 ``c`` and numbers or rank-0 values (see SCALAR_BROADCAST)."""
+    tiles = [a for a in n.args if _op(g, a) == "tile" and g.nodes[a].shape == n.shape]
+    if len(tiles) != 1 or not n.shape:
+        return None
+    tile = g.nodes[tiles[0]]
+    (c,) = tile.args
+    if g.nodes[c].shape != () or not all(
+        a == tiles[0] or is_number(a) or g.nodes[a].shape == () for a in n.args
+    ):
+        return None
+    args = [c if a == tiles[0] else a for a in n.args]
+    assert n.decl is not None
+    inner = g.append(INode(n.op, n.decl, n.params, args, (), n.dtype, n.device))
+    return INode(
+        "tile", TILE, (n.shape, tuple(range(len(n.shape)))), [inner], n.shape, n.dtype, n.device
+    )
+
+
+def _scalar_of(g: Graph, ref: Ref, shape: tuple[int, ...]) -> Ref:
+    """The rank-0 value ``ref`` repeats over ``shape`` (a tile of one), else ``ref``."""
+    m = g.node(ref)
+    if m is not None and m.op == "tile" and m.shape == shape and g.nodes[m.args[0]].shape == ():
+        return m.args[0]
+    return ref
+
+
 @rule("log", name="log(exp(x)) -> x")
 def _log_exp(g: Graph, n: INode) -> Ref | None:
     (x,) = n.args
@@ -414,8 +457,30 @@ def _log_softmax_pick(g: Graph, n: INode) -> INode | None:
     if _op(g, grad) != "label_pick_grad" or k != 1:
         return None
     s, labels = g.nodes[grad].args
+    s = _scalar_of(g, s, g.nodes[labels].shape)  # the kernels take one number as it is
+    p = _softmax_beside(g, n, y)
+    if p is not None:
+        fused = like(n, SOFTMAX_PICK_GRAD, (), [s, labels, p], n.shape)
+        # host memory only: its one (numpy) form reads the labels' range on the host, which
+        # a device's own log_softmax_pick_grad avoids (no synchronisation per step)
+        if _runs_on(fused) and device_of(n.device).host_pool:
+            return fused
     op = "log_softmax_pick_grad"
     return INode(op, LOG_SOFTMAX_PICK_GRAD, (), [s, labels, y], n.shape, n.dtype, n.device)
+
+
+def _softmax_beside(g: Graph, n: INode, y: Ref) -> int | None:
+    """The slot of ``softmax(x)`` over the last dim, for ``y = log_softmax(x)``, where the
+    graph computes it before ``n`` (so the rewritten ``n`` still reads earlier slots)."""
+    m = g.node(y)
+    if m is None or m.op != "log_softmax" or (m.params and m.params[0] != 1):
+        return None
+    x = m.args[0]
+    for slot in range(g.nodes.index(n)):
+        p = g.nodes[slot]
+        if p.op == "softmax" and p.args[0] == x and (not p.params or p.params[0] == 1):
+            return slot if p.dtype == n.dtype and p.device is n.device else None
+    return None
 
 
 @rule("softmax_grad", name="softmax_grad(nll_loss_grad(g, t, y), y) in one pass")

@@ -77,9 +77,10 @@ class Step:
         self.arity = n
         self.watch = bool(scopes or self.held)
         """Whether a call checks the names and memory of the tensors ``fn`` closes over."""
-        common = all(kind in ("tensor", "float") for kind, _ in self.checks)
+        common = all(kind in ("tensor", "float", "floats") for kind, _ in self.checks)
         self.tensors: list[Any] | None = [want for _, want in self.checks] if common else None
-        """(elem, device, shape) of each tensor argument, None for a float, where all are."""
+        """(elem, device, shape) of each tensor argument, None for a float and the length of
+        a tuple of floats (a trainer's numbers), where all are one of these."""
         self.outputs: list[tuple[int, Any]] = [
             (0 if type(r) is tuple else 1 if type(r) is int else 2, r) for r in returned
         ]
@@ -125,6 +126,12 @@ class Step:
                     if type(a) is not float and not is_float(a):
                         return None
                     numbers.append(float(a))
+                    arrays.append(None)
+                    continue
+                if type(want) is int:  # a tuple of floats
+                    if type(a) is not tuple or len(a) != want or not _all_floats(a):
+                        return None
+                    numbers.extend(map(float, a))
                     arrays.append(None)
                     continue
                 if type(a) is not Tensor or a._elem is not want[0] or a._device is not want[1]:
@@ -227,10 +234,18 @@ def _bind(
                 return False
             numbers.append(float(a))
         elif kind == "floats":
-            if type(a) is not tuple or len(a) != want or not all(is_float(x) for x in a):
+            if type(a) is not tuple or len(a) != want or not _all_floats(a):
                 return False
             numbers.extend(map(float, a))
         elif type(a) is not want[0] or (a is not want[1] and a != want[1]):
+            return False
+    return True
+
+
+def _all_floats(values: tuple[Any, ...]) -> bool:
+    """Whether every value is a float (a loop: a generator costs more on a call's path)."""
+    for x in values:  # noqa: SIM110
+        if type(x) is not float and not is_float(x):
             return False
     return True
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypedDict, Unpack, overload
 
 from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import ShapeError, message
-from ..shape import format_shape
+from ..shape import broadcast_shapes, format_shape
 from ..tags import (
     D2,
     FE,
@@ -57,6 +57,11 @@ _Operation = Operation
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
 
+_BROADCASTS: dict[tuple[tuple[int, ...], tuple[int, ...]], tuple[int, ...]] = {}
+"""Pairs of shapes that broadcast, and to what: a forward's biases meet the same few pairs
+at every call."""
+
+
 def _infer(
     float_only: bool, decl: OpDecl, operands: tuple[Operand, ...], params: Params = ()
 ) -> Inferred:
@@ -80,8 +85,17 @@ def _infer(
             break
         if elem is None:
             elem, device, shape = e, d, sh
-        elif e is not elem or d is not device or sh != shape:
+        elif e is not elem or d is not device:
             break
+        elif sh != shape:  # a bias or a per-row value: broadcast, pair by pair
+            joined = _BROADCASTS.get((shape, sh))
+            if joined is None:
+                joined = broadcast_shapes(shape, sh)
+                if joined is None:
+                    break
+                if len(_BROADCASTS) < 4096:
+                    _BROADCASTS[shape, sh] = joined
+            shape = joined
     else:
         if elem is not None and (not float_only or issubclass(elem, FloatTag)):
             if numbers and issubclass(elem, IntTag):

@@ -84,7 +84,14 @@ def _axes(op: str, x: AnyTensor, what: str, axes: tuple[int, ...], rank: int) ->
     return canon
 
 
+_PERMUTATIONS: set[tuple[int, ...]] = set()
+"""Orders already checked to be permutations (non-negative): a model's forward builds the same
+few transposes at every call, and their check cost more than the rest of the node."""
+
+
 def _order(op: str, x: AnyTensor, order: object) -> tuple[int, ...]:
+    if type(order) is tuple and order in _PERMUTATIONS and len(order) == x.rank:
+        return order
     axes = _axes(op, x, "order", _ints(op, x, "order", order), x.rank)
     if len(axes) != x.rank:
         raise ShapeError(
@@ -96,6 +103,8 @@ def _order(op: str, x: AnyTensor, order: object) -> tuple[int, ...]:
                 hint=f"give each of the axes 0 .. {x.rank - 1} once.",
             )
         )
+    if len(_PERMUTATIONS) < 1024:  # a few ranks' orders, bounded all the same
+        _PERMUTATIONS.add(axes)
     return axes
 
 

@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 from typing import Literal, NoReturn, overload
 
-from ..data.tensor import AnyTensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import RankError, ShapeError, TypedNNError, message
 from ..shape import broadcast_shapes, format_shape
 from ..tags import MAX_RANK, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
 from . import batching, layout
 from .declare import OpDecl, Operand, Params
-from .node import AnyOp, Cotangents, build
+from .node import AnyOp, Cotangents, Operation, build
 from .reduce import sum_to
 from .rules import common_device, common_elem, site, tensor_operands
 
@@ -33,9 +33,27 @@ __all__ = [
 ]
 
 Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
+_PLAIN = (Tensor, Operation)
+"""The data kinds whose shape, element and device ``_infer_dot`` reads directly."""
 
 
 def _infer_dot(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
+    a, b = operands
+    (k,) = params
+    # The common case first, by exact type (no ABC checks): tensors or nodes of one element
+    # type and device whose contracted dims agree; anything else raises its detailed error
+    # below. A forward builds its products at every call.
+    if type(a) in _PLAIN and type(b) in _PLAIN and type(k) is int and k >= 1:
+        sa, sb = a.shape, b.shape
+        ra = len(sa)
+        if ra >= k and sa[ra - k :] == sb[:k] and a.elem is b.elem and a.device is b.device:
+            shape = sa[: ra - k] + sb[k:]
+            if len(shape) <= MAX_RANK:
+                return shape, a.elem, a.device
+    return _infer_dot_checked(decl, operands, params)
+
+
+def _infer_dot_checked(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
     tensors = tensor_operands(decl, operands)
     device = common_device(decl, tensors)
     elem = common_elem(decl, tensors)

@@ -17,7 +17,9 @@ Array = Any
 
 def check_label_range(labels: Array, classes: int) -> None:
     """Every label in ``0 .. classes - 1``, else an error naming the first offending one."""
-    if labels.size and (int(labels.min()) < 0 or int(labels.max()) >= classes):
+    # one reduction, not a min and a max: a negative label read unsigned is past any class
+    unsigned = labels.view(np.dtype(f"u{labels.dtype.itemsize}"))
+    if labels.size and int(unsigned.max()) >= classes:
         bad = (labels < 0) | (labels >= classes)
         position = tuple(int(i) for i in np.argwhere(bad)[0])
         value = int(labels[position])
@@ -41,16 +43,14 @@ def check_label_range(labels: Array, classes: int) -> None:
 @implement("label_pick", CPU)
 def label_pick(x: Array, labels: Array) -> Array:
     check_label_range(labels, x.shape[-1])
-    rows, which = _positions(labels)
-    return x.reshape(-1, x.shape[-1])[rows, which].reshape(labels.shape)
+    return x.reshape(-1)[_flat_positions(labels, x.shape[-1])].reshape(labels.shape)
 
 
 @implement("label_pick_grad", CPU)
 def label_pick_grad(g: Array, labels: Array, classes: int) -> Array:
     check_label_range(labels, classes)
     out = module_of(g).zeros((*labels.shape, classes), g.dtype)
-    rows, which = _positions(labels)
-    out.reshape(-1, classes)[rows, which] = per_label(g, labels)
+    out.reshape(-1)[_flat_positions(labels, classes)] = per_label(g, labels)
     return out
 
 
@@ -63,18 +63,33 @@ def log_softmax_pick_grad(s: Array, labels: Array, y: Array) -> Array:
     return pick_grad_pass(per_label(s, labels), labels, y)
 
 
-def pick_grad_pass(scale: Array, labels: Array, y: Array) -> Array:
+@implement("softmax_pick_grad", CPU)
+def softmax_pick_grad(s: Array, labels: Array, p: Array) -> Array:
+    """``log_softmax_pick_grad`` from the probabilities ``p = softmax(x)`` rather than the
+    log-probabilities (``evaluate/rewrite.py``): ``s (onehot(labels) - p)``."""
+    check_label_range(labels, p.shape[-1])
+    return pick_grad_pass(per_label(s, labels), labels, p, probabilities=True)
+
+
+def pick_grad_pass(scale: Array, labels: Array, y: Array, probabilities: bool = False) -> Array:
     """``scale (onehot(labels) - exp(y))`` along the last dim (``scale``: one number, or one
     per label flattened, see :func:`per_label`): the one computation of both devices'
-    ``log_softmax_pick_grad`` (the GPU's checks its labels without a host read)."""
+    ``log_softmax_pick_grad`` (the GPU's checks its labels without a host read).
+    ``probabilities``: ``y`` holds ``exp(y)`` already (a softmax)."""
     xp = module_of(y)
-    r = xp.exp(y)
-    flat = r.reshape(-1, r.shape[-1])  # a view: r is new and contiguous
-    flat *= scale[:, None] if scale.ndim else scale
-    xp.negative(r, out=r)
-    rows, which = _positions(labels)
-    flat[rows, which] += scale  # s - s e, as unfused
-    return r
+    flat = y.reshape(-1, y.shape[-1])
+    # -(s e) as (-s) e: the same bits (negation is exact), one pass fewer; into a row-major
+    # array (a ufunc's own result follows its operand's layout: a transposed y's would not
+    # flatten to a view, and the scatter below would be lost in a copy)
+    minus = -(scale[:, None] if scale.ndim else scale)
+    r = xp.empty(flat.shape, y.dtype)
+    if probabilities:
+        xp.multiply(flat, minus, out=r)
+    else:
+        xp.exp(flat, out=r)
+        r *= minus
+    r.reshape(-1)[_flat_positions(labels, r.shape[-1])] += scale  # s - s e, as unfused
+    return r.reshape(y.shape)
 
 
 def per_label(g: Array, labels: Array) -> Array:
@@ -87,8 +102,11 @@ def per_label(g: Array, labels: Array) -> Array:
     return g.reshape(-1)
 
 
-def _positions(labels: Array) -> tuple[Array, Array]:
-    """(row, label) index arrays of the labels over the rows of the data flattened to
-    (rows, classes): a fancy index, several times cheaper than ``take_along_axis``'s."""
+def _flat_positions(labels: Array, classes: int) -> Array:
+    """Each label's position in the data flattened (row-major, ``classes`` per row): a
+    one-dim fancy index, several times cheaper than ``take_along_axis``'s and half the cost
+    of a (row, label) pair of index arrays."""
     which = labels.reshape(-1)
-    return module_of(labels).arange(which.size), which
+    at = module_of(labels).arange(0, which.size * classes, classes)
+    at += which
+    return at
