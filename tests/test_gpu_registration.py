@@ -113,5 +113,9 @@ def test_mixing_cpu_and_gpu_operands_is_a_device_error_at_build() -> None:
     cpu = t32(np.ones((2, 3)))
     with pytest.raises(tn.DeviceError, match=r"cannot build add: operands live on different"):
         cpu + gpu
-    with pytest.raises(tn.DeviceError, match=r"(?s)different devices.*ops.to_device\(x, CPU\)"):
+    with pytest.raises(
+        tn.DeviceError,
+        match=r"(?s)different devices.*move one: ops.to_device\(x, tn.CPU\) on operand 2, or "
+        r"ops.to_device\(x, tn.GPU\) on the others",
+    ):
         ops.maximum(cpu, gpu)

@@ -151,6 +151,20 @@ def test_layer_norm_and_embedding_match_pytorch() -> None:
     np.testing.assert_allclose(got, want, atol=1e-5)
 
 
+def test_a_module_fed_another_element_type_names_itself_and_the_fix() -> None:
+    # the first op to meet a parameter would name a transposed weight and suggest converting it
+    x64 = tn.tensor(np.ones((2, 4)), tn.Float64, tn.CPU, tn.Dim2)
+    u: Any = nn.Linear(4, 3)
+    with pytest.raises(
+        tn.ElemTypeError,
+        match=r"(?s)cannot apply Linear: it has parameters of Float32, the input is Float64\..*"
+        r"hint: convert the input first: ops.astype\(x, tn.Float32\)",
+    ):
+        u(x64)
+    with pytest.raises(tn.ElemTypeError, match="cannot apply LSTM: it has parameters of Float32"):
+        nn.LSTM(4, 3)(tn.tensor(np.ones((2, 2, 4)), tn.Float64, tn.CPU, tn.Dim3))
+
+
 def test_a_linear_fed_another_last_dim_says_so() -> None:
     with pytest.raises(tn.ShapeError, match=r"cannot apply Linear: the input's last dim is not"):
         nn.Linear(4, 3)(_x((5, 6)))

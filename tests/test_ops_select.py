@@ -129,6 +129,13 @@ def test_maximum_rejects_mixed_elements() -> None:
     b = tagged(np.ones((3,)), tn.Float64)
     with pytest.raises(tn.ElemTypeError, match="maximum: operands have different element types"):
         ops.maximum(a, b)
+    # the fix names both directions: the second operand to the first's type, or the reverse
+    with pytest.raises(
+        tn.ElemTypeError,
+        match=r"hint: convert one: ops.astype\(x, tn.Float64\) on operand 2, or "
+        r"ops.astype\(x, tn.Float32\) on the others",
+    ):
+        ops.maximum(b, a)
 
 
 def test_maximum_rejects_a_fractional_number_for_integers() -> None:

@@ -48,6 +48,8 @@ class Mixed(Module):
     ``compute_elem`` is None (compute in the parameters' type) unless a policy was given."""
 
     compute_elem: type[FloatTag] | None = None
+    param_elem: type[FloatTag] | None = None
+    """The parameters' element type (what an unmixed module computes in)."""
 
     if not TYPE_CHECKING:
 
@@ -60,6 +62,7 @@ class Mixed(Module):
 
     def _set_precision(self, precision: object, param_elem: type[FloatTag]) -> None:
         """Keep the compute type ``precision`` names (None: compute in ``param_elem``)."""
+        self.param_elem = param_elem
         if precision is None:
             return
         if not (
@@ -89,16 +92,19 @@ class Mixed(Module):
         return cast(T, ops.astype(p, ce))  # T's rank and device, in the compute type
 
     def _input(self, x: object) -> None:
-        """A mixed module's input must already be in its compute type."""
-        ce = self.compute_elem
+        """A module's input must already be in the type it computes in (its compute type, or
+        its parameters' type): said here, naming the module, rather than by the first op
+        that meets a parameter."""
+        ce = self.compute_elem or self.param_elem
         if ce is None or not isinstance(x, TensorLike) or x.elem is ce:
             return
+        computes = "computes in" if self.compute_elem else "has parameters of"
         raise ElemTypeError(
             message(
-                f"cannot apply {type(self).__name__}: it computes in {ce.__name__}, the input "
+                f"cannot apply {type(self).__name__}: it {computes} {ce.__name__}, the input "
                 f"is {x.elem.__name__}.",
                 [("declared", f"{ce.__name__} data"), ("received", x.describe())],
                 built_at=format_site(user_site()),
-                hint=f"cast the input first: ops.astype(x, tn.{ce.__name__}).",
+                hint=f"convert the input first: ops.astype(x, tn.{ce.__name__}).",
             )
         )

@@ -116,7 +116,7 @@ def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor
 
 def common_device(decl: OpDecl, tensors: Sequence[AnyTensor]) -> type[DeviceTag]:
     """The one device of all data operands."""
-    hint = "move one side with ops.to_device(x, {tag})."
+    hint = "move one: ops.to_device(x, tn.{first}) on operand {j}, or ops.to_device(x, tn.{other}) on the others."
     return _common_tag(
         decl, tensors, lambda x: x.device, DeviceError, "live on different devices", hint
     )
@@ -124,7 +124,7 @@ def common_device(decl: OpDecl, tensors: Sequence[AnyTensor]) -> type[DeviceTag]
 
 def common_elem(decl: OpDecl, tensors: Sequence[AnyTensor]) -> type[ElemTag]:
     """The one element type of all data operands."""
-    hint = "convert explicitly with ops.astype(x, {tag})."
+    hint = "convert one: ops.astype(x, tn.{first}) on operand {j}, or ops.astype(x, tn.{other}) on the others."
     return _common_tag(
         decl, tensors, lambda x: x.elem, ElemTypeError, "have different element types", hint
     )
@@ -139,16 +139,18 @@ def _common_tag(
     hint: str,
 ) -> _Tag:
     """The first operand's tag (device or element) when every operand has it; else ``error``,
-    with every operand listed and ``hint`` naming that first tag."""
+    with every operand listed and ``hint`` naming both ways to agree: the first differing
+    operand ``j`` to the first's tag, or the others to ``j``'s."""
     tag = tag_of(tensors[0])
-    for x in tensors[1:]:
-        if tag_of(x) is not tag:
+    for j, x in enumerate(tensors[1:], 2):
+        other = tag_of(x)
+        if other is not tag:
             raise error(
                 message(
                     f"cannot build {decl.name}: operands {differ}.",
                     [(f"operand {i + 1}", t.describe()) for i, t in enumerate(tensors)],
                     built_at=site(),
-                    hint=hint.format(tag=tag.__name__),
+                    hint=hint.format(first=tag.__name__, other=other.__name__, j=j),
                 )
             )
     return tag
