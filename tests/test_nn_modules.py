@@ -281,6 +281,24 @@ def test_a_schedule_runs_eagerly_and_is_refused_inside_compile() -> None:
         step(_x((5, 4)))
 
 
+def test_step_with_gradients_of_another_instance_of_the_model_class_is_refused() -> None:
+    tn.manual_seed(0)
+    model, twin = nn.Linear(4, 3), nn.Linear(4, 3)
+    opt = optim.SGD(model, lr=0.1)
+    x = _x((2, 4))
+    before = model.weight.numpy().copy()
+    grads = tn.grad(ops.reduce_sum(twin(x)), twin)
+    with pytest.raises(
+        tn.ModuleError,
+        match=r"SGD.step: the gradients are those of another Linear than this optimizer's model",
+    ):
+        opt.step(grads)
+    with pytest.raises(tn.ModuleError, match="another Linear"):
+        opt.step(nn.tree_map(lambda g: g * 0.5, grads))  # scaled: still the twin's
+    np.testing.assert_array_equal(model.weight.numpy(), before)  # nothing changed
+    opt.step(nn.tree_map(lambda g: g * 0.5, tn.grad(ops.reduce_sum(model(x)), model)))
+
+
 def test_step_with_gradients_of_another_structure_is_refused() -> None:
     model, other = MLP(), MLP()
     other.fc2 = nn.Linear(8, 5)

@@ -16,7 +16,7 @@ from typing import Any, TypeAlias, TypeVar, overload
 import numpy as np
 
 from ..data.factories import scalar
-from ..data.module import Module, named_parameters, tree_map
+from ..data.module import Module, mark_gradient_of, named_parameters, tree_map
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
 from ..ops.node import format_site, user_site
@@ -397,7 +397,9 @@ def _pull(fn: str, outs: list[AnyTensor], seeds: list[AnyTensor], wrt: object) -
         items = [_input(fn, t, f"wrt.{path}") for path, t in named]
         found = _fill(backpropagate(outs, seeds, items), items)
         by_leaf = {id(t): g for t, g in zip(items, found, strict=True)}
-        return tree_map(lambda p: by_leaf[id(p)], wrt)
+        tree = tree_map(lambda p: by_leaf[id(p)], wrt)
+        mark_gradient_of(tree, wrt)
+        return tree
     if isinstance(wrt, tuple | list):
         items = [_input(fn, w, f"wrt[{i}]") for i, w in enumerate(wrt)]
         grads = _fill(backpropagate(outs, seeds, items), items)

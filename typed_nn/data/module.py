@@ -24,6 +24,7 @@ from __future__ import annotations
 import enum
 import functools
 import types
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, Self, TypeVar, cast
 
@@ -269,7 +270,23 @@ def tree_map(fn: Callable[..., AnyTensor], m: M, *rest: M) -> M:
     require_module(m, "tree_map")
     for i, other in enumerate(rest):
         require_module(other, f"tree_map (tree {i + 2})")
-    return cast(M, _map(fn, m, rest, type(m).__name__, False))
+    new = cast(M, _map(fn, m, rest, type(m).__name__, False))
+    owner = gradient_of(m)
+    if owner is not None:  # clipped or scaled gradients are still that model's
+        mark_gradient_of(new, owner)
+    return new
+
+
+def mark_gradient_of(tree: Module, model: Module) -> None:
+    """Record that ``tree`` holds the gradients of ``model`` (``tn.grad`` / ``tn.vjp`` of a
+    module), so an optimizer of another model of the same class can refuse them."""
+    object.__setattr__(tree, "_tn_gradient_of", weakref.ref(model))
+
+
+def gradient_of(tree: Module) -> Module | None:
+    """The model whose gradients ``tree`` holds (:func:`mark_gradient_of`), if known."""
+    ref = vars(tree).get("_tn_gradient_of")
+    return None if ref is None else cast(Module | None, ref())
 
 
 def _map(

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from ..data.module import Module, named_parameters
+from ..data.module import Module, gradient_of, named_parameters
 from ..data.tensor import AnyTensor, Tensor
 from ..errors import ElemTypeError, ModuleError, OperandError, listed, message
 from ..model import optim as rules
@@ -183,6 +183,20 @@ def _pairs(owner: str, model: Module, grads: object) -> list[tuple[Any, AnyTenso
                 f"{owner}.step: the gradients do not fit the model {type(model).__name__}.",
                 [("gradients", type(grads).__name__), ("differences", listed(problems) or "-")],
                 hint="pass tn.grad(loss, model) of this optimizer's model.",
+            )
+        )
+    source = gradient_of(grads)  # the same structure, but another instance's?
+    if source is not None and source is not model:
+        raise ModuleError(
+            message(
+                f"{owner}.step: the gradients are those of another {type(source).__name__} "
+                "than this optimizer's model.",
+                [
+                    ("model", f"{type(model).__name__} at {id(model):#x}"),
+                    ("gradients of", f"{type(source).__name__} at {id(source):#x}"),
+                ],
+                hint="pass tn.grad(loss, model) of the model this optimizer was built from "
+                "(optim.Adam(model, ...)), or build an optimizer for the other model.",
             )
         )
     return [(w, found[p]) for p, w in weights]
