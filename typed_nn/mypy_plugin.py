@@ -48,10 +48,12 @@ from typing import TypeAlias
 # `import mypy.plugin` goes first (isort puts plain imports before from-imports): it loads
 # mypy's modules in the order they expect; importing mypy.maptype first hits an import cycle.
 import mypy.plugin
+from mypy.argmap import map_actuals_to_formals
+from mypy.erasetype import erase_typevars
 from mypy.errorcodes import ErrorCode
-from mypy.expandtype import expand_type_by_instance
+from mypy.expandtype import expand_type, expand_type_by_instance
 from mypy.maptype import map_instance_to_supertype
-from mypy.messages import format_type
+from mypy.messages import callable_name, format_type
 from mypy.nodes import (
     ARG_POS,
     ARG_STAR,
@@ -64,6 +66,7 @@ from mypy.nodes import (
     FloatExpr,
     FuncDef,
     IntExpr,
+    LambdaExpr,
     ListExpr,
     MemberExpr,
     NameExpr,
@@ -76,6 +79,7 @@ from mypy.nodes import (
     UnaryExpr,
     Var,
 )
+from mypy.options import Options
 from mypy.subtypes import is_same_type, is_subtype
 from mypy.types import (
     AnyType,
@@ -90,18 +94,32 @@ from mypy.types import (
     Type,
     TypeOfAny,
     TypeType,
+    TypeVarId,
+    TypeVarType,
     UninhabitedType,
     UnionType,
     get_proper_type,
 )
 
-__all__ = ["INPUT_RANK", "POLICY_CONFLICT", "POLICY_MINOR", "PolicyPlugin", "plugin"]
+__all__ = [
+    "INPUT_RANK",
+    "POLICY_CONFLICT",
+    "POLICY_MINOR",
+    "TAG_MISMATCH",
+    "PolicyPlugin",
+    "plugin",
+]
 
 POLICY_CONFLICT = ErrorCode(
     "policy-conflict", "Two policy objects in one container set one (major, minor)", "typed_nn"
 )
 INPUT_RANK = ErrorCode(
     "input-rank", "A LayerInMap declares data of a rank the layer does not take", "typed_nn"
+)
+TAG_MISMATCH = ErrorCode(
+    "tag-mismatch",
+    "Tagged data whose element, device or rank a call's type parameter cannot take",
+    "typed_nn",
 )
 POLICY_MINOR = ErrorCode(
     "policy-minor",
@@ -735,10 +753,220 @@ def _check_template_call(ctx: _Ctx) -> Type:
     return ctx.default_return_type
 
 
+# --- readable first errors: tagged arguments a type parameter cannot take ---------------------
+#
+# mypy says 'Cannot infer value of type parameter "FE" of "helper"' when two arguments bind one
+# element, device or rank variable to different tags, and 'Value of type variable "FE" of ...
+# cannot be "Int64"' for a tag outside the bound: neither names the argument nor its type. A
+# signature hook (it runs before mypy infers the call) reports such arguments by name and type,
+# and erases the clashing variable from their parameters so that mypy's message does not follow.
+
+_TAG_KINDS = ("element", "device", "rank")  # TensorLike's type arguments, in this order
+_CLASH_FIXES = (
+    "convert one with ops.astype",
+    "move one with ops.to_device",
+    "reshape one with ops.reshape, or give each its own rank variable",
+)
+_BOUND_FIXES = ("convert it with ops.astype", "move it with ops.to_device", "reshape it")
+_SigCtx: TypeAlias = mypy.plugin.FunctionSigContext | mypy.plugin.MethodSigContext
+_Types: TypeAlias = dict[int, Type]  # id(argument expression) -> its type
+
+
+@dataclass(frozen=True)
+class _Clash:
+    """An argument whose tag its parameter's type variable cannot take, and why."""
+
+    formal: int
+    var: TypeVarType
+    message: str
+    context: Context
+    outside: bool  # a tag outside the variable's bound (else one that differs from another's)
+
+
+def _tag_args(typ: Type) -> list[Type] | None:
+    """TensorLike's (element, device, rank) of ``typ``; None if it is not tagged data."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance):
+        return None
+    base = next((b for b in proper.type.mro if b.fullname == _TENSOR_LIKE), None)
+    return list(map_instance_to_supertype(proper, base).args) if base is not None else None
+
+
+def _tag_vars(formal: Type) -> list[TypeVarType | None] | None:
+    """The type variable at each tag position of a parameter that takes tagged data (a union
+    of them counts where its items agree); None if the parameter takes no tagged data."""
+    proper = get_proper_type(formal)
+    found = [_tag_args(t) for t in (proper.items if isinstance(proper, UnionType) else [proper])]
+    known = [args for args in found if args is not None]
+    if not found or len(known) != len(found):
+        return None
+    tags: list[TypeVarType | None] = []
+    for position in range(3):
+        seen = [get_proper_type(args[position]) for args in known]
+        first = seen[0]
+        same = isinstance(first, TypeVarType) and all(first == t for t in seen)
+        tags.append(first if same and isinstance(first, TypeVarType) else None)
+    return tags
+
+
+def _label(sig: CallableType, formal: int) -> str:
+    name = sig.arg_names[formal]
+    return f'"{name}"' if name else str(formal + 1)
+
+
+def _clashes(
+    ctx: _SigCtx, sig: CallableType, exprs: list[list[Expression]], types: _Types
+) -> list[_Clash]:
+    """The arguments of one signature whose tags its type variables cannot take: a tag outside
+    the variable's bound, or one that differs from an earlier argument's for the variable."""
+
+    def show(typ: Type) -> str:
+        return format_type(typ, ctx.api.options)
+
+    call = callable_name(sig) or "the function"
+    bound: dict[TypeVarId, tuple[int, Type, Type]] = {}  # var -> (formal, argument type, tag)
+    found: list[_Clash] = []
+    for formal, (declared, given) in enumerate(zip(sig.arg_types, exprs, strict=True)):
+        tag_vars = _tag_vars(declared) if len(given) == 1 else None
+        arg_type = types.get(id(given[0])) if tag_vars is not None else None
+        actual = _tag_args(arg_type) if arg_type is not None else None
+        if tag_vars is None or arg_type is None or actual is None:
+            continue
+        for kind, (var, tag) in enumerate(zip(tag_vars, actual, strict=True)):
+            if var is None or isinstance(get_proper_type(tag), AnyType):
+                continue
+            if not is_subtype(tag, var.upper_bound):
+                if any(c.var.id == var.id for c in found):
+                    continue  # one report per type variable
+                text = (
+                    f"Argument {_label(sig, formal)} to {call} takes data whose "
+                    f"{_TAG_KINDS[kind]} type is a {show(var.upper_bound)} ({var.name}), "
+                    f"got {show(arg_type)}; "
+                    f"{_BOUND_FIXES[kind]}"
+                )
+                found.append(_Clash(formal, var, text, given[0], outside=True))
+                continue
+            first, first_type, first_tag = bound.setdefault(var.id, (formal, arg_type, tag))
+            if not is_same_type(first_tag, tag):
+                text = (
+                    f"Arguments {_label(sig, first)} and {_label(sig, formal)} to {call} take one "
+                    f"{_TAG_KINDS[kind]} type ({var.name}), got {show(first_type)} and "
+                    f"{show(arg_type)} ({show(first_tag)} vs {show(tag)}); {_CLASH_FIXES[kind]}"
+                )
+                found.append(_Clash(formal, var, text, given[0], outside=False))
+    return found
+
+
+def _mapped(call: CallExpr, sig: CallableType, types: _Types) -> list[list[Expression]]:
+    """The call's argument expressions given to each parameter of ``sig``."""
+
+    def actual_type(i: int) -> Type:
+        return types.get(id(call.args[i]), AnyType(TypeOfAny.special_form))
+
+    formals = map_actuals_to_formals(
+        call.arg_kinds, call.arg_names, sig.arg_kinds, sig.arg_names, actual_type
+    )
+    return [[call.args[i] for i in actuals] for actuals in formals]
+
+
+def _fits(sig: CallableType, exprs: list[list[Expression]], types: _Types) -> bool:
+    """Whether ``sig`` takes the arguments when its type variables are left out: the
+    overloads that could take the call are the ones whose clashes count."""
+    if sum(map(len, exprs)) != len(types):
+        return False  # an argument it has no parameter for (or one left untyped)
+    for declared, given in zip(sig.arg_types, exprs, strict=True):
+        for expr in given:
+            if not is_subtype(types[id(expr)], erase_typevars(declared)):
+                return False
+    return True
+
+
+class _TagHook:
+    """The signature hook. Every overload must clash before anything is reported (another may
+    take the arguments); argument types are computed once per call, and not for a call met
+    while computing them (a nested call is checked on its own: no repeated work per depth)."""
+
+    def __init__(self) -> None:
+        self.busy = False
+        self.last: tuple[CallExpr | None, _Types] = (None, {})
+
+    def types(self, ctx: _SigCtx, call: CallExpr) -> _Types:
+        if self.last[0] is not call:
+            self.busy = True
+            try:
+                found = {
+                    id(arg): ctx.api.get_expression_type(arg)
+                    for arg in call.args
+                    if not isinstance(arg, LambdaExpr)  # typed only in its parameter's context
+                }
+            finally:
+                self.busy = False
+            self.last = (call, found)
+        return self.last[1]
+
+    def __call__(self, ctx: _SigCtx, items: Sequence[CallableType]) -> FunctionLike:
+        sig, call = ctx.default_signature, ctx.context
+        if self.busy or not isinstance(call, CallExpr) or not sig.variables:
+            return sig
+        if not any(_tag_vars(t) for t in sig.arg_types):
+            return sig
+        types = self.types(ctx, call)
+        mapped = [(item, _mapped(call, item, types)) for item in items]
+        every = [_clashes(ctx, i, exprs, types) for i, exprs in mapped if _fits(i, exprs, types)]
+        if not every or not all(every):
+            return sig
+        for clash in every[0]:
+            ctx.api.fail(clash.message, clash.context, code=TAG_MISMATCH)
+        # A clash is erased from the later argument (the first one binds the variable); a tag
+        # outside the bound from the whole signature (no argument may bind the variable).
+        anywhere: dict[TypeVarId, Type] = {}
+        erased: dict[int, dict[TypeVarId, Type]] = {}
+        for clash in _clashes(ctx, sig, ctx.args, types):
+            where = anywhere if clash.outside else erased.setdefault(clash.formal, {})
+            where[clash.var.id] = AnyType(TypeOfAny.from_error)
+        arg_types = [expand_type(t, erased.get(i, {})) for i, t in enumerate(sig.arg_types)]
+        kept = [v for v in sig.variables if v.id not in anywhere]
+        return expand_type(sig.copy_modified(arg_types=arg_types, variables=kept), anywhere)
+
+
+def _callee_items(call: Context, default: CallableType) -> Sequence[CallableType] | None:
+    """Every overload of a called function (``[default]`` when not overloaded); None for what
+    is not a plain function (a class, a callable object)."""
+    callee = call.callee if isinstance(call, CallExpr) else None
+    node = callee.node if isinstance(callee, RefExpr) else None
+    if isinstance(node, OverloadedFuncDef):
+        typ = get_proper_type(node.type)
+        return typ.items if isinstance(typ, FunctionLike) else None
+    return [default] if isinstance(node, FuncDef | Decorator) else None
+
+
 class PolicyPlugin(mypy.plugin.Plugin):
     """Hooks the policy constructors and the calls that take policies (none is overloaded:
-    errors reported while mypy picks an overload are discarded); everything else is left to
-    mypy."""
+    errors reported while mypy picks an overload are discarded), and every call's signature
+    for tagged arguments its type variables cannot take; everything else is left to mypy."""
+
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        self._tags = _TagHook()
+
+    def get_function_signature_hook(
+        self, fullname: str
+    ) -> Callable[[mypy.plugin.FunctionSigContext], FunctionLike] | None:
+        def hook(ctx: mypy.plugin.FunctionSigContext) -> FunctionLike:
+            items = _callee_items(ctx.context, ctx.default_signature)
+            return self._tags(ctx, items) if items else ctx.default_signature
+
+        return hook
+
+    def get_method_signature_hook(
+        self, fullname: str
+    ) -> Callable[[mypy.plugin.MethodSigContext], FunctionLike] | None:
+        cls, _, member = fullname.rpartition(".")
+        sym = self.lookup_fully_qualified(cls)
+        node = sym.node.get(member) if sym is not None and isinstance(sym.node, TypeInfo) else None
+        if member.startswith("__") or node is None or isinstance(node.node, OverloadedFuncDef):
+            return None  # operators have mypy's own readable message; overloads go unread
+        return lambda ctx: self._tags(ctx, [ctx.default_signature])
 
     def _owner(self, fullname: str, member: str) -> str | None:
         """``Owner.member`` for the class that defines ``member`` of class ``fullname``."""
