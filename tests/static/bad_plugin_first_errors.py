@@ -22,7 +22,7 @@ def helper(a: TensorLike[FE, Dv, D], b: TensorLike[FE, Dv, D]) -> TensorLike[FE,
 helper(m32, m64)  # E: Arguments "a" and "b" to "helper" take one element type (FE), got "Tensor[Float32, CPU, Dim2]" and "Tensor[Float64, CPU, Dim2]" ("Float32" vs "Float64"); convert one with ops.astype
 helper(m32, gpu)  # E: Arguments "a" and "b" to "helper" take one device type (Dv), got "Tensor[Float32, CPU, Dim2]" and "Tensor[Float32, GPU, Dim2]" ("CPU" vs "GPU"); move one with ops.to_device
 helper(m32, v32)  # E: take one rank type (D), got "Tensor[Float32, CPU, Dim2]" and "Tensor[Float32, CPU, Dim1]" ("Dim2" vs "Dim1"); reshape one
-helper(b=m64, a=m32)  # E: ("Float32" vs "Float64")  [tag-mismatch]
+helper(b=m64, a=m32)  # E: ("Float32" vs "Float64"); convert one with ops.astype  [tag-mismatch]
 ops.matmul(m32, m64)  # E: Arguments "a" and "b" to "matmul" take one element type (E)
 ops.softmax(ids)  # E: Argument "x" to "softmax" takes data whose element type is a "FloatTag" (FE), got "Tensor[Int64, CPU, Dim1]"; convert it with ops.astype
 # After the report, the call is typed from the first argument: no second error follows.
