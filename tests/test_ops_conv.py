@@ -138,7 +138,7 @@ def test_conv2d_rejects_other_ranks_ints_and_bad_params() -> None:
         ops.conv2d(t32(np.ones((1, 4, 4))), w)
     ints = tn.tensor(np.ones((1, 1, 4, 4), np.int32), tn.Int32, tn.CPU, tn.Dim4)
     with pytest.raises(tn.ElemTypeError, match=r"cannot build conv2d: it needs float elements"):
-        ops.conv2d(ints, ints)  # type: ignore[type-var]
+        ops.conv2d(ints, ints)  # type: ignore[tag-mismatch]
     with pytest.raises(tn.ShapeError, match=r"stride must be an int >= 1 or a pair"):
         ops.conv2d(t32(np.ones((1, 1, 4, 4))), w, stride=0)
     with pytest.raises(tn.ShapeError, match=r"padding must be an int >= 0 or a pair"):

@@ -204,7 +204,7 @@ def test_loss_errors() -> None:
     t = tn.tensor(np.zeros(4), tn.Float32, tn.CPU, tn.Dim1)
     p = tn.tensor(np.zeros((4, 1)), tn.Float32, tn.CPU, tn.Dim2)
     with pytest.raises(tn.ShapeError) as caught:
-        ops.mse_loss(t, p)  # type: ignore[misc]
+        ops.mse_loss(t, p)  # type: ignore[tag-mismatch]
     text = str(caught.value)
     assert text.startswith(
         "cannot build mse_loss: truth and prediction differ in shape.\n"

@@ -48,10 +48,13 @@ from typing import TypeAlias
 # `import mypy.plugin` goes first (isort puts plain imports before from-imports): it loads
 # mypy's modules in the order they expect; importing mypy.maptype first hits an import cycle.
 import mypy.plugin
+from mypy.erasetype import erase_typevars
 from mypy.errorcodes import ErrorCode
-from mypy.expandtype import expand_type_by_instance
+from mypy.errors import ErrorInfo, Errors
+from mypy.expandtype import expand_type, expand_type_by_instance, freshen_function_type_vars
+from mypy.infer import ArgumentInferContext, infer_function_type_arguments
 from mypy.maptype import map_instance_to_supertype
-from mypy.messages import format_type
+from mypy.messages import callable_name, format_type
 from mypy.nodes import (
     ARG_POS,
     ARG_STAR,
@@ -64,6 +67,7 @@ from mypy.nodes import (
     FloatExpr,
     FuncDef,
     IntExpr,
+    LambdaExpr,
     ListExpr,
     MemberExpr,
     NameExpr,
@@ -77,6 +81,7 @@ from mypy.nodes import (
     Var,
 )
 from mypy.subtypes import is_same_type, is_subtype
+from mypy.typeops import bind_self
 from mypy.types import (
     AnyType,
     CallableType,
@@ -90,18 +95,32 @@ from mypy.types import (
     Type,
     TypeOfAny,
     TypeType,
+    TypeVarId,
+    TypeVarType,
     UninhabitedType,
     UnionType,
     get_proper_type,
 )
 
-__all__ = ["INPUT_RANK", "POLICY_CONFLICT", "POLICY_MINOR", "PolicyPlugin", "plugin"]
+__all__ = [
+    "INPUT_RANK",
+    "POLICY_CONFLICT",
+    "POLICY_MINOR",
+    "TAG_MISMATCH",
+    "PolicyPlugin",
+    "plugin",
+]
 
 POLICY_CONFLICT = ErrorCode(
     "policy-conflict", "Two policy objects in one container set one (major, minor)", "typed_nn"
 )
 INPUT_RANK = ErrorCode(
     "input-rank", "A LayerInMap declares data of a rank the layer does not take", "typed_nn"
+)
+TAG_MISMATCH = ErrorCode(
+    "tag-mismatch",
+    "Tagged data whose element, device or rank a call's type parameter cannot take",
+    "typed_nn",
 )
 POLICY_MINOR = ErrorCode(
     "policy-minor",
@@ -735,10 +754,243 @@ def _check_template_call(ctx: _Ctx) -> Type:
     return ctx.default_return_type
 
 
+# --- readable first errors: tagged arguments a type parameter cannot take ---------------------
+#
+# mypy says 'Cannot infer value of type parameter "FE" of "helper"' when two arguments bind one
+# element, device or rank variable to different tags, and 'Value of type variable "FE" of ...
+# cannot be "Int64"' for a tag outside the bound: neither names the argument nor its type. A
+# function (or method) hook runs after mypy has inferred the call; where mypy has just reported
+# one of those two errors for it, the hook replaces it with one naming the arguments, their types
+# and a fix, and types the call from its first argument. Calls without that error cost a look at
+# the last few errors only: nothing is type-checked a second time (a signature hook, run before
+# inference, would have to check every argument expression again: 2.3x mypy's time).
+
+_TAG_KINDS = ("element", "device", "rank")  # TensorLike's type arguments, in this order
+_CLASH_FIXES = (
+    "convert one with ops.astype",
+    "move one with ops.to_device",
+    "reshape one with ops.reshape, or give each its own rank variable",
+)
+_BOUND_FIXES = ("convert it with ops.astype", "move it with ops.to_device", "reshape it")
+_INFERENCE_FAILURES = ("Cannot infer value of type parameter ", "Value of type variable ")
+_RECENT_ERRORS = 50  # how far back mypy's error for the call is looked for (args' come later)
+_Types: TypeAlias = list[list[Type]]  # the types of the arguments given to each parameter
+
+
+@dataclass(frozen=True)
+class _Clash:
+    """An argument whose tag its parameter's type variable cannot take, and why."""
+
+    formal: int
+    var: TypeVarType
+    message: str
+    context: Context
+    outside: bool  # a tag outside the variable's bound (else one that differs from another's)
+
+
+def _tag_args(typ: Type) -> list[Type] | None:
+    """TensorLike's (element, device, rank) of ``typ``; None if it is not tagged data."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance):
+        return None
+    base = next((b for b in proper.type.mro if b.fullname == _TENSOR_LIKE), None)
+    return list(map_instance_to_supertype(proper, base).args) if base is not None else None
+
+
+def _tag_vars(formal: Type) -> list[TypeVarType | None] | None:
+    """The type variable at each tag position of a parameter that takes tagged data (a union
+    of them counts where its items agree); None if the parameter takes no tagged data."""
+    proper = get_proper_type(formal)
+    found = [_tag_args(t) for t in (proper.items if isinstance(proper, UnionType) else [proper])]
+    known = [args for args in found if args is not None]
+    if not found or len(known) != len(found):
+        return None
+    tags: list[TypeVarType | None] = []
+    for position in range(3):
+        seen = [get_proper_type(args[position]) for args in known]
+        first = seen[0]
+        same = isinstance(first, TypeVarType) and all(first == t for t in seen)
+        tags.append(first if same and isinstance(first, TypeVarType) else None)
+    return tags
+
+
+def _label(sig: CallableType, formal: int) -> str:
+    name = sig.arg_names[formal]
+    return f'"{name}"' if name else str(formal + 1)
+
+
+def _clashes(ctx: _Ctx, sig: CallableType, types: _Types) -> list[_Clash]:
+    """The arguments of the call whose tags the type variables of ``sig`` cannot take: a tag
+    outside the variable's bound, or one that differs from an earlier argument's for it."""
+
+    def show(typ: Type) -> str:
+        return format_type(typ, ctx.api.options)
+
+    call = callable_name(sig) or "the function"
+    bound: dict[TypeVarId, tuple[int, Type, Type]] = {}  # var -> (formal, argument type, tag)
+    found: list[_Clash] = []
+    for formal, (declared, given) in enumerate(zip(sig.arg_types, types, strict=True)):
+        tag_vars = _tag_vars(declared) if len(given) == 1 else None
+        actual = _tag_args(given[0]) if tag_vars is not None else None
+        if tag_vars is None or actual is None:
+            continue
+        arg_type, where = given[0], ctx.args[formal][0]
+        for kind, (var, tag) in enumerate(zip(tag_vars, actual, strict=True)):
+            if var is None or isinstance(get_proper_type(tag), AnyType):
+                continue
+            if not is_subtype(tag, var.upper_bound):
+                if any(c.var.id == var.id for c in found):
+                    continue  # one report per type variable
+                text = (
+                    f"Argument {_label(sig, formal)} to {call} takes data whose "
+                    f"{_TAG_KINDS[kind]} type is a {show(var.upper_bound)} ({var.name}), "
+                    f"got {show(arg_type)}; "
+                    f"{_BOUND_FIXES[kind]}"
+                )
+                found.append(_Clash(formal, var, text, where, outside=True))
+                continue
+            first, first_type, first_tag = bound.setdefault(var.id, (formal, arg_type, tag))
+            if not is_same_type(first_tag, tag):
+                text = (
+                    f"Arguments {_label(sig, first)} and {_label(sig, formal)} to {call} take one "
+                    f"{_TAG_KINDS[kind]} type ({var.name}), got {show(first_type)} and "
+                    f"{show(arg_type)} ({show(first_tag)} vs {show(tag)}); {_CLASH_FIXES[kind]}"
+                )
+                found.append(_Clash(formal, var, text, where, outside=False))
+    return found
+
+
+def _fits(ctx: _Ctx, sig: CallableType, types: _Types) -> bool:
+    """Whether ``sig`` is the signature mypy checked the call against (an overload's item) and
+    takes the arguments when its type variables are left out."""
+    if sig.arg_names != ctx.callee_arg_names:
+        return False
+    return all(
+        is_subtype(typ, erase_typevars(declared))
+        for declared, given in zip(sig.arg_types, types, strict=True)
+        for typ in given
+    )
+
+
+def _error_list(errors: Errors) -> list[ErrorInfo] | None:
+    """Where an error reported now is kept: the innermost filtering watcher's saved errors
+    (an overload being tried), else the file's; None where it is dropped."""
+    for watcher in errors.get_watchers():
+        if callable(watcher._filter):
+            return None  # kept or not error by error
+        if watcher._filter:
+            return watcher._filtered
+    return errors.error_info_map.get(errors.file)
+
+
+def _inference_error(ctx: _Ctx) -> tuple[list[ErrorInfo], int] | None:
+    """mypy's error that it could not infer the call's type variables, if it reported one for
+    this call, with the list that keeps it and its index there."""
+    kept = _error_list(ctx.api.msg.errors)
+    if not kept:
+        return None
+    line, column = ctx.context.line, ctx.context.column
+    for index in range(len(kept) - 1, max(len(kept) - _RECENT_ERRORS, 0) - 1, -1):
+        info = kept[index]
+        at_call = info.line == line and info.column == column
+        if at_call and info.message.startswith(_INFERENCE_FAILURES):
+            return kept, index
+    return None
+
+
+def _typed_from_first(ctx: _Ctx, sig: CallableType, types: _Types, clashes: list[_Clash]) -> Type:
+    """The call's type with each clashing variable taken from the first argument that binds
+    it (erased from the later ones), and a tag outside a bound taken as Any."""
+    anywhere: dict[TypeVarId, Type] = {}
+    erased: dict[int, dict[TypeVarId, Type]] = {}
+    for clash in clashes:
+        where = anywhere if clash.outside else erased.setdefault(clash.formal, {})
+        where[clash.var.id] = AnyType(TypeOfAny.from_error)
+    arg_types = [expand_type(t, erased.get(i, {})) for i, t in enumerate(sig.arg_types)]
+    kept = [v for v in sig.variables if v.id not in anywhere]
+    typed = expand_type(sig.copy_modified(arg_types=arg_types, variables=kept), anywhere)
+    assert isinstance(typed, CallableType)
+    actuals = [typ for given in types for typ in given]
+    to_actual: list[list[int]] = []
+    for given in types:
+        start = sum(map(len, to_actual))
+        to_actual.append(list(range(start, start + len(given))))
+    any_type = AnyType(TypeOfAny.special_form)
+    infer_context = ArgumentInferContext(
+        ctx.api.named_generic_type("typing.Mapping", [any_type, any_type]),
+        ctx.api.named_generic_type("typing.Iterable", [any_type]),
+    )
+    inferred, _ = infer_function_type_arguments(
+        typed,
+        actuals,
+        [kind for kinds in ctx.arg_kinds for kind in kinds],
+        [name for names in ctx.arg_names for name in names],
+        to_actual,
+        infer_context,
+    )
+    values = {v.id: t or any_type for v, t in zip(typed.variables, inferred, strict=True)}
+    return expand_type(typed.ret_type, values)
+
+
+def _reword_tag_errors(ctx: _Ctx, items: Callable[[], Sequence[CallableType]]) -> Type:
+    """Replace mypy's inference error for the call (if it reported one) with one naming the
+    tagged arguments that the first of the callee's ``items()`` that takes them cannot take."""
+    failed = _inference_error(ctx)
+    if failed is None:
+        return ctx.default_return_type
+    types = _own_types(ctx)
+    for item in items():
+        sig = freshen_function_type_vars(item)
+        clashes = _clashes(ctx, sig, types) if _fits(ctx, sig, types) else []
+        if clashes:
+            kept, index = failed
+            del kept[index]
+            for clash in clashes:
+                ctx.api.fail(clash.message, clash.context, code=TAG_MISMATCH)
+            return _typed_from_first(ctx, sig, types, clashes)
+    return ctx.default_return_type
+
+
+def _own_types(ctx: _Ctx) -> _Types:
+    """The arguments' types on their own: after the failed inference mypy typed them for
+    parameters whose variables are Any, which makes a nested generic call's tags Any too
+    (``ops.ones(.., GPU)`` gives ``Tensor[Any, Any, Dim1]``). Checked again only here, where
+    mypy reported an error: calls without one read nothing twice."""
+    with ctx.api.msg.filter_errors():
+        return [
+            [
+                typ if isinstance(arg, LambdaExpr) else ctx.api.get_expression_type(arg)
+                for arg, typ in zip(args, types, strict=True)
+            ]
+            for args, types in zip(ctx.args, ctx.arg_types, strict=True)
+        ]
+
+
+def _function_items(ctx: _Ctx) -> Sequence[CallableType]:
+    """Every overload of the called function (one item when not overloaded)."""
+    callee = ctx.context.callee if isinstance(ctx.context, CallExpr) else None
+    node = callee.node if isinstance(callee, RefExpr) else None
+    typ = node.var.type if isinstance(node, Decorator) else None
+    typ = node.type if isinstance(node, FuncDef | OverloadedFuncDef) else typ
+    proper = get_proper_type(typ)
+    return proper.items if isinstance(proper, FunctionLike) else []
+
+
+def _method_items(ctx: _Ctx, method: FuncDef, owner: TypeInfo) -> Sequence[CallableType]:
+    """The method's signature as called on ``ctx.type`` (``self`` bound, class variables
+    given)."""
+    receiver = get_proper_type(ctx.type) if isinstance(ctx, mypy.plugin.MethodContext) else None
+    typ = get_proper_type(method.type)
+    if not isinstance(receiver, Instance) or not isinstance(typ, CallableType):
+        return []
+    typ = expand_type_by_instance(typ, map_instance_to_supertype(receiver, owner))
+    return [bind_self(typ, receiver)]
+
+
 class PolicyPlugin(mypy.plugin.Plugin):
     """Hooks the policy constructors and the calls that take policies (none is overloaded:
-    errors reported while mypy picks an overload are discarded); everything else is left to
-    mypy."""
+    errors reported while mypy picks an overload are discarded), and every call's signature
+    for tagged arguments its type variables cannot take; everything else is left to mypy."""
 
     def _owner(self, fullname: str, member: str) -> str | None:
         """``Owner.member`` for the class that defines ``member`` of class ``fullname``."""
@@ -759,7 +1011,7 @@ class PolicyPlugin(mypy.plugin.Plugin):
             return _xavier_hook
         if init == f"{_VAR_SCALE}.__init__":
             return _check_policies
-        return None
+        return lambda ctx: _reword_tag_errors(ctx, lambda: _function_items(ctx))
 
     def get_method_hook(self, fullname: str) -> _Hook | None:
         if fullname in (f"{t}.__call__" for t in _TEMPLATES):
@@ -768,7 +1020,23 @@ class PolicyPlugin(mypy.plugin.Plugin):
             cls, _, member = fullname.rpartition(".")
             if self._owner(cls, member) == _MLP_BUILD:
                 return _mlp_hook
-        return None
+        if fullname.rpartition(".")[2].startswith("__"):
+            return None  # operators have mypy's own readable message
+        return lambda ctx: _reword_tag_errors(ctx, lambda: self._method_items(ctx, fullname))
+
+    def _method_items(self, ctx: _Ctx, fullname: str) -> Sequence[CallableType]:
+        """The signature of the called method (none for overloads, static and class methods,
+        properties: their messages stay mypy's)."""
+        cls, _, member = fullname.rpartition(".")
+        sym = self.lookup_fully_qualified(cls)
+        info = sym.node if sym is not None else None
+        owner = info.get_containing_type_info(member) if isinstance(info, TypeInfo) else None
+        method = owner.names[member].node if owner is not None else None
+        if owner is None or not isinstance(method, FuncDef):
+            return []
+        if method.is_static or method.is_class or method.is_property:
+            return []
+        return _method_items(ctx, method, owner)
 
 
 def plugin(version: str) -> type[mypy.plugin.Plugin]:

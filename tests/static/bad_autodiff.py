@@ -21,7 +21,7 @@ y = x @ w
 g = tn.ones((3,), Float32, CPU)
 
 grad_of_matrix = tn.grad(w, w)  # E: "TensorLike[Float32, CPU, Dim0]"
-grad_of_int = tn.grad(ops.reduce_sum(i32), w)  # E: "Int32"
+grad_of_int = tn.grad(ops.reduce_sum(i32), w)  # E: Argument "y" to "grad" takes data whose element type is a "FloatTag"
 grad_of_number = tn.grad(1.0, w)  # E: "float"
 grad_wrt_int = tn.grad(loss, i32)  # E: Int32
 grad_wrt_int_pair = tn.grad(loss, (w, i32))  # E: "tuple[Tensor[Float32, CPU, Dim2], Tensor[Int32, CPU, Dim2]]"
@@ -44,9 +44,9 @@ def grad_by_any_elem(loss: tn.Scalar[Float32, CPU], w: tn.Matrix[E, CPU]) -> Non
     tn.grad(loss, w)  # E: "grad"
 
 
-vjp_rank = tn.vjp(y, w, w)  # E: parameter "D
+vjp_rank = tn.vjp(y, w, w)  # E: Arguments "ys" and "cotangents" to "vjp" take one rank type (D)
 vjp_elem = tn.vjp(y, w, tn.ones((3,), Float64, CPU))  # E: "vjp"
-vjp_device = tn.vjp(y, w, tn.ones((3,), Float32, GPU))  # E: parameter "Dv
+vjp_device = tn.vjp(y, w, tn.ones((3,), Float32, GPU))  # E: Arguments "ys" and "cotangents" to "vjp" take one device type (Dv)
 vjp_number = tn.vjp(y, w, 1.0)  # E: "float"
 vjp_int = tn.vjp(i32, w, i32)  # E: Int32
 vjp_wrt_int = tn.vjp(y, i32, g)  # E: Int32

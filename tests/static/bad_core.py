@@ -25,7 +25,7 @@ mixed_matmul = tn.zeros((2, 2, 2), Float32, CPU) @ tn.zeros((2, 2, 2), Float64, 
 batched_as_rank4: tn.Tensor4[Float32, CPU] = tn.zeros((2, 2, 2), Float32, CPU) @ tn.zeros((2, 2, 2), Float32, CPU)  # E: Incompatible types in assignment
 vector_as_matrix: tn.Matrix[Float32, CPU] = m32 @ v32  # E: Incompatible types in assignment
 str_operand = m32 + "a"  # E: No overload variant of "__add__" of "TensorLike" matches argument type "str"
-exp_of_int = ops.exp(i32)  # E: Value of type variable "FE" of "exp" cannot be
+exp_of_int = ops.exp(i32)  # E: Argument "x" to "exp" takes data whose element type is a "FloatTag" (FE), got "Tensor[Int32, CPU, Dim1]"
 lazy_mixed = (m32 + m32) - (m64 + m64)  # E: Unsupported operand types for -
 index_scalar = s32[0]  # E: Invalid self argument
 dot_bad_k = ops.dot(v32, v32, k=2)  # E: No overload variant of "dot"

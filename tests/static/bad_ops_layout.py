@@ -18,8 +18,8 @@ ops.concat([m32, m64])  # E: Argument 1 to "concat" has incompatible type
 ops.concat(m32)  # E: Argument 1 to "concat" has incompatible type
 ops.stack([m32, v32])  # E: Argument 1 to "stack" has incompatible type
 conv_of_matrix = ops.conv2d(m32, m32)  # E: Argument 1 to "conv2d" has incompatible type
-conv_across_devices = ops.conv2d(img, img_gpu)  # E: Cannot infer value of type parameter "Dv" of "conv2d"
-pool_of_ints = ops.max_pool2d(tn.zeros((1, 1, 4, 4), Int32, CPU), 2)  # E: Value of type variable "FE" of "max_pool2d" cannot be "Int32"
+conv_across_devices = ops.conv2d(img, img_gpu)  # E: Arguments "x" and "w" to "conv2d" take one device type (Dv)
+pool_of_ints = ops.max_pool2d(tn.zeros((1, 1, 4, 4), Int32, CPU), 2)  # E: Argument "x" to "max_pool2d" takes data whose element type is a "FloatTag" (FE), got "Tensor[Int32
 permute_list = ops.permute(m32, [1, 0])  # E: No overload variant of "permute" matches argument types "Tensor[Float32, CPU, Dim2]", "list[int]"
 tile_int_dims = ops.tile(m32, (2, 3), new_dims=0)  # E: No overload variant of "tile" matches
 to_elem = ops.to_device(m32, Float32)  # E: Value of type variable "Dv2" of "to_device" cannot be "Float32"
