@@ -934,7 +934,16 @@ def _typed_from_first(ctx: _Ctx, sig: CallableType, types: _Types, clashes: list
 
 def _reword_tag_errors(ctx: _Ctx, items: Callable[[], Sequence[CallableType]]) -> Type:
     """Replace mypy's inference error for the call (if it reported one) with one naming the
-    tagged arguments that the first of the callee's ``items()`` that takes them cannot take."""
+    tagged arguments that the first of the callee's ``items()`` that takes them cannot take.
+    This reads mypy's error lists (internals): on a mypy where they differ, mypy's own
+    message stays, rather than the plugin failing the user's run."""
+    try:
+        return _reword(ctx, items)
+    except Exception:  # an unknown mypy: keep its own error
+        return ctx.default_return_type
+
+
+def _reword(ctx: _Ctx, items: Callable[[], Sequence[CallableType]]) -> Type:
     failed = _inference_error(ctx)
     if failed is None:
         return ctx.default_return_type
