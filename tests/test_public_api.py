@@ -334,6 +334,7 @@ _OPS: dict[str, Callable[[], Call]] = {
     "log_softmax_grad": lambda: ((m(2, 3), m(2, 3)), {"k": 1}),
     "softmax_grad": lambda: ((m(2, 3), m(2, 3)), {"k": 1}),
     "maximum": lambda: ((m(2, 3), m(2, 3)), {}),
+    "minimum": lambda: ((m(2, 3), m(2, 3)), {}),
     "narrow": lambda: ((m(4, 3), 0, 1, 2), {}),
     "permute": lambda: ((m(2, 3), (1, 0)), {}),
     "permute_inv": lambda: ((m(2, 3), (1, 0)), {}),
