@@ -333,6 +333,8 @@ _OPS: dict[str, Callable[[], Call]] = {
     "softmax": lambda: ((m(2, 3),), {"k": 1}),
     "log_softmax_grad": lambda: ((m(2, 3), m(2, 3)), {"k": 1}),
     "softmax_grad": lambda: ((m(2, 3), m(2, 3)), {"k": 1}),
+    "squeeze": lambda: ((m(1, 3), 0), {}),
+    "unsqueeze": lambda: ((m(2, 3), 0), {}),
     "maximum": lambda: ((m(2, 3), m(2, 3)), {}),
     "minimum": lambda: ((m(2, 3), m(2, 3)), {}),
     "narrow": lambda: ((m(4, 3), 0, 1, 2), {}),
