@@ -2,11 +2,12 @@
 
 * the reductions (``reduce_sum`` / ``reduce_mean`` / ``reduce_max`` / ``argmax``): the result
   rank depends on which dims are reduced;
-* the select ops (``maximum`` / ``where`` / ``interpolate``): numpy broadcasting, result rank =
-  the highest operand rank;
+* the select ops (``maximum`` / ``minimum`` / ``where`` / ``interpolate``): numpy
+  broadcasting, result rank = the highest operand rank;
 * the shape family (``zeros`` / ``ones`` / ``ZeroTensor`` / ``ConstantTensor`` / ``reshape`` /
-  ``tile``, and ``stack`` / ``ScalableTensor`` one rank up): the rank is the shape tuple's
-  length; a shape of unknown length (``x.shape``, a ``tuple[int, ...]``) gives an unknown rank;
+  ``tile``, and ``stack`` / ``ScalableTensor`` / ``unsqueeze`` one rank up, ``squeeze`` one
+  down): the rank is the shape tuple's length; a shape of unknown length (``x.shape``, a
+  ``tuple[int, ...]``) gives an unknown rank;
 * ``tn.grad`` and ``tn.vjp``: the gradients come in the structure of ``wrt``, each typed like
   its input.
 
@@ -215,18 +216,19 @@ def broadcast_overloads(name: str, operands: list[tuple[str, str]]) -> list[str]
     return out
 
 
-def maximum_block() -> str:
-    out = broadcast_overloads("maximum", [("a", "E"), ("b", "E")])
+def extremum_block(name: str, decl: str, meaning: str) -> str:
+    """``maximum`` / ``minimum``: broadcast ranks, and a Python number on either side."""
+    out = broadcast_overloads(name, [("a", "E"), ("b", "E")])
     out += [
-        ov("maximum", f"a: {tl('E', 'D')}, b: int", tl("E", "D")),
-        ov("maximum", f"a: int, b: {tl('E', 'D')}", tl("E", "D")),
-        ov("maximum", f"a: {tl('FE', 'D')}, b: float", tl("FE", "D")),
-        ov("maximum", f"a: float, b: {tl('FE', 'D')}", tl("FE", "D")),
+        ov(name, f"a: {tl('E', 'D')}, b: int", tl("E", "D")),
+        ov(name, f"a: int, b: {tl('E', 'D')}", tl("E", "D")),
+        ov(name, f"a: {tl('FE', 'D')}, b: float", tl("FE", "D")),
+        ov(name, f"a: float, b: {tl('FE', 'D')}", tl("FE", "D")),
     ]
     out.append(
-        "def maximum(a: object, b: object) -> AnyTensor:\n"
-        '    """Element-wise maximum with numpy broadcasting; either side may be a number."""\n'
-        "    return build(MAXIMUM, (a, b))\n"
+        f"def {name}(a: object, b: object) -> AnyTensor:\n"
+        f'    """Element-wise {meaning} with numpy broadcasting; either side may be a number."""\n'
+        f"    return build({decl}, (a, b))\n"
     )
     return "".join(out)
 
@@ -252,7 +254,13 @@ def interpolate_block() -> str:
 
 
 def select_body() -> str:
-    return "\n\n".join([maximum_block(), where_block(), interpolate_block()])
+    blocks = [
+        extremum_block("maximum", "MAXIMUM", "maximum"),
+        extremum_block("minimum", "MINIMUM", "minimum"),
+        where_block(),
+        interpolate_block(),
+    ]
+    return "\n\n".join(blocks)
 
 
 # --- the shape family ---------------------------------------------------------------------------
@@ -356,6 +364,20 @@ def tile_body() -> str:
 def stack_body() -> str:
     return "".join(
         ov("stack", f"items: Sequence[{tl('E', f'Dim{r}')}], axis: int = 0", tl("E", f"Dim{r + 1}"))
+        for r in range(MAX_RANK)
+    )
+
+
+def squeeze_body() -> str:
+    return "".join(
+        ov("squeeze", f"x: {tl('E', f'Dim{r}')}, dim: int", tl("E", f"Dim{r - 1}"))
+        for r in range(1, MAX_RANK + 1)
+    )
+
+
+def unsqueeze_body() -> str:
+    return "".join(
+        ov("unsqueeze", f"x: {tl('E', f'Dim{r}')}, dim: int", tl("E", f"Dim{r + 1}"))
         for r in range(MAX_RANK)
     )
 
@@ -519,6 +541,8 @@ TARGETS = {
     "RESHAPE": (OPS / "layout.py", reshape_body, ""),
     "TILE": (OPS / "layout.py", tile_body, ""),
     "STACK": (OPS / "join.py", stack_body, ""),
+    "SQUEEZE": (OPS / "squeeze.py", squeeze_body, ""),
+    "UNSQUEEZE": (OPS / "squeeze.py", unsqueeze_body, ""),
     "AUTODIFF TYPEVARS": (AUTODIFF, typevars_body, ""),
     "GRAD": (AUTODIFF, grad_body, ""),
     "VJP": (AUTODIFF, vjp_body, ""),

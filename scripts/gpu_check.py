@@ -58,6 +58,7 @@ NEEDS_DEV_TOOLS = {
     "tests/test_debug_checks.py": "beartype",
     "tests/test_public_api.py": "beartype",
     "tests/test_docs_typing.py": "mypy",
+    "tests/test_debug_generic.py": "beartype",
 }
 """Test modules that import a development tool at collection and have no GPU cases: left out
 where the tool is missing (the GPU machines have no mypy, beartype or jaxtyping)."""

@@ -502,6 +502,7 @@ CATALOGUE: tuple[OpSpec, ...] = (
     reduce_op("reduce_max", np.max),
     # selection
     binary("maximum", ops.maximum, np.maximum),
+    binary("minimum", ops.minimum, np.minimum),
     OpSpec("where", make_where),
     OpSpec("interpolate", make_interpolate),
     # layout, joins, conversion

@@ -163,17 +163,18 @@ def arithmetic_cases(fn: Callable[[Any, Any], Any], b: Callable[..., Array]) -> 
     )
 
 
-def _maximum_cases() -> tuple[Case, ...]:
+def _extremum_cases(fn: Callable[..., Any]) -> tuple[Case, ...]:
+    """maximum's and minimum's cases: operands kept apart so no tie sits at a kink."""
     v, s, m = normal(4), normal(), normal(3, 4)
     return (
-        C("matrix-matrix", U.maximum, apart_from(m, 3, 4), m),
-        C("matrix-vector", U.maximum, apart_from(v, 3, 4), v),
-        C("vector-matrix", U.maximum, v, apart_from(v, 3, 4)),
-        C("tensor3-scalar", U.maximum, apart_from(s, 2, 3, 4), s),
-        C("scalar-tensor3", U.maximum, s, apart_from(s, 2, 3, 4)),
-        C("tensor-number", lambda a: U.maximum(a, 0.3), 0.3 + away(3, 4)),
-        C("number-tensor", lambda b: U.maximum(0.3, b), 0.3 + away(3, 4)),
-        C("int-number", lambda a: U.maximum(a, 1), 1.0 + away(3, 4)),
+        C("matrix-matrix", fn, apart_from(m, 3, 4), m),
+        C("matrix-vector", fn, apart_from(v, 3, 4), v),
+        C("vector-matrix", fn, v, apart_from(v, 3, 4)),
+        C("tensor3-scalar", fn, apart_from(s, 2, 3, 4), s),
+        C("scalar-tensor3", fn, s, apart_from(s, 2, 3, 4)),
+        C("tensor-number", lambda a: fn(a, 0.3), 0.3 + away(3, 4)),
+        C("number-tensor", lambda b: fn(0.3, b), 0.3 + away(3, 4)),
+        C("int-number", lambda a: fn(a, 1), 1.0 + away(3, 4)),
     )
 
 
@@ -415,7 +416,8 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
     "tanh_grad": grad_cases(U.tanh_grad, in_range(-0.95, 0.95)),
     "relu_grad": grad_cases(U.relu_grad, away),
     # selection
-    "maximum": _maximum_cases(),
+    "maximum": _extremum_cases(U.maximum),
+    "minimum": _extremum_cases(U.minimum),
     "where": (
         C("int-cond", U.where, ints(3, 4), normal(3, 4), normal(3, 4)),
         C("int-cond-vector-scalar", U.where, ints(3, 4), normal(4), normal()),
@@ -568,7 +570,8 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
 }
 
 SECOND_ORDER = (
-    *("add", "sub", "mul", "div", "negative", "abs", "maximum", "where", "interpolate"),
+    *("add", "sub", "mul", "div", "negative", "abs", "maximum", "minimum"),
+    *("where", "interpolate"),
     *("exp", "log", "sqrt", "square", "sin", "cos", "tan", "asin", "acos", "asinh", "acosh"),
     *("sigmoid", "tanh", "relu", "softplus", "erf"),
     *("dot", "matmul", "reduce_sum", "reduce_mean", "reduce_max", "softmax", "log_softmax"),

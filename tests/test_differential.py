@@ -85,6 +85,7 @@ BINARY: list[tuple[str, Callable[[Any, Any], Any]]] = [
     ("mul", lambda a, b: a * b),
     ("div", lambda a, b: a / b),
     ("maximum", lambda a, b: ops.maximum(a, b)),
+    ("minimum", lambda a, b: ops.minimum(a, b)),
 ]
 
 

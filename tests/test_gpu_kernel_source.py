@@ -182,7 +182,7 @@ def test_every_expression_equals_the_numpy_backend(elem: type[tn.Float32], tmp_p
 @pytest.mark.skipif(not have_compiler(), reason="no C++ compiler (g++) on PATH")
 def test_integer_expressions_equal_the_numpy_backend(tmp_path: Path) -> None:
     rng = np.random.default_rng(8)
-    ops = ["add", "sub", "mul", "negative", "abs", "sign", "square", "maximum", "relu"]
+    ops = ["add", "sub", "mul", "negative", "abs", "sign", "square", "maximum", "minimum", "relu"]
     cases = []
     for op in ops:
         operands = [rng.integers(-5, 6, 24).astype(np.int32) for _ in range(_arity(op))]

@@ -1,4 +1,4 @@
-"""permute / permute_inv / transpose, reshape and tile: values vs numpy, MetaNN semantics,
+"""permute / permute_inv / transpose, reshape, squeeze / unsqueeze and tile: values vs numpy, MetaNN semantics,
 zero-copy reshape, and every build-time error."""
 
 from __future__ import annotations
@@ -146,6 +146,65 @@ def test_reshape_rejects_bad_targets() -> None:
         ops.reshape(t32(arange(2, 3)), (2, -3))
     with pytest.raises(tn.ShapeError, match=r"-1 cannot be inferred next to a dim of size 0"):
         ops.reshape(t32(np.zeros((0, 3))), (0, -1))
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim"), [((2, 1, 3), 1), ((2, 1, 3), -2), ((1,), 0), ((4, 1), -1)]
+)
+def test_squeeze_matches_numpy_and_unsqueeze_undoes_it(shape: tuple[int, ...], dim: int) -> None:
+    data = arange(*shape)
+    out = ops.squeeze(t64(data), dim)
+    np.testing.assert_array_equal(out.numpy(), np.squeeze(data, dim))
+    back = ops.unsqueeze(out, dim)
+    assert back.shape == shape
+    np.testing.assert_array_equal(back.numpy(), data)
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
+def test_unsqueeze_matches_numpy_expand_dims(dim: int) -> None:
+    data = arange(2, 3)
+    np.testing.assert_array_equal(ops.unsqueeze(t64(data), dim).numpy(), np.expand_dims(data, dim))
+
+
+def test_squeeze_and_unsqueeze_gradients_are_reshaped_back() -> None:
+    data = arange(2, 1, 3)
+    x = t64(data)
+    weights = t64(np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]]))
+    g = tn.grad(ops.reduce_sum(ops.squeeze(x, 1) * weights), x)
+    np.testing.assert_array_equal(g.numpy(), weights.numpy().reshape(2, 1, 3))
+    v = t64(np.array([1.0, 2.0]))
+    gv = tn.grad(ops.reduce_sum(ops.unsqueeze(v, 0) * t64(np.array([[3.0, 5.0]]))), v)
+    np.testing.assert_array_equal(gv.numpy(), [3.0, 5.0])
+
+
+def test_squeeze_rejects_a_dim_that_is_not_size_1() -> None:
+    with pytest.raises(tn.ShapeError, match="cannot build squeeze: dim 0 has size 2, not 1"):
+        ops.squeeze(t64(arange(2, 1, 3)), 0)
+
+
+def test_squeeze_and_unsqueeze_reject_a_dim_out_of_range() -> None:
+    with pytest.raises(
+        tn.RankError, match=r"cannot build squeeze: dim 3 is out of range(.|\n)*-3 \.\. 2"
+    ):
+        ops.squeeze(t64(arange(2, 1, 3)), 3)
+    with pytest.raises(tn.RankError, match="valid dims : none: a scalar has no dim to drop"):
+        ops.squeeze(t64(np.array(1.0)), 0)
+    with pytest.raises(tn.RankError, match=r"cannot build unsqueeze: dim -4 is out of range"):
+        ops.unsqueeze(t64(arange(2, 3)), -4)
+    with pytest.raises(tn.RankError, match=r"cannot build unsqueeze: dim '0' is out of range"):
+        ops.unsqueeze(t64(arange(2, 3)), "0")  # type: ignore[call-overload]
+
+
+def test_unsqueeze_rejects_a_seventh_dim() -> None:
+    x = t64(np.zeros((1, 1, 1, 1, 1, 1)))
+    with pytest.raises(tn.RankError, match="cannot build unsqueeze: typed_nn data has at most 6"):
+        ops.unsqueeze(x, 0)
+
+
+def test_squeeze_and_unsqueeze_reject_non_data() -> None:
+    for op in (ops.squeeze, ops.unsqueeze):
+        with pytest.raises(tn.OperandError, match=f"cannot build {op.__name__}: x is not typed_nn"):
+            op(np.zeros((1, 2)), 0)  # type: ignore[call-overload]
 
 
 def test_tile_default_new_dims_are_leading() -> None:

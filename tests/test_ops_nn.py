@@ -155,6 +155,31 @@ def test_softmax_rejects_k_outside_one_to_rank(op: Any, k: int) -> None:
         op(x, k)
 
 
+@pytest.mark.parametrize("op", [ops.softmax, ops.log_softmax])
+def test_k_counts_trailing_dims_not_a_pytorch_dim(op: Any) -> None:
+    torch = pytest.importorskip("torch")
+    x = rng.normal(size=(2, 3, 4))
+    t = tagged(x, tn.Float64)
+    whole = torch.softmax(torch.from_numpy(x).reshape(2, 12), 1).reshape(2, 3, 4).numpy()
+    want = whole if op is ops.softmax else np.log(whole)
+    np.testing.assert_allclose(op(t, 2).numpy(), want, rtol=1e-12)  # the last two dims together
+    np.testing.assert_allclose(op(t, trailing_dims=2).numpy(), want, rtol=1e-12)
+    last = torch.softmax(torch.from_numpy(x), 2).numpy()  # PyTorch's dim=2: the last dim only
+    np.testing.assert_allclose(
+        op(t, trailing_dims=1).numpy(), last if op is ops.softmax else np.log(last), rtol=1e-12
+    )
+
+
+@pytest.mark.parametrize("op", [ops.softmax, ops.log_softmax])
+def test_k_and_trailing_dims_are_one_parameter(op: Any) -> None:
+    t = tagged(np.zeros((2, 3, 4)), tn.Float64)
+    assert op(t, 2, trailing_dims=2).shape == (2, 3, 4)  # the same value twice is fine
+    with pytest.raises(tn.ParamError, match="k and trailing_dims are one parameter, given two"):
+        op(t, 2, trailing_dims=1)
+    with pytest.raises(tn.RankError, match=r"k=4 is not a number(.|\n)*it is not PyTorch's dim"):
+        op(t, trailing_dims=4)
+
+
 def test_softmax_of_a_scalar_is_rejected() -> None:
     with pytest.raises(tn.RankError, match="accepted : k from 1 to 0"):
         ops.softmax(tagged(np.array(1.0), tn.Float32))

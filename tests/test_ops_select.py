@@ -1,4 +1,4 @@
-"""maximum, where and interpolate: values, MetaNN broadcasting, numbers, errors."""
+"""maximum, minimum, where and interpolate: values, MetaNN broadcasting, numbers, errors."""
 
 from __future__ import annotations
 
@@ -28,33 +28,57 @@ TRIPLES = [
 ]
 
 
+EXTREMA = [("maximum", ops.maximum, np.maximum), ("minimum", ops.minimum, np.minimum)]
+"""maximum and minimum, declared alike: each test of one runs for both."""
+
+
 def data(elem: Any, shape: tuple[int, ...]) -> Any:
     return rng.normal(0, 2, shape).astype(elem.dtype)
 
 
+@pytest.mark.parametrize(("name", "op", "ref"), EXTREMA)
 @pytest.mark.parametrize("elem", FLOATS)
 @pytest.mark.parametrize(("sa", "sb"), PAIRS)
-def test_maximum_matches_numpy(elem: Any, sa: tuple[int, ...], sb: tuple[int, ...]) -> None:
+def test_extremum_matches_numpy(
+    name: str, op: Any, ref: Any, elem: Any, sa: tuple[int, ...], sb: tuple[int, ...]
+) -> None:
     a, b = data(elem, sa), data(elem, sb)
-    got = ops.maximum(tagged(a, elem), tagged(b, elem)).numpy()
+    got = op(tagged(a, elem), tagged(b, elem)).numpy()
     assert got.dtype == elem.dtype
-    assert_close(got, np.maximum(a, b), elem)
+    assert_close(got, ref(a, b), elem)
 
 
+@pytest.mark.parametrize(("name", "op", "ref"), EXTREMA)
 @pytest.mark.parametrize("elem", FLOATS)
-def test_maximum_with_a_number_on_either_side(elem: Any) -> None:
+def test_extremum_with_a_number_on_either_side(name: str, op: Any, ref: Any, elem: Any) -> None:
     x = data(elem, (3, 4))
     t = tagged(x, elem)
-    assert_close(ops.maximum(t, 0.5).numpy(), np.maximum(x, 0.5), elem)
-    assert_close(ops.maximum(-1, t).numpy(), np.maximum(x, -1), elem)
-    assert ops.maximum(t, 0.5).numpy().dtype == elem.dtype
+    assert_close(op(t, 0.5).numpy(), ref(x, 0.5), elem)
+    assert_close(op(-1, t).numpy(), ref(x, -1), elem)
+    assert op(t, 0.5).numpy().dtype == elem.dtype
 
 
-def test_maximum_of_integers_with_an_integer_number() -> None:
+@pytest.mark.parametrize(("name", "op", "ref"), EXTREMA)
+def test_extremum_of_integers_with_an_integer_number(name: str, op: Any, ref: Any) -> None:
     x = np.array([[-3, 4], [7, -1]], np.int32)
-    got = ops.maximum(0, tagged(x, tn.Int32)).numpy()
+    got = op(0, tagged(x, tn.Int32)).numpy()
     assert got.dtype == np.int32
-    np.testing.assert_array_equal(got, np.maximum(x, 0))
+    np.testing.assert_array_equal(got, ref(x, 0))
+
+
+@pytest.mark.parametrize(("name", "op", "ref"), EXTREMA)
+def test_extremum_lets_nan_win_as_numpy(name: str, op: Any, ref: Any) -> None:
+    x = np.array([np.nan, 1.0, -2.0], np.float32)
+    y = np.array([0.0, np.nan, 3.0], np.float32)
+    got = op(tagged(x, tn.Float32), tagged(y, tn.Float32)).numpy()
+    np.testing.assert_array_equal(got, ref(x, y))
+
+
+def test_minimum_gradient_goes_to_the_smaller_and_splits_ties() -> None:
+    x = np.array([1.0, 5.0, 2.0], np.float64)
+    t = tagged(x, tn.Float64)
+    g = tn.grad(ops.reduce_sum(ops.minimum(t, 2.0) * tagged(np.arange(1.0, 4.0), tn.Float64)), t)
+    np.testing.assert_array_equal(g.numpy(), [1.0, 0.0, 1.5])
 
 
 @pytest.mark.parametrize("elem", FLOATS)
@@ -103,6 +127,7 @@ def test_interpolate_at_lambda_one_and_zero_is_exact() -> None:
     ("name", "operands"),
     [
         ("maximum", ((4,), (3, 4))),
+        ("minimum", ((4,), (3, 4))),
         ("where", ((3, 4), (4,), ())),
         ("interpolate", ((4,), (3, 4), ())),
     ],
@@ -115,41 +140,45 @@ def test_implementations_write_into_out(name: str, operands: tuple[tuple[int, ..
     np.testing.assert_array_equal(out, impl(*arrays))
 
 
-def test_maximum_rejects_shapes_that_do_not_broadcast() -> None:
+@pytest.mark.parametrize(("name", "op", "ref"), EXTREMA)
+def test_extremum_rejects_shapes_that_do_not_broadcast(name: str, op: Any, ref: Any) -> None:
     a = tagged(np.ones((4, 3)), tn.Float32)
     b = tagged(np.ones((4,)), tn.Float32)
     with pytest.raises(
-        tn.ShapeError, match="cannot build maximum: operands could not be broadcast together"
+        tn.ShapeError, match=f"cannot build {name}: operands could not be broadcast together"
     ):
-        ops.maximum(a, b)
+        op(a, b)
 
 
-def test_maximum_rejects_mixed_elements() -> None:
+@pytest.mark.parametrize(("name", "op", "ref"), EXTREMA)
+def test_extremum_rejects_mixed_elements(name: str, op: Any, ref: Any) -> None:
     a = tagged(np.ones((3,)), tn.Float32)
     b = tagged(np.ones((3,)), tn.Float64)
-    with pytest.raises(tn.ElemTypeError, match="maximum: operands have different element types"):
-        ops.maximum(a, b)
+    with pytest.raises(tn.ElemTypeError, match=f"{name}: operands have different element types"):
+        op(a, b)
     # the fix names both directions: the second operand to the first's type, or the reverse
     with pytest.raises(
         tn.ElemTypeError,
         match=r"hint: convert one: ops.astype\(x, tn.Float64\) on operand 2, or "
         r"ops.astype\(x, tn.Float32\) on the others",
     ):
-        ops.maximum(b, a)
+        op(b, a)
 
 
-def test_maximum_rejects_a_fractional_number_for_integers() -> None:
+@pytest.mark.parametrize(("name", "op", "ref"), EXTREMA)
+def test_extremum_rejects_a_fractional_number_for_integers(name: str, op: Any, ref: Any) -> None:
     i = tagged(np.ones((3,), np.int32), tn.Int32)
-    with pytest.raises(tn.ElemTypeError, match=r"cannot build maximum: 1\.5 is not an Int32 value"):
-        ops.maximum(i, 1.5)
+    with pytest.raises(tn.ElemTypeError, match=rf"cannot build {name}: 1\.5 is not an Int32 value"):
+        op(i, 1.5)
 
 
-def test_maximum_rejects_numbers_alone_and_strings() -> None:
-    with pytest.raises(tn.OperandError, match="cannot build maximum from numbers alone"):
-        ops.maximum(1, 2)  # type: ignore[call-overload]
+@pytest.mark.parametrize(("name", "op", "ref"), EXTREMA)
+def test_extremum_rejects_numbers_alone_and_strings(name: str, op: Any, ref: Any) -> None:
+    with pytest.raises(tn.OperandError, match=f"cannot build {name} from numbers alone"):
+        op(1, 2)
     x = tagged(np.ones((3,)), tn.Float32)
-    with pytest.raises(tn.OperandError, match="cannot build maximum: operand 2 is not typed_nn"):
-        ops.maximum(x, "1")  # type: ignore[call-overload]
+    with pytest.raises(tn.OperandError, match=f"cannot build {name}: operand 2 is not typed_nn"):
+        op(x, "1")
 
 
 def test_where_rejects_branches_of_different_elements() -> None:
@@ -183,7 +212,7 @@ def test_interpolate_rejects_integers_and_bad_shapes() -> None:
         ops.interpolate(a, a, lam)
 
 
-@pytest.mark.parametrize("name", ["maximum", "where", "interpolate"])
+@pytest.mark.parametrize("name", ["maximum", "minimum", "where", "interpolate"])
 def test_select_ops_have_a_write_into_form(name: str) -> None:
     assert out_implementation(name, tn.CPU) is not None
 
@@ -193,6 +222,7 @@ def test_select_ops_inside_a_fused_chain_match_numpy() -> None:
     c = rng.integers(0, 2, (500,)).astype(np.float64)
     lam = rng.uniform(size=(300, 500))
     tx, tc, tl = tagged(x, tn.Float64), tagged(c, tn.Float64), tagged(lam, tn.Float64)
-    expr = ops.interpolate(ops.where(tc, ops.maximum(tx, 0.0) * 2.0, tx + 1.0), -tx, tl)
-    want = np.where(c != 0, np.maximum(x, 0.0) * 2.0, x + 1.0) * lam + (-x) * (1 - lam)
+    clipped = ops.minimum(ops.maximum(tx, 0.0), 1.5)
+    expr = ops.interpolate(ops.where(tc, clipped * 2.0, tx + 1.0), -tx, tl)
+    want = np.where(c != 0, np.clip(x, 0.0, 1.5) * 2.0, x + 1.0) * lam + (-x) * (1 - lam)
     np.testing.assert_allclose(expr.numpy(), want, rtol=1e-12)

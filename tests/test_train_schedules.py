@@ -11,7 +11,7 @@ import pytest
 from helpers import t64
 
 import typed_nn as tn
-from typed_nn import ops
+from typed_nn import nn, ops, optim
 from typed_nn.model import SGD, clip_by_global_norm, global_norm
 from typed_nn.train import constant, cosine, exponential, step_decay, warmup
 
@@ -97,3 +97,81 @@ def test_clipping_errors() -> None:
     f32: Any = tn.tensor(np.array([1.0], np.float32), tn.Float32, tn.CPU, tn.Dim1)
     with pytest.raises(tn.ElemTypeError, match=r"(?s)one element type.*Float32"):
         clip_by_global_norm([a, f32], max_norm=1.0)
+
+
+class _Net(nn.Module):
+    """Two Linear layers and a parameter used twice (a tied weight counts once in the norm)."""
+
+    def __init__(self) -> None:
+        self.fc1 = nn.Linear(3, 4, elem=tn.Float64)
+        self.fc2 = nn.Linear(4, 2, elem=tn.Float64)
+        self.scale = t64([1.5, -0.5])
+        self.same_scale = self.scale
+
+    def __call__(self, x: tn.Matrix[tn.Float64, tn.CPU]) -> tn.Matrix[tn.Float64, tn.CPU]:
+        return self.fc2(ops.tanh(self.fc1(x))) * self.scale * self.same_scale
+
+
+def _net_and_loss(seed: int) -> tuple[_Net, Any]:
+    tn.manual_seed(seed)
+    net = _Net()
+    x = t64(np.random.default_rng(seed).normal(size=(5, 3)))
+    return net, ops.reduce_sum(ops.square(net(x) - 3.0))
+
+
+@pytest.mark.parametrize("max_norm", [0.5, 1e6])
+def test_clipping_a_module_tree_matches_torch_clip_grad_norm(max_norm: float) -> None:
+    torch = pytest.importorskip("torch")
+    net, loss = _net_and_loss(0)
+    grads = tn.grad(loss, net)
+    clipped = clip_by_global_norm(grads, max_norm)
+    assert type(clipped) is _Net
+    names = [name for name, _ in nn.named_parameters(grads)]
+    assert names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "scale"]
+    params = [torch.zeros(g.shape, dtype=torch.float64) for g in nn.parameters(grads)]
+    for p, g in zip(params, nn.parameters(grads), strict=True):
+        p.grad = torch.from_numpy(g.numpy().copy())
+    total = torch.nn.utils.clip_grad_norm_(params, max_norm)
+    np.testing.assert_allclose(global_norm(grads).numpy(), total.item(), rtol=1e-12)
+    for p, c in zip(params, nn.parameters(clipped), strict=True):
+        np.testing.assert_allclose(c.numpy(), p.grad.numpy(), rtol=1e-6)
+    assert clipped.same_scale is clipped.scale
+
+
+def test_clipped_compiled_steps_equal_eager_steps_and_numpy() -> None:
+    eager, _ = _net_and_loss(1)
+    compiled, _ = _net_and_loss(1)
+    x = t64(np.random.default_rng(2).normal(size=(5, 3)))
+    want = [p.numpy().copy() for p in nn.parameters(eager)]
+    opt_eager, opt_compiled = optim.SGD(eager, lr=0.1), optim.SGD(compiled, lr=0.1)
+
+    @tn.compile
+    def step(xb: tn.Matrix[tn.Float64, tn.CPU]) -> tn.Scalar[tn.Float64, tn.CPU]:
+        loss = ops.reduce_sum(ops.square(compiled(xb) - 3.0))
+        opt_compiled.step(clip_by_global_norm(tn.grad(loss, compiled), 1.0))
+        return loss
+
+    for _ in range(3):
+        grads = tn.grad(ops.reduce_sum(ops.square(eager(x) - 3.0)), eager)
+        g = [v.numpy() for v in nn.parameters(grads)]
+        norm = math.sqrt(sum(float((v**2).sum()) for v in g))
+        assert norm > 1.0  # the bound is active at every step
+        want = [w - 0.1 * v / norm for w, v in zip(want, g, strict=True)]
+        opt_eager.step(clip_by_global_norm(grads, 1.0))
+        step(x)
+    for w, a, b in zip(want, nn.parameters(eager), nn.parameters(compiled), strict=True):
+        np.testing.assert_allclose(a.numpy(), w, rtol=1e-10)
+        np.testing.assert_allclose(b.numpy(), w, rtol=1e-10)
+    assert step.traces == 1
+
+
+def test_clipping_errors_say_what_was_received() -> None:
+    a = t64([1.0])
+    with pytest.raises(tn.ParamError, match=r"received : list of 2; item 1: str 'g'\n"):
+        clip_by_global_norm([a, "g"], max_norm=1.0)  # type: ignore[arg-type]
+    with pytest.raises(tn.ParamError, match=r"received : Tensor\[Float64.*<- one tensor: wrap it"):
+        clip_by_global_norm(a, max_norm=1.0)  # type: ignore[call-overload]
+    with pytest.raises(tn.ParamError, match=r"hint: pass what tn.grad returned: clip_by_global_"):
+        global_norm({"w": a})  # type: ignore[call-overload]
+    with pytest.raises(tn.ParamError, match=r"the module has no parameters"):
+        clip_by_global_norm(nn.Flatten(), max_norm=1.0)

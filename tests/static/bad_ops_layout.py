@@ -11,6 +11,9 @@ img_gpu = tn.zeros((8, 3, 32, 32), Float32, GPU)
 
 transpose_vector = ops.transpose(v32)  # E: Argument 1 to "transpose" has incompatible type
 wrong_rank: tn.Matrix[Float32, CPU] = ops.reshape(m32, (2, 3, 2))  # E: Incompatible types in assignment
+squeeze_scalar = ops.squeeze(tn.scalar(1.0, Float32, CPU), 0)  # E: Argument 1 to "squeeze" has incompatible type
+squeeze_rank: tn.Matrix[Float32, CPU] = ops.squeeze(m32, 0)  # E: Incompatible types in assignment
+unsqueeze_rank: tn.Matrix[Float32, CPU] = ops.unsqueeze(m32, 0)  # E: Incompatible types in assignment
 reshape_list = ops.reshape(m32, [2, 6])  # E: No overload variant of "reshape" matches
 astype_non_tag = ops.astype(m32, int)  # E: Value of type variable "E2" of "astype" cannot be "int"
 astype_wrong: tn.Matrix[Float64, CPU] = ops.astype(m32, Float32)  # E: Argument 2 to "astype" has incompatible type

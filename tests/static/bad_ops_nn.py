@@ -22,6 +22,7 @@ argmax_f: tn.Vector[Float32, CPU] = ops.argmax(m32)  # E: "TensorLike[Int64, CPU
 argmax_scalar = ops.argmax(s32)  # E: Argument 1 to "argmax" has incompatible type
 max_elems = ops.maximum(m32, m64)  # E: Arguments "a" and "b" to "maximum" take one element type (E)
 max_int_float = ops.maximum(i32, 1.5)  # E: Argument "a" to "maximum" takes data whose element type is a "FloatTag" (FE)
+min_elems = ops.minimum(m32, m64)  # E: Arguments "a" and "b" to "minimum" take one element type (E)
 reduce_both = ops.reduce_sum(m32, 0, first=1)  # E: No overload variant of "reduce_sum" matches
 reduce_many = ops.reduce_sum(v32, (0, 1))  # E: Argument 2 to "reduce_sum" has incompatible type
 reduce_first = ops.reduce_sum(v32, first=2.0)  # E: No overload variant of "reduce_sum" matches

@@ -6,6 +6,7 @@ from typing import assert_type
 
 import typed_nn as tn
 from typed_nn import nn, ops, optim
+from typed_nn.model import clip_by_global_norm, global_norm
 
 
 class MLP(nn.Module):
@@ -28,6 +29,13 @@ assert_type(grads.fc1.weight, tn.Matrix[tn.Float32, tn.CPU])
 opt = optim.Adam(model, lr=1e-3)
 assert_type(opt, optim.Adam[MLP])
 opt.step(grads)
+clipped = clip_by_global_norm(grads, 1.0)
+assert_type(clipped, MLP)
+assert_type(clip_by_global_norm(tn.grad(loss, model.fc1), 1.0), nn.Linear[tn.Float32, tn.CPU])
+opt.step(clip_by_global_norm(tn.grad(loss, model), max_norm=1.0))
+assert_type(global_norm(grads).shape, tuple[int, ...])
+w, b = model.fc1.weight, model.fc1.bias
+assert_type(clip_by_global_norm([w, w], 1.0), list[tn.Matrix[tn.Float32, tn.CPU]])
 seq3 = tn.zeros((2, 5, 4), tn.Float32, tn.CPU)
 assert_type(model.fc1(seq3), tn.Tensor3[tn.Float32, tn.CPU])
 half = nn.tree_map(lambda p: p * 0.5, model)

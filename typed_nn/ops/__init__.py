@@ -81,11 +81,14 @@ from .reduce import reduce_mean as reduce_mean
 from .reduce import reduce_sum as reduce_sum
 from .select import interpolate as interpolate
 from .select import maximum as maximum
+from .select import minimum as minimum
 from .select import where as where
 from .softmax import log_softmax as log_softmax
 from .softmax import log_softmax_grad as log_softmax_grad
 from .softmax import softmax as softmax
 from .softmax import softmax_grad as softmax_grad
+from .squeeze import squeeze as squeeze
+from .squeeze import unsqueeze as unsqueeze
 from .stop_gradient import stop_gradient as stop_gradient
 from .structure import dot as dot
 from .structure import matmul as matmul

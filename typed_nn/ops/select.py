@@ -1,10 +1,11 @@
-"""Selection: element-wise ``maximum``, ``where`` and ``interpolate`` (METANN.md §2.2).
+"""Selection: element-wise ``maximum``, ``minimum``, ``where``, ``interpolate`` (METANN.md §2.2).
 
-All three are element-wise with numpy broadcasting (shapes aligned on their trailing dims,
+All four are element-wise with numpy broadcasting (shapes aligned on their trailing dims,
 size-1 dims expand; the result has the highest rank), so the evaluator
 fuses them with their neighbours.
 
 * ``maximum(a, b)``: the larger of ``a`` and ``b``; a Python number may stand on either side.
+* ``minimum(a, b)``: the smaller, likewise.
 * ``where(cond, a, b)``: ``a`` where ``cond`` is non-zero, else ``b``. ``cond`` may have any
   element type; ``a`` and ``b`` share theirs, which is the result's.
 * ``interpolate(a, b, lam)``: ``a * lam + b * (1 - lam)`` (MetaNN Interpolate, GRU's last
@@ -28,7 +29,16 @@ from .node import AnyOp, Cotangents, build
 from .rules import broadcast_shape, common_device, site, tensor_operands
 from .special import ZeroTensor
 
-__all__ = ["INTERPOLATE", "MAXIMUM", "WHERE", "interpolate", "maximum", "where"]
+__all__ = [
+    "INTERPOLATE",
+    "MAXIMUM",
+    "MINIMUM",
+    "WHERE",
+    "interpolate",
+    "maximum",
+    "minimum",
+    "where",
+]
 
 C = TypeVar("C", bound=ElemTag)
 """The element type of a ``where`` condition (any; non-zero means true)."""
@@ -58,6 +68,12 @@ def _maximum_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     return to_a, g - to_a
 
 
+def _minimum_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
+    a, b = n.operands
+    to_a = g * ((sign(b - a) + 1.0) * 0.5)  # ties split the gradient evenly, as maximum's
+    return to_a, g - to_a
+
+
 def _where_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     cond = n.operands[0]
     zero = ZeroTensor((), g.elem, g.device)
@@ -76,6 +92,13 @@ MAXIMUM = binary(  # NaN wins, as np.maximum
     vjp=_maximum_vjp,
     alias_safe=True,
     cuda="(({0} > {1} || {0} != {0}) ? {0} : {1})",
+)
+MINIMUM = binary(  # NaN wins, as np.minimum
+    "minimum",
+    onnx="Min",
+    vjp=_minimum_vjp,
+    alias_safe=True,
+    cuda="(({0} < {1} || {0} != {0}) ? {0} : {1})",
 )
 WHERE = OpDecl(
     "where", 3, _infer_where, kind="elementwise", vjp=_where_vjp, cuda="({0} != 0 ? {1} : {2})"
@@ -126,6 +149,47 @@ def maximum(a: float, b: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]: ...
 def maximum(a: object, b: object) -> AnyTensor:
     """Element-wise maximum with numpy broadcasting; either side may be a number."""
     return build(MAXIMUM, (a, b))
+
+
+@overload
+def minimum(a: TensorLike[E, Dv, D], b: TensorLike[E, Dv, D]) -> TensorLike[E, Dv, D]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, D], b: TensorLike[E, Dv, Dim0]) -> TensorLike[E, Dv, D]: ...  # type: ignore[overload-overlap]
+@overload
+def minimum(a: TensorLike[E, Dv, Dim0], b: TensorLike[E, Dv, D]) -> TensorLike[E, Dv, D]: ...  # type: ignore[overload-overlap]
+@overload
+def minimum(a: TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1], b: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim2]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2], b: TensorLike[E, Dv, Dim3]) -> TensorLike[E, Dv, Dim3]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3], b: TensorLike[E, Dv, Dim4]) -> TensorLike[E, Dv, Dim4]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Dim5], b: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4] | TensorLike[E, Dv, Dim5]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4], b: TensorLike[E, Dv, Dim5]) -> TensorLike[E, Dv, Dim5]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Dim6], b: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4] | TensorLike[E, Dv, Dim5] | TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Dim0] | TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4] | TensorLike[E, Dv, Dim5], b: TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim6]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, Any], b: TensorLike[E, Dv, Any]) -> TensorLike[E, Dv, Any]: ...
+@overload
+def minimum(a: TensorLike[E, Dv, D], b: int) -> TensorLike[E, Dv, D]: ...
+@overload
+def minimum(a: int, b: TensorLike[E, Dv, D]) -> TensorLike[E, Dv, D]: ...
+@overload
+def minimum(a: TensorLike[FE, Dv, D], b: float) -> TensorLike[FE, Dv, D]: ...
+@overload
+def minimum(a: float, b: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]: ...
+def minimum(a: object, b: object) -> AnyTensor:
+    """Element-wise minimum with numpy broadcasting; either side may be a number."""
+    return build(MINIMUM, (a, b))
 
 
 @overload

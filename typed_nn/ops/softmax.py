@@ -3,12 +3,16 @@
 Each group of the last ``k`` dims is normalised independently: ``softmax(x, k=1)`` of a
 (batch, classes) Matrix normalises every row; ``k=2`` of a Tensor3 normalises every matrix.
 Both subtract the group maximum first, so large inputs never overflow.
+
+``k`` is MetaNN's COUNT of trailing dims, not PyTorch's ``dim``: ``softmax(x, 2)`` of a Tensor3
+normalises over its last two dims together, where ``torch.softmax(x, 2)`` normalises over the
+last one. ``trailing_dims=`` is the same count under a name that says so.
 """
 
 from __future__ import annotations
 
 from ..data.tensor import AnyTensor, TensorLike
-from ..errors import RankError, ShapeError, message
+from ..errors import ParamError, RankError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dv, ElemTag
 from . import batching
 from .declare import OpDecl, Operand, Params
@@ -39,7 +43,8 @@ def check_group(decl: OpDecl, x: AnyTensor, k: object) -> None:
                 f"cannot build {decl.name}: k={k!r} is not a number of trailing dims of the operand.",
                 [("operand", x.describe()), ("accepted", f"k from 1 to {x.rank} (the rank)")],
                 built_at=site(),
-                hint="k counts the trailing dims normalised together; k=1 normalises the last dim.",
+                hint="k (trailing_dims=) counts the trailing dims normalised together, it is not "
+                "PyTorch's dim: k=1 normalises the last dim.",
             )
         )
 
@@ -131,13 +136,36 @@ LOG_SOFTMAX_GRAD = OpDecl(
 )
 
 
-def softmax(x: TensorLike[FE, Dv, D], k: int = 1) -> TensorLike[FE, Dv, D]:
-    """e^x / sum(e^x) over each group of the last ``k`` dims; same shape as ``x``.
+def _count(op: str, k: int, trailing_dims: int | None) -> int:
+    """The one count of trailing dims, given as ``k`` or as ``trailing_dims``."""
+    if trailing_dims is None:
+        return k
+    if k != 1 and k != trailing_dims:
+        raise ParamError(
+            message(
+                f"{op}: k and trailing_dims are one parameter, given two values.",
+                [("k", repr(k)), ("trailing_dims", repr(trailing_dims))],
+                built_at=site(),
+                hint=f"give the count of trailing dims once, e.g. {op}(x, trailing_dims=1).",
+            )
+        )
+    return trailing_dims
+
+
+def softmax(
+    x: TensorLike[FE, Dv, D], k: int = 1, *, trailing_dims: int | None = None
+) -> TensorLike[FE, Dv, D]:
+    """e^x / sum(e^x) over each group of the last ``k`` dims together; same shape as ``x``.
+
+    ``k`` (or ``trailing_dims=``, the same count by a clearer name) is MetaNN's NUMBER of
+    trailing dims, not PyTorch's ``dim``: ``softmax(x, 2)`` of a Tensor3 normalises each
+    (d1, d2) matrix as one group, not the last dim. The default, 1, is PyTorch's ``dim=-1``;
+    for another single dim, move it last with ``ops.permute``.
 
     ``softmax(Matrix(batch, classes))`` gives one probability row per sample.
     Raises RankError unless 1 <= k <= rank.
     """
-    return build(SOFTMAX, (x,), (k,))
+    return build(SOFTMAX, (x,), (_count("softmax", k, trailing_dims),))
 
 
 def softmax_grad(
@@ -150,12 +178,15 @@ def softmax_grad(
     return build(SOFTMAX_GRAD, (g, y), (k,))
 
 
-def log_softmax(x: TensorLike[FE, Dv, D], k: int = 1) -> TensorLike[FE, Dv, D]:
-    """x - log(sum(e^x)) over each group of the last ``k`` dims; same shape as ``x``.
+def log_softmax(
+    x: TensorLike[FE, Dv, D], k: int = 1, *, trailing_dims: int | None = None
+) -> TensorLike[FE, Dv, D]:
+    """x - log(sum(e^x)) over each group of the last ``k`` dims together; same shape as ``x``.
 
-    Stabler than ``log(softmax(x))``: no log of an underflowed 0.
+    ``k`` / ``trailing_dims=`` is a count of trailing dims, as ``softmax``'s (not PyTorch's
+    ``dim``). Stabler than ``log(softmax(x))``: no log of an underflowed 0.
     """
-    return build(LOG_SOFTMAX, (x,), (k,))
+    return build(LOG_SOFTMAX, (x,), (_count("log_softmax", k, trailing_dims),))
 
 
 def log_softmax_grad(

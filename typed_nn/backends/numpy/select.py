@@ -1,9 +1,10 @@
-"""numpy implementations of maximum, where and interpolate.
+"""numpy implementations of maximum, minimum, where and interpolate.
 
-Each takes the operand arrays (or, for maximum, a Python number) and an optional ``out``
+Each takes the operand arrays (or, for maximum / minimum, a Python number) and an optional ``out``
 array of the result's shape to write into; each is also registered as its op's write-into
-form, so fused element-wise regions include it. ``maximum`` is one ufunc (``out`` may be an
-operand); ``where`` and ``interpolate`` write a partial result first (``out`` must not be).
+form, so fused element-wise regions include it. ``maximum`` / ``minimum`` are one ufunc each
+(``out`` may be an operand); ``where`` and ``interpolate`` write a partial result first (``out``
+must not be).
 """
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ def maximum(a: Array, b: Array, out: Out = None) -> Array:
         shape = np.broadcast_shapes(_shape(a), _shape(b))
         out = module_of(a, b).empty(shape, np.result_type(_dtype(a), _dtype(b)))
     return np.maximum(a, b, out=out)
+
+
+@implement("minimum", CPU)
+def minimum(a: Array, b: Array, out: Out = None) -> Array:
+    if out is None:
+        shape = np.broadcast_shapes(_shape(a), _shape(b))
+        out = module_of(a, b).empty(shape, np.result_type(_dtype(a), _dtype(b)))
+    return np.minimum(a, b, out=out)
 
 
 @implement("where", CPU)
