@@ -89,7 +89,9 @@ def torch_model() -> tuple[Any, Any]:
     torch.set_num_threads(1)
     torch.manual_seed(0)
 
-    class TorchLM(torch.nn.Module):
+    module: Any = torch.nn.Module  # torch is untyped where it is not installed
+
+    class TorchLM(module):  # type: ignore[misc]
         def __init__(self) -> None:
             super().__init__()
             self.emb = torch.nn.Embedding(VOCAB, D)

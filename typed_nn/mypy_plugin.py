@@ -953,6 +953,10 @@ def _reword(ctx: _Ctx, items: Callable[[], Sequence[CallableType]]) -> Type:
         clashes = _clashes(ctx, sig, types) if _fits(ctx, sig, types) else []
         if clashes:
             kept, index = failed
+            after = kept[index + 1] if index + 1 < len(kept) else None
+            # mypy's note on a `type: ignore` of another code goes with the error it is about
+            if after and after.line == kept[index].line and "not covered by" in after.message:
+                del kept[index + 1]
             del kept[index]
             for clash in clashes:
                 ctx.api.fail(clash.message, clash.context, code=TAG_MISMATCH)
