@@ -6,7 +6,11 @@ Batch 8, sequence 64, width 64, 4 heads, causal, Float32. typed_nn: a training
 the four parameter gradients. PyTorch: ``nn.MultiheadAttention(64, 4, batch_first=True)``
 with the same weights and the same causal mask, ``(y * g).sum().backward()`` (gradients
 cleared first). The two agree to 1e-4 (checked before timing). One thread each (BLAS and
-``torch.set_num_threads(1)``), min of repeats, the two interleaved. Target: <= 1.0x.
+``torch.set_num_threads(1)``), min of repeats, interleaved. Target: <= 1.0x.
+
+The same computation with modules: ``nn.MultiHeadAttention(causal=True)`` (PyTorch's
+``in_proj_weight`` / ``out_proj`` names and layouts), ``tn.vjp`` of its output with respect to
+the input and the four parameters, compiled; it should be no slower than the layer's step.
 
 Run: ``python benchmarks/attention.py [--repeats 30]``.
 """
@@ -25,6 +29,7 @@ setup_threads()
 import numpy as np
 
 import typed_nn as tn
+from typed_nn import nn, ops
 from typed_nn.layers import (
     LayerInMap,
     LayerInput,
@@ -74,6 +79,27 @@ def typed_nn_step(w: dict[str, np.ndarray[Any, Any]]) -> Any:
     return step
 
 
+def module_step(w: dict[str, np.ndarray[Any, Any]]) -> Any:
+    """The step with ``nn.MultiHeadAttention``; its outputs in ``typed_nn_step``'s order."""
+    tn.manual_seed(0)
+    mha = nn.MultiHeadAttention(D, HEADS, causal=True)
+    state = {"in_proj_weight": w["w_qkv"].T.copy(), "in_proj_bias": w["b_qkv"]}
+    state |= {"out_proj.weight": w["w_out"].T.copy(), "out_proj.bias": w["b_out"]}
+    nn.load_state_dict(mha, state)
+
+    @tn.compile
+    def step(x: tn.Tensor3[tn.Float32, tn.CPU], g: tn.Tensor3[tn.Float32, tn.CPU]) -> list[Any]:
+        y = mha(x)
+        out_bias = mha.out_proj.bias
+        assert out_bias is not None
+        wrt = (x, out_bias, mha.in_proj_bias, mha.out_proj.weight, mha.in_proj_weight)
+        dx, db_out, db_qkv, dw_out, dw_qkv = tn.vjp(y, wrt, g)
+        # the weights' gradients in typed_nn_step's layout (x @ w)
+        return [y, dx, db_out, db_qkv, ops.transpose(dw_out), ops.transpose(dw_qkv)]
+
+    return step
+
+
 def torch_step(w: dict[str, np.ndarray[Any, Any]]) -> Any:
     import torch
 
@@ -112,10 +138,12 @@ def main() -> None:
     tx = torch.from_numpy(x_np).requires_grad_(True)
     tg = torch.from_numpy(g_np)
 
-    ours, theirs = typed_nn_step(w), torch_step(w)
+    ours, modules, theirs = typed_nn_step(w), module_step(w), torch_step(w)
     # names sorted: b_out, b_qkv, w_out, w_qkv (typed_nn's layout; PyTorch's transposed above)
-    for a, b in zip(ours(x, g), theirs(tx, tg), strict=True):
-        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-3, atol=1e-4)
+    expected = [t.detach().numpy() for t in theirs(tx, tg)]
+    for got in (ours(x, g), modules(x, g)):
+        for a, b in zip(got, expected, strict=True):
+            np.testing.assert_allclose(a.numpy(), b, rtol=1e-3, atol=1e-4)
 
     header(
         f"multi-head attention forward + backward (batch {BATCH}, seq {SEQ}, d {D}, "
@@ -124,13 +152,22 @@ def main() -> None:
     best = race(
         {
             "typed_nn (tn.compile)": lambda: [t.numpy() for t in ours(x, g)],
+            "typed_nn modules (tn.compile)": lambda: [t.numpy() for t in modules(x, g)],
             "PyTorch eager (1 thread)": lambda: theirs(tx, tg),
         },
         repeats=args.repeats,
         inner=5,
     )
     ratio(
-        "typed_nn / PyTorch eager", best["typed_nn (tn.compile)"], best["PyTorch eager (1 thread)"]
+        "typed_nn / PyTorch eager",
+        best["typed_nn modules (tn.compile)"],
+        best["PyTorch eager (1 thread)"],
+    )
+    ratio("layers / PyTorch eager", best["typed_nn (tn.compile)"], best["PyTorch eager (1 thread)"])
+    ratio(
+        "modules / layers (target <= 1.0)",
+        best["typed_nn modules (tn.compile)"],
+        best["typed_nn (tn.compile)"],
     )
     print(f"  typed_nn traces: {ours.traces}")
 

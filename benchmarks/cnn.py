@@ -8,6 +8,11 @@ one thread each (BLAS thread counts set below; ``torch.set_num_threads(1)``). Ep
 process CPU time, the minimum over every epoch of every repeat, the repeats run
 round-robin (one of each in turn) so load on a shared machine hits both. Target: typed_nn
 ≤ 1.0x PyTorch. ``--profile`` prints where typed_nn's step spends its time (cProfile).
+
+"typed_nn" is the network written with ``typed_nn.nn`` modules (``nn.Conv2d``,
+``nn.MaxPool2d``, ``nn.Flatten``, ``nn.Linear``: PyTorch's layouts) trained by ``fit`` with
+``optim.SGD``; "layers" is MetaNN's composite ``DigitsCNN`` layer with ``typed_nn.model.SGD``
+(the comparison row: the modules path should be no slower).
 """
 
 # ruff: noqa: E402  (BLAS thread counts must be set before numpy / torch are imported)
@@ -29,6 +34,7 @@ import numpy.typing as npt
 from _anchors import torch_fit
 
 import typed_nn as tn
+from typed_nn import nn, ops, optim
 from typed_nn.layers import LayerInMap, LayerInput, layer_init, make_train_layer
 from typed_nn.model import SGD, LoadBuffer, ParamInitializer
 from typed_nn.policies import PElemIs, PFeedbackOutput, PUpdate
@@ -67,6 +73,51 @@ class EpochTimer:
         self._start = now
 
 
+Images = tn.Matrix[tn.Float32, tn.CPU]  # fit's batches: (batch, 64) flat samples
+
+
+class ModuleCNN(nn.Module):
+    """The network as modules, each flat sample seen as a (1, 8, 8) image."""
+
+    def __init__(self) -> None:
+        self.conv = nn.Conv2d(1, 8, 3, padding=1)
+        self.pool = nn.MaxPool2d(2)
+        self.flat = nn.Flatten()
+        self.fc = nn.Linear(128, 10)
+
+    def __call__(self, x: Images) -> Images:
+        images = ops.reshape(x, (x.shape[0], *SHAPE))
+        out: Images = self.fc(self.flat(self.pool(nn.relu(self.conv(images)))))
+        return out
+
+
+def module_model(weights: dict[str, Array]) -> ModuleCNN:
+    """A :class:`ModuleCNN` starting from ``weights`` (the linear's transposed: PyTorch's)."""
+    tn.manual_seed(0)
+    net = ModuleCNN()
+    layouts = {name: w.T.copy() if name == "fc/weight" else w for name, w in weights.items()}
+    nn.load_state_dict(net, {name.replace("/", "."): w for name, w in layouts.items()})
+    return net
+
+
+def typed_nn_run(
+    train: Dataset, test: Dataset, weights: dict[str, Array], epochs: int, seed: int
+) -> Result:
+    """typed_nn: the module CNN trained by ``typed_nn.train.fit`` with ``optim.SGD``."""
+    net = module_model(weights)
+    timer = EpochTimer()
+    fit(
+        net,
+        train,
+        optim.SGD(net, LR),
+        epochs=epochs,
+        batch_size=BATCH,
+        seed=seed,
+        callbacks=[LambdaCallback(on_epoch_end=timer)],
+    )
+    return min(timer.times), accuracy(net, test)
+
+
 def typed_nn_model(weights: dict[str, Array]) -> Any:
     images = tn.Tensor[tn.Float32, tn.CPU, tn.Dim4]
     cls = make_train_layer(
@@ -80,10 +131,10 @@ def typed_nn_model(weights: dict[str, Array]) -> Any:
     return net
 
 
-def typed_nn_run(
+def layers_run(
     train: Dataset, test: Dataset, weights: dict[str, Array], epochs: int, seed: int
 ) -> Result:
-    """typed_nn: the composite DigitsCNN trained by ``typed_nn.train.fit``."""
+    """typed_nn: the composite DigitsCNN layer trained by ``typed_nn.train.fit``."""
     net = typed_nn_model(weights)
     timer = EpochTimer()
     fit(
@@ -173,7 +224,11 @@ def main() -> None:
         f"digits CNN conv 8 3x3 pad 1 -> relu -> maxpool 2 -> linear 10, SGD {LR}, batch "
         f"{BATCH}, {args.epochs} epochs x {args.repeats} repeats (best epoch)"
     )
-    runners: dict[str, Runner] = {"typed_nn": typed_nn_run, "torch": torch_run}
+    runners: dict[str, Runner] = {
+        "typed_nn": typed_nn_run,
+        "layers": layers_run,
+        "torch": torch_run,
+    }
     found: dict[str, list[Result]] = {name: [] for name in runners}
     for _ in range(args.repeats):
         for name, run in runners.items():
@@ -187,8 +242,10 @@ def main() -> None:
             f"  {name:<10} {seconds * 1e3:8.2f} ms/epoch  {seconds / steps * 1e6:7.1f} us/step"
             f"  test acc {acc:.4f}"
         )
-    if "torch" in best:
-        print(f"  typed_nn / torch: {best['typed_nn'][0] / best['torch'][0]:.2f}x")
+    assert abs(best["typed_nn"][1] - best["layers"][1]) < 0.01, "module and layer CNNs differ"
+    for other in ("layers", "torch"):
+        if other in best:
+            print(f"  typed_nn / {other}: {best['typed_nn'][0] / best[other][0]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,13 @@
 """Digits MLP 64-128-10 (ReLU, softmax + NLL, SGD lr 0.1, 30 epochs): typed_nn vs numpy vs torch.
 
+"typed_nn" is MetaNN's composite ``MLP`` layer trained by ``fit`` with ``typed_nn.model.SGD``;
+"typed_nn modules" the same net written with ``typed_nn.nn`` modules (``nn.Linear``, PyTorch's
+layouts) and ``optim.SGD``. The modules path is the one users write, but it stays the
+comparison row while it is slower: its weight gradients come out transposed (``x.T @ g``, then
+``.T``) and the update reads them across the rows (RESULTS.md).
+
 Run: ``python benchmarks/digits_mlp.py [--epochs 30] [--repeats 3]``. Single-threaded BLAS
-(set below, before numpy / torch are imported). The three implementations start from the
+(set below, before numpy / torch are imported). The implementations start from the
 same weights and see the same mini-batches in the same order (the permutation of
 ``numpy.random.default_rng(seed)`` per epoch, as ``typed_nn.train.batches`` draws it), so
 their accuracies should agree up to float32 rounding. Epoch time is the minimum over every
@@ -34,6 +40,7 @@ import numpy.typing as npt
 from _anchors import torch_fit
 
 import typed_nn as tn
+from typed_nn import nn, optim
 from typed_nn.layers import MLP, ReLULayer, layer_init
 from typed_nn.model import SGD, LoadBuffer, ParamInitializer
 from typed_nn.tags import dim_of_rank
@@ -116,6 +123,29 @@ def preset_mlp(widths: list[int], weights: Weights) -> MLP:
     return net
 
 
+class ModuleMLP(nn.Module):
+    """The MLP as modules: ``nn.Linear`` layers, ReLU between them, logits out."""
+
+    def __init__(self, widths: list[int]) -> None:
+        self.layers = [nn.Linear(a, b) for a, b in itertools.pairwise(widths)]
+
+    def __call__(self, x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Matrix[tn.Float32, tn.CPU]:
+        for layer in self.layers[:-1]:
+            x = nn.relu(layer(x))
+        out: tn.Matrix[tn.Float32, tn.CPU] = self.layers[-1](x)
+        return out
+
+
+def preset_module_mlp(widths: list[int], weights: Weights) -> ModuleMLP:
+    """A :class:`ModuleMLP` starting from ``weights`` (``x @ w`` layouts, transposed into
+    PyTorch's ``layers.i.weight``)."""
+    tn.manual_seed(0)
+    net = ModuleMLP(widths)
+    names = [f"layers.{i // 2}.{'weight' if i % 2 == 0 else 'bias'}" for i in range(len(weights))]
+    nn.load_state_dict(net, {name: w.T.copy() for name, w in zip(names, weights, strict=True)})
+    return net
+
+
 class EpochTimer:
     """``fit``'s ``on_epoch`` callback that records each epoch's process CPU time."""
 
@@ -132,7 +162,25 @@ class EpochTimer:
 def typed_nn_run(
     train: Dataset, test: Dataset, weights: Weights, epochs: int, batch: int, seed: int
 ) -> Result:
-    """typed_nn: the composite MLP trained by ``typed_nn.train.fit``."""
+    """typed_nn: the module MLP trained by ``typed_nn.train.fit`` with ``optim.SGD``."""
+    net = preset_module_mlp([64, 128, 10], weights)
+    timer = EpochTimer()
+    fit(
+        net,
+        train,
+        optim.SGD(net, LR),
+        epochs=epochs,
+        batch_size=batch,
+        seed=seed,
+        callbacks=[LambdaCallback(on_epoch_end=timer)],
+    )
+    return min(timer.times), tn_accuracy(net, test)
+
+
+def typed_nn_layers_run(
+    train: Dataset, test: Dataset, weights: Weights, epochs: int, batch: int, seed: int
+) -> Result:
+    """typed_nn: the composite MLP layer trained by ``typed_nn.train.fit``."""
     net = preset_mlp([64, 128, 10], weights)
     timer = EpochTimer()
     fit(
@@ -222,21 +270,25 @@ def main() -> None:
     weights = initial_weights([64, 128, 10], args.seed)
     print(f"{platform.processor() or platform.machine()}; {versions()}; 1 thread")
     print(f"digits MLP 64-128-10, SGD {LR}, {args.epochs} epochs, best of {args.repeats}")
-    print(f"{'batch':>5} {'implementation':<15} {'ms/epoch':>9} {'test acc':>9}")
+    print(f"{'batch':>5} {'implementation':<16} {'ms/epoch':>9} {'test acc':>9}")
     for batch in (32, 128):
         common = (split.train, split.test, weights, args.epochs, batch, args.seed)
         runners: dict[str, Runner] = {
             "numpy (hand)": numpy_run,
             "numpy +metrics": numpy_metrics_run,
-            "typed_nn": typed_nn_run,
+            "typed_nn": typed_nn_layers_run,
+            "typed_nn modules": typed_nn_run,
             "torch": torch_run,
         }
         rows = best_of(runners, args.repeats, *common)
         for name, res in rows.items():
             shown = f"{res[0] * 1e3:9.2f} {res[1]:9.4f}" if res else f"{'-':>9} {'-':>9}"
-            print(f"{batch:>5} {name:<15} {shown}")
-        ours = rows["typed_nn"]
+            print(f"{batch:>5} {name:<16} {shown}")
+        ours, modules = rows["typed_nn"], rows["typed_nn modules"]
         assert ours is not None
+        assert modules is not None
+        assert abs(ours[1] - modules[1]) < 0.01, "the module and layer MLPs learned differently"
+        print(f"{batch:>5} modules / layers: {modules[0] / ours[0]:.2f}x")
         for name in ("numpy (hand)", "numpy +metrics", "torch"):
             other = rows[name]
             if other is not None:

@@ -9,6 +9,10 @@ would with layers (``feed_forward``, ``feed_backward`` of the loss gradient, ``g
 ``optim.SGD`` eagerly on one thread. Both start from PyTorch's initial weights and are
 checked to give the same losses over a few steps before timing. Target: <= 1.0x PyTorch.
 
+The same step written with modules (``nn.LSTM``, PyTorch's parameter names and layouts,
+``ops.mse_loss``, ``tn.grad(loss, model)``, ``optim.SGD``), compiled, is timed in the same
+race: it should be no slower than the layer step.
+
 Run: ``python benchmarks/lstm.py [--quick] [--repeats N]``.
 """
 
@@ -28,7 +32,7 @@ from typing import Any
 import numpy as np
 
 import typed_nn as tn
-from typed_nn import ops
+from typed_nn import nn, ops, optim
 from typed_nn.evaluate import Compiled
 from typed_nn.layers import (
     CellState,
@@ -97,6 +101,26 @@ def typed_step(weights: dict[str, Array]) -> Compiled[..., Any]:
     return step
 
 
+def module_step(torch: Any) -> Callable[[Seq, Seq], tn.Scalar[tn.Float32, tn.CPU]]:
+    """The step with modules: ``nn.LSTM`` holding PyTorch's initial weights (its state dict)."""
+    torch.manual_seed(0)
+    state = {
+        k: v.detach().numpy().copy() for k, v in torch.nn.LSTM(FAN_IN, HIDDEN).state_dict().items()
+    }
+    tn.manual_seed(0)
+    lstm = nn.LSTM(FAN_IN, HIDDEN)
+    nn.load_state_dict(lstm, state)
+    sgd = optim.SGD(lstm, LR)
+
+    @tn.compile
+    def step(x: Seq, y: Seq) -> tn.Scalar[tn.Float32, tn.CPU]:
+        loss = ops.mse_loss(y, lstm(x)[0])
+        sgd.step(tn.grad(loss, lstm))
+        return loss
+
+    return step
+
+
 def torch_step(torch: Any) -> Callable[[Any, Any], Any]:
     """PyTorch eager: nn.LSTM (same seed) + mse_loss + backward + SGD."""
     torch.manual_seed(0)
@@ -153,6 +177,7 @@ def main() -> None:
         "one training step (forward + BPTT + SGD)"
     )
     step = typed_step(initial_weights(torch))
+    modules = module_step(torch)
     theirs = torch_step(torch)
     rng = np.random.default_rng(0)
     start = time.perf_counter()
@@ -161,12 +186,15 @@ def main() -> None:
         (float(step(seq(x), seq(y), LR).numpy()), float(theirs(*map(torch.from_numpy, (x, y)))))
     ]
     print(f"  (first call, traced: {time.perf_counter() - start:.2f} s)")
+    module_losses = [float(modules(seq(x), seq(y)).numpy())]
     for _ in range(2 if args.quick else 5):  # same weights, same batches: same losses
         x, y = batch(rng)
         mine = float(step(seq(x), seq(y), LR).numpy())
+        module_losses.append(float(modules(seq(x), seq(y)).numpy()))
         losses.append((mine, float(theirs(torch.from_numpy(x), torch.from_numpy(y)))))
     mine_all, theirs_all = zip(*losses, strict=True)
     np.testing.assert_allclose(mine_all, theirs_all, rtol=2e-4)
+    np.testing.assert_allclose(module_losses, theirs_all, rtol=2e-4)
     print(f"  losses agree with torch over {len(losses)} steps (last {losses[-1][0]:.5f})")
     xt, yt = seq(x), seq(y)
     tx, ty = torch.from_numpy(x), torch.from_numpy(y)
@@ -174,13 +202,24 @@ def main() -> None:
         {
             "torch eager nn.LSTM, step": lambda: theirs(tx, ty),
             "typed_nn RecurrentLayer(LstmStep), compiled step": lambda: step(xt, yt, LR),
+            "typed_nn nn.LSTM + optim.SGD, compiled step": lambda: modules(xt, yt),
         },
         repeats=3 if args.quick else args.repeats,
     )
     ratio(
         "typed_nn / torch eager (target <= 1.0)",
+        times["typed_nn nn.LSTM + optim.SGD, compiled step"],
+        times["torch eager nn.LSTM, step"],
+    )
+    ratio(
+        "layers / torch eager",
         times["typed_nn RecurrentLayer(LstmStep), compiled step"],
         times["torch eager nn.LSTM, step"],
+    )
+    ratio(
+        "modules / layers (target <= 1.0)",
+        times["typed_nn nn.LSTM + optim.SGD, compiled step"],
+        times["typed_nn RecurrentLayer(LstmStep), compiled step"],
     )
     calls = kernel_calls(step)
     if calls is not None:
