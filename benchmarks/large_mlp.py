@@ -4,9 +4,10 @@ Run: ``python benchmarks/large_mlp.py [--samples 16384] [--repeats 3]``. Single-
 (set below, before numpy / torch are imported). ReLU, softmax + NLL, SGD lr 0.01; the same
 initial weights and batches for every implementation. Epoch time is CPU time (the machine is
 shared), the minimum over every epoch of every repeat; the final training loss of each is
-printed as a check that they computed the same thing. "typed_nn" is the model written with
-``typed_nn.nn`` modules (``digits_mlp.ModuleMLP``) trained by ``fit`` with ``optim.SGD``;
-"typed_nn layers" the composite ``MLP`` layer with ``typed_nn.model.SGD`` (the comparison row).
+printed as a check that they computed the same thing. "typed_nn" is the composite ``MLP``
+layer trained by ``fit`` with ``typed_nn.model.SGD``; "typed_nn modules" the same net written
+with ``typed_nn.nn`` modules (``digits_mlp.ModuleMLP``) and ``optim.SGD`` (the comparison row
+while it is slower: see digits_mlp.py).
 """
 
 # ruff: noqa: E402  (BLAS thread counts must be set before numpy / torch are imported)
@@ -139,8 +140,8 @@ def main() -> None:
     for _ in range(args.repeats):  # interleaved, so a burst of load hits both sides
         runs = (
             ("numpy (hand)", numpy_run),
-            ("typed_nn", typed_nn_run),
-            ("typed_nn layers", typed_nn_layers_run),
+            ("typed_nn", typed_nn_layers_run),
+            ("typed_nn modules", typed_nn_run),
         )
         for name, run in runs:
             t, loss = run(data, weights, args.epochs, batch, args.seed)
