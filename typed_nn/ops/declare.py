@@ -19,8 +19,10 @@ evaluator uses it to run element-wise regions block by block and to fill ``out=`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import CodeType
 from typing import Any, Literal
 
 from ..errors import EvaluationError, NoImplementationError, message
@@ -416,8 +418,15 @@ def inline_kernel(code: str, arity: int, *, writes: bool, **names: Any) -> Speci
         signature, body = ", ".join(params), [f"return {expression}"]
     source = f"def kernel({signature}):\n" + "".join(f"    {line}\n" for line in body)
     namespace = dict(names)
-    exec(compile(source, "<inline kernel>", "exec"), namespace)
+    exec(_kernel_code(source), namespace)
     return Specialised(namespace["kernel"], writes, form)
+
+
+@functools.lru_cache(maxsize=4096)
+def _kernel_code(source: str) -> CodeType:
+    """``source`` compiled once: a plan specialises the same kernels node after node (an
+    unrolled sequence's steps), and ``compile`` was most of a new plan's analysis."""
+    return compile(source, "<inline kernel>", "exec")
 
 
 Specialiser = Callable[[Site], Specialised | None]
