@@ -12,6 +12,7 @@ import pytest
 
 import typed_nn as tn
 from typed_nn import nn, ops, optim
+from typed_nn.data.module import gradient_of
 from typed_nn.layers import (
     MLP,
     AddLayer,
@@ -202,3 +203,70 @@ def test_a_name_with_no_tree_path_is_refused(names: tuple[str, ...], problem: st
         "a.w",
         "a.b.w",
     ]
+
+
+def collected_grads(net: MLP[tn.Float32, tn.CPU], x: Batch) -> GradCollector[tn.Float32, tn.CPU]:
+    """MetaNN's backward of ``loss_of``: the gradient of sum(out^2) is 2 out."""
+    out = net.feed_forward(net.input_cont().set(LayerInput, x)).get(LayerOutput)
+    net.feed_backward(net.output_cont().set(LayerOutput, out * 2.0))
+    collected: GradCollector[tn.Float32, tn.CPU] = GradCollector(tn.Float32, tn.CPU)
+    net.grad_collect(collected)
+    return collected
+
+
+def test_collected_gradients_as_a_tree_equal_tn_grad_over_the_tree() -> None:
+    net = mlp()
+    params = layer_params(net)
+    expected = tn.grad(loss_of(net, batch(3)), params)
+    drop_stacks(net)
+    grads = collected_grads(net, batch(3)).gradients_of(params)
+    assert type(grads) is LayerParams
+    assert gradient_of(grads) is params
+    got, want = nn.named_parameters(grads), dict(nn.named_parameters(expected))
+    assert [n for n, _ in got] == list(want)
+    for name, g in got:
+        np.testing.assert_allclose(g.numpy(), want[name].numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_metanns_backward_feeds_a_typed_nn_optim_optimizer() -> None:
+    # One optimizer for both walks: feed_backward + grad_collect, or tn.grad over the tree.
+    collected_net, tree_net = mlp(), mlp()
+    by_collector, by_grad = layer_params(collected_net), layer_params(tree_net)
+    opt_c, opt_g = optim.Adam(by_collector, lr=0.05), optim.Adam(by_grad, lr=0.05)
+    for k in range(3):
+        opt_c.step(collected_grads(collected_net, batch(k)).gradients_of(by_collector))
+        opt_g.step(tn.grad(loss_of(tree_net, batch(k)), by_grad))
+        drop_stacks(tree_net)
+    for (name, w), (_, v) in zip(
+        nn.named_parameters(by_collector), nn.named_parameters(by_grad), strict=True
+    ):
+        np.testing.assert_allclose(w.numpy(), v.numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_a_parameter_that_collected_nothing_gets_a_zero_gradient() -> None:
+    params = layer_params(mlp())
+    empty: GradCollector[tn.Float32, tn.CPU] = GradCollector(tn.Float32, tn.CPU)
+    grads = nn.named_parameters(empty.gradients_of(params))
+    assert all(isinstance(g, tn.ZeroTensor) for _, g in grads)
+    assert [g.shape for _, g in grads] == [w.shape for _, w in nn.named_parameters(params)]
+
+
+def test_collected_gradients_of_another_model_are_refused() -> None:
+    net, other = mlp("net"), mlp("other")
+    collected = collected_grads(net, batch(0))
+    with pytest.raises(
+        tn.ModuleError,
+        match=r"GradCollector.gradients_of: 4 collected weight\(s\) are not parameters of the "
+        r"LayerParams\.(.|\n)*'net/fc1/weight'(.|\n)*hint: pass layer_params\(net\)",
+    ):
+        collected.gradients_of(layer_params(other))
+
+
+def test_collected_gradients_need_a_module() -> None:
+    empty: GradCollector[tn.Float32, tn.CPU] = GradCollector(tn.Float32, tn.CPU)
+    with pytest.raises(
+        tn.ModuleError,
+        match=r"GradCollector.gradients_of needs the module tree of the parameters\.(.|\n)*"
+        r"received : function",
+    ):
+        empty.gradients_of(model_state)  # type: ignore[type-var]

@@ -20,7 +20,8 @@ itself, or a name that is both a parameter and the prefix of another, has no pat
 ``ModuleError``. Random-number states (a dropout layer's) are not tensors the layers read, so
 they stay out of the tree: a checkpoint of the layer itself keeps them. ``GradCollector`` and
 ``LoadBuffer`` remain as MetaNN's names for the same parameters (what ``grad_collect`` and
-``layer_init`` take); the tree needs neither.
+``layer_init`` take); the tree needs neither, and ``collector.gradients_of(tree)`` turns what
+MetaNN's backward collected into the tree's gradients for ``typed_nn.optim``.
 
 >>> params = layer_params(net)                      # doctest: +SKIP
 >>> [name for name, _ in nn.named_parameters(params)]  # doctest: +SKIP

@@ -8,20 +8,38 @@ the optimizer evaluates every gradient of a step in one plan.
 >>> col = GradCollector(tn.Float32, tn.CPU)
 >>> col.collect("w", w, g1); col.collect("w", w, g2)
 >>> [(name, grad) for name, weight, grad in col]    # grad is g1 + g2, unevaluated
+
+``gradients_of(params)`` gives the collected gradients as a gradient tree of the module
+``params`` (``layer_params(net)``), so MetaNN's backward (``feed_backward``,
+``grad_collect``) feeds the modules' optimizers: ``optim.Adam(params).step(
+col.gradients_of(params))``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import reduce
-from typing import Any, Generic
+from typing import Any, Generic, TypeVar
 
+from ..data.module import Module, mark_gradient_of, named_parameters, tree_map
 from ..data.tensor import Tensor, TensorLike
-from ..errors import DeviceError, ElemTypeError, OperandError, ParamError, ShapeError, message
+from ..errors import (
+    DeviceError,
+    ElemTypeError,
+    ModuleError,
+    OperandError,
+    ParamError,
+    ShapeError,
+    listed,
+    message,
+)
+from ..ops.special import zeros_like
 from ..tags import D, Dv, E
 from .tagged_store import TaggedStore
 
 __all__ = ["GradCollector", "GradInfo"]
+
+M = TypeVar("M", bound=Module)
 
 
 class GradInfo(Generic[E, Dv]):
@@ -147,6 +165,42 @@ class GradCollector(TaggedStore[E, Dv]):
     def __iter__(self) -> Iterator[tuple[str, Tensor[E, Dv, Any], TensorLike[E, Dv, Any]]]:
         for name, info in list(self._infos.items()):
             yield name, info.weight, info.grad()
+
+    def gradients_of(self, params: M) -> M:
+        """The collected gradients as a tree of ``params``' type (what ``tn.grad(loss,
+        params)`` gives): each parameter's summed gradient, a ``ZeroTensor`` for one that
+        collected none. Every collected weight must be a parameter of ``params``."""
+        if not isinstance(params, Module):
+            raise ModuleError(
+                message(
+                    "GradCollector.gradients_of needs the module tree of the parameters.",
+                    [("received", type(params).__name__)],
+                    hint="pass layer_params(net) of the layer model whose grad_collect filled "
+                    "this collector.",
+                )
+            )
+        by_weight = {id(info.weight): info for info in self._infos.values()}
+        known = {id(w) for _, w in named_parameters(params)}
+        strays = [name for name, info in self._infos.items() if id(info.weight) not in known]
+        if strays:
+            raise ModuleError(
+                message(
+                    f"GradCollector.gradients_of: {len(strays)} collected weight(s) are not "
+                    f"parameters of the {type(params).__name__}.",
+                    [("not in the tree", listed(strays))],
+                    hint="pass layer_params(net) of the layer model whose grad_collect filled "
+                    "this collector (a frozen weight is a buffer of that tree, not a parameter).",
+                )
+            )
+
+        # as tn.grad: a parameter the backward did not reach gets a ZeroTensor
+        def collected(weight: TensorLike[Any, Any, Any]) -> TensorLike[Any, Any, Any]:
+            info = by_weight.get(id(weight))
+            return zeros_like(weight) if info is None else info.grad()
+
+        grads = tree_map(collected, params)
+        mark_gradient_of(grads, params)
+        return grads
 
     def __len__(self) -> int:
         return len(self._infos)
