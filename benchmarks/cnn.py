@@ -25,13 +25,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse
 import platform
-import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 from _anchors import torch_fit
+from _common import timed_fit
 
 import typed_nn as tn
 from typed_nn import nn, ops, optim
@@ -39,7 +39,7 @@ from typed_nn.layers import LayerInMap, LayerInput, layer_init, make_train_layer
 from typed_nn.model import SGD, LoadBuffer, ParamInitializer
 from typed_nn.policies import PElemIs, PFeedbackOutput, PUpdate
 from typed_nn.tags import dim_of_rank
-from typed_nn.train import Dataset, History, LambdaCallback, LayerModel, accuracy, fit, load_digits
+from typed_nn.train import Dataset, LayerModel, accuracy, load_digits
 from typed_nn.train.cnn import DigitsCNN
 
 Array = npt.NDArray[np.float32]
@@ -58,19 +58,6 @@ def initial_weights(seed: int) -> dict[str, Array]:
         "fc/weight": rng.normal(0.0, np.sqrt(2 / 128), (128, 10)).astype(np.float32),
         "fc/bias": np.zeros(10, np.float32),
     }
-
-
-class EpochTimer:
-    """``fit``'s ``on_epoch`` callback recording each epoch's process CPU time."""
-
-    def __init__(self) -> None:
-        self.times: list[float] = []
-        self._start = time.process_time()
-
-    def __call__(self, epoch: int, history: History) -> None:
-        now = time.process_time()
-        self.times.append(now - self._start)
-        self._start = now
 
 
 Images = tn.Matrix[tn.Float32, tn.CPU]  # fit's batches: (batch, 64) flat samples
@@ -105,17 +92,8 @@ def typed_nn_run(
 ) -> Result:
     """typed_nn: the module CNN trained by ``typed_nn.train.fit`` with ``optim.SGD``."""
     net = module_model(weights)
-    timer = EpochTimer()
-    fit(
-        net,
-        train,
-        optim.SGD(net, LR),
-        epochs=epochs,
-        batch_size=BATCH,
-        seed=seed,
-        callbacks=[LambdaCallback(on_epoch_end=timer)],
-    )
-    return min(timer.times), accuracy(net, test)
+    seconds, _ = timed_fit(net, train, optim.SGD(net, LR), epochs=epochs, batch=BATCH, seed=seed)
+    return seconds, accuracy(net, test)
 
 
 def typed_nn_model(weights: dict[str, Array]) -> Any:
@@ -136,17 +114,9 @@ def layers_run(
 ) -> Result:
     """typed_nn: the composite DigitsCNN layer trained by ``typed_nn.train.fit``."""
     net = typed_nn_model(weights)
-    timer = EpochTimer()
-    fit(
-        LayerModel(net, input_shape=SHAPE),
-        train,
-        SGD(LR),
-        epochs=epochs,
-        batch_size=BATCH,
-        seed=seed,
-        callbacks=[LambdaCallback(on_epoch_end=timer)],
-    )
-    return min(timer.times), accuracy(net, test, input_shape=SHAPE)
+    model = LayerModel(net, input_shape=SHAPE)
+    seconds, _ = timed_fit(model, train, SGD(LR), epochs=epochs, batch=BATCH, seed=seed)
+    return seconds, accuracy(net, test, input_shape=SHAPE)
 
 
 def torch_run(

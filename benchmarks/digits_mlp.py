@@ -38,13 +38,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from _anchors import torch_fit
+from _common import timed_fit
 
 import typed_nn as tn
 from typed_nn import nn, optim
 from typed_nn.layers import MLP, ReLULayer, layer_init
 from typed_nn.model import SGD, LoadBuffer, ParamInitializer
 from typed_nn.tags import dim_of_rank
-from typed_nn.train import Dataset, History, LambdaCallback, fit, load_digits
+from typed_nn.train import Dataset, load_digits
 from typed_nn.train import accuracy as tn_accuracy
 
 Array = npt.NDArray[np.float32]
@@ -146,35 +147,13 @@ def preset_module_mlp(widths: list[int], weights: Weights) -> ModuleMLP:
     return net
 
 
-class EpochTimer:
-    """``fit``'s ``on_epoch`` callback that records each epoch's process CPU time."""
-
-    def __init__(self) -> None:
-        self.times: list[float] = []
-        self._start = time.process_time()
-
-    def __call__(self, epoch: int, history: History) -> None:
-        now = time.process_time()
-        self.times.append(now - self._start)
-        self._start = now
-
-
 def typed_nn_run(
     train: Dataset, test: Dataset, weights: Weights, epochs: int, batch: int, seed: int
 ) -> Result:
     """typed_nn: the module MLP trained by ``typed_nn.train.fit`` with ``optim.SGD``."""
     net = preset_module_mlp([64, 128, 10], weights)
-    timer = EpochTimer()
-    fit(
-        net,
-        train,
-        optim.SGD(net, LR),
-        epochs=epochs,
-        batch_size=batch,
-        seed=seed,
-        callbacks=[LambdaCallback(on_epoch_end=timer)],
-    )
-    return min(timer.times), tn_accuracy(net, test)
+    seconds, _ = timed_fit(net, train, optim.SGD(net, LR), epochs=epochs, batch=batch, seed=seed)
+    return seconds, tn_accuracy(net, test)
 
 
 def typed_nn_layers_run(
@@ -182,17 +161,8 @@ def typed_nn_layers_run(
 ) -> Result:
     """typed_nn: the composite MLP layer trained by ``typed_nn.train.fit``."""
     net = preset_mlp([64, 128, 10], weights)
-    timer = EpochTimer()
-    fit(
-        net,
-        train,
-        SGD(LR),
-        epochs=epochs,
-        batch_size=batch,
-        seed=seed,
-        callbacks=[LambdaCallback(on_epoch_end=timer)],
-    )
-    return min(timer.times), tn_accuracy(net, test)
+    seconds, _ = timed_fit(net, train, SGD(LR), epochs=epochs, batch=batch, seed=seed)
+    return seconds, tn_accuracy(net, test)
 
 
 def torch_run(

@@ -22,8 +22,8 @@ import argparse
 import time
 
 import numpy as np
+from _common import timed_fit
 from digits_mlp import (
-    EpochTimer,
     Weights,
     initial_weights,
     preset_mlp,
@@ -33,7 +33,7 @@ from digits_mlp import (
 
 from typed_nn import optim
 from typed_nn.model import SGD
-from typed_nn.train import Dataset, LambdaCallback, fit
+from typed_nn.train import Dataset
 
 WIDTHS = [784, 512, 256, 10]
 LR = 0.01
@@ -93,17 +93,10 @@ def numpy_run(data: Dataset, weights: Weights, epochs: int, batch: int, seed: in
 def typed_nn_run(data: Dataset, weights: Weights, epochs: int, batch: int, seed: int) -> Result:
     """typed_nn: the module MLP trained by ``fit`` with ``optim.SGD``."""
     net = preset_module_mlp(WIDTHS, weights)
-    timer = EpochTimer()
-    history = fit(
-        net,
-        data,
-        optim.SGD(net, LR),
-        epochs=epochs,
-        batch_size=batch,
-        seed=seed,
-        callbacks=[LambdaCallback(on_epoch_end=timer)],
+    seconds, history = timed_fit(
+        net, data, optim.SGD(net, LR), epochs=epochs, batch=batch, seed=seed
     )
-    return min(timer.times), history.train_loss[-1]
+    return seconds, history.train_loss[-1]
 
 
 def typed_nn_layers_run(
@@ -111,17 +104,8 @@ def typed_nn_layers_run(
 ) -> Result:
     """typed_nn: the composite MLP layer trained by ``fit``."""
     net = preset_mlp(WIDTHS, weights)
-    timer = EpochTimer()
-    history = fit(
-        net,
-        data,
-        SGD(LR),
-        epochs=epochs,
-        batch_size=batch,
-        seed=seed,
-        callbacks=[LambdaCallback(on_epoch_end=timer)],
-    )
-    return min(timer.times), history.train_loss[-1]
+    seconds, history = timed_fit(net, data, SGD(LR), epochs=epochs, batch=batch, seed=seed)
+    return seconds, history.train_loss[-1]
 
 
 def main() -> None:
