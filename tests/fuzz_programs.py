@@ -85,7 +85,7 @@ def _statement(w: _Writer) -> None:
         (
             "unary", "unary", "binary", "binary", "scale", "matmul", "concat", "nested",
             "stack", "row", "loop", "layout", "reduce", "assign", "assign_row", "keep",
-            "spread", "classify",
+            "spread", "classify", "tproduct",
         )
     )  # fmt: skip
     if kind == "unary":
@@ -102,6 +102,9 @@ def _statement(w: _Writer) -> None:
     elif kind == "matmul":
         x = w.pick((n, m), (m,))
         w.new(f"ops.tanh({x} @ W)", w.shapes[x])
+    elif kind == "tproduct":  # (W·xᵀ)ᵀ: written as x·Wᵀ where nothing else reads W·xᵀ
+        x = w.pick((n, m))
+        w.new(f"ops.transpose(W @ ops.transpose({x}))", (n, m))
     elif kind == "concat":
         x, y = _table(w), _table(w)
         w.new(f"ops.concat([ops.tanh({x}), ops.sin({y})])", (2 * n, m))

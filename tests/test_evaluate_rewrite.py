@@ -24,6 +24,7 @@ from typed_nn.evaluate.rewrite import (
     RULES,
     SCALAR_BROADCAST,
     SHARED_TRANSPOSE,
+    TRANSPOSED_PRODUCT,
 )
 from typed_nn.tags import dim_of_rank
 
@@ -519,3 +520,37 @@ def test_cross_entropys_fused_backward_of_a_transposed_operand(
     e = np.exp(y) if op == "log_softmax_pick_grad" else y
     want = s * (np.eye(shape[-1], dtype=np.float32)[labels] - e)
     np.testing.assert_allclose(kernel(s, labels, y), want, rtol=1e-6, atol=1e-7)
+
+
+def test_the_transpose_of_a_product_read_once_is_the_product_of_the_transposes() -> None:
+    """``(xᵀ·g)ᵀ`` -- a weight's gradient kept (out, in), as nn.Linear's -- is computed as
+    ``gᵀ·x``: the same numbers, row-major, where the transpose was a view across rows."""
+    x, g = rng.normal(size=(6, 4)).astype(np.float32), rng.normal(size=(6, 3)).astype(np.float32)
+    got = tn.evaluate(ops.transpose(ops.transpose(t32(x)) @ t32(g)))
+    assert TRANSPOSED_PRODUCT in last_program().fired  # type: ignore[union-attr]
+    assert got.array.flags.c_contiguous
+    np.testing.assert_allclose(got.numpy(), (x.T @ g).T, rtol=1e-5, atol=1e-6)
+
+
+def test_a_product_read_elsewhere_too_keeps_its_transpose_a_view() -> None:
+    x, g = rng.normal(size=(6, 4)).astype(np.float32), rng.normal(size=(6, 3)).astype(np.float32)
+    prod = ops.transpose(t32(x)) @ t32(g)
+    both = ops.transpose(prod) + ops.transpose(prod * 2.0)  # two readers of the product
+    got = tn.evaluate(both)
+    assert TRANSPOSED_PRODUCT not in last_program().fired  # type: ignore[union-attr]
+    np.testing.assert_allclose(got.numpy(), 3 * (x.T @ g).T, rtol=1e-5, atol=1e-5)
+
+
+def test_a_linear_modules_weight_gradient_is_its_own_layout() -> None:
+    from typed_nn import nn
+
+    tn.manual_seed(0)
+    lin = nn.Linear(4, 3)
+    x = t32(rng.normal(size=(6, 4)))
+    grads = tn.grad(ops.reduce_sum(ops.square(lin(x))), lin)
+    got = tn.evaluate(grads.weight)
+    assert TRANSPOSED_PRODUCT in last_program().fired  # type: ignore[union-attr]
+    assert lin.bias is not None
+    w, b = lin.weight.numpy(), lin.bias.numpy()
+    want = (2 * (x.numpy() @ w.T + b)).T @ x.numpy()
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)

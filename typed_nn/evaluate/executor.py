@@ -38,6 +38,7 @@ from .rewrite import (
     fold_row_biases,
     materialise_shared_transposes,
     rewrite,
+    transpose_products,
 )
 from .sums import merge_sums
 from .widen import widen_accumulations
@@ -123,6 +124,7 @@ def _analyse(
         fired += merge_sums(g)
         fired += fold_row_biases(g)
         fired += fold_bias_gradients(g)
+        fired += transpose_products(g)
         fired += materialise_shared_transposes(g)
     for name in fired:
         stats.rewrites[name] += 1

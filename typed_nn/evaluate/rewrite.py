@@ -29,11 +29,13 @@ __all__ = [
     "RULES",
     "SCALAR_BROADCAST",
     "SHARED_TRANSPOSE",
+    "TRANSPOSED_PRODUCT",
     "fold_bias_gradients",
     "fold_row_biases",
     "materialise_shared_transposes",
     "rewrite",
     "rule",
+    "transpose_products",
 ]
 
 RuleFn = Callable[[Graph, INode], Ref | INode | None]
@@ -119,6 +121,48 @@ def rewrite(g: Graph) -> list[str]:
     if len(g.nodes) > size:  # a rule appended nodes: they read, and are read, out of order
         g.reorder()
     return fired
+
+
+TRANSPOSED_PRODUCT = "transpose(a·b) -> bᵀ·aᵀ"
+
+
+def transpose_products(g: Graph) -> list[str]:
+    """``(a·b)ᵀ`` of matrices, where nothing else reads ``a·b``, as the product ``bᵀ·aᵀ``:
+    the same numbers written row-major, where the transpose was a view read across rows. A
+    weight kept (out, in) (``nn.Linear``'s, PyTorch's layout) gets its gradient ``(xᵀ·g)ᵀ``
+    this way, so the update that reads it goes along rows (BLAS takes the operands'
+    transposes as views: ``gᵀ·x`` costs what ``xᵀ·g`` does)."""
+    alive = g.live()
+    uses = g.uses(alive)
+    fired: list[str] = []
+    for s in list(g.order):
+        n = g.nodes[s]
+        if not alive[s] or n.op != "permute" or n.params != ((1, 0),) or is_number(n.args[0]):
+            continue
+        d = n.args[0]
+        prod = g.nodes[d]
+        if prod.op != "dot" or prod.params != (1,) or uses[d] != 1 or len(prod.shape) != 2:
+            continue
+        a, b = prod.args
+        if any(is_number(r) or len(g.nodes[r].shape) != 2 for r in (a, b)):
+            continue
+        swapped = like(n, DOT, (1,), [_transposed(g, b), _transposed(g, a)], n.shape, n.obj)
+        if not _runs_on(swapped):
+            continue
+        g.nodes[s] = swapped
+        fired.append(TRANSPOSED_PRODUCT)
+    if fired:
+        g.reorder()
+    return fired
+
+
+def _transposed(g: Graph, ref: Ref) -> Ref:
+    """A matrix's transpose: the operand of a transpose where ``ref`` is one, else a new
+    transpose (a view)."""
+    m = g.nodes[ref]
+    if m.op == "permute" and m.params == ((1, 0),):
+        return m.args[0]
+    return g.append(like(m, PERMUTE, ((1, 0),), [ref], m.shape[::-1]))
 
 
 def materialise_shared_transposes(g: Graph) -> list[str]:
