@@ -108,17 +108,26 @@ def cosine_schedule(lr: float, total_steps: int) -> Callable[[int], float]:
     return cosine(lr, total_steps)
 
 
+def optimizer_schedule(
+    optimizer: OptimizerName, lr: float | None, total_steps: int | None
+) -> float | Callable[[int], float]:
+    """The learning rate of ``make_optimizer``'s (and ``make_module_optimizer``'s) optimizer:
+    ``lr`` (default: ``default_lr``), decayed by ``cosine_schedule`` over ``total_steps``
+    when given, else constant. Checks the name whether or not ``lr`` is given."""
+    default = default_lr(optimizer)
+    if total_steps is not None:
+        check_int("cannot make the optimizer", "total_steps", total_steps, 1, 1000)
+    rate = default if lr is None else lr
+    return rate if total_steps is None else cosine_schedule(rate, total_steps)
+
+
 def make_optimizer(
     optimizer: OptimizerName, lr: float | None = None, *, total_steps: int | None = None
 ) -> Optimizer:
     """``SGD``, ``Momentum`` (0.9) or ``Adam`` with ``lr`` (default: ``default_lr``), decayed
     by ``cosine_schedule`` over ``total_steps`` when given, else constant. An unknown name
     is a ``TrainingError`` listing the known ones."""
-    default = default_lr(optimizer)  # checks the name, whether or not lr is given
-    if total_steps is not None:
-        check_int("cannot make the optimizer", "total_steps", total_steps, 1, 1000)
-    rate = default if lr is None else lr
-    schedule = rate if total_steps is None else cosine_schedule(rate, total_steps)
+    schedule = optimizer_schedule(optimizer, lr, total_steps)
     if optimizer == "sgd":
         return SGD(schedule)
     if optimizer == "momentum":

@@ -26,8 +26,7 @@ from ..nn.conv import Conv2d, Flatten, MaxPool2d
 from ..nn.layers import Linear
 from ..ops.random import Generator
 from ..tags import CPU, DeviceTag, Dim2, Float32
-from .checks import check_int
-from .classifier import ActivationName, OptimizerName, cosine_schedule, default_lr
+from .classifier import ActivationName, OptimizerName, optimizer_schedule
 
 __all__ = ["ConvClassifier", "MLPClassifier", "make_module_optimizer"]
 
@@ -100,11 +99,7 @@ def make_module_optimizer(
     """``make_optimizer``'s optimizers for a module: ``optim.SGD``, ``optim.Momentum`` (0.9)
     or ``optim.Adam`` of ``model`` with ``lr`` (default: ``default_lr``), decayed by
     ``cosine_schedule`` over ``total_steps`` when given, else constant."""
-    default = default_lr(optimizer)  # checks the name, whether or not lr is given
-    if total_steps is not None:
-        check_int("cannot make the optimizer", "total_steps", total_steps, 1, 1000)
-    rate = default if lr is None else lr
-    schedule = rate if total_steps is None else cosine_schedule(rate, total_steps)
+    schedule = optimizer_schedule(optimizer, lr, total_steps)
     if optimizer == "sgd":
         return optim.SGD(model, schedule)
     if optimizer == "momentum":
