@@ -1,10 +1,9 @@
 """Digits MLP 64-128-10 (ReLU, softmax + NLL, SGD lr 0.1, 30 epochs): typed_nn vs numpy vs torch.
 
-"typed_nn" is MetaNN's composite ``MLP`` layer trained by ``fit`` with ``typed_nn.model.SGD``;
-"typed_nn modules" the same net written with ``typed_nn.nn`` modules (``nn.Linear``, PyTorch's
-layouts) and ``optim.SGD``. The modules path is the one users write, but it stays the
-comparison row while it is slower: its weight gradients come out transposed (``x.T @ g``, then
-``.T``) and the update reads them across the rows (RESULTS.md).
+"typed_nn" is the net written with ``typed_nn.nn`` modules (``nn.Linear``, PyTorch's layouts)
+and ``optim.SGD``, trained by ``fit``: the path users write, so the ratios are its.
+"typed_nn layers" is MetaNN's composite ``MLP`` layer with ``typed_nn.model.SGD``, the
+comparison row (the modules path should be no slower).
 
 Run: ``python benchmarks/digits_mlp.py [--epochs 30] [--repeats 3]``. Single-threaded BLAS
 (set below, before numpy / torch are imported). The implementations start from the
@@ -246,19 +245,19 @@ def main() -> None:
         runners: dict[str, Runner] = {
             "numpy (hand)": numpy_run,
             "numpy +metrics": numpy_metrics_run,
-            "typed_nn": typed_nn_layers_run,
-            "typed_nn modules": typed_nn_run,
+            "typed_nn": typed_nn_run,
+            "typed_nn layers": typed_nn_layers_run,
             "torch": torch_run,
         }
         rows = best_of(runners, args.repeats, *common)
         for name, res in rows.items():
             shown = f"{res[0] * 1e3:9.2f} {res[1]:9.4f}" if res else f"{'-':>9} {'-':>9}"
             print(f"{batch:>5} {name:<16} {shown}")
-        ours, modules = rows["typed_nn"], rows["typed_nn modules"]
+        ours, layers = rows["typed_nn"], rows["typed_nn layers"]
         assert ours is not None
-        assert modules is not None
-        assert abs(ours[1] - modules[1]) < 0.01, "the module and layer MLPs learned differently"
-        print(f"{batch:>5} modules / layers: {modules[0] / ours[0]:.2f}x")
+        assert layers is not None
+        assert abs(ours[1] - layers[1]) < 0.01, "the module and layer MLPs learned differently"
+        print(f"{batch:>5} modules / layers: {ours[0] / layers[0]:.2f}x")
         for name in ("numpy (hand)", "numpy +metrics", "torch"):
             other = rows[name]
             if other is not None:

@@ -4,10 +4,10 @@ Run: ``python benchmarks/large_mlp.py [--samples 16384] [--repeats 3]``. Single-
 (set below, before numpy / torch are imported). ReLU, softmax + NLL, SGD lr 0.01; the same
 initial weights and batches for every implementation. Epoch time is CPU time (the machine is
 shared), the minimum over every epoch of every repeat; the final training loss of each is
-printed as a check that they computed the same thing. "typed_nn" is the composite ``MLP``
-layer trained by ``fit`` with ``typed_nn.model.SGD``; "typed_nn modules" the same net written
-with ``typed_nn.nn`` modules (``digits_mlp.ModuleMLP``) and ``optim.SGD`` (the comparison row
-while it is slower: see digits_mlp.py).
+printed as a check that they computed the same thing. "typed_nn" is the net written
+with ``typed_nn.nn`` modules (``digits_mlp.ModuleMLP``) and ``optim.SGD``, trained by ``fit``;
+"typed_nn layers" the composite ``MLP`` layer with ``typed_nn.model.SGD`` (the comparison
+row: the modules path should be no slower).
 """
 
 # ruff: noqa: E402  (BLAS thread counts must be set before numpy / torch are imported)
@@ -124,8 +124,8 @@ def main() -> None:
     for _ in range(args.repeats):  # interleaved, so a burst of load hits both sides
         runs = (
             ("numpy (hand)", numpy_run),
-            ("typed_nn", typed_nn_layers_run),
-            ("typed_nn modules", typed_nn_run),
+            ("typed_nn", typed_nn_run),
+            ("typed_nn layers", typed_nn_layers_run),
         )
         for name, run in runs:
             t, loss = run(data, weights, args.epochs, batch, args.seed)
@@ -135,10 +135,10 @@ def main() -> None:
     for name, (t, loss) in rows.items():
         print(f"{name:<16} {t * 1e3:9.1f} {loss:10.4f}")
     ours = rows["typed_nn"]
-    modules = rows["typed_nn modules"]
-    assert abs(ours[1] - modules[1]) < 1e-3 * ours[1], "module and layer MLPs differ"
+    layers = rows["typed_nn layers"]
+    assert abs(ours[1] - layers[1]) < 1e-3 * ours[1], "module and layer MLPs differ"
     print(f"typed_nn / numpy (hand): {ours[0] / rows['numpy (hand)'][0]:.3f}x")
-    print(f"modules / layers: {modules[0] / ours[0]:.3f}x")
+    print(f"modules / layers: {ours[0] / layers[0]:.3f}x")
 
 
 if __name__ == "__main__":
