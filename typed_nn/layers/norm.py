@@ -35,7 +35,6 @@ from .. import ops
 from ..data.tensor import AnyTensor, Tensor, Vector
 from ..errors import ShapeError, message
 from ..inference_mode import inference_enabled
-from ..ops.layout import permute_any, permute_inv_any
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PNoUpdate, PParamTypeIs
 from .declared import Decl
@@ -281,12 +280,10 @@ def check_layer_norm_input(owner: str, port: type, x: AnyTensor, dim: int) -> No
 def layer_norm(x: AnyTensor, weight: AnyTensor, bias: AnyTensor, eps: float) -> AnyTensor:
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dim of ``x`` (any rank
     >= 1): the one computation of MetaNN's layer and of ``nn.LayerNorm``."""
-    order = (x.rank - 1, *range(x.rank - 1))  # features first: the stats broadcast back
-    first = permute_any(x, order)  # any rank: ops.permute's overloads are per rank
-    centred = first - ops.reduce_mean(first, 0)
-    normed = centred / ops.sqrt(ops.reduce_mean(ops.square(centred), 0) + eps)
-    back = permute_inv_any(normed, order)
-    return back * weight + bias
+    # statistics kept as a last dim of 1, so every pass reads x in its own (row-major) order
+    centred = x - ops.reduce_mean(x, -1, keep_dim=True)
+    normed = centred / ops.sqrt(ops.reduce_mean(ops.square(centred), -1, keep_dim=True) + eps)
+    return normed * weight + bias
 
 
 class LayerNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
