@@ -68,6 +68,12 @@ _STATIC = (
 )
 """Field values that are configuration, copied as they are by every walk."""
 
+replaced = [0]
+"""How many times a field of any module was set again or deleted (a parameter replaced by
+another tensor, a submodule swapped, a configuration number changed). A compiled function
+traced before holds the old objects and values, so ``tn.compile`` traces again when this
+changed (``Step.stale``); setting the fields of a module being built does not count."""
+
 
 class _Buffer:
     """What :func:`buffer` hands to ``Module.__setattr__``: a tensor to hold as a buffer."""
@@ -107,6 +113,8 @@ class Module:
     """The names of this module's fields that are buffers (set by ``nn.buffer``)."""
 
     def __setattr__(self, name: str, value: object) -> None:
+        if name in self.__dict__ and not name.startswith("_tn_"):
+            replaced[0] += 1
         if isinstance(value, _Buffer):
             value = value.tensor
             object.__setattr__(self, "_tn_buffers", self._tn_buffers | {name})
@@ -115,6 +123,10 @@ class Module:
         if not name.startswith("_tn_"):
             _check_field(self, name, value, f"{type(self).__name__}.{name}")
         object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        replaced[0] += 1
+        object.__delattr__(self, name)
 
     @property
     def training(self) -> bool:

@@ -27,6 +27,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
+from ..data.module import replaced as replaced_fields
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CompileError, OperandError, RetraceWarning, bad_argument, message
 from ..ops.node import format_site, user_site
@@ -74,6 +75,8 @@ class Compiled(Generic[P, R]):
         self._max = max_traces
         self._steps: dict[Any, Step] = {}
         self._warned = False
+        self._replaced = 0
+        """Traces made again because module fields were set between calls."""
         self._lock = threading.RLock()
         self._last: Step | None = None
         """The last call's Step: its ``guard`` is tried first."""
@@ -183,7 +186,9 @@ class Compiled(Generic[P, R]):
         return ("value", type(v), v)
 
     def _trace(self, key: Any, values: list[Any]) -> Step:
-        self._steps.pop(key, None)  # a stale Step of this signature
+        stale = self._steps.pop(key, None)  # a stale Step of this signature
+        if stale is not None and stale.replaced != replaced_fields[0]:
+            self._warn_replaced()
         if len(self._steps) >= self._max:
             self._warn_retrace(key)
             del self._steps[next(iter(self._steps))]
@@ -206,6 +211,25 @@ class Compiled(Generic[P, R]):
         step.hold_modes(list(trace.modes.values()))
         self._steps[key] = step
         return step
+
+    def _warn_replaced(self) -> None:
+        """Once, when module fields set between calls made this function trace again
+        ``max_traces`` times: each such set costs a trace."""
+        self._replaced += 1
+        if self._replaced != self._max:
+            return
+        warnings.warn(
+            message(
+                f"compiled {qualname(self.fn)} was traced again {self._max} times because "
+                "module fields were set between its calls (a tensor or a value it held was "
+                "replaced).",
+                [("cause", "a module field set after the trace (model.name = ...)")],
+                hint="change a parameter's or buffer's values in place with t.assign(...) "
+                "(read live, no new trace); set module fields to reconfigure a model.",
+            ),
+            RetraceWarning,
+            stacklevel=4,
+        )
 
     def _warn_retrace(self, key: Any) -> None:
         if self._warned:

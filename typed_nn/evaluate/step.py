@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.module import replaced as replaced_fields
 from ..data.tensor import AnyTensor, Tensor
 from ..devices import device_of
 from . import hooks, reference
@@ -100,6 +101,9 @@ class Step:
         """The program's replay as a device graph (None: it runs plainly)."""
         self.graph_reason = ""
         """Why the program runs plainly (where ``replay`` is None)."""
+        self.replaced = replaced_fields[0]
+        """Module fields replaced before the trace (``data.module.replaced``): later ones may
+        have swapped a tensor or a value the program holds."""
 
     def hold_modes(self, modes: list[tuple[Any, bool]]) -> None:
         """The program holds while these modules keep these modes (``model.train()`` /
@@ -144,7 +148,7 @@ class Step:
             return None
         if self.compare and _sharing(arrays) != self.sharing:
             return None
-        if self.watch and self.stale(arrays):
+        if (self.watch or self.replaced != replaced_fields[0]) and self.stale(arrays):
             return None
         return arrays, numbers
 
@@ -152,7 +156,9 @@ class Step:
         """Whether the trace no longer fits: a name ``fn`` read a tensor from now holds
         another object, a closed-over tensor's memory was replaced, or (a program that
         writes) an argument shares memory with a closed-over tensor where it did not (or the
-        reverse)."""
+        reverse), or a module's field was set again since the trace (``data.module.replaced``)."""
+        if self.replaced != replaced_fields[0]:
+            return True
         for cell, obj in self.cells:
             if cell.cell_contents is not obj:
                 return True

@@ -1,0 +1,102 @@
+"""A compiled function over a module sees fields set after its trace: a parameter replaced
+by another tensor, a submodule swapped, a configuration number changed. The trace held the
+old objects and values, so the function traces again; numbers agree with plain evaluation."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import typed_nn as tn
+from typed_nn import nn
+from typed_nn.errors import RetraceWarning
+
+
+def _x() -> tn.Matrix[tn.Float32, tn.CPU]:
+    return tn.tensor(np.arange(3, dtype=np.float32)[None], tn.Float32, tn.CPU, tn.Dim2)
+
+
+def _plain(m: nn.Linear[tn.Float32, tn.CPU], x: tn.Matrix[tn.Float32, tn.CPU]) -> np.ndarray:
+    return tn.evaluate(m(x)).numpy()
+
+
+class Scaled(nn.Module):
+    def __init__(self) -> None:
+        self.inner = nn.Linear(3, 2)
+        self.scale = 2.0
+        self.extra: float | None = 1.0
+        self.offset = tn.zeros((2,), tn.Float32, tn.CPU)
+
+    def __call__(self, x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Matrix[tn.Float32, tn.CPU]:
+        return self.inner(x) * self.scale
+
+
+@pytest.mark.parametrize("passed", [True, False], ids=["argument", "closed-over"])
+def test_a_replaced_parameter_is_read_after_the_trace(passed: bool) -> None:
+    tn.manual_seed(0)
+    m, x = nn.Linear(3, 2), _x()
+    f = tn.compile(lambda m, x: m(x)) if passed else None
+    g = tn.compile(lambda x: m(x))
+
+    def call() -> np.ndarray:
+        return (f(m, x) if f is not None else g(x)).numpy()
+
+    np.testing.assert_array_equal(call(), _plain(m, x))
+    m.weight = tn.tensor(np.ones((2, 3), np.float32), tn.Float32, tn.CPU, tn.Dim2)
+    np.testing.assert_array_equal(call(), _plain(m, x))
+    assert m.bias is not None
+    np.testing.assert_array_equal(call(), np.full((1, 2), 3.0, np.float32) + m.bias.numpy())
+
+
+def test_a_swapped_submodule_and_a_changed_number_are_traced_again() -> None:
+    tn.manual_seed(0)
+    m, x = Scaled(), _x()
+    f = tn.compile(lambda x: m(x))
+    f(x)
+    m.inner = nn.Linear(3, 2)
+    np.testing.assert_array_equal(f(x).numpy(), tn.evaluate(m(x)).numpy())
+    m.scale = -1.0
+    np.testing.assert_array_equal(f(x).numpy(), tn.evaluate(m(x)).numpy())
+    assert f.traces == 3
+
+
+def test_a_deleted_field_is_traced_again() -> None:
+    tn.manual_seed(0)
+    m, x = Scaled(), _x()
+    f = tn.compile(lambda x: m(x))
+    f(x)
+    del m.extra
+    f(x)
+    assert f.traces == 2
+
+
+def test_values_assigned_in_place_and_new_modules_do_not_trace_again() -> None:
+    tn.manual_seed(0)
+    m, x = Scaled(), _x()
+    f = tn.compile(lambda x: m(x) + m.offset)
+    f(x)
+    m.offset.assign(m.offset + 0.5)
+    nn.Linear(4, 4)  # building another module sets its fields for the first time
+    np.testing.assert_array_equal(f(x).numpy(), tn.evaluate(m(x) + m.offset).numpy())
+    assert f.traces == 1
+
+
+def test_fields_set_between_every_call_warn_once_with_the_fix() -> None:
+    tn.manual_seed(0)
+    m, x = nn.Linear(3, 2), _x()
+    f = tn.compile(lambda x: m(x), max_traces=3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(6):
+            f(x)
+            m.bias = tn.zeros((2,), tn.Float32, tn.CPU)
+    texts = [str(w.message) for w in caught if w.category is RetraceWarning]
+    assert len(texts) == 1
+    assert texts[0].startswith(
+        "compiled test_fields_set_between_every_call_warn_once_with_the_fix.<locals>.<lambda> "
+        "was traced again 3 times because module fields were set between "
+        "its calls (a tensor or a value it held was replaced)."
+    )
+    assert "hint: change a parameter's or buffer's values in place with t.assign(...)" in texts[0]
