@@ -171,6 +171,23 @@ def module_step(block: ModuleBlock) -> Any:
 def torch_block(torch: Any, w: dict[str, Array], device: str, autocast: bool = False) -> Any:
     """The same block in PyTorch on ``device``: ``step(x, target) -> loss`` (eager); with
     ``autocast``, its forward under ``torch.autocast`` in float16 (a CUDA device)."""
+    block = torch_block_module(torch, w, device)
+    adam = torch.optim.Adam(block.parameters(), lr=LR)
+
+    def step(x: Any, target: Any) -> Any:
+        adam.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.float16, enabled=autocast):
+            y = block(x)
+        loss = torch.nn.functional.mse_loss(y.float(), target)
+        loss.backward()
+        adam.step()
+        return loss
+
+    return step
+
+
+def torch_block_module(torch: Any, w: dict[str, Array], device: str) -> Any:
+    """The block as a ``torch.nn.Module`` on ``device``, holding :func:`weights`."""
     nn = torch.nn
     module: Any = nn.Module
 
@@ -205,19 +222,7 @@ def torch_block(torch: Any, w: dict[str, Array], device: str, autocast: bool = F
     with torch.no_grad():
         for name, param in theirs.items():
             param.copy_(torch.from_numpy(w[name].T.copy()))
-    block.to(device)
-    adam = torch.optim.Adam(block.parameters(), lr=LR)
-
-    def step(x: Any, target: Any) -> Any:
-        adam.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.float16, enabled=autocast):
-            y = block(x)
-        loss = torch.nn.functional.mse_loss(y.float(), target)
-        loss.backward()
-        adam.step()
-        return loss
-
-    return step
+    return block.to(device)
 
 
 def loss_gap(ours: TypedBlock, theirs: Any, x: Any, tx: Any, target: Any, tt: Any) -> float:

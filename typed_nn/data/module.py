@@ -30,8 +30,9 @@ from typing import Any, Self, TypeVar, cast
 
 import numpy as np
 
-from .. import tracing
+from .. import inference_mode, tracing
 from ..errors import ModuleError, message
+from ..inference_mode import serving
 from .tensor import AnyTensor, Tensor, TensorLike
 
 __all__ = [
@@ -112,6 +113,12 @@ class Module:
     _tn_buffers: frozenset[str] = frozenset()
     """The names of this module's fields that are buffers (set by ``nn.buffer``)."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        call = cls.__dict__.get("__call__")
+        if call is not None and not hasattr(call, "__tn_served__"):
+            setattr(cls, "__call__", _servable(call))  # noqa: B010
+
     def __setattr__(self, name: str, value: object) -> None:
         if name in self.__dict__ and not name.startswith("_tn_"):
             replaced[0] += 1
@@ -155,9 +162,30 @@ class Module:
         """Put this module and every submodule in evaluation mode (``train(False)``)."""
         return self.train(False)
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A copy or pickle leaves out the compiled programs of ``tn.inference()`` calls
+        (``_tn_served``: locks and buffers, made again when needed)."""
+        return {k: v for k, v in vars(self).items() if k != "_tn_served"}
+
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={_brief(v)}" for k, v in _fields(self))
         return f"{type(self).__name__}({fields})"
+
+
+def _servable(call: Callable[..., T]) -> Callable[..., T]:
+    """``call`` (a subclass's ``__call__``), run as a compiled program where a compiled
+    ``tn.inference()`` block serves it (``inference_mode.module_call``); otherwise as it is.
+    Inside a trace a call is part of the traced graph."""
+
+    @functools.wraps(call)
+    def served_call(self: Module, *args: Any, **kwargs: Any) -> T:
+        if inference_mode.state.depth and tracing.state.trace is None and serving():
+            served: T = inference_mode.module_call[0](call, self, args, kwargs)
+            return served
+        return call(self, *args, **kwargs)
+
+    served_call.__tn_served__ = True  # type: ignore[attr-defined]
+    return served_call
 
 
 # --- the walk -----------------------------------------------------------------------------

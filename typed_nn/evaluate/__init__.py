@@ -1,5 +1,6 @@
 """Evaluation: plans, handles, the optimised executor and its switches."""
 
+from . import served as served  # registers how tn.inference() runs repeated module calls
 from .compiled import Compiled as Compiled
 from .compiled import compile as compile
 from .executor import clear_plan_cache as clear_plan_cache

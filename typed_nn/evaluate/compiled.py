@@ -53,7 +53,11 @@ class Compiled(Generic[P, R]):
         static: Sequence[str],
         max_traces: int,
         cuda_graph: bool | None = None,
+        *,
+        quiet: bool = False,
     ) -> None:
+        """``quiet``: no ``RetraceWarning`` (a program compiled for the user, not by them:
+        ``served.py``)."""
         _check_arguments(fn, static, max_traces, cuda_graph)
         self._cuda_graph = cuda_graph
         self.fn = fn
@@ -74,7 +78,7 @@ class Compiled(Generic[P, R]):
         self._names = list(self._signature.parameters)
         self._max = max_traces
         self._steps: dict[Any, Step] = {}
-        self._warned = False
+        self._quiet = self._warned = quiet
         self._replaced = 0
         """Traces made again because module fields were set between calls."""
         self._lock = threading.RLock()
@@ -121,7 +125,7 @@ class Compiled(Generic[P, R]):
         """Forget every traced signature (the next call traces again; ``traces`` goes on
         counting)."""
         self._steps.clear()
-        self._warned, self._last = False, None
+        self._warned, self._last = self._quiet, None
 
     def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
         if not kwargs and len(args) == len(self._names):
@@ -216,7 +220,7 @@ class Compiled(Generic[P, R]):
         """Once, when module fields set between calls made this function trace again
         ``max_traces`` times: each such set costs a trace."""
         self._replaced += 1
-        if self._replaced != self._max:
+        if self._replaced != self._max or self._quiet:
             return
         warnings.warn(
             message(

@@ -40,6 +40,9 @@ class Step:
 
     modes: tuple[tuple[Any, bool], ...] = ()
     """(module, training) of each module whose mode the trace read (:meth:`hold_modes`)."""
+    replaced: int
+    """Module fields set again before the trace (``data.module.replaced``): a later set may
+    have swapped a tensor or a value the program holds."""
 
     def __init__(
         self,
@@ -101,9 +104,6 @@ class Step:
         """The program's replay as a device graph (None: it runs plainly)."""
         self.graph_reason = ""
         """Why the program runs plainly (where ``replay`` is None)."""
-        self.replaced = replaced_fields[0]
-        """Module fields replaced before the trace (``data.module.replaced``): later ones may
-        have swapped a tensor or a value the program holds."""
 
     def hold_modes(self, modes: list[tuple[Any, bool]]) -> None:
         """The program holds while these modules keep these modes (``model.train()`` /
@@ -339,6 +339,7 @@ def build_step(
     )
     traced = [placeholders[k]._array if k in placeholders else None for k in range(len(names))]
     step.shared = shared_with(traced, step.held_bases)
+    step.replaced = replaced_fields[0]
     fresh = [kind == 0 for kind, _ in step.outputs]
     step.replay, step.graph_reason = graph_replay(program, fresh, cuda_graph)
     return step

@@ -1,0 +1,177 @@
+"""Inside ``tn.inference(compiled=True)`` a module call that repeats its signature runs as a
+compiled program (typed_nn/evaluate/served.py): the same numbers as building and evaluating its graph,
+evaluated tensors back, and the calls a trace cannot serve run as written."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+
+import numpy as np
+import pytest
+
+import typed_nn as tn
+from typed_nn import nn, ops
+from typed_nn.data.tensor import Tensor
+from typed_nn.debug import is_enabled as debug_enabled
+from typed_nn.ops.node import Operation
+
+Batch = tn.Matrix[tn.Float32, tn.CPU]
+
+SERVED = not debug_enabled()
+"""Debug mode checks every node of every call: calls run as written there."""
+
+
+def _x(rows: int = 2, seed: int = 0) -> Batch:
+    data = np.random.default_rng(seed).normal(size=(rows, 4)).astype(np.float32)
+    return tn.tensor(data, tn.Float32, tn.CPU, tn.Dim2)
+
+
+def _mlp() -> nn.Sequential:
+    tn.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 8), nn.relu, nn.Dropout(0.5), nn.Linear(8, 3))
+
+
+def _served(m: nn.Module) -> int:
+    """How many traces the module's served calls made."""
+    return sum(s.compiled.traces for s in vars(m).get("_tn_served", {}).values())
+
+
+def test_a_repeated_call_is_compiled_and_gives_the_graphs_numbers() -> None:
+    model, x = _mlp().eval(), _x()
+    want = tn.evaluate(model(x)).numpy()
+    with tn.inference(compiled=True):
+        first = model(x)
+        later = [model(x) for _ in range(3)]
+    assert not isinstance(first, Tensor)  # the first of a signature: built as written
+    assert all((type(y) is Tensor) is SERVED for y in later)
+    for y in (first, *later):
+        np.testing.assert_array_equal(tn.evaluate(y).numpy(), want)
+    assert _served(model) == SERVED
+
+
+def test_another_shape_is_first_built_then_compiled_and_other_blocks_keep_graphs() -> None:
+    model = _mlp().eval()
+    with tn.inference(compiled=True):
+        model(_x(2)), model(_x(2))
+        assert not isinstance(model(_x(5)), Tensor)
+        assert (type(model(_x(5))) is Tensor) is SERVED
+        with tn.inference():  # the innermost block decides: a template re-evaluated later
+            assert not isinstance(model(_x(2)), Tensor)
+        assert (type(model(_x(2))) is Tensor) is SERVED
+    with tn.inference():
+        assert not isinstance(model(_x(2)), Tensor)
+    assert not isinstance(model(_x(2)), Tensor)  # outside any block
+    assert _served(model) == 2 * SERVED
+
+
+def test_compiled_must_be_a_bool() -> None:
+    with pytest.raises(tn.ParamError) as caught:
+        tn.inference(compiled=1)  # type: ignore[arg-type]
+    assert str(caught.value).startswith(
+        "cannot open tn.inference(): compiled must be a bool.\n"
+        "  allowed  : a bool\n"
+        "  received : 1 (int)\n"
+        "hint: with tn.inference(compiled=True): ..."
+    )
+
+
+def test_dropout_in_training_mode_draws_the_same_stream_as_the_graph() -> None:
+    served, built = _mlp(), _mlp()
+    x = _x(16)
+    with tn.inference(compiled=True):
+        got = [tn.evaluate(served(x)).numpy() for _ in range(4)]
+    with tn.inference():
+        want = [tn.evaluate(built(x)).numpy() for _ in range(4)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+    assert not np.array_equal(got[2], got[3])  # a fresh mask at every call
+
+
+def test_a_mode_change_and_a_replaced_parameter_are_seen() -> None:
+    model, x = _mlp(), _x(16)
+    with tn.inference(compiled=True):
+        model(x), model(x)
+        model.eval()
+        np.testing.assert_array_equal(model(x).numpy(), tn.evaluate(model(x)).numpy())
+        layer = model[0]
+        assert isinstance(layer, nn.Linear)
+        layer.weight = tn.zeros((8, 4), tn.Float32, tn.CPU)
+        y = model(x).numpy()
+    np.testing.assert_array_equal(y, tn.evaluate(model(x)).numpy())
+
+
+class ReadsAValue(nn.Module):
+    def __init__(self) -> None:
+        self.fc = nn.Linear(4, 3)
+
+    def __call__(self, x: Batch) -> Batch:
+        scale = float(tn.evaluate(ops.reduce_sum(x)).numpy())  # a value: no trace can hold it
+        return self.fc(x) * scale
+
+
+class KeepsState(nn.Module):
+    def __init__(self) -> None:
+        self.fc = nn.Linear(4, 3)
+        self.last: Batch | None = None
+
+    def __call__(self, x: Batch) -> Batch:
+        y = self.fc(x)
+        self.last = y  # kept for inspection: it must hold a real value
+        return y
+
+
+def test_a_module_that_reads_a_value_runs_as_written() -> None:
+    tn.manual_seed(0)
+    m, x = ReadsAValue(), _x()
+    want = tn.evaluate(m(x)).numpy()
+    with tn.inference(compiled=True):
+        got = [tn.evaluate(m(x)).numpy() for _ in range(3)]
+    for g in got:
+        np.testing.assert_array_equal(g, want)
+    assert [s.refused for s in vars(m).get("_tn_served", {}).values()] == [True] * SERVED
+
+
+def test_a_module_that_sets_a_field_runs_as_written_and_keeps_real_state() -> None:
+    tn.manual_seed(0)
+    m, x = KeepsState(), _x()
+    want = tn.evaluate(m(x)).numpy()
+    with tn.inference(compiled=True):
+        for _ in range(3):
+            np.testing.assert_array_equal(tn.evaluate(m(x)).numpy(), want)
+            assert m.last is not None  # what this call set (its submodule's call was served)
+            np.testing.assert_array_equal(tn.evaluate(m.last).numpy(), want)
+    assert [s.refused for s in vars(m).get("_tn_served", {}).values()] == [True] * SERVED
+
+
+def test_keyword_and_non_tensor_arguments_run_as_written() -> None:
+    model, x = _mlp().eval(), _x()
+    with tn.inference(compiled=True):
+        for _ in range(3):
+            assert not isinstance(model(x=x), Tensor)
+            assert not isinstance(model(x * 1.0), Tensor)  # a lazy expression
+
+
+def test_other_threads_are_not_in_the_block() -> None:
+    model, x = _mlp().eval(), _x()
+    kinds: list[type] = []
+    with tn.inference(compiled=True):
+        model(x), model(x)
+        worker = threading.Thread(target=lambda: kinds.append(type(model(x))))
+        worker.start()
+        worker.join()
+    assert kinds == [Operation]
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, lambda m: pickle.loads(pickle.dumps(m))])
+def test_a_served_module_copies_and_pickles_without_its_programs(clone: object) -> None:
+    tn.manual_seed(0)
+    model, x = nn.Linear(4, 3), _x()
+    with tn.inference(compiled=True):
+        model(x), model(x)
+    assert callable(clone)
+    twin = clone(model)
+    assert "_tn_served" not in vars(twin)
+    with tn.inference(compiled=True):
+        np.testing.assert_array_equal(twin(x).numpy(), model(x).numpy())
