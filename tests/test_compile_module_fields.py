@@ -1,10 +1,14 @@
 """A compiled function over a module sees fields set after its trace: a parameter replaced
-by another tensor, a submodule swapped, a configuration number changed. The trace held the
+by another tensor, a submodule swapped (also inside a list or dict field), a configuration
+number changed. The trace held the
 old objects and values, so the function traces again; numbers agree with plain evaluation."""
 
 from __future__ import annotations
 
+import copy
+import pickle
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -100,3 +104,66 @@ def test_fields_set_between_every_call_warn_once_with_the_fix() -> None:
         "its calls (a tensor or a value it held was replaced)."
     )
     assert "hint: change a parameter's or buffer's values in place with t.assign(...)" in texts[0]
+
+
+class Stack(nn.Module):
+    def __init__(self) -> None:
+        self.layers = [nn.Linear(3, 3), nn.Linear(3, 2)]
+        self.heads = {"out": nn.Linear(2, 2)}
+
+    def __call__(self, x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Matrix[tn.Float32, tn.CPU]:
+        for layer in self.layers:
+            x = layer(x)
+        return self.heads["out"](x)
+
+
+def test_an_item_swapped_in_a_list_or_dict_field_is_traced_again() -> None:
+    tn.manual_seed(0)
+    m, x = Stack(), _x()
+    f = tn.compile(lambda x: m(x))
+    f(x)
+    m.layers[1] = nn.Linear(3, 2)
+    np.testing.assert_array_equal(f(x).numpy(), tn.evaluate(m(x)).numpy())
+    m.heads["out"] = nn.Linear(2, 2)
+    np.testing.assert_array_equal(f(x).numpy(), tn.evaluate(m(x)).numpy())
+    m.layers.insert(1, nn.Linear(3, 3))
+    np.testing.assert_array_equal(f(x).numpy(), tn.evaluate(m(x)).numpy())
+    assert f.traces == 4
+
+
+def test_a_bad_item_added_to_a_list_or_dict_field_changes_nothing() -> None:
+    tn.manual_seed(0)
+    m = Stack()
+    with pytest.raises(tn.ModuleError) as caught:
+        m.layers.extend(iter([nn.Linear(2, 2), np.zeros(3)]))  # type: ignore[arg-type]
+    assert str(caught.value).startswith(
+        "cannot set Stack.layers[3]: a module field holds typed_nn data, modules, lists, "
+        "tuples or dicts of them, or configuration.\n"
+    )
+    assert "hint: wrap the array: tn.tensor(array, tn.Float32, tn.CPU, tn.Dim2)." in str(
+        caught.value
+    )
+    with pytest.raises(tn.ModuleError, match=r"^cannot set Stack.heads\['extra'\]: "):
+        m.heads.update(extra={1, 2})  # type: ignore[call-overload]
+    assert len(m.layers) == 2
+    assert list(m.heads) == ["out"]
+    assert [name for name, _ in nn.named_parameters(m)] == [
+        "layers.0.weight",
+        "layers.0.bias",
+        "layers.1.weight",
+        "layers.1.bias",
+        "heads.out.weight",
+        "heads.out.bias",
+    ]
+
+
+@pytest.mark.parametrize("clone", [copy.deepcopy, lambda m: pickle.loads(pickle.dumps(m))])
+def test_list_and_dict_fields_stay_watched_in_copies(clone: Callable[[Stack], Stack]) -> None:
+    tn.manual_seed(0)
+    twin = clone(Stack())
+    x = _x()
+    f = tn.compile(lambda x: twin(x))
+    f(x)
+    twin.layers[0] = nn.Linear(3, 3)
+    np.testing.assert_array_equal(f(x).numpy(), tn.evaluate(twin(x)).numpy())
+    assert f.traces == 2

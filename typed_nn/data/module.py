@@ -26,7 +26,7 @@ import functools
 import types
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any, Self, TypeVar, cast
+from typing import Any, Self, SupportsIndex, TypeVar, cast
 
 import numpy as np
 
@@ -128,7 +128,9 @@ class Module:
         elif name in self._tn_buffers and not name.startswith("_tn_"):
             object.__setattr__(self, "_tn_buffers", self._tn_buffers - {name})
         if not name.startswith("_tn_"):
-            _check_field(self, name, value, f"{type(self).__name__}.{name}")
+            path = f"{type(self).__name__}.{name}"
+            _check_field(value, path)
+            value = _watched(value, path)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
@@ -170,6 +172,107 @@ class Module:
     def __repr__(self) -> str:
         fields = ", ".join(f"{k}={_brief(v)}" for k, v in _fields(self))
         return f"{type(self).__name__}({fields})"
+
+
+class _FieldList(list[Any]):
+    """A module's list field: items set, added or removed are checked as fields are (a bad
+    item changes nothing), and count as a field set again (``replaced``: a compiled function
+    traces again)."""
+
+    __slots__ = ("_tn_path",)
+
+    def __init__(self, items: Any = (), path: str = "") -> None:
+        super().__init__(items)
+        self._tn_path = path
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> Any:
+        return (_FieldList, (list(self), self._tn_path))
+
+    def _rewatch(self) -> None:
+        for i, item in enumerate(self):
+            list.__setitem__(self, i, _watched(item, f"{self._tn_path}[{i}]"))
+
+
+class _FieldDict(dict[str, Any]):
+    """A module's dict field: as :class:`_FieldList`, by key."""
+
+    __slots__ = ("_tn_path",)
+
+    def __init__(self, items: Any = (), path: str = "") -> None:
+        super().__init__(items)
+        self._tn_path = path
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> Any:
+        return (_FieldDict, (dict(self), self._tn_path))
+
+    def _rewatch(self) -> None:
+        for key, item in self.items():
+            dict.__setitem__(self, key, _watched(item, f"{self._tn_path}[{key!r}]"))
+
+
+_MATERIALISE = {"extend": list, "__iadd__": list, "__ior__": dict, "update": dict}
+"""Mutators whose argument may be an iterator: read once, then tried and applied."""
+
+
+def _mutator(cls: type, name: str) -> None:
+    """``cls.name``: the container's own, tried on a copy and checked first, so a bad item
+    raises before anything changed."""
+    plain = cls.__mro__[1]
+    base = getattr(plain, name)
+    materialise = _MATERIALISE.get(name)
+
+    @functools.wraps(base)
+    def changing(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if materialise is not None:
+            args, kwargs = (materialise(*args, **kwargs),), {}
+        trial = plain(self)
+        base(trial, *args, **kwargs)
+        _check_field(trial, self._tn_path)
+        result = base(self, *args, **kwargs)
+        self._rewatch()
+        replaced[0] += 1
+        return self if name.startswith("__i") else result
+
+    setattr(cls, name, changing)
+
+
+for _name in (
+    "__setitem__",
+    "__delitem__",
+    "__iadd__",
+    "__imul__",
+    "append",
+    "extend",
+    "insert",
+    "pop",
+    "remove",
+    "clear",
+    "sort",
+    "reverse",
+):
+    _mutator(_FieldList, _name)
+for _name in (
+    "__setitem__",
+    "__delitem__",
+    "__ior__",
+    "pop",
+    "popitem",
+    "clear",
+    "update",
+    "setdefault",
+):
+    _mutator(_FieldDict, _name)
+
+
+def _watched(value: object, path: str) -> object:
+    """A list or dict field (nested ones too) as its watched twin; anything else as it is."""
+    if type(value) is list:
+        return _FieldList((_watched(v, f"{path}[{i}]") for i, v in enumerate(value)), path)
+    if type(value) is dict:
+        return _FieldDict({k: _watched(v, f"{path}[{k!r}]") for k, v in value.items()}, path)
+    if type(value) is tuple:
+        return tuple(_watched(v, f"{path}[{i}]") for i, v in enumerate(value))
+    return value
 
 
 def _servable(call: Callable[..., T]) -> Callable[..., T]:
@@ -396,7 +499,7 @@ def _same_kind(node: Any, other: Any, path: str) -> None:
 # --- field checks ---------------------------------------------------------------------------
 
 
-def _check_field(owner: Module, name: str, value: object, path: str) -> None:
+def _check_field(value: object, path: str) -> None:
     """A field's value must be data, a module, a container of them or configuration."""
     if isinstance(value, TensorLike | Module) or _stateful(value) is not None:
         return
@@ -404,7 +507,7 @@ def _check_field(owner: Module, name: str, value: object, path: str) -> None:
         return
     if isinstance(value, list | tuple):
         for i, item in enumerate(value):
-            _check_field(owner, name, item, f"{path}[{i}]")
+            _check_field(item, f"{path}[{i}]")
         return
     if isinstance(value, dict):
         for key, item in value.items():
@@ -416,7 +519,7 @@ def _check_field(owner: Module, name: str, value: object, path: str) -> None:
                         hint="use str keys, e.g. {'encoder': ...}.",
                     )
                 )
-            _check_field(owner, name, item, f"{path}[{key!r}]")
+            _check_field(item, f"{path}[{key!r}]")
         return
     raise ModuleError(
         message(
