@@ -140,7 +140,7 @@ def test_a_bad_item_added_to_a_list_or_dict_field_changes_nothing() -> None:
         "cannot set Stack.layers[3]: a module field holds typed_nn data, modules, lists, "
         "tuples or dicts of them, or configuration.\n"
     )
-    assert "hint: wrap the array: tn.tensor(array, tn.Float32, tn.CPU, tn.Dim2)." in str(
+    assert "hint: wrap the array: tn.tensor(array, tn.Float32, tn.CPU, tn.Dim1)." in str(
         caught.value
     )
     with pytest.raises(tn.ModuleError, match=r"^cannot set Stack.heads\['extra'\]: "):

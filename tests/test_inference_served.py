@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import pickle
 import threading
+import warnings
 
 import numpy as np
 import pytest
@@ -15,6 +16,8 @@ import typed_nn as tn
 from typed_nn import nn, ops
 from typed_nn.data.tensor import Tensor
 from typed_nn.debug import is_enabled as debug_enabled
+from typed_nn.errors import RetraceWarning
+from typed_nn.evaluate import served
 from typed_nn.ops.node import Operation
 
 Batch = tn.Matrix[tn.Float32, tn.CPU]
@@ -111,15 +114,14 @@ class ReadsAValue(nn.Module):
         return self.fc(x) * scale
 
 
-class KeepsState(nn.Module):
+class Counts(nn.Module):
     def __init__(self) -> None:
         self.fc = nn.Linear(4, 3)
-        self.last: Batch | None = None
+        self.calls = 0
 
     def __call__(self, x: Batch) -> Batch:
-        y = self.fc(x)
-        self.last = y  # kept for inspection: it must hold a real value
-        return y
+        self.calls += 1  # Python that must run at every call
+        return self.fc(x)
 
 
 def test_a_module_that_reads_a_value_runs_as_written() -> None:
@@ -133,16 +135,67 @@ def test_a_module_that_reads_a_value_runs_as_written() -> None:
     assert [s.refused for s in vars(m).get("_tn_served", {}).values()] == [True] * SERVED
 
 
-def test_a_module_that_sets_a_field_runs_as_written_and_keeps_real_state() -> None:
+def test_a_module_that_sets_a_field_counts_every_call_once() -> None:
     tn.manual_seed(0)
-    m, x = KeepsState(), _x()
+    m, x = Counts(), _x()
     want = tn.evaluate(m(x)).numpy()
     with tn.inference(compiled=True):
-        for _ in range(3):
+        for _ in range(4):
             np.testing.assert_array_equal(tn.evaluate(m(x)).numpy(), want)
-            assert m.last is not None  # what this call set (its submodule's call was served)
-            np.testing.assert_array_equal(tn.evaluate(m.last).numpy(), want)
+    assert m.calls == 5
     assert [s.refused for s in vars(m).get("_tn_served", {}).values()] == [True] * SERVED
+
+
+def test_a_lazy_expression_kept_on_a_field_is_refused_in_and_out_of_the_block() -> None:
+    class KeepsHidden(nn.Module):
+        def __init__(self) -> None:
+            self.fc = nn.Linear(4, 3)
+            self.last: Batch | None = None
+
+        def __call__(self, x: Batch) -> Batch:
+            self.last = ops.relu(self.fc(x))
+            return self.last
+
+    tn.manual_seed(0)
+    m, x = KeepsHidden(), _x()
+    for block in (tn.inference(compiled=True), tn.inference(compiled=True), tn.inference()):
+        with block, pytest.raises(tn.ModuleError) as caught:
+            m(x)
+        assert str(caught.value) == (
+            "cannot set KeepsHidden.last: a lazy expression would be a parameter of the "
+            "module (its tensors are its parameters: trained, saved, loaded).\n"
+            "  received : relu[Float32, CPU, Dim2](2, 3)\n"
+            "  accepted : a principal tensor\n"
+            "hint: to inspect an intermediate value, return it from __call__; to make it a "
+            "parameter, evaluate it first: tn.evaluate(expr)."
+        )
+    assert m.last is None
+
+
+def test_signatures_that_keep_coming_back_warn_once_and_run_as_written() -> None:
+    tn.manual_seed(0)
+    model = nn.Linear(4, 3)
+    assert model.bias is not None
+    weight, bias = model.weight.numpy(), model.bias.numpy()
+    lengths = range(1, served.SIGNATURES + 5)  # more than it keeps compiled
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tn.inference(compiled=True):
+            for _ in range(3):
+                for n in lengths:
+                    x = _x(n)
+                    np.testing.assert_allclose(
+                        tn.evaluate(model(x)).numpy(), x.numpy() @ weight.T + bias, rtol=1e-6
+                    )
+    texts = [str(w.message) for w in caught if w.category is RetraceWarning]
+    assert len(texts) == SERVED
+    if SERVED:
+        assert texts[0].startswith(
+            f"Linear's calls in tn.inference(compiled=True) were traced again "
+            f"{served.SIGNATURES} times: their signature keeps changing.\n"
+        )
+        assert "hint: they run as written from now on" in texts[0]
+        assert not isinstance(model(_x(1)), Tensor)
 
 
 def test_keyword_and_non_tensor_arguments_run_as_written() -> None:

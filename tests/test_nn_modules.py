@@ -93,7 +93,8 @@ def test_tree_map_of_trees_of_another_structure_names_the_path() -> None:
 @pytest.mark.parametrize(
     ("value", "hint"),
     [
-        (np.zeros(3), "wrap the array: tn.tensor"),
+        (np.zeros(3), "wrap the array: tn.tensor(array, tn.Float32, tn.CPU, tn.Dim1)."),
+        (np.zeros((2, 2)), "wrap the array: tn.tensor(array, tn.Float32, tn.CPU, tn.Dim2)."),
         ({1, 2}, "use a tuple or a list"),
         (object(), "keep other objects outside the module"),
     ],
@@ -106,6 +107,17 @@ def test_a_field_that_is_no_data_module_or_configuration_is_refused(
         model.bad = value
     assert hint in str(info.value)
     assert "bad" not in vars(model)
+
+
+def test_numpy_numbers_are_configuration() -> None:
+    class Configured(nn.Module):
+        def __init__(self) -> None:
+            self.fc = nn.Linear(2, 2)
+            self.scale, self.steps, self.flag = np.float32(0.5), np.int64(3), np.bool_(True)
+
+    model = Configured()
+    assert (float(model.scale), int(model.steps), bool(model.flag)) == (0.5, 3, True)
+    assert [name for name, _ in nn.named_parameters(model)] == ["fc.weight", "fc.bias"]
 
 
 def test_a_dict_field_needs_string_keys() -> None:

@@ -33,6 +33,7 @@ import numpy as np
 from .. import inference_mode, tracing
 from ..errors import ModuleError, message
 from ..inference_mode import serving
+from .scalable import ScalableTensor
 from .tensor import AnyTensor, Tensor, TensorLike
 
 __all__ = [
@@ -62,6 +63,8 @@ _STATIC = (
     type,
     enum.Enum,
     np.dtype,
+    np.number,
+    np.bool_,
     types.FunctionType,
     types.BuiltinFunctionType,
     types.MethodType,
@@ -500,9 +503,22 @@ def _same_kind(node: Any, other: Any, path: str) -> None:
 
 
 def _check_field(value: object, path: str) -> None:
-    """A field's value must be data, a module, a container of them or configuration."""
-    if isinstance(value, TensorLike | Module) or _stateful(value) is not None:
+    """A field's value must be data, a module, a container of them or configuration. A
+    model's tensors are its parameters, so a lazy expression (a value computed from them, say
+    kept for inspection in ``__call__``) is refused; gradient trees, which hold expressions,
+    are built by ``tree_map``, not by setting fields."""
+    if isinstance(value, Tensor | ScalableTensor | Module) or _stateful(value) is not None:
         return
+    if isinstance(value, TensorLike):
+        raise ModuleError(
+            message(
+                f"cannot set {path}: a lazy expression would be a parameter of the module (its "
+                "tensors are its parameters: trained, saved, loaded).",
+                [("received", value.describe()), ("accepted", "a principal tensor")],
+                hint="to inspect an intermediate value, return it from __call__; to make it a "
+                "parameter, evaluate it first: tn.evaluate(expr).",
+            )
+        )
     if isinstance(value, _STATIC):
         return
     if isinstance(value, list | tuple):
@@ -536,7 +552,7 @@ _ACCEPTED = "Tensor, nn.Module, list/tuple/dict of them, numbers, strings, types
 
 def _hint(value: object) -> str:
     if isinstance(value, np.ndarray):
-        return "wrap the array: tn.tensor(array, tn.Float32, tn.CPU, tn.Dim2)."
+        return f"wrap the array: tn.tensor(array, tn.Float32, tn.CPU, tn.Dim{value.ndim})."
     if isinstance(value, set | frozenset):
         return "use a tuple or a list: a set has no order, so no paths."
     return "keep other objects outside the module, or store their configuration (numbers)."

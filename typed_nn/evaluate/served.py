@@ -10,19 +10,25 @@ calls give.
 
 A call runs as written when it is the first of its signature, when an argument is not a
 principal tensor or is passed by keyword, in debug mode (each node is checked), or when the
-module cannot be traced: its ``__call__`` evaluates a value, returns something other than
-typed_nn data, or sets a field of a module (state kept for inspection: the trace would hold
-a placeholder there). Such a module is not tried again for that ``__call__``.
+module cannot be traced: its ``__call__`` evaluates a value or returns something other than
+typed_nn data (the call runs as written), or sets a field of a module (a counter: Python that
+must run at every call; the traced call's result is returned, its Python having run once).
+Such a module is not tried again for that ``__call__``. Nor is one whose calls keep changing
+signature: past ``SIGNATURES`` traces of signatures it had compiled before (a growing
+sequence cycling through its lengths), a ``RetraceWarning`` says so and its calls run as
+written from then on, which costs less than a trace per call.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from .. import inference_mode
 from ..data.module import Module, replaced
 from ..data.tensor import Tensor
+from ..errors import RetraceWarning, message
 from . import hooks
 from .compiled import Compiled
 
@@ -36,12 +42,37 @@ first-seen signatures remembered (a sampling loop over a growing length runs as 
 class _Served:
     """One module's ``__call__``: the signatures seen, its compiled twin, or why not."""
 
-    __slots__ = ("compiled", "refused", "seen")
+    __slots__ = ("compiled", "refused", "retraced", "seen", "traced")
 
     def __init__(self, call: Callable[..., Any]) -> None:
         self.seen: set[tuple[Any, ...]] = set()
+        self.traced: set[tuple[Any, ...]] = set()
+        """Signatures traced so far: one traced again was dropped (or its trace went stale)."""
+        self.retraced = 0
         self.compiled = Compiled(call, (), SIGNATURES, quiet=True)
         self.refused = False
+
+    def thrashing(self, key: tuple[Any, ...], module: Module) -> bool:
+        """After a trace of ``key``: whether signatures keep coming back to be traced again
+        (then a ``RetraceWarning``, once, and the calls run as written from now on)."""
+        if key not in self.traced:
+            self.traced.add(key)
+            return False
+        self.retraced += 1
+        if self.retraced < SIGNATURES:
+            return False
+        warnings.warn(
+            message(
+                f"{type(module).__name__}'s calls in tn.inference(compiled=True) were traced "
+                f"again {self.retraced} times: their signature keeps changing.",
+                [("signatures", f"{len(self.traced)} different shapes of the arguments")],
+                hint="they run as written from now on; give the input a fixed shape (a "
+                "window) to run compiled, or use tn.inference() for this loop.",
+            ),
+            RetraceWarning,
+            stacklevel=4,
+        )
+        return True
 
 
 def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwargs: Any) -> Any:
@@ -71,10 +102,14 @@ def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwarg
             raise  # the program itself failed: what the call would raise
         served.refused = True  # the trace failed: the call, as written, says why if it must
         return call(module, *args)
-    if compiled.traces != traces and replaced[0] != fields:
-        served.refused = True  # it set a module field while traced: that state must be real
+    if compiled.traces == traces:
+        return result
+    if replaced[0] != fields or served.thrashing(key, module):
+        # A module field set while traced (a counter, say: Python that must run at every
+        # call), or signatures that keep coming back: this call's result holds (its Python
+        # ran once, in the trace); later calls run as written.
+        served.refused = True
         compiled.clear()
-        return call(module, *args)
     return result
 
 
