@@ -96,16 +96,20 @@ def param_value(source: object, data: AnyTensor) -> AnyTensor:
 def recorded_forward(layer: Layer, picked: dict[type, Any], record: LayerStack) -> Any:
     """Run ``layer``'s forward on its checked inputs and push onto ``record`` what its
     backward needs; within a parent's recorded forward, nothing (the parent's vjp covers it)."""
-    if _STATE.depth:
+    state = _STATE
+    if state.depth:
         return layer.forward(picked)
     inputs, wrt, params = _prepare(layer, picked)
-    _STATE.depth += 1
-    _STATE.param_cuts = {id(source): data for source, data in params if data is not source.data}
+    cuts = {id(source): data for source, data in params if data is not source.data}
+    state.depth = 1
+    if cuts:
+        state.param_cuts = cuts
     try:
         outputs = layer.forward(inputs)
     finally:
-        _STATE.depth -= 1
-        _STATE.param_cuts = {}
+        state.depth = 0
+        if cuts:
+            state.param_cuts = {}
     record.push(ForwardRecord(wrt, params, outputs))
     return outputs
 

@@ -106,14 +106,14 @@ class LogLayer(UnaryLayer[Decl]):
 
 
 class SigmoidLayer(UnaryLayer[Decl]):
-    """``1 / (1 + e^-x)``; backward ``g y (1 - y)`` from the kept output ``y``."""
+    """``1 / (1 + e^-x)``; backward ``g y (1 - y)`` (the vjp, from the output ``y``)."""
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.sigmoid(x)
 
 
 class TanhLayer(UnaryLayer[Decl]):
-    """``tanh x``; backward ``g (1 - y^2)`` from the kept output ``y``."""
+    """``tanh x``; backward ``g (1 - y^2)`` (the vjp, from the output ``y``)."""
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.tanh(x)
