@@ -232,7 +232,11 @@ class Layer(Generic[KIn, KOut, Decl]):
             return self.input_cont()
         kept = self._record.pop()
         assert isinstance(kept, derived.ForwardRecord), "only records are pushed"
-        return derived.backward(self, kept, grads)
+        return self._vjp_of(kept, grads)
+
+    def _vjp_of(self, record: derived.ForwardRecord, grads: Values) -> Values:
+        """The backward of the forward ``record`` holds (``derived.backward``)."""
+        return derived.backward(self, record, grads)
 
     def _check_container(self, values: object, ports: tuple[type, ...], action: str) -> None:
         keys = values.keys if isinstance(values, VarValues) else None

@@ -226,7 +226,7 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
         self._check_container(grads, self.output_ports, "feed_backward")
         params = ((self, self._param()),) if type(self).is_update else ()
         outputs: dict[type, object] = {LayerOutput: self.data}
-        return derived.backward(self, derived.ForwardRecord((), params, outputs), grads)
+        return self._vjp_of(derived.ForwardRecord((), params, outputs), grads)
 
     def checked_grad(self, port: type, grad: Any, output: Any) -> Any:
         if isinstance(grad, TensorLike):
