@@ -146,19 +146,20 @@ def _prepare(
         if data is not None and type(source).is_update:  # None: the forward raises
             independent = independent and id(data) not in seen
             params.append((source, data))
+    skip = cls.no_grad_ports
     inputs = picked
     if not independent:
         inputs = dict(picked)
         for port, v in floats:
-            if port not in cls.no_grad_ports:
+            if port not in skip:
                 inputs[port] = mul(v, 1)
         params = [(source, mul(data, 1)) for source, data in params]
-    wrt = (
-        tuple((port, inputs[port]) for port, _ in floats if port not in cls.no_grad_ports)
-        if cls.is_feedback_output
-        else ()
-    )
-    return inputs, wrt, tuple(params)
+    wrt: list[tuple[type, AnyTensor]] = []
+    if cls.is_feedback_output:
+        for port, _ in floats:
+            if port not in skip:
+                wrt.append((port, inputs[port]))
+    return inputs, tuple(wrt), tuple(params)
 
 
 def backward(layer: Layer, record: ForwardRecord, grads: Values) -> Values:
