@@ -135,8 +135,9 @@ def _prepare(
     seen: set[int] = set()
     independent = True
     for port, v in picked.items():
-        if _is_float(v):
-            leaf = v if type(v) is Tensor else _leaf(v)
+        plain = type(v) is Tensor  # the common case, without the ABC check of _is_float
+        if (plain and issubclass(v.elem, FloatTag)) or (not plain and _is_float(v)):
+            leaf = v if plain else _leaf(v)
             independent = independent and isinstance(leaf, Tensor) and id(leaf) not in seen
             seen.add(id(leaf))
             floats.append((port, v))
