@@ -1,14 +1,14 @@
-"""Layer backward: hand-written (MetaNN's) vs derived from ``tn.vjp`` of the forward.
+"""Layer backward: what a MetaNN layer's feed_backward costs, now the vjp of its forward.
 
-For each layer kind the forward is built ("forward": a deriving layer also records what its
-backward needs), then its backward's gradients are built ("backward build"), and built +
-evaluated ("backward build+eval"): the input gradient where the layer feeds back and every
-parameter's gradient through ``grad_collect``, registered and evaluated in one plan (which
-also computes the forward values they need). "hand" is the hand-written backward: an
-elementary layer's own rule, a composite's walk over its sublayers' backwards (forced with
-``derive_backward(False)``); "vjp" is one ``tn.vjp`` of the recorded forward (an elementary
-layer as a forward-only subclass). Both give the same numbers (checked before timing).
-Float32, one BLAS thread, min of repeats, the variants interleaved (one repeat of each in turn).
+For each layer kind the forward is built ("forward": the layer also records what its backward
+needs), then its backward's gradients are built ("backward build"), and built + evaluated
+("backward build+eval"): the input gradient where the layer feeds back and every parameter's
+gradient through ``grad_collect``, registered and evaluated in one plan (which also computes
+the forward values they need). The gradients are checked against ``tn.vjp`` of the forward
+first. Only public layer APIs are used, so the same script times an older commit (before the
+hand-written backwards were deleted: run it with that commit's ``PYTHONPATH``, alternating).
+Float32, one BLAS thread, min of repeats. The lines are ``_common.race``'s, so
+``compare_commits.py`` compares two commits that both print them.
 
 Run: ``python benchmarks/layer_backward.py [--repeats 30] [--only rnn]``.
 """
@@ -33,7 +33,6 @@ from typed_nn.layers import (  # noqa: E402
     MLP,
     DotLayer,
     GruStep,
-    Layer,
     LayerInMap,
     LayerInput,
     LayerOutput,
@@ -49,7 +48,6 @@ from typed_nn.layers import (  # noqa: E402
     layer_init,
     make_train_layer,
 )
-from typed_nn.layers.derived import derive_backward  # noqa: E402
 from typed_nn.model import GaussianFiller, GradCollector, LoadBuffer, ParamInitializer  # noqa: E402
 from typed_nn.policies import (  # noqa: E402
     PActFuncIs,
@@ -67,25 +65,13 @@ H = Previous(LayerOutput)
 TRAIN = (PUpdate, PFeedbackOutput, PInitializerIs("w"))
 
 
-class DerivedDot(DotLayer):
-    """DotLayer with its forward only: the backward is derived (tn.vjp of one dot)."""
-
-    backward = Layer.backward
-
-
-class DerivedSigmoid(SigmoidLayer):
-    """SigmoidLayer with its forward only."""
-
-    backward = Layer.backward
-
-
 @dataclass
 class Case:
     """A layer kind: how to build one (for a variant) and its inputs."""
 
     name: str
-    build: Callable[[bool], Any]
-    """``derived`` -> a layer instance, parameters initialised."""
+    build: Callable[[], Any]
+    """A layer instance, parameters initialised."""
     inputs: dict[type, Any]
 
 
@@ -101,35 +87,23 @@ def initialised(layer: Any) -> Any:
     return layer
 
 
-def elementary(
-    derived_cls: type[Any], hand_cls: type[Any], in_map: LayerInMap
-) -> Callable[[bool], Any]:
-    def build(derived: bool) -> Any:
-        return make_train_layer(derived_cls if derived else hand_cls, in_map, PFeedbackOutput)("e")
+def elementary(template: type[Any], in_map: LayerInMap) -> Callable[[], Any]:
+    def build() -> Any:
+        return make_train_layer(template, in_map, PFeedbackOutput)("e")
 
     return build
-
-
-def with_vjp(template: type[Any]) -> type[Any]:
-    """``template`` deriving its backward from tn.vjp even where it prefers its hand walk."""
-    if template.prefers_vjp:
-        return template
-    return type(template.__name__, (template,), {"prefers_vjp": True, "__module__": __name__})
 
 
 def composite(
     template: type[Any], in_map: LayerInMap, *args: Any, policies: tuple[Any, ...] = ()
-) -> Callable[[bool], Any]:
-    def build(derived: bool) -> Any:
-        cls = make_train_layer(
-            with_vjp(template) if derived else template, in_map, *TRAIN, *policies
-        )
-        return initialised(cls("c", *args))
+) -> Callable[[], Any]:
+    def build() -> Any:
+        return initialised(make_train_layer(template, in_map, *TRAIN, *policies)("c", *args))
 
     return build
 
 
-def mlp(derived: bool) -> Any:
+def mlp() -> Any:
     net = MLP.build("net", [64, 128, 10], [ReLULayer, None], weight_init="w", bias_init="w")
     return initialised(net)
 
@@ -140,18 +114,23 @@ def cases() -> list[Case]:
     return [
         Case(
             "dot 32x64 . 64x128 (elementary)",
-            elementary(DerivedDot, DotLayer, LayerInMap({LeftOperand: M32, RightOperand: M32})),
+            elementary(DotLayer, LayerInMap({LeftOperand: M32, RightOperand: M32})),
             {LeftOperand: x32, RightOperand: tensor(64, 128, seed=3)},
         ),
         Case(
             "sigmoid 32x128 (elementary)",
-            elementary(DerivedSigmoid, SigmoidLayer, LayerInMap({LayerInput: M32})),
+            elementary(SigmoidLayer, LayerInMap({LayerInput: M32})),
             {LayerInput: tensor(32, 128, seed=4)},
         ),
         Case(
             "linear 64->128, batch 32",
             composite(LinearLayer, LayerInMap({LayerInput: M32}), 64, 128),
             {LayerInput: x32},
+        ),
+        Case(
+            "linear 64->128, batch 32, fed a node",
+            composite(LinearLayer, LayerInMap({LayerInput: M32}), 64, 128),
+            {LayerInput: x32 * 1.0},
         ),
         Case(
             "slp sigmoid 64->128, batch 32",
@@ -184,13 +163,12 @@ def cases() -> list[Case]:
     ]
 
 
-class Variant:
-    """One layer instance run one way: each call builds a fresh forward (not timed), then
-    times the backward's build and evaluation."""
+class Run:
+    """One layer instance: each call builds a fresh forward (timed apart), then times the
+    backward's build and evaluation."""
 
-    def __init__(self, case: Case, derived: bool) -> None:
-        self.derived = derived
-        self.layer = case.build(derived)
+    def __init__(self, case: Case) -> None:
+        self.layer = case.build()
         self.inputs = case.inputs
         self.grad: Any = None
 
@@ -198,8 +176,7 @@ class Variant:
         cont = self.layer.input_cont()
         for port, value in self.inputs.items():
             cont = cont.set(port, value)
-        with derive_backward(self.derived):
-            out = self.layer.feed_forward(cont).get(LayerOutput)
+        out = self.layer.feed_forward(cont).get(LayerOutput)
         if self.grad is None:
             self.grad = tensor(*out.shape, seed=9)
         return out
@@ -236,22 +213,25 @@ def _fmt(seconds: float) -> str:
 
 
 def measure(case: Case, repeats: int) -> dict[str, float]:
-    hand, vjp = Variant(case, False), Variant(case, True)
-    want = hand.run(True)[2]
-    got = vjp.run(True)[2]
-    assert len(want) == len(got), (case.name, len(want), len(got))
-    for a, b in zip(want, got, strict=True):
-        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-6, err_msg=case.name)
+    """The best forward, backward build and backward build+eval times of ``case``; the input
+    gradients checked against ``tn.vjp`` of the forward first."""
+    run = Run(case)
+    out = run.forward()
+    feeds_back = type(run.layer).is_feedback_output
+    wrt = [v for v in case.inputs.values() if isinstance(v, tn.TensorLike) and feeds_back]
+    wanted = [w.numpy() for w in tn.vjp(out, wrt, run.grad)]
+    got = [g.numpy() for g in run.backward()][: len(wrt)]
+    for a, b in zip(wanted, got, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5, err_msg=case.name)
+    run.layer.neutral_invariant()
     best: dict[str, float] = {}
     for evaluate in (False, True):
-        for v in (hand, vjp):  # warm-up (plan caches)
-            v.run(evaluate)
+        run.run(evaluate)  # warm-up (plan caches)
+        key = f"backward {'build+eval' if evaluate else 'build'}"
         for _ in range(repeats):
-            for label, v in (("hand", hand), ("vjp", vjp)):
-                forward, backward, _ = v.run(evaluate)
-                key = f"{label} backward {'build+eval' if evaluate else 'build'}"
-                best[key] = min(best.get(key, float("inf")), backward)
-                best[f"{label} forward"] = min(best.get(f"{label} forward", float("inf")), forward)
+            forward, backward, _ = run.run(evaluate)
+            best[key] = min(best.get(key, float("inf")), backward)
+            best["forward"] = min(best.get("forward", float("inf")), forward)
     return best
 
 
@@ -260,13 +240,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--only", default="", help="run the layers whose name contains this")
     args = parser.parse_args()
-    header(f"layer backward, hand-written vs tn.vjp-derived (float32, min of {args.repeats})")
-    print(f"  {'layer':<52} {'step':<20} {'hand':>12} {'vjp':>12} {'vjp/hand':>9}")
+    header(f"layer forward and backward (the forward's vjp), float32, min of {args.repeats}")
     for case in (c for c in cases() if args.only in c.name):
         best = measure(case, args.repeats if "rnn" not in case.name else max(5, args.repeats // 3))
         for step in ("forward", "backward build", "backward build+eval"):
-            h, v = best[f"hand {step}"], best[f"vjp {step}"]
-            print(f"  {case.name:<52} {step:<20} {_fmt(h)} {_fmt(v)} {v / h:8.2f}x")
+            print(f"  {case.name}: {step:<20} {_fmt(best[step])}")
 
 
 if __name__ == "__main__":

@@ -58,17 +58,13 @@ def test_elementary_layers_compiled_agree(case: str) -> None:
     agree(lv.ELEMENTARY[case]((PFeedbackOutput,)))
 
 
-@pytest.mark.parametrize("how", lv.MODES)
 @pytest.mark.parametrize("case", list(lv.COMPOSITES))
-def test_composite_layers_compiled_agree(case: str, how: str) -> None:
+def test_composite_layers_compiled_agree(case: str) -> None:
     policies = (PFeedbackOutput,) if case.startswith("mlp") else lv.POLICIES["update+feedback"]
-    with lv.mode(how):
-        agree(lv.COMPOSITES[case](policies, how == "vjp"))
+    agree(lv.COMPOSITES[case](policies))
 
 
-@pytest.mark.parametrize("how", lv.MODES)
 @pytest.mark.parametrize("case", list(lv.RECURRENT))
-def test_recurrent_layers_compiled_agree(case: str, how: str) -> None:
+def test_recurrent_layers_compiled_agree(case: str) -> None:
     policy = "update+feedback" if case.startswith("gru") else "feedback"
-    with lv.mode(how):
-        agree(lv.RECURRENT[case](lv.POLICIES[policy]))
+    agree(lv.RECURRENT[case](lv.POLICIES[policy]))

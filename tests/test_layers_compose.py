@@ -177,11 +177,21 @@ def test_lifo_through_a_composite() -> None:
     layer.neutral_invariant()
 
 
-def test_neutral_invariant_names_the_sublayer() -> None:
+def test_neutral_invariant_names_the_layer_that_holds_values() -> None:
+    """A forward waiting for its backward is held by the composite (whose one vjp covers its
+    sublayers); a gradient waiting for grad_collect by its parameter sublayer."""
     layer = make_train_layer(FanOut, IN64, PFeedbackOutput)("f")
     layer_feed(layer, {LayerInput: rng.standard_normal((2, 2))})
-    with pytest.raises(tn.LayerError, match=r"Stack is not empty: layer 'f/sig'"):
+    with pytest.raises(tn.LayerError, match=r"Stack is not empty: layer 'f' still holds 1 value"):
         layer.neutral_invariant()
+    linear = make_train_layer(LinearLayer, IN64, PElemIs(tn.Float64), PUpdate)("c", 2, 3)
+    init_params(linear, {"c/weight": np.ones((2, 3)), "c/bias": np.ones(3)})
+    layer_feed(linear, {LayerInput: rng.standard_normal((2, 2))})
+    linear.feed_backward(linear.output_cont().set(LayerOutput, t64(np.ones((2, 3)))))
+    with pytest.raises(
+        tn.LayerError, match=r"layer 'c/weight' still holds 1 value\(s\) in its grad"
+    ):
+        linear.neutral_invariant()
 
 
 def test_inference_composite() -> None:

@@ -127,8 +127,11 @@ def test_transpose_layer_lifo_empty_grad_and_infer() -> None:
         g = np.arange(6.0).reshape(3, 2) * n
         grads = layer.feed_backward(layer.output_cont().set(LayerOutput, t64(g)))
         np.testing.assert_array_equal(grads.get(LayerInput).numpy(), g.T)
+    layer_feed(layer, {LayerInput: rng.normal(size=(2, 3))})
     assert layer.feed_backward(layer.output_cont()).set_keys() == ()
     layer.neutral_invariant()
+    with pytest.raises(tn.LayerError, match=r"Cannot feed back in layer 't': its forward stack"):
+        layer.feed_backward(layer.output_cont())  # every backward pairs with a forward
     infer = make_infer_layer(TransposeLayer)("infer")
     x32 = rng.normal(size=(3, 2)).astype(np.float32)
     out = infer.feed_forward(infer.input_cont().set(LayerInput, t32(x32)))

@@ -7,17 +7,17 @@ respect to the input tensors and the parameter tensors, with the same cotangent 
 The policies are respected: without ``PFeedbackOutput`` no input gradient comes back, without
 ``PUpdate`` nothing is collected, number ports and the NLL truth get no gradient.
 
-Composites and RecurrentLayer run both ways: ``by hand`` (MetaNN's walk over the sublayers'
-hand-written backwards, forced with ``derive_backward(False)``) and ``vjp`` (one ``tn.vjp`` of
-the recorded forward, what a layer fed distinct principal tensors now does). The last tests
-cover when the vjp is not used (inputs that are nodes, one tensor on two ports, BPTT off) and
-layers that define their forward only.
+Every layer's backward is one ``tn.vjp`` of its recorded forward (``layers/derived.py``): the
+elementary layers, the composites (MetaNN's walk over the sublayers as one graph) and
+RecurrentLayer (BPTT). The last tests cover the partial derivatives MetaNN's backwards give
+(inputs that are nodes, one tensor on two ports, a weight shared with an upstream layer,
+BPTT off), sublayers fed backward on their own, and templates that bring a backward of
+their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -85,7 +85,7 @@ from typed_nn.layers import (
     make_train_layer,
     tensor_type,
 )
-from typed_nn.layers.derived import BY_HAND, ForwardRecord, derive_backward
+from typed_nn.layers.derived import ForwardRecord
 from typed_nn.model import GradCollector
 from typed_nn.policies import (
     PActFuncIs,
@@ -207,25 +207,9 @@ def collect(layer: Any) -> dict[str, Array]:
 
 
 def recorded(layer: Any) -> str:
-    """How the backward of the last forward runs: "vjp" or "by hand"."""
-    if layer._record is None:  # a layer that never derives
-        return BY_HAND
+    """What the last forward left for its backward: "vjp" (a record)."""
     top = layer._record._items[-1]
     return "vjp" if isinstance(top, ForwardRecord) else str(top)
-
-
-def with_vjp(template: type[Any]) -> type[Any]:
-    """``template`` deriving its backward even where it prefers its hand walk (to check the
-    derived backward on its topology too)."""
-    if template.prefers_vjp:
-        return template
-    return type(template.__name__, (template,), {"prefers_vjp": True, "__module__": __name__})
-
-
-@contextmanager
-def mode(name: str) -> Iterator[None]:
-    with derive_backward(name == "vjp"):
-        yield
 
 
 # --- elementary layers ------------------------------------------------------------------------
@@ -351,12 +335,7 @@ ELEMENTARY: dict[str, Make] = {
 
 @pytest.mark.parametrize("case", list(ELEMENTARY), ids=list(ELEMENTARY))
 def test_elementary_backward_is_the_vjp(case: str) -> None:
-    built = ELEMENTARY[case]((PFeedbackOutput,))
-    assert type(built.layer).vjp_exact is (case != "nll-loss")
-    # NLLLoss has a forward only (its truth's gradient stopped there): a derived backward;
-    # the others keep their hand-written one (the protocol's UnaryLayer/BinaryLayer kinds)
-    assert type(built.layer).derives_backward is (case == "nll-loss")
-    check_against_vjp(built)
+    check_against_vjp(ELEMENTARY[case]((PFeedbackOutput,)), expect="vjp")
 
 
 @pytest.mark.parametrize("case", list(ELEMENTARY), ids=list(ELEMENTARY))
@@ -377,14 +356,11 @@ def param_source(shape: tuple[int, ...], *policies: Any) -> Built:
 
 @pytest.mark.parametrize("update", [True, False], ids=["update", "no-update"])
 def test_param_source_collects_the_vjp_of_its_parameter(update: bool) -> None:
-    built = param_source((3, 2), PUpdate if update else PNoUpdate)
-    assert type(built.layer).vjp_exact
-    check_against_vjp(built)
+    check_against_vjp(param_source((3, 2), PUpdate if update else PNoUpdate))
 
 
 def test_value_source_feeds_nothing_back() -> None:
     layer = make_train_layer(ValueSourceLayer, LayerInMap({}), PFeedbackOutput)("v", 2.0)
-    assert type(layer).vjp_exact
     out = layer.feed_forward(layer.input_cont()).get(LayerOutput)
     assert out == 2.0
     back = layer.feed_backward(layer.output_cont().set(LayerOutput, t64(np.ones(()))))
@@ -399,21 +375,18 @@ POLICIES: dict[str, tuple[Any, ...]] = {
     "update": (PUpdate,),
     "feedback": (PFeedbackOutput,),
 }
-MODES = ["by hand", "vjp"]
 
 
-MakeComposite = Callable[[tuple[Any, ...], bool], Built]
-"""(policies, derive) -> a layer; ``derive``: make the template derive its backward."""
+MakeComposite = Callable[[tuple[Any, ...]], Built]
+"""policies -> a layer."""
 
 
 def composite(
     template: type[Any], ctor: tuple[int, ...], x: Array, params: dict[str, Array], *extra: Any
 ) -> MakeComposite:
-    def make(policies: tuple[Any, ...], derive: bool) -> Built:
+    def make(policies: tuple[Any, ...]) -> Built:
         in_map = LayerInMap({LayerInput: typ(x.ndim)})
-        cls = make_train_layer(
-            with_vjp(template) if derive else template, in_map, PElemIs(F64), *extra, *policies
-        )
+        cls = make_train_layer(template, in_map, PElemIs(F64), *extra, *policies)
         layer = cls("c", *ctor)
         buffer = init_params(layer, params)
         tensors = {n: buffer.try_get(n) for n in params}
@@ -424,7 +397,7 @@ def composite(
 
 
 def gru(fan_in: int, fan_out: int, batch: int, seed: int) -> MakeComposite:
-    def make(policies: tuple[Any, ...], derive: bool = True) -> Built:
+    def make(policies: tuple[Any, ...]) -> Built:
         in_map = LayerInMap({LayerInput: typ(2), H: typ(2)})
         layer = make_train_layer(GruStep, in_map, PElemIs(F64), *policies)("g", fan_in, fan_out)
         params = gru_params("g", fan_in, fan_out, seed)
@@ -448,7 +421,7 @@ def gru_params(prefix: str, fan_in: int, fan_out: int, seed: int) -> dict[str, A
 
 
 def mlp(widths: list[int], acts: list[Any], batch: int) -> MakeComposite:
-    def make(policies: tuple[Any, ...], derive: bool) -> Built:
+    def make(policies: tuple[Any, ...]) -> Built:
         net = MLP.build("net", widths, acts, *policies, elem=F64)
         params: dict[str, Array] = {}
         for i in range(1, len(widths)):
@@ -503,10 +476,9 @@ COMPOSITES: dict[str, MakeComposite] = {
 }
 
 
-@pytest.mark.parametrize("how", MODES)
 @pytest.mark.parametrize("policy", list(POLICIES))
 @pytest.mark.parametrize("case", list(COMPOSITES))
-def test_composite_backward_is_the_vjp(case: str, policy: str, how: str) -> None:
+def test_composite_backward_is_the_vjp(case: str, policy: str) -> None:
     policies = POLICIES[policy]
     if case.startswith("mlp"):  # MLP.build sets PFeedbackNoOutput + PUpdate unless told
         policies = {
@@ -514,41 +486,32 @@ def test_composite_backward_is_the_vjp(case: str, policy: str, how: str) -> None
             "update": (),
             "feedback": (PFeedbackOutput, PNoUpdate),
         }[policy]
-    with mode(how):
-        built = COMPOSITES[case](policies, how == "vjp")
-        assert type(built.layer).vjp_exact
-        check_against_vjp(built, expect=how)
-
-
-def test_which_layers_derive_their_backward() -> None:
-    """Measured (benchmarks/layer_backward.py): the vjp pays off from a GRU step up; the
-    elementary layers and the small composites keep their hand-written backwards."""
-    in_map = LayerInMap({LayerInput: typ(2)})
-    small: list[type[Any]] = [BiasLayer, WeightLayer, LinearLayer]
-    for template in small:
-        assert not make_train_layer(template, in_map, PUpdate, PElemIs(F64)).derives_backward
-    act = PActFuncIs(TanhLayer)
-    slp = make_train_layer(SingleLayerPerceptron, in_map, act, PUpdate, PElemIs(F64))
-    assert not slp.derives_backward
-    assert COMPOSITES["gru-step"]((PUpdate,), True).layer.derives_backward
-    assert COMPOSITES["mlp-relu-sigmoid-linear"]((), True).layer.derives_backward
-    assert RECURRENT["gru-6-steps-time-dim-0"]((PUpdate,)).layer.derives_backward
-    for case in ELEMENTARY:  # NLLLoss has a forward only (the truth's gradient stopped)
-        derives = type(ELEMENTARY[case]((PFeedbackOutput,)).layer).derives_backward
-        assert derives is (case == "nll-loss")
+    check_against_vjp(COMPOSITES[case](policies), expect="vjp")
 
 
 def test_frozen_sublayer_parameter() -> None:
-    """``SubPolicyContainer("weight", PNoUpdate)``: only the bias is collected, both ways."""
-    make = COMPOSITES["linear"]
-    for how in MODES:
-        with mode(how):
-            frozen = SubPolicyContainer("weight", PNoUpdate)
-            built = make((PUpdate, PFeedbackOutput, frozen), how == "vjp")
-            check_against_vjp(built, expect=how)
-        forward(built)
-        built.layer.feed_backward(built.layer.output_cont().set(LayerOutput, t64(np.ones((5, 2)))))
-        assert sorted(collect(built.layer)) == ["c/bias"]
+    """``SubPolicyContainer("weight", PNoUpdate)``: only the bias is collected."""
+    frozen = SubPolicyContainer("weight", PNoUpdate)
+    built = COMPOSITES["linear"]((PUpdate, PFeedbackOutput, frozen))
+    check_against_vjp(built, expect="vjp")
+    forward(built)
+    built.layer.feed_backward(built.layer.output_cont().set(LayerOutput, t64(np.ones((5, 2)))))
+    assert sorted(collect(built.layer)) == ["c/bias"]
+
+
+def test_sublayers_record_nothing_of_their_own() -> None:
+    """A sublayer's forward runs within its parent's recorded one, whose vjp covers it: it
+    records nothing, so feeding the sublayer backward itself breaks the LIFO discipline."""
+    built = COMPOSITES["linear"]((PUpdate, PFeedbackOutput))
+    forward(built)
+    dot = built.layer.sublayers["dot"]
+    assert recorded(built.layer) == "vjp"
+    assert not dot._record._items
+    built.layer.feed_backward(built.layer.output_cont())
+    built.layer.neutral_invariant()
+    forward(built)
+    with pytest.raises(tn.LayerError, match=r"Cannot feed back in layer 'c/dot': its forward "):
+        dot.feed_backward(dot.output_cont().set(LayerOutput, t64(np.ones((5, 2)))))
 
 
 class Bias(PortKey):
@@ -628,25 +591,20 @@ RECURRENT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("how", MODES)
 @pytest.mark.parametrize(
     ("case", "policy"), RECURRENT_CASES, ids=[f"{c}-{p}" for c, p in RECURRENT_CASES]
 )
-def test_recurrent_bptt_is_the_vjp(case: str, policy: str, how: str) -> None:
+def test_recurrent_bptt_is_the_vjp(case: str, policy: str) -> None:
     """Several steps forward, then the whole backward through time."""
-    with mode(how):
-        built = RECURRENT[case](POLICIES[policy])
-        assert type(built.layer).derives_backward
-        check_against_vjp(built, expect=how)
+    check_against_vjp(RECURRENT[case](POLICIES[policy]), expect="vjp")
 
 
 def test_recurrent_lifo_over_two_sequences() -> None:
-    """Two forwards (one by hand, one for the vjp), two backwards in reverse order."""
+    """Two forwards, two backwards in reverse order."""
     make = RECURRENT["gru-6-steps-time-dim-0"]
     first = make((PUpdate, PFeedbackOutput))
     layer = first.layer
-    with mode("by hand"):
-        out1 = forward(first)
+    out1 = forward(first)
     second = Built(
         layer, {LayerInput: t64(rand(4, 2, 3, seed=90)), H: t64(rand(2, 4, seed=91))}, first.params
     )
@@ -676,7 +634,6 @@ def test_recurrent_without_bptt_is_the_per_step_vjp() -> None:
     states the forward reached."""
     built = rnn_gru(5, 0, PDisableBptt)((PUpdate, PFeedbackOutput))
     layer = built.layer
-    assert type(layer).vjp_exact
     out = forward(built)
     g = rand(*out.shape, seed=94)
     full = tn.vjp(out, built.params["r/kernel/W/param"], t64(g)).numpy()
@@ -717,25 +674,51 @@ def step_param(step: Any, name: str) -> Tensor64:
     return data
 
 
-# --- when the vjp is not used, and forward-only layers ----------------------------------------
+# --- partial derivatives, and templates that bring their own backward ---------------------------
 
 
-def test_inputs_that_are_nodes_run_by_hand() -> None:
-    """A node input (here ``x * 2``) may depend on anything: the composite walks its
-    sublayers by hand, and still gives the vjp with respect to that node."""
-    built = COMPOSITES["gru-step"]((PUpdate, PFeedbackOutput), True)
+def test_inputs_that_are_nodes_get_the_vjp_with_respect_to_the_node() -> None:
+    """A node input (here ``x * 2``) may depend on anything: the forward runs on a cut of it
+    (``ops.stop_gradient``), and the backward gives the vjp with respect to that node."""
+    built = COMPOSITES["gru-step"]((PUpdate, PFeedbackOutput))
     built.inputs = {p: t64(arr(v)) * 2.0 for p, v in built.inputs.items()}
-    check_against_vjp(built, expect=BY_HAND)
+    check_against_vjp(built, expect="vjp")
+
+
+def test_a_weight_shared_with_an_upstream_layer_gets_each_layers_gradient_once() -> None:
+    """``(x·W)·W`` by two WeightLayers sharing ``W`` (one name): the second layer's backward
+    gives W only its own use (the input is cut), so the collected sum is tn.grad's total."""
+    in_map = LayerInMap({LayerInput: typ(2)})
+    cls = make_train_layer(WeightLayer, in_map, PElemIs(F64), PUpdate, PFeedbackOutput)
+    first, second = cls("a", 3, 3), cls("b", 3, 3)
+    w = rand(3, 3, seed=105)
+    buffer = init_params(first, {"a/param": w})
+    shared = buffer.try_get("a/param")
+    assert shared is not None
+    source = second.sublayers["param"]
+    assert isinstance(source, ParamSourceLayer)
+    source.data = shared  # what LoadBuffer sharing by name does
+    x = m(106, 4, 3)
+    h = forward(Built(first, {LayerInput: x}, {}))
+    y = forward(Built(second, {LayerInput: h}, {}))
+    g = rand(4, 3, seed=107)
+    back = second.feed_backward(second.output_cont().set(LayerOutput, t64(g)))
+    first.feed_backward(first.output_cont().set(LayerOutput, back.get(LayerInput)))
+    total = collect(first)["a/param"] + collect(second)["b/param"]
+    close(total, tn.vjp(y, shared, t64(g)).numpy())
+    close(total, x.numpy().T @ g @ w.T + (x.numpy() @ w).T @ g)
+    first.neutral_invariant()
+    second.neutral_invariant()
 
 
 def test_one_tensor_on_two_ports_gets_partial_derivatives() -> None:
     """The same tensor as x and h of a GRU step: each port gets its partial derivative (what
     tn.vjp gives for two distinct tensors of those values), not the total."""
-    built = gru(4, 4, 3, seed=61)((PUpdate, PFeedbackOutput), True)
+    built = gru(4, 4, 3, seed=61)((PUpdate, PFeedbackOutput))
     x = built.inputs[LayerInput]
     twin = Built(built.layer, {LayerInput: x, H: x}, built.params)
     out = forward(twin)
-    assert recorded(built.layer) == BY_HAND
+    assert recorded(built.layer) == "vjp"
     g = t64(rand(*out.shape, seed=95))
     back = built.layer.feed_backward(built.layer.output_cont().set(LayerOutput, g))
     copy = t64(arr(x))
@@ -749,7 +732,7 @@ def test_one_tensor_on_two_ports_gets_partial_derivatives() -> None:
 
 
 class NLLOfSoftmax(ComposeKernel[Any, LayerOutput]):
-    """``nll(t, softmax(x))``: NLLLossLayer is not vjp_exact (its truth gets no gradient)."""
+    """``nll(t, softmax(x))``: the truth gets no gradient (stopped in NLLLossLayer's forward)."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput, LossLayerWeight)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
@@ -763,16 +746,15 @@ class NLLOfSoftmax(ComposeKernel[Any, LayerOutput]):
     )
 
 
-def test_a_composite_with_a_non_exact_sublayer_keeps_the_walk() -> None:
+def test_a_composite_keeps_its_sublayers_stopped_gradients() -> None:
     in_map = LayerInMap({LayerInput: typ(2), LossLayerWeight: typ(2)})
     layer = make_train_layer(NLLOfSoftmax, in_map, PFeedbackOutput)("n")
-    assert not type(layer).derives_backward
-    assert not type(layer).vjp_exact
     truth = t64(np.eye(3)[[0, 2, 1, 1]])
     check_against_vjp(
         Built(
             layer, {LayerInput: m(96, 4, 3), LossLayerWeight: truth}, {}, no_grad=(LossLayerWeight,)
-        )
+        ),
+        expect="vjp",
     )
 
 
@@ -808,9 +790,6 @@ class Product(Layer[LeftOperand | RightOperand, LayerOutput]):
 
 def test_forward_only_layer_derives_its_backward() -> None:
     cls = make_train_layer(Softplus, LayerInMap({LayerInput: typ(2)}), PFeedbackOutput)
-    assert cls.derives_backward
-    assert cls.vjp_exact
-    assert not cls.has_hand_backward
     x = rand(4, 3, seed=97)
     built = Built(cls("sp"), {LayerInput: t64(x)}, {})
     check_against_vjp(built, expect="vjp")
@@ -867,17 +846,14 @@ class SoftplusLinear(ComposeKernel[LayerInput, LayerOutput]):
         super().__init__(name, self.create_sublayers().set("fc", 3, 2))
 
 
-@pytest.mark.parametrize("how", MODES)
-def test_composite_of_a_forward_only_layer(how: str) -> None:
+def test_composite_of_a_user_layer() -> None:
     in_map = LayerInMap({LayerInput: typ(2)})
     cls = make_train_layer(SoftplusLinear, in_map, PElemIs(F64), PUpdate, PFeedbackOutput)
-    assert cls.derives_backward
-    with mode(how):
-        layer = cls("s")
-        buffer = init_params(layer, {"s/fc/weight": W32, "s/fc/bias": B2})
-        params = {n: buffer.try_get(n) for n in ("s/fc/weight", "s/fc/bias")}
-        found = {n: t for n, t in params.items() if t is not None}
-        check_against_vjp(Built(layer, {LayerInput: t64(X)}, found), expect=how)
+    layer = cls("s")
+    buffer = init_params(layer, {"s/fc/weight": W32, "s/fc/bias": B2})
+    params = {n: buffer.try_get(n) for n in ("s/fc/weight", "s/fc/bias")}
+    found = {n: t for n, t in params.items() if t is not None}
+    check_against_vjp(Built(layer, {LayerInput: t64(X)}, found), expect="vjp")
 
 
 def test_grad_through_an_unrolled_forward_reaches_a_tensor_input() -> None:
@@ -893,13 +869,11 @@ def test_grad_through_an_unrolled_forward_reaches_a_tensor_input() -> None:
 
 
 class StraightThroughSign(UnaryLayer):
-    """``sign(x)`` whose backward passes ``g`` through (a straight-through estimator): its
-    backward is deliberately not the vjp of its forward (which is 0)."""
+    """``sign(x)`` whose gradient passes ``g`` through (a straight-through estimator), said
+    in the forward: ``x + stop_gradient(sign(x) - x)``."""
 
-    op = staticmethod(ops.sign)
-
-    def grad_op(self, g: Any, kept: Any, /) -> Any:
-        return g
+    def op(self, x: Any, /) -> Any:
+        return x + ops.stop_gradient(ops.sign(x) - x)
 
 
 class SignThenSigmoid(ComposeKernel[LayerInput, LayerOutput]):
@@ -916,24 +890,55 @@ class SignThenSigmoid(ComposeKernel[LayerInput, LayerOutput]):
     )
 
 
-def test_a_layer_with_its_own_gradient_is_not_taken_for_exact() -> None:
-    """Exactness is declared by each template itself: a subclass (of UnaryLayer, or of a
-    built-in) that does not say so keeps its own gradient, also inside a composite."""
+def test_a_layer_with_its_own_gradient_says_it_in_its_forward() -> None:
+    """A gradient that is not the plain derivative is ``ops.stop_gradient`` in the forward,
+    alone and inside a composite."""
     in_map = LayerInMap({LayerInput: typ(2)})
-    sign = make_train_layer(StraightThroughSign, in_map, PFeedbackOutput)
-    assert not sign.vjp_exact
-    renamed: type[Any] = type("MyAbs", (AbsLayer,), {"__module__": __name__})
-    assert not make_train_layer(renamed, in_map, PFeedbackOutput).vjp_exact
-    assert make_train_layer(AbsLayer, in_map, PFeedbackOutput).vjp_exact
-    layer = make_train_layer(SignThenSigmoid, in_map, PFeedbackOutput)("s")
-    assert not type(layer).derives_backward
     x = away_from_zero(3, 2, seed=101)
-    out = forward(Built(layer, {LayerInput: t64(x)}, {}))
     g = rand(3, 2, seed=102)
+    sign = make_train_layer(StraightThroughSign, in_map, PFeedbackOutput)("st")
+    out = forward(Built(sign, {LayerInput: t64(x)}, {}))
+    close(out.numpy(), np.sign(x))
+    back = sign.feed_backward(sign.output_cont().set(LayerOutput, t64(g)))
+    close(back.get(LayerInput).numpy(), g)
+    layer = make_train_layer(SignThenSigmoid, in_map, PFeedbackOutput)("s")
+    out = forward(Built(layer, {LayerInput: t64(x)}, {}))
     back = layer.feed_backward(layer.output_cont().set(LayerOutput, t64(g)))
     y = out.numpy()
     close(back.get(LayerInput).numpy(), g * y * (1 - y))  # passed through sign
     layer.neutral_invariant()
+
+
+class HandSign(UnaryLayer):
+    """MetaNN style: an op and a gradient op of its own (refused)."""
+
+    op = staticmethod(ops.sign)
+
+    def grad_op(self, g: Any, kept: Any, /) -> Any:
+        return g
+
+
+class HandScale(Layer[LayerInput, LayerOutput]):
+    """MetaNN style: a forward and a backward of its own (refused)."""
+
+    input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
+
+    def forward(self, inputs: dict[type, Any]) -> dict[type, Any]:
+        return {LayerOutput: inputs[LayerInput] * 2.0}
+
+    def backward(self, grad: Any) -> dict[type, Any]:
+        return {LayerInput: grad * 2.0}
+
+
+@pytest.mark.parametrize(("template", "name"), [(HandSign, "grad_op"), (HandScale, "backward")])
+def test_a_template_with_a_backward_of_its_own_is_refused(template: type[Any], name: str) -> None:
+    in_map = LayerInMap({LayerInput: typ(2)})
+    with pytest.raises(
+        tn.LayerError,
+        match=rf"cannot configure {template.__name__}: it defines {name}\(\), and a layer's "
+        r"backward is the vjp of its forward\.(.|\n)*x \+ ops\.stop_gradient",
+    ):
+        make_train_layer(template, in_map, PFeedbackOutput)
 
 
 def test_a_derived_backward_checks_the_gradient_like_tn_vjp() -> None:

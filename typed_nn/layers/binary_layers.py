@@ -3,8 +3,8 @@
 Either operand may be declared a number type (``int`` / ``float``): it is converted on entry
 and gets no gradient. Operands of different ranks broadcast (MetaNN: the lower rank matches
 the trailing dims); their gradients are summed back to the declared rank (MetaNN Collapse).
-numpy's expansion of size-1 dims, which the ops accept, is a ShapeError here: the hand-written
-backward does not sum over it.
+numpy's expansion of size-1 dims, which the ops accept, is a ShapeError here: MetaNN's layers
+broadcast by rank only. Each backward is the vjp of the forward.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..tags import D, Dv, E
 from .declared import Decl
 from .keys import LayerOutput, LeftOperand, RightOperand
 from .protocol import Layer
-from .stacks import collapse, require_trailing
+from .stacks import require_trailing
 from .var_type_dict import VarValues
 
 __all__ = ["AddLayer", "BinaryLayer", "MultiplyLayer", "SubtractLayer"]
@@ -34,9 +34,6 @@ class BinaryLayer(Layer[Ports, LayerOutput, Decl]):
     def _checked(self, inputs: dict[type, Any], out: AnyTensor) -> dict[type, AnyTensor]:
         require_trailing(self.name, inputs, out)
         return {LayerOutput: out}
-
-    def _collapse(self, port: type, grad: AnyTensor) -> AnyTensor | None:
-        return collapse(grad, self.declared(port))
 
     # The element-wise typing rule, written once for the three binary layers (the base Layer
     # types no feed_forward): operands of one type give it, mixed ranks or a number any rank.
@@ -65,50 +62,20 @@ class BinaryLayer(Layer[Ports, LayerOutput, Decl]):
 class AddLayer(BinaryLayer[Decl]):
     """``a + b``; backward ``g`` to both operands."""
 
-    vjp_exact: ClassVar[bool] = True
-
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         return self._checked(inputs, arithmetic.add(inputs[LeftOperand], inputs[RightOperand]))
-
-    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        return {
-            LeftOperand: self._collapse(LeftOperand, grad),
-            RightOperand: self._collapse(RightOperand, grad),
-        }
 
 
 class SubtractLayer(BinaryLayer[Decl]):
     """``a - b``; backward ``g`` to ``a`` and ``-g`` to ``b`` (MetaNN ``SubstractLayer``)."""
 
-    vjp_exact: ClassVar[bool] = True
-
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         return self._checked(inputs, arithmetic.sub(inputs[LeftOperand], inputs[RightOperand]))
 
-    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        return {
-            LeftOperand: self._collapse(LeftOperand, grad),
-            RightOperand: self._collapse(RightOperand, arithmetic.negative(grad)),
-        }
-
 
 class MultiplyLayer(BinaryLayer[Decl]):
-    """``a * b``; backward ``g * b`` to ``a`` and ``g * a`` to ``b`` (keeps both operands)."""
-
-    stacks: ClassVar[tuple[str, ...]] = ("left", "right")
-    vjp_exact: ClassVar[bool] = True
+    """``a * b``; backward ``g * b`` to ``a`` and ``g * a`` to ``b``."""
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         a, b = inputs[LeftOperand], inputs[RightOperand]
-        out = self._checked(inputs, arithmetic.mul(a, b))
-        self.stack("left").push(a)
-        self.stack("right").push(b)
-        return out
-
-    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        b = self.stack("right").pop()
-        a = self.stack("left").pop()
-        return {
-            LeftOperand: self._collapse(LeftOperand, arithmetic.mul(grad, b)),
-            RightOperand: self._collapse(RightOperand, arithmetic.mul(grad, a)),
-        }
+        return self._checked(inputs, arithmetic.mul(a, b))

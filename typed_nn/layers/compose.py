@@ -23,11 +23,9 @@ topological order, with MetaNN's policy rules:
 
 A training composite infers its sublayers' input maps: composite inputs keep their declared
 types, internal connections take the upstream sublayer's ``output_types()``. ``is_update`` is
-true when any sublayer updates. Forward runs the sublayers in order; backward runs them in
-reverse, summing gradients where one output feeds several inputs (MetaNN's walk). When every
-sublayer is ``vjp_exact`` and the inputs are distinct principal tensors (a model fed its
-batch), the backward is instead one ``tn.vjp`` of the whole forward (``derived.py``): the same
-gradients, built with less overhead. ``init``, ``save_weights``, ``grad_collect`` and
+true when any sublayer updates. Forward runs the sublayers in order; backward is one
+``tn.vjp`` of that whole forward (``derived.py``): the gradients of MetaNN's reverse walk over
+the sublayers (summed where one output feeds several inputs), as one graph. ``init``, ``save_weights``, ``grad_collect`` and
 ``neutral_invariant`` go to every sublayer in order. Sublayers are named
 ``"<composite name>/<sublayer name>"``.
 """
@@ -254,10 +252,15 @@ class ComposeKernel(Layer[KIn, KOut, Decl], Generic[KIn, KOut, DIn, DOut, Decl])
                         types[(e.to_sublayer, e.to_port)] = outs[e.from_port]
         cls.sublayer_classes = classes
         cls.is_update = any(c.is_update for c in classes.values())
-        cls.vjp_exact = cls._hand_backward is ComposeKernel._hand_backward and all(
-            c.vjp_exact for c in classes.values()
+        cls.no_grad_ports = tuple(
+            p
+            for p in cls.input_ports
+            if all(
+                i.sublayer_port in classes[i.sublayer].no_grad_ports
+                for i in topology.in_connects
+                if i.in_port is p
+            )
         )
-        cls.derives_backward = cls.vjp_exact and cls.prefers_vjp
         cls._output_types = None
         if train:
             cls._output_types = {
@@ -357,40 +360,6 @@ class ComposeKernel(Layer[KIn, KOut, Decl], Generic[KIn, KOut, DIn, DOut, Decl])
                 slots[e.to_sublayer][e.to_port] = out.get(e.from_port)
         return {o.out_port: results[o.sublayer].get(o.sublayer_port) for o in topology.out_connects}
 
-    def _hand_backward(self, grads: Values) -> Values:
-        """Reverse topological order; gradients summed on fan-out (MetaNN FeedBackward)."""
-        result: Values = self.input_cont()
-        cls = type(self)
-        if not (cls.is_feedback_output or cls.is_update):
-            return result
-        topology = self.topology
-        slots: dict[tuple[str, type], AnyTensor] = {}
-        for o in topology.out_connects:
-            if grads.is_set(o.out_port):
-                _accumulate(slots, (o.sublayer, o.sublayer_port), grads.get(o.out_port))
-        inputs: dict[tuple[str, type], AnyTensor] = {}
-        for name in reversed(topology.order):
-            layer = self.sublayers[name]
-            cont: Values = layer.output_cont()
-            for port in layer.output_ports:
-                if (name, port) in slots:
-                    cont = cont.set(port, slots.pop((name, port)))
-            back = layer.feed_backward(cont)
-            for e in topology.incoming[name]:
-                if back.is_set(e.to_port):
-                    _accumulate(slots, (e.from_sublayer, e.from_port), back.get(e.to_port))
-            for i in topology.fed_by_inputs[name]:
-                if back.is_set(i.sublayer_port):
-                    inputs[(name, i.sublayer_port)] = back.get(i.sublayer_port)
-        if cls.is_feedback_output:
-            gathered: dict[tuple[str, type], AnyTensor] = {}
-            for i in topology.in_connects:
-                if (i.sublayer, i.sublayer_port) in inputs:
-                    _accumulate(gathered, ("", i.in_port), inputs[(i.sublayer, i.sublayer_port)])
-            for (_, port), grad in gathered.items():
-                result = result.set(port, grad)
-        return result
-
     def feed_forward(
         self, inputs: VarValues[KIn, TensorLike[FE, Dv, DIn]]
     ) -> VarValues[KOut, TensorLike[FE, Dv, DOut]]:
@@ -435,17 +404,7 @@ class ComposeKernel(Layer[KIn, KOut, Decl], Generic[KIn, KOut, DIn, DOut, Decl])
         return tuple(s for s in self.sublayers.values() if isinstance(s, Layer))
 
     def drop_stacks(self) -> None:
-        """Pop what one forward pushed in every sublayer (a derived backward's first step)."""
+        """Pop what one forward pushed in every sublayer (the backward's first step)."""
         super().drop_stacks()
-        for layer in self.sublayers.values():
-            if isinstance(layer, Layer):
-                layer.discard_forward()
-            else:
-                layer.feed_backward(layer.output_cont())
-
-
-def _accumulate(
-    slots: dict[tuple[str, type], AnyTensor], key: tuple[str, type], grad: AnyTensor
-) -> None:
-    previous = slots.get(key)
-    slots[key] = grad if previous is None else previous + grad
+        for layer in self.children():
+            layer.drop_stacks()

@@ -1,7 +1,8 @@
 """``DotLayer``: contract the last ``k`` dims of ``LeftOperand`` with the first ``k`` of
 ``RightOperand`` (``PModifyDimNumIs(k)``, default 1). MetaNN ``tensor/dot_layer.h``.
 
-Backward (METANN.md §3.2), with ``g`` the output gradient::
+The backward is the vjp of the forward; as METANN.md §3.2 writes it, with ``g`` the output
+gradient::
 
     dA = dot(g, permute(B, rotate its first k dims to the end), rank B - k)
     dB = dot(permute(A, rotate its last k dims to the front), g, rank A - k)
@@ -24,19 +25,9 @@ from .keys import LayerOutput, LeftOperand, RightOperand
 from .protocol import Layer
 from .var_type_dict import VarValues
 
-__all__ = ["DotLayer", "contract", "rotate"]
+__all__ = ["DotLayer", "contract"]
 
 Ports = LeftOperand | RightOperand
-
-
-def rotate(x: AnyTensor, shift: int) -> AnyTensor:
-    """``x`` with its dims rotated: result dim ``i`` is ``x`` dim ``(i + shift) % rank``."""
-    rank = x.rank
-    order = tuple((i + shift) % rank for i in range(rank)) if rank else ()
-    if order == tuple(range(rank)):
-        return x
-    result: AnyTensor = ops.permute(x, order)
-    return result
 
 
 def contract(a: AnyTensor, b: AnyTensor, k: int) -> AnyTensor:
@@ -51,13 +42,11 @@ def contract(a: AnyTensor, b: AnyTensor, k: int) -> AnyTensor:
 
 
 class DotLayer(Layer[Ports, LayerOutput, Decl]):
-    """``dot(a, b, k)``; keeps both operands for backward."""
+    """``dot(a, b, k)``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (LeftOperand, RightOperand)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
-    stacks: ClassVar[tuple[str, ...]] = ("left", "right")
     k: ClassVar[int] = 1
-    vjp_exact: ClassVar[bool] = True
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
@@ -70,21 +59,7 @@ class DotLayer(Layer[Ports, LayerOutput, Decl]):
         )
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        a, b = inputs[LeftOperand], inputs[RightOperand]
-        self.stack("left").push(a)
-        self.stack("right").push(b)
-        return {LayerOutput: contract(a, b, self.k)}
-
-    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        b = self.stack("right").pop()
-        a = self.stack("left").pop()
-        assert isinstance(a, TensorLike)
-        assert isinstance(b, TensorLike)
-        k = self.k
-        return {
-            LeftOperand: contract(grad, rotate(b, k), b.rank - k),
-            RightOperand: contract(rotate(a, a.rank - k), grad, a.rank - k),
-        }
+        return {LayerOutput: contract(inputs[LeftOperand], inputs[RightOperand], self.k)}
 
     # The dot's typing rule: operands share element and device; the rank follows the k policy,
     # which the class's type does not carry.

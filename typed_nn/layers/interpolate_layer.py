@@ -1,8 +1,8 @@
 """``InterpolateLayer``: ``w1 * lam + w2 * (1 - lam)`` (MetaNN ``others/interpolate_layer.h``).
 
 Ports ``InterpolateLayerWeight1``, ``InterpolateLayerWeight2``, ``InterpolateLayerLambda`` ->
-``LayerOutput``; all three broadcast. Backward: ``g*lam``, ``g*(1-lam)`` and ``g*(w1-w2)``,
-each summed back to its input's declared rank.
+``LayerOutput``; all three broadcast. Backward (the forward's vjp): ``g*lam``, ``g*(1-lam)``
+and ``g*(w1-w2)``, each summed back to its input's declared rank.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from typing import Any, ClassVar, overload
 
 from .. import ops
 from ..data.tensor import AnyTensor, TensorLike
-from ..ops.arithmetic import mul, sub
 from ..tags import FE, D, Dv
 from .declared import Decl
 from .keys import (
@@ -21,7 +20,7 @@ from .keys import (
     LayerOutput,
 )
 from .protocol import Layer
-from .stacks import collapse, require_trailing
+from .stacks import require_trailing
 from .var_type_dict import VarValues
 
 __all__ = ["InterpolateLayer"]
@@ -31,31 +30,15 @@ W1, W2, LAM = InterpolateLayerWeight1, InterpolateLayerWeight2, InterpolateLayer
 
 
 class InterpolateLayer(Layer[Ports, LayerOutput, Decl]):
-    """``interpolate(w1, w2, lam)``; keeps all three for backward."""
+    """``interpolate(w1, w2, lam)``."""
 
     input_ports: ClassVar[tuple[type, ...]] = (W1, W2, LAM)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
-    stacks: ClassVar[tuple[str, ...]] = ("w1", "w2", "lambda")
-    vjp_exact: ClassVar[bool] = True
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        w1, w2, lam = inputs[W1], inputs[W2], inputs[LAM]
-        out = ops.interpolate(w1, w2, lam)
+        out = ops.interpolate(inputs[W1], inputs[W2], inputs[LAM])
         require_trailing(self.name, inputs, out)
-        self.stack("w1").push(w1)
-        self.stack("w2").push(w2)
-        self.stack("lambda").push(lam)
         return {LayerOutput: out}
-
-    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        lam = self.stack("lambda").pop()
-        w2 = self.stack("w2").pop()
-        w1 = self.stack("w1").pop()
-        return {
-            W1: collapse(mul(grad, lam), self.declared(W1)),
-            W2: collapse(mul(grad, sub(1, lam)), self.declared(W2)),
-            LAM: collapse(mul(grad, sub(w1, w2)), self.declared(LAM)),
-        }
 
     # The interpolation's typing rule (as the binary layers': one type, or mixed ranks).
     @overload

@@ -51,7 +51,6 @@ class _ParamOperandLayer(ComposeKernel[LayerInput, LayerOutput, DIn, DOut, Decl]
 
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
-    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
 
     def __init__(self, name: str, *shape: int) -> None:
         super().__init__(name, self.create_sublayers().set("param", *shape))
@@ -87,7 +86,6 @@ class LinearLayer(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, Decl]):
         "weight": (_MATRIX,),
         "bias": (_VECTOR,),
     }
-    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
     topology = ComposeTopology(
         Sublayer("weight", ParamSourceLayer),
         Sublayer("bias", ParamSourceLayer),

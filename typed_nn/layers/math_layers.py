@@ -1,12 +1,10 @@
 """Element-wise math layers (MetaNN ``layers/principal/math``): each is a UnaryLayer declared by
-its op, its gradient op (METANN.md §2.2) and whether backward needs the input or the output.
+its op; its backward is the op's vjp (the gradients of METANN.md §2.2).
 
 All take ``LayerInput`` and give ``LayerOutput`` of the same element, device and rank.
 """
 
 from __future__ import annotations
-
-from typing import ClassVar, Literal
 
 from .. import ops
 from ..data.tensor import AnyTensor
@@ -36,18 +34,12 @@ class AbsLayer(UnaryLayer[Decl]):
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.abs(x)
 
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.abs_grad(g, kept)
-
 
 class SinLayer(UnaryLayer[Decl]):
     """``sin x``; backward ``g cos x``."""
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.sin(x)
-
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.sin_grad(g, kept)
 
 
 class CosLayer(UnaryLayer[Decl]):
@@ -56,18 +48,12 @@ class CosLayer(UnaryLayer[Decl]):
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.cos(x)
 
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.cos_grad(g, kept)
-
 
 class TanLayer(UnaryLayer[Decl]):
     """``tan x``; backward ``g / cos^2 x``."""
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.tan(x)
-
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.tan_grad(g, kept)
 
 
 class AsinLayer(UnaryLayer[Decl]):
@@ -76,18 +62,12 @@ class AsinLayer(UnaryLayer[Decl]):
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.asin(x)
 
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.asin_grad(g, kept)
-
 
 class AcosLayer(UnaryLayer[Decl]):
     """``acos x``; backward ``-g / sqrt(1 - x^2)``."""
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.acos(x)
-
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.acos_grad(g, kept)
 
 
 class AsinhLayer(UnaryLayer[Decl]):
@@ -96,18 +76,12 @@ class AsinhLayer(UnaryLayer[Decl]):
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.asinh(x)
 
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.asinh_grad(g, kept)
-
 
 class AcoshLayer(UnaryLayer[Decl]):
     """``acosh x``; backward ``g / sqrt(x^2 - 1)``."""
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.acosh(x)
-
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.acosh_grad(g, kept)
 
 
 class SquareLayer(UnaryLayer[Decl]):
@@ -116,18 +90,12 @@ class SquareLayer(UnaryLayer[Decl]):
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.square(x)
 
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.square_grad(g, kept)
-
 
 class ExpLayer(UnaryLayer[Decl]):
     """``e^x``; backward ``g e^x``."""
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.exp(x)
-
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.exp_grad(g, kept)
 
 
 class LogLayer(UnaryLayer[Decl]):
@@ -136,49 +104,16 @@ class LogLayer(UnaryLayer[Decl]):
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.log(x)
 
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.log_grad(g, kept)
-
 
 class SigmoidLayer(UnaryLayer[Decl]):
-    """``1 / (1 + e^-x)``; backward ``g y (1 - y)`` from the kept output ``y``."""
-
-    keeps: ClassVar[Literal["input", "output"]] = "output"
+    """``1 / (1 + e^-x)``; backward ``g y (1 - y)`` (the vjp, from the output ``y``)."""
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.sigmoid(x)
 
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.sigmoid_grad(g, kept)
-
 
 class TanhLayer(UnaryLayer[Decl]):
-    """``tanh x``; backward ``g (1 - y^2)`` from the kept output ``y``."""
-
-    keeps: ClassVar[Literal["input", "output"]] = "output"
+    """``tanh x``; backward ``g (1 - y^2)`` (the vjp, from the output ``y``)."""
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.tanh(x)
-
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.tanh_grad(g, kept)
-
-
-# Each backward is its op's vjp (tests/test_layers_vjp.py): declared per class, so that a
-# subclass with another grad_op is not taken for exact.
-for _exact in (
-    AbsLayer,
-    SinLayer,
-    CosLayer,
-    TanLayer,
-    AsinLayer,
-    AcosLayer,
-    AsinhLayer,
-    AcoshLayer,
-    SquareLayer,
-    ExpLayer,
-    LogLayer,
-    SigmoidLayer,
-    TanhLayer,
-):
-    _exact.vjp_exact = True

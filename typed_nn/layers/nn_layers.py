@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from .. import ops
 from ..data.tensor import AnyTensor, TensorLike
@@ -21,22 +21,15 @@ __all__ = ["NLLLossLayer", "ReLULayer", "SoftmaxLayer"]
 class ReLULayer(UnaryLayer[Decl]):
     """``max(x, 0)``; backward ``g`` where ``x > 0``, else 0."""
 
-    vjp_exact: ClassVar[bool] = True
-
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.relu(x)
-
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.relu_grad(g, kept)
 
 
 class SoftmaxLayer(UnaryLayer[Decl]):
     """Softmax over the last ``k`` dims (``PModifyDimNumIs(k)``, default 1); backward
-    ``y * (g - sum(g * y))`` per group, from the kept output ``y``."""
+    ``y * (g - sum(g * y))`` per group, from the output ``y``."""
 
-    keeps: ClassVar[Literal["input", "output"]] = "output"
     k: ClassVar[int] = 1
-    vjp_exact: ClassVar[bool] = True
 
     # As DotLayer's (another base class): the shared part is dim_count; the texts differ.
     @classmethod
@@ -51,9 +44,6 @@ class SoftmaxLayer(UnaryLayer[Decl]):
 
     def op(self, x: AnyTensor, /) -> AnyTensor:
         return ops.softmax(x, self.k)
-
-    def grad_op(self, g: AnyTensor, kept: AnyTensor, /) -> AnyTensor:
-        return ops.softmax_grad(g, kept, self.k)
 
 
 class NLLLossLayer(Layer[LayerInput | LossLayerWeight, LayerOutput, Decl]):

@@ -73,7 +73,6 @@ class SingleLayerPerceptron(ComposeKernel[LayerInput, LayerOutput, Dim2, Dim2, D
         "weight": (PParamTypeIs(Matrix),)
     }
     bias: ClassVar[bool] = True
-    prefers_vjp: ClassVar[bool] = False  # the hand walk is faster here (layer_backward.py)
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:

@@ -1,7 +1,8 @@
 """``PermuteLayer`` (dims reordered by ``PDimArrayIs(...)``) and ``TransposeLayer`` (a
 PermuteLayer whose order is ``(1, 0)``). MetaNN ``tensor/permute_layer.h``.
 
-``PermuteLayer`` requires ``PDimArrayIs``; backward applies the inverse permutation.
+``PermuteLayer`` requires ``PDimArrayIs``; its backward (the forward's vjp) applies the inverse
+permutation.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ class PermuteLayer(Layer[LayerInput, LayerOutput, Decl]):
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
     order: ClassVar[tuple[int, ...]] = ()
-    vjp_exact: ClassVar[bool] = True
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
@@ -58,9 +58,6 @@ class PermuteLayer(Layer[LayerInput, LayerOutput, Decl]):
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
         return {LayerOutput: ops.permute(inputs[LayerInput], self.order)}
 
-    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        return {LayerInput: ops.permute_inv(grad, self.order)}
-
     # Typing rule for every permutation: any element, the input's rank (not ComposeKernel's;
     # not SameTypeFeeds', which takes float data only).
     def feed_forward(
@@ -78,8 +75,6 @@ class PermuteLayer(Layer[LayerInput, LayerOutput, Decl]):
 
 class TransposeLayer(PermuteLayer[Decl]):
     """A PermuteLayer with order ``(1, 0)`` whatever ``PDimArrayIs`` says (MetaNN's alias)."""
-
-    vjp_exact: ClassVar[bool] = True
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:

@@ -7,13 +7,13 @@ instances of it take a name. ``feed_forward`` / ``feed_backward`` only build laz
 
 What a composite layer can read from a configured class, without an instance:
 ``input_ports``, ``output_ports``, ``policies``, ``input_map`` (None for inference),
-``is_update``, ``is_feedback_output``, ``template``, ``vjp_exact``, ``derives_backward``
-and ``output_types()`` (MetaNN's ``LayerOutputItemTypes``: the element, device and rank each
-output will have).
+``is_update``, ``is_feedback_output``, ``template`` and ``output_types()`` (MetaNN's
+``LayerOutputItemTypes``: the element, device and rank each output will have).
 
-A template that defines ``forward`` only gets its backward from ``tn.vjp`` of that forward
-(``derived.py``, DESIGN §7), with the same LIFO stack discipline, policies and neutral
-invariant as a hand-written one.
+A layer template defines its ``forward`` only: every layer's backward is the vjp of that
+forward (``derived.py``, DESIGN §7), with MetaNN's LIFO stack discipline, policies and neutral
+invariant; MetaNN's own gradients (no gradient to the NLL truth, ``PDisableBptt``) are
+``ops.stop_gradient`` in the forward.
 """
 
 from __future__ import annotations
@@ -59,8 +59,8 @@ class Layer(Generic[KIn, KOut, Decl]):
     class was declared for (``Declared[E, Dv]``, or ``Undeclared``: see ``declared.py``).
 
     Subclasses set ``input_ports``, ``output_ports`` and ``stacks`` (names of their LIFO
-    buffers), implement ``forward`` (and ``backward``, or let it be derived) on plain dicts,
-    and expose typed ``feed_forward`` / ``feed_backward`` that call ``_feed_forward`` /
+    buffers, if any), implement ``forward`` on plain dicts (the backward is its vjp), and
+    expose typed ``feed_forward`` / ``feed_backward`` that call ``_feed_forward`` /
     ``_feed_backward``.
     """
 
@@ -73,22 +73,10 @@ class Layer(Generic[KIn, KOut, Decl]):
     is_update: ClassVar[bool] = False
     is_feedback_output: ClassVar[bool] = False
     configured: ClassVar[bool] = False
-    vjp_exact: ClassVar[bool] = False
-    """The backward gives the vjp of the forward for every float tensor input port and every
-    parameter (a parent may differentiate through this layer). A template declares it in its
-    own class body (the built-in layers whose hand-written backward tests/test_layers_vjp.py
-    checks against ``tn.vjp``): a subclass that does not redeclare it, e.g. one with another
-    ``grad_op``, is not exact. Forward-only layers and composites of exact ones are."""
-    derives_backward: ClassVar[bool] = False
-    """feed_backward pulls the gradients back with ``tn.vjp`` of the recorded forward."""
-    has_hand_backward: ClassVar[bool] = True
-    """A hand-written backward exists to fall back on (False for a forward-only layer)."""
-    prefers_vjp: ClassVar[bool] = True
-    """A template with a hand-written backward too (composites, RecurrentLayer) derives it
-    when it is exact; False keeps the hand-written one (small composites, where the vjp's
-    own overhead outweighs the walk it saves: benchmarks/layer_backward.py)."""
     no_grad_ports: ClassVar[tuple[type, ...]] = ()
-    """Input ports a derived backward gives no gradient (MetaNN's loss weights)."""
+    """Input ports the backward gives no gradient (MetaNN's loss weights: the forward stops
+    their gradient with ``ops.stop_gradient``); a composite's are those that feed only such
+    ports of its sublayers."""
 
     if not TYPE_CHECKING:
 
@@ -105,18 +93,11 @@ class Layer(Generic[KIn, KOut, Decl]):
     def configure(cls, policies: PolicyContainer) -> None:
         """Read the policies into class attributes; raise LayerError for invalid ones.
 
-        The base reads GradPolicy (MetaNN principal layers: ``is_update`` is False) and
-        makes a template without ``backward`` derive it. Override (calling super) to read
-        more; runs once, when the configured class is made.
+        The base reads GradPolicy (MetaNN principal layers: ``is_update`` is False).
+        Override (calling super) to read more; runs once, when the configured class is made.
         """
         cls.is_feedback_output = policy_select(GradPolicy, policies).is_feedback_output
         cls.is_update = False
-        if cls.backward is Layer.backward and cls._hand_backward is Layer._hand_backward:
-            cls.derives_backward = True
-            cls.has_hand_backward = False
-            cls.vjp_exact = not cls.no_grad_ports
-        else:
-            cls.vjp_exact = cls.template.__dict__.get("vjp_exact") is True
 
     @classmethod
     def ports_for(cls, policies: PolicyContainer) -> tuple[type, ...]:
@@ -138,9 +119,7 @@ class Layer(Generic[KIn, KOut, Decl]):
         self.name = name
         active = type(self).is_feedback_output or type(self).is_update
         self._stacks = {what: LayerStack(name, what, active=active) for what in self.stacks}
-        self._record: LayerStack | None = (
-            LayerStack(name, "forward", active=active) if type(self).derives_backward else None
-        )
+        self._record = LayerStack(name, "forward", active=active)
         self._param_sources: list[Layer[Any, Any]] | None = None
 
     # --- containers -------------------------------------------------------------------
@@ -162,12 +141,7 @@ class Layer(Generic[KIn, KOut, Decl]):
 
     # --- what subclasses implement ----------------------------------------------------
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        """Output port -> lazy expression, from checked inputs; push what backward needs."""
-        raise NotImplementedError
-
-    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        """Input port -> gradient (None: no gradient), from the output gradient; pop stacks.
-        Not defined: the backward is derived from the forward with ``tn.vjp``."""
+        """Output port -> lazy expression, from checked inputs (the backward is its vjp)."""
         raise NotImplementedError
 
     def param_sources(self) -> list[Layer[Any, Any]]:
@@ -194,17 +168,10 @@ class Layer(Generic[KIn, KOut, Decl]):
         return []
 
     def drop_stacks(self) -> None:
-        """Pop what one forward pushed, but the ``forward`` record (its backward's caller
-        popped that): the own stacks here; composites also empty their sublayers'."""
+        """Pop what one forward pushed, but the ``forward`` record (the backward popped that):
+        the own stacks here; composites also their sublayers' (which record nothing)."""
         for stack in self._stacks.values():
             stack.discard()
-
-    def discard_forward(self) -> None:
-        """Pop everything one forward pushed, the ``forward`` record included (what a
-        backward with no output gradient does)."""
-        if self._record is not None:
-            self._record.discard()
-        self.drop_stacks()
 
     def checked_grad(self, port: type, grad: Any, output: Any) -> Any:
         """The gradient of ``output`` given for ``port`` in a derived backward, checked
@@ -234,13 +201,10 @@ class Layer(Generic[KIn, KOut, Decl]):
             else:
                 value = check_undeclared_input(self.name, port, value)
             picked[port] = value
-        record = self._record
-        if record is None or not record.active:
-            outputs = self.forward(picked)
+        if self._record.active:
+            outputs = derived.recorded_forward(self, picked, self._record)
         else:
-            pending = derived.prepare(self, picked)
-            outputs = self.forward(picked if pending.record is None else pending.inputs)
-            record.push(pending.finish(outputs, cls.has_hand_backward))
+            outputs = self.forward(picked)
         out: Values = self.output_cont()
         for port, value in outputs.items():
             out = out.set(port, value)
@@ -250,7 +214,8 @@ class Layer(Generic[KIn, KOut, Decl]):
         return out
 
     def _feed_backward(self, grads: Values) -> Values:
-        """The derived backward of a recorded forward, else the hand-written one."""
+        """The vjp of the recorded forward; an empty container where nothing was recorded
+        (a layer that neither feeds back nor updates)."""
         self._check_container(grads, self.output_ports, "feed_backward")
         if inference_state.depth:
             raise LayerError(
@@ -263,26 +228,15 @@ class Layer(Generic[KIn, KOut, Decl]):
                     "block.",
                 )
             )
-        record = self._record
-        if record is not None and record.active:
-            kept = record.pop()
-            if isinstance(kept, derived.ForwardRecord):
-                return derived.backward(self, kept, grads)
-        return self._hand_backward(grads)
+        if not self._record.active:
+            return self.input_cont()
+        kept = self._record.pop()
+        assert isinstance(kept, derived.ForwardRecord), "only records are pushed"
+        return self._vjp_of(kept, grads)
 
-    def _hand_backward(self, grads: Values) -> Values:
-        """Empty input container (stacks still popped) without feedback or an output grad;
-        else ``backward``'s gradients."""
-        result: Values = self.input_cont()
-        port = self.output_ports[0]
-        if not (type(self).is_feedback_output and grads.is_set(port)):
-            for stack in self._stacks.values():
-                stack.discard()
-            return result
-        for key, grad in self.backward(grads.get(port)).items():
-            if grad is not None:
-                result = result.set(key, grad)
-        return result
+    def _vjp_of(self, record: derived.ForwardRecord, grads: Values) -> Values:
+        """The backward of the forward ``record`` holds (``derived.backward``)."""
+        return derived.backward(self, record, grads)
 
     def _check_container(self, values: object, ports: tuple[type, ...], action: str) -> None:
         keys = values.keys if isinstance(values, VarValues) else None
@@ -313,8 +267,7 @@ class Layer(Generic[KIn, KOut, Decl]):
         """LayerError "Stack is not empty." while a stack holds values."""
         for stack in self._stacks.values():
             stack.check_empty()
-        if self._record is not None:
-            self._record.check_empty()
+        self._record.check_empty()
 
     @classmethod
     def output_types(cls, input_types: Mapping[type, object] | None = None) -> dict[type, object]:
@@ -459,11 +412,30 @@ def _check_template(layer: object) -> None:
         )
 
 
+def _check_forward_only(layer: type) -> None:
+    """A template whose own backward would be ignored (MetaNN's ``FeedBackward``, a unary
+    layer's gradient op) is refused: one layer system, every backward the forward's vjp."""
+    for name in ("backward", "grad_op"):
+        if callable(getattr(layer, name, None)):
+            raise LayerError(
+                message(
+                    f"cannot configure {layer.__name__}: it defines {name}(), and a layer's "
+                    "backward is the vjp of its forward.",
+                    [("layer", layer.__name__), ("defines", name)],
+                    built_at=format_site(user_site()),
+                    hint="delete it and say a different gradient in forward with "
+                    "ops.stop_gradient, e.g. a straight-through sign: "
+                    "x + ops.stop_gradient(ops.sign(x) - x).",
+                )
+            )
+
+
 def _make(
     layer: TemplateOf[LayerT], input_map: LayerInMap | None, policies: PolicyContainer
 ) -> type[LayerT]:
     layer, tags = _unsubscribed(layer)
     _check_template(layer)
+    _check_forward_only(layer)
     if tags is not None and input_map is not None:
         _check_declared(layer, tags, input_map)
     key = (layer, input_map, policies)

@@ -15,19 +15,16 @@ Policies:
 
 Forward: each sequence input is permuted so that time comes first (MetaNN's ``IDSwap``), the
 kernel runs once per step (``Previous(O)`` is the initial state, then the previous step's
-``O``), and each output stacks the steps: (T, ...). Backward runs the steps from last to first;
-sequence inputs get their gradients stacked and permuted back, other inputs the sum over time,
-``Previous(O)`` the gradient that reaches the first step. With BPTT over a ``vjp_exact``
-kernel and distinct principal tensors as inputs, the backward is instead one ``tn.vjp`` of
-the unrolled forward (``derived.py``): the same gradients, with the kernel's parameters'
-summed over time into one. Steps read a principal sequence tensor through slice nodes, so
+``O``), and each output stacks the steps: (T, ...). Backward is one ``tn.vjp`` of the unrolled
+forward (``derived.py``): sequence inputs get their gradients stacked and permuted back, other
+inputs the sum over time, ``Previous(O)`` the gradient that reaches the first step, and the
+kernel's parameters their gradient summed over time. Steps read a principal sequence tensor through slice nodes, so
 the forward graph reaches its inputs (``tn.grad`` through an unrolled forward works too).
 The kernel is named ``name/kernel``, so a GRU's parameters are ``name/kernel/W/param``, ...
 """
 
 from __future__ import annotations
 
-from functools import reduce
 from typing import Any, ClassVar, NoReturn, overload
 
 from .. import ops
@@ -132,9 +129,7 @@ class RecurrentLayer(Layer[object, object, Decl]):
             kernel = cls._make_kernel(template, change_policy(PFeedbackOutput, kernel_policies))
         cls.kernel_class = kernel
         cls.is_update = kernel.is_update
-        walk = cls._hand_backward is RecurrentLayer._hand_backward  # not a user's own backward
-        cls.vjp_exact = walk and kernel.vjp_exact  # PDisableBptt's cut is in the forward
-        cls.derives_backward = cls.vjp_exact and cls.prefers_vjp
+        cls.no_grad_ports = kernel.no_grad_ports
         cls._output_types = None
         if cls.input_map is not None:
             outs = layer_output_types(kernel)
@@ -291,47 +286,6 @@ class RecurrentLayer(Layer[object, object, Decl]):
         return seqs, steps
 
     # --- backward -------------------------------------------------------------------------
-    def _hand_backward(self, grads: Values) -> Values:
-        result: Values = self.input_cont()
-        cls = type(self)
-        if not (cls.is_feedback_output or cls.is_update):
-            return result
-        steps = self.stack("steps").pop()
-        assert isinstance(steps, int)
-        given = {o: self._time_grad(grads.get(o), steps) for o in grads.set_keys()}
-        carry: dict[type, AnyTensor] = {}
-        per_step: dict[type, list[AnyTensor]] = {}
-        for t in reversed(range(steps)):
-            cont: Values = self.kernel.output_cont()
-            for o in self.output_ports:
-                parts = ([given[o][t]] if o in given else []) + (
-                    [carry[o]] if o in carry and self.use_bptt else []
-                )
-                if parts:
-                    cont = cont.set(o, reduce(lambda a, b: a + b, parts))
-            back = self.kernel.feed_backward(cont)
-            carry = {
-                o: back.get(Previous(o)) for o in self.output_ports if back.is_set(Previous(o))
-            }
-            for port in self.input_ports:
-                if not _is_previous(port) and back.is_set(port):
-                    per_step.setdefault(port, []).append(back.get(port))
-        if not cls.is_feedback_output:
-            return result
-        for port, items in per_step.items():
-            if port in self.seq_dims and len(items) == steps:
-                stacked = _stack(items[::-1])
-                dim = self.seq_dims[port]
-                grad = (
-                    stacked if dim == 0 else ops.permute_inv(stacked, time_first(stacked.rank, dim))
-                )
-                result = result.set(port, grad)
-            elif port not in self.seq_dims:
-                result = result.set(port, reduce(lambda a, b: a + b, items))
-        for o, grad in carry.items():
-            result = result.set(Previous(o), grad)
-        return result
-
     def checked_grad(self, port: type, grad: Any, output: Any) -> Any:
         return self._time_grad(grad, output.shape[0])
 
@@ -346,11 +300,9 @@ class RecurrentLayer(Layer[object, object, Decl]):
             return
         count = steps.pop()
         assert isinstance(count, int)
-        for _ in range(count):
-            if isinstance(self.kernel, Layer):
-                self.kernel.discard_forward()
-            else:
-                self.kernel.feed_backward(self.kernel.output_cont())
+        for kernel in self.children():
+            for _ in range(count):
+                kernel.drop_stacks()
 
     def _time_grad(self, grad: AnyTensor, steps: int) -> AnyTensor:
         length = grad.shape[0] if grad.rank else 0

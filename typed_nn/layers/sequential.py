@@ -7,8 +7,8 @@
 
 is the composite whose topology is ``InConnect(LayerInput, "fc1", LayerInput)``, ``fc1 → act →
 fc2`` by ``InternalConnect``s and ``OutConnect("fc2", LayerOutput, LayerOutput)``: configured,
-named, initialised and differentiated like any ``ComposeKernel`` (MetaNN's policy rules, a
-derived backward when every sublayer is ``vjp_exact``). ``Block("blk", {"fc1": (4, 8), "fc2":
+named, initialised and differentiated like any ``ComposeKernel`` (MetaNN's policy rules, the
+backward the vjp of the forward). ``Block("blk", {"fc1": (4, 8), "fc2":
 (8, 4)})`` gives the sublayers' constructor arguments by name.
 
 ``residual(Body)`` is the template of ``x + Body(x)``: sublayers ``body`` (named as the

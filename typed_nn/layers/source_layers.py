@@ -24,10 +24,12 @@ from ..policies import (
 )
 from ..shape import format_shape
 from ..tags import CPU, DeviceTag, Dim0, DimTag, ElemTag, Float32, tag_name
+from . import derived
 from .in_map import tagged_parts
 from .keys import LayerOutput
 from .model_protocols import GradCollectorLike, InitializerLike, LoadBufferLike, SaverLike
 from .protocol import Layer
+from .stacks import LayerStack
 from .state_entry import StateEntry, StateKind, tensor_entry
 from .var_type_dict import VarValues
 
@@ -70,7 +72,6 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
     """
 
     stacks: ClassVar[tuple[str, ...]] = ("grad",)
-    vjp_exact: ClassVar[bool] = True
     kind: ClassVar[type] = Tensor
     elem: ClassVar[type[ElemTag]] = Float32
     device: ClassVar[type[DeviceTag]] = CPU
@@ -121,6 +122,7 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
             )
         self.shape = shape
         self.param_name = name
+        self._record = LayerStack(name, "forward", active=False)  # the forward is the parameter
         self.data: AnyTensor | None = None
         if not cls.principal:
             self.data = ZeroTensor(shape, cls.elem, cls.device)
@@ -196,7 +198,7 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
         saver.set(self.param_name, data)
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, AnyTensor]:
-        return {LayerOutput: self._param()}
+        return {LayerOutput: derived.param_value(self, self._param())}
 
     def _find_param_sources(self) -> list[Layer[Any, Any]]:
         return [self] if type(self).principal else []  # a ZeroTensor one is never updated
@@ -218,17 +220,28 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
         return self._feed_forward(inputs)
 
     def feed_backward(self, grads: VarValues[LayerOutput, AnyTensor]) -> VarValues[Never, Never]:
-        """Keep the gradient for ``grad_collect`` (when updated); returns an empty container."""
+        """Keep the gradient for ``grad_collect`` (when updated: the vjp of the forward, which
+        is the gradient itself); returns an empty container. As in MetaNN, no feed_forward
+        needs to come first: the forward (the parameter) is known without a record."""
         self._check_container(grads, self.output_ports, "feed_backward")
-        if type(self).is_update and grads.is_set(LayerOutput):
-            self.keep_grad(grads.get(LayerOutput))
-        return self.input_cont()
+        params = ((self, self._param()),) if type(self).is_update else ()
+        outputs: dict[type, object] = {LayerOutput: self.data}
+        return self._vjp_of(derived.ForwardRecord((), params, outputs), grads)
+
+    def checked_grad(self, port: type, grad: Any, output: Any) -> Any:
+        if isinstance(grad, TensorLike):
+            self._check_grad(grad)
+        return grad
 
     def keep_grad(self, grad: AnyTensor) -> None:
         """Keep ``grad`` (the parameter's shape) for ``grad_collect``; a layer that does not
         update keeps nothing."""
         if not type(self).is_update:
             return
+        self._check_grad(grad)
+        self.stack("grad").push(make_dynamic(grad))
+
+    def _check_grad(self, grad: AnyTensor) -> None:
         data = self._param()
         if grad.shape != data.shape:
             raise _error(
@@ -240,7 +253,6 @@ class ParamSourceLayer(Layer[Never, LayerOutput]):
                 ],
                 "feed back a gradient of the parameter's shape.",
             )
-        self.stack("grad").push(make_dynamic(grad))
 
     def grad_collect(self, collector: GradCollectorLike) -> None:
         """Hand the sum of the kept gradients to ``collector`` and empty the stack."""
@@ -259,7 +271,6 @@ class ValueSourceLayer(Layer[Never, LayerOutput]):
     element tag for a CPU scalar tensor)."""
 
     value_type: ClassVar[type] = float
-    vjp_exact: ClassVar[bool] = True
 
     @classmethod
     def configure(cls, policies: PolicyContainer) -> None:
@@ -276,9 +287,6 @@ class ValueSourceLayer(Layer[Never, LayerOutput]):
 
     def forward(self, inputs: dict[type, Any]) -> dict[type, Any]:
         return {LayerOutput: self.value}
-
-    def backward(self, grad: AnyTensor) -> dict[type, AnyTensor | None]:
-        return {}  # no inputs
 
     def feed_forward(self, inputs: VarValues[Never, object]) -> VarValues[LayerOutput, object]:
         """``LayerOutput`` = the converted value."""

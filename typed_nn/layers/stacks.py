@@ -101,9 +101,10 @@ def collapse(grad: AnyTensor, declared: PortType) -> AnyTensor | None:
 
 
 def require_trailing(layer: str, operands: dict[type, object], result: AnyTensor) -> None:
-    """Reject operands that broadcast by expanding size-1 dims (numpy's rule) in a layer
-    whose hand-written backward sums gradients to the declared rank only (MetaNN Collapse):
-    each operand must be a number, a scalar, or the trailing dims of ``result``."""
+    """Reject operands that broadcast by expanding size-1 dims (numpy's rule) in a layer that
+    broadcasts as MetaNN's does, by rank only (its gradients are summed to the declared rank,
+    MetaNN Collapse): each operand must be a number, a scalar, or the trailing dims of
+    ``result``."""
     for port, x in operands.items():
         if isinstance(x, TensorLike) and x.shape != result.shape[result.rank - x.rank :]:
             raise ShapeError(
@@ -112,7 +113,8 @@ def require_trailing(layer: str, operands: dict[type, object], result: AnyTensor
                     f"broadcasts to {result.shape} by expanding size-1 dims.",
                     [("operand", x.describe()), ("result shape", str(result.shape))],
                     hint="this layer broadcasts as MetaNN does (an operand equals the trailing "
-                    "dims of the other); repeat the operand with ops.tile first, or use a layer "
-                    "defined by its forward only (its gradients are summed over expanded dims).",
+                    "dims of the other); repeat the operand with ops.tile first, or write a "
+                    "layer whose forward broadcasts as numpy does (its backward, the vjp, sums "
+                    "over the expanded dims).",
                 )
             )
