@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -181,3 +181,24 @@ def check_layer_gradients(
         assert got.shape == x.shape, (port.__name__, got.shape, x.shape)
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7, err_msg=port.__name__)
     layer.neutral_invariant()
+
+
+@contextmanager
+def split_on_threads(n: int = 2, block: int | None = None) -> Iterator[None]:
+    """Every fused region of ``block`` elements or more split across ``n`` threads (blocks of
+    ``block`` elements where given: small arrays then run the blocked, split loop); the thread
+    count, block size and plans are restored after."""
+    from typed_nn import threads
+    from typed_nn.evaluate import clear_plan_cache, fuse
+
+    saved = (tn.get_num_threads(), threads.SPLIT_MIN, fuse.BLOCK)
+    threads.SPLIT_MIN = 0
+    fuse.BLOCK = fuse.BLOCK if block is None else block
+    tn.set_num_threads(n)
+    clear_plan_cache()
+    try:
+        yield
+    finally:
+        tn.set_num_threads(saved[0])
+        threads.SPLIT_MIN, fuse.BLOCK = saved[1], saved[2]
+        clear_plan_cache()
