@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from fuzz_programs import make_program, run_program
 from graphs import Graph, check_graph, random_graphs
-from helpers import split_on_threads
+from helpers import split_on_threads, threads_restored
 from hypothesis import HealthCheck, given, settings
 
 import typed_nn as tn
@@ -27,9 +27,8 @@ F32 = tn.Float32
 
 @pytest.fixture(autouse=True)
 def restore_threads() -> Iterator[None]:
-    saved = tn.get_num_threads()
-    yield
-    tn.set_num_threads(saved)
+    with threads_restored():
+        yield
 
 
 def test_thread_count_round_trips_and_reaches_the_blas() -> None:
@@ -79,12 +78,12 @@ def test_import_leaves_the_blas_and_threads_alone() -> None:
     code = (
         "import threading, typed_nn\n"
         "from typed_nn import threads, blas\n"
-        "print(threads._count, blas._blas.cache_info().currsize,"
+        "print(threads._count, threads.split_count, blas._blas.cache_info().currsize,"
         " [t.name for t in threading.enumerate() if t.name.startswith('typed_nn')])\n"
     )
     env = {"PATH": "/usr/bin:/bin", "OPENBLAS_NUM_THREADS": "1"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.stdout.strip() == "[] 0 []", out.stderr
+    assert out.stdout.strip() == "[] 1 0 []", out.stderr
 
 
 def _chain(x: Any, row: Any, col: Any) -> Any:
@@ -93,7 +92,7 @@ def _chain(x: Any, row: Any, col: Any) -> Any:
 
 def test_a_large_region_splits_and_gives_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
     rng = np.random.default_rng(0)
-    xs = rng.normal(size=(1100, 1000)).astype(np.float32)  # over SPLIT_MIN: split by default
+    xs = rng.normal(size=(1100, 1000)).astype(np.float32)  # over SPLIT_MIN
     rows, cols = (
         rng.normal(size=1000).astype(np.float32),
         rng.normal(size=(1100, 1)).astype(np.float32),

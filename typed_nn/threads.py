@@ -4,9 +4,10 @@
 runs matrix products on ``n`` threads, and a fused element-wise region of at least
 :data:`SPLIT_MIN` elements hands its blocks to ``n`` threads (the caller and ``n - 1`` workers
 of a small persistent pool; numpy's ufuncs release the GIL on a block). Until it is called,
-``tn.get_num_threads()`` is the BLAS's own count — what ``OPENBLAS_NUM_THREADS`` /
-``OMP_NUM_THREADS`` or the core count gave it when numpy loaded — so importing typed_nn changes
-no one's thread count.
+nothing changes: ``tn.get_num_threads()`` is the BLAS's own count — what
+``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS`` or the core count gave it when numpy loaded —
+and element-wise passes run in the calling thread, as they always did (on a busy machine a
+second thread can be slower: the split is asked for, not assumed).
 
 Each block is computed by the same calls in any thread, so a split pass gives bit-identical
 numbers; reductions are never split (their summation order stays numpy's).
@@ -24,7 +25,7 @@ from typing import Any, TypeVar
 from .blas import blas_threads, env_threads, set_blas_threads
 from .errors import OptionError, message
 
-__all__ = ["SPLIT_MIN", "get_num_threads", "run_parts", "set_num_threads"]
+__all__ = ["SPLIT_MIN", "get_num_threads", "run_parts", "set_num_threads", "split_count"]
 
 T = TypeVar("T")
 
@@ -36,13 +37,16 @@ PERF_NOTES): below ~1M elements the gain was within the noise of a shared machin
 _count: list[int] = []
 """The thread count once known (set, or read from the BLAS at first use)."""
 
+split_count = 1
+"""Threads a large element-wise region is split across: 1 until :func:`set_num_threads`."""
+
 
 def get_num_threads() -> int:
     """The number of CPU threads typed_nn uses (matrix products and large element-wise passes).
 
     Until :func:`set_num_threads` is called: numpy's BLAS's own count (from
     ``OPENBLAS_NUM_THREADS`` / ``OMP_NUM_THREADS``, else the cores), or, where the BLAS cannot be
-    read, those variables, else 1.
+    read, those variables, else 1; element-wise passes are not split until then.
     """
     if not _count:
         _count.append(blas_threads() or env_threads() or 1)
@@ -69,8 +73,10 @@ def set_num_threads(n: int) -> None:
                 hint=f"tn.set_num_threads({os.cpu_count() or 1}) uses every core",
             )
         )
+    global split_count
     set_blas_threads(n)
     _count[:] = [n]
+    split_count = n
 
 
 class _Worker:

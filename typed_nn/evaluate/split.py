@@ -1,9 +1,9 @@
 """A large fused region's blocks, run by the calling thread or split across threads.
 
 The blocked loop of a region (``codegen._blocked_region``) is one function of a list of blocks,
-``body(blocks)``; the program calls ``SplitBlocks(body)``. With one thread (or a region under
-:data:`typed_nn.threads.SPLIT_MIN` elements) that is ``body(all blocks)``, the loop as it always
-ran. With ``n`` threads the blocks are cut into ``n`` contiguous runs, each with its own scratch
+``body(blocks)``; the program calls ``SplitBlocks(body)``. With one thread (the default until
+``tn.set_num_threads``) or a region under :data:`typed_nn.threads.SPLIT_MIN` elements, that is
+``body(all blocks)``: the loop as it always ran. With ``n`` threads the blocks are cut into ``n`` contiguous runs, each with its own scratch
 registers, and run by :func:`typed_nn.threads.run_parts`. Blocks are disjoint parts of the
 result and every block reads only its own part of each operand (a target written in place is
 read only at the same elements: ``executor._analyse``), so the order of blocks does not matter
@@ -34,7 +34,7 @@ class SplitBlocks:
         self._runs: dict[int, list[list[Block]]] = {}
 
     def __call__(self, body: Callable[[list[Block]], object]) -> None:
-        n = threads.get_num_threads()
+        n = threads.split_count
         if n < 2 or self.size < threads.SPLIT_MIN:
             body(self.blocks)
             return
