@@ -31,8 +31,9 @@ T = TypeVar("T")
 
 SPLIT_MIN = 1 << 20
 """Elements from which a fused element-wise region is split across threads (float32: 4 MB).
-Handing a part to a worker costs ~10-20 us; measured on a 2-vCPU machine (benchmarks/threads.py,
-PERF_NOTES): below ~1M elements the gain was within the noise of a shared machine."""
+Handing a run to a worker and waiting for it costs ~16 us (measured on the shared 2-vCPU
+machine, load 7); at 2^20 elements the chain of ``benchmarks/chain.py`` takes ~3 ms, so the
+hand-off stays under 1 %. ``benchmarks/threads.py --sweep`` times the split at each size."""
 
 _count: list[int] = []
 """The thread count once known (set, or read from the BLAS at first use)."""
