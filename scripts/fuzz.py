@@ -57,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         run_program(program, sanitize=args.sanitize, threads=_threads(args.program, args))
         print("fuzz: the program matches numpy")
         return 0
-    start, count, sanitized = time.perf_counter(), 0, 0
+    start, count, sanitized, split = time.perf_counter(), 0, 0, 0
     while True:
         if args.programs is not None and count >= args.programs:
             break
@@ -77,8 +77,12 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         count += 1
         sanitized += sanitize
+        split += threads > 1
     took = time.perf_counter() - start
-    print(f"fuzz: {count} programs ({sanitized} sanitized) match numpy, seed {seed}, {took:.0f} s")
+    print(
+        f"fuzz: {count} programs ({sanitized} sanitized, {split} split across threads) match "
+        f"numpy, seed {seed}, {took:.0f} s"
+    )
     return 0
 
 
