@@ -4,10 +4,12 @@ the same bits as one thread, and numpy's numbers."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -61,6 +63,16 @@ def test_an_uncontrollable_blas_says_what_was_looked_for(monkeypatch: pytest.Mon
     finally:
         monkeypatch.undo()
         blas._blas.cache_clear()
+
+
+def test_an_openblas_this_process_has_not_loaded_is_never_loaded(tmp_path: Path) -> None:
+    """A copy of numpy's OpenBLAS elsewhere (another numpy's, a system one) is not numpy's: it is
+    not loaded to be controlled."""
+    ours = blas.find_blas().path
+    copy = tmp_path / Path(ours).name
+    shutil.copy(ours, copy)
+    assert blas._open(str(copy)) is None
+    assert blas._open(ours) is not None
 
 
 def test_the_default_count_is_the_blas_one_or_the_environment(

@@ -4,8 +4,9 @@ numpy's wheels bundle OpenBLAS (``scipy-openblas``: ``numpy.libs/libscipy_openbl
 beside the package on Linux, ``numpy/.dylibs`` on macOS) whose exported
 ``scipy_openblas_set_num_threads64_`` / ``..._get_num_threads64_`` change its pool at run time;
 a numpy built against a system OpenBLAS exports ``openblas_set_num_threads``. Found with
-ctypes, as threadpoolctl does (no dependency): the library files beside numpy first, then the
-OpenBLAS libraries this process has loaded. Nothing here runs at import; the first call looks.
+ctypes, as threadpoolctl does (no dependency): the library files beside numpy, then the other
+OpenBLAS libraries this process has loaded; a file is used only if it is loaded already
+(numpy's own), never loaded a second time. Nothing here runs at import; the first call looks.
 """
 
 from __future__ import annotations
@@ -58,8 +59,8 @@ def library_files() -> list[str]:
 
 
 def _open(path: str) -> _Blas | None:
-    try:
-        lib = ctypes.CDLL(path)
+    try:  # only a library this process has loaded (RTLD_NOLOAD): never a second copy of one
+        lib = ctypes.CDLL(path, mode=ctypes.DEFAULT_MODE | getattr(os, "RTLD_NOLOAD", 0))
     except OSError:
         return None
     for pattern in SYMBOLS:
