@@ -6,7 +6,8 @@ Every callable the step's generated program calls (its kernels, ufuncs and speci
 matrix product (``matmul``, ``einsum``, a ``dot`` / ``matmul`` node's specialised form),
 "element-wise" when it is a ufunc or an element-wise gradient kernel (each pass of a fused
 region counts), "other" otherwise (softmax, reductions, gathers, reshapes, ...). "Python" is the step's wall time minus all of them (the program's
-lines, the compiled call's guard and binding). Run: ``python benchmarks/threads_profile.py``.
+lines, the compiled call's guard and binding). First, the large MLP's eight products alone in
+numpy and torch at 1 and 2 threads. Run: ``python benchmarks/threads_profile.py``.
 """
 
 from __future__ import annotations
@@ -76,6 +77,43 @@ def profile(label: str, fn: Callable[[], Any], program: Callable[[], Any], runs:
         print(f"{label}, {n} thread(s): {best * 1e3:.2f} ms = {shares}")
 
 
+MLP_PRODUCTS = [  # (m, k, n) of the large MLP step's products, batch 128
+    *((128, 784, 512), (128, 512, 256), (128, 256, 10)),  # forward
+    *((128, 10, 256), (128, 256, 512)),  # input gradients
+    *((784, 128, 512), (512, 128, 256), (256, 128, 10)),  # weight gradients
+]
+
+
+def products(torch: Any, repeats: int) -> None:
+    """The large MLP step's eight products alone, numpy (OpenBLAS) and torch, 1 and 2 threads
+    alternated: how much each BLAS gains on these shapes."""
+    rng = np.random.default_rng(0)
+    pairs = [
+        (rng.random((m, k), dtype=np.float32), rng.random((k, n), dtype=np.float32))
+        for m, k, n in MLP_PRODUCTS
+    ]
+    tpairs = [(torch.from_numpy(a), torch.from_numpy(b)) for a, b in pairs]
+    fns = {
+        "numpy (OpenBLAS)": lambda: [a @ b for a, b in pairs],
+        "torch": lambda: [torch.mm(a, b) for a, b in tpairs],
+    }
+    best: dict[tuple[str, int], float] = {}
+    for r in range(repeats + 1):
+        for n in (1, 2):
+            tn.set_num_threads(n)
+            torch.set_num_threads(n)
+            for name, fn in fns.items():
+                start = time.perf_counter()
+                for _ in range(32):
+                    fn()
+                took = time.perf_counter() - start
+                if r:
+                    best[name, n] = min(best.get((name, n), took), took)
+    for name in fns:
+        one, two = best[name, 1], best[name, 2]
+        print(f"MLP products x32, {name}: {one * 1e3:.2f} -> {two * 1e3:.2f} ms, {one / two:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=20)
@@ -85,6 +123,7 @@ def main() -> None:
     from typed_nn.evaluate import last_program
 
     print(f"load {os.getloadavg()[0]:.2f}")
+    products(torch, max(3, args.runs // 4))
     mlp, _ = mlp_epochs(torch)
     steps = mlp.__closure__
     assert steps is not None
