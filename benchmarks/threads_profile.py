@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +23,8 @@ import numpy as np
 from threads import block_steps, mlp_epochs
 
 import typed_nn as tn
+
+Spent = defaultdict[str, float]
 
 BLAS = ("matmul", "dot", "contract")
 
@@ -36,7 +38,7 @@ def _kind(name: str, fn: Any) -> str:
     return "other"
 
 
-def _timed(kind: str, fn: Any, spent: Counter[str]) -> Callable[..., Any]:
+def _timed(kind: str, fn: Any, spent: Spent) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         start = time.perf_counter()
         try:
@@ -47,7 +49,7 @@ def _timed(kind: str, fn: Any, spent: Counter[str]) -> Callable[..., Any]:
     return call
 
 
-def instrument(program: Any, spent: Counter[str]) -> None:
+def instrument(program: Any, spent: Spent) -> None:
     """Wrap the kernels in ``program``'s namespace (not a blocked loop, ``BL``: its passes count)."""
     names = program.fn.__globals__
     for name, value in list(names.items()):
@@ -57,18 +59,18 @@ def instrument(program: Any, spent: Counter[str]) -> None:
 
 def profile(label: str, fn: Callable[[], Any], program: Callable[[], Any], runs: int) -> None:
     fn()
-    spent: Counter[str] = Counter()
+    spent: Spent = defaultdict(float)
     instrument(program(), spent)
     for n in (1, 2):
         tn.set_num_threads(n)
-        best, parts = float("inf"), Counter[str]()
+        best, parts = float("inf"), Spent(float)
         for _ in range(runs):
             spent.clear()
             start = time.perf_counter()
             fn()
             took = time.perf_counter() - start
             if took < best:
-                best, parts = took, Counter(spent)
+                best, parts = took, Spent(float, spent)
         python = best - sum(parts.values())
         shares = ", ".join(
             f"{k} {v * 1e3:.2f} ms ({v / best:.0%})"
@@ -93,7 +95,7 @@ def products(torch: Any, repeats: int) -> None:
         for m, k, n in MLP_PRODUCTS
     ]
     tpairs = [(torch.from_numpy(a), torch.from_numpy(b)) for a, b in pairs]
-    fns = {
+    fns: dict[str, Callable[[], Any]] = {
         "numpy (OpenBLAS)": lambda: [a @ b for a, b in pairs],
         "torch": lambda: [torch.mm(a, b) for a, b in tpairs],
     }
