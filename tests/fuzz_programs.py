@@ -14,16 +14,19 @@ argument and of one of their rows, returned views of inputs. One source runs thr
 
 Calls pass the arguments distinct, one tensor twice (``body(A, A)``) or a state as an argument
 (``body(S0, B)``). ``run_program`` compares every way, and every call, with the reference;
-``options.sanitize`` runs them under the sanitizer too.
+``options.sanitize`` runs them under the sanitizer too, ``threads`` with every fused region split
+across threads in tiny blocks.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from helpers import split_on_threads
 
 import typed_nn as tn
 from typed_nn import ops as tn_ops
@@ -333,11 +336,13 @@ def _run_typed(program: Program, compiled: bool) -> list[list[np.ndarray]]:
     return calls
 
 
-def run_program(program: Program, sanitize: bool = False) -> None:
-    """Run ``program`` eager and compiled (``sanitize``: under the sanitizer) and compare every
-    call's results and states with numpy's; raises AssertionError naming what differs."""
+def run_program(program: Program, sanitize: bool = False, threads: int = 1) -> None:
+    """Run ``program`` eager and compiled (``sanitize``: under the sanitizer; ``threads`` > 1:
+    every fused region in blocks of 3 elements, split across that many threads) and compare
+    every call's results and states with numpy's; raises AssertionError naming what differs."""
     want = _run_numpy(program)
-    with options.using(sanitize=sanitize):
+    split = split_on_threads(threads, block=3) if threads > 1 else nullcontext()
+    with options.using(sanitize=sanitize), split:
         for compiled in (False, True):
             got = _run_typed(program, compiled)
             how = "compiled" if compiled else "eager"

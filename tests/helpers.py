@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -181,3 +181,39 @@ def check_layer_gradients(
         assert got.shape == x.shape, (port.__name__, got.shape, x.shape)
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7, err_msg=port.__name__)
     layer.neutral_invariant()
+
+
+@contextmanager
+def threads_restored() -> Iterator[None]:
+    """Whatever a test does to typed_nn's thread count (and numpy's BLAS threads, and whether
+    element-wise passes split) is undone after it."""
+    from typed_nn import blas, threads
+
+    saved = (list(threads._count), threads.split_count, blas.blas_threads())
+    try:
+        yield
+    finally:
+        threads._count[:], threads.split_count = saved[0], saved[1]
+        if saved[2] is not None:
+            blas.set_blas_threads(saved[2])
+
+
+@contextmanager
+def split_on_threads(n: int = 2, block: int | None = None) -> Iterator[None]:
+    """Every fused region split across ``n`` threads, in blocks of ``block`` elements where
+    given (small arrays then run the blocked, split loop); the thread count, block size and
+    plans are restored after."""
+    from typed_nn import threads
+    from typed_nn.evaluate import clear_plan_cache, fuse
+
+    saved = (threads.SPLIT_MIN, fuse.BLOCK)
+    threads.SPLIT_MIN = 0
+    fuse.BLOCK = fuse.BLOCK if block is None else block
+    clear_plan_cache()
+    try:
+        with threads_restored():
+            tn.set_num_threads(n)
+            yield
+    finally:
+        threads.SPLIT_MIN, fuse.BLOCK = saved
+        clear_plan_cache()

@@ -14,6 +14,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "typed_nn"
 LAYERS: tuple[tuple[str, ...], ...] = (
     # lowest first; a module may import its own layer's modules (without a cycle) and lower ones
     ("tags", "errors", "shape", "devices", "fp_errors", "tracing", "inference_mode", "policies"),
+    ("blas", "threads"),  # numpy's BLAS thread count and the pool that splits element-wise passes
     ("data",),
     ("ops.declare", "ops.node"),
     ("ops",),

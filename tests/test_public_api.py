@@ -153,6 +153,8 @@ def examples(tmp: Path) -> dict[str, Callable[[], Call]]:
         "typed_nn.scalar": lambda: ((1.5, tn.Float32, tn.CPU), {}),
         "typed_nn.default_generator": lambda: ((), {"device": tn.CPU}),
         "typed_nn.manual_seed": lambda: ((0,), {}),
+        "typed_nn.get_num_threads": lambda: ((), {}),
+        "typed_nn.set_num_threads": lambda: ((tn.get_num_threads(),), {}),
         "typed_nn.tensor": lambda: (([[1.0, 2.0]], tn.Float32, tn.CPU, tn.Dim2), {"copy": True}),
         **{
             f"typed_nn.{n}": (lambda: ((m(2, 2),), {}))

@@ -95,6 +95,8 @@ from .tags import FloatTag as FloatTag
 from .tags import Int32 as Int32
 from .tags import Int64 as Int64
 from .tags import IntTag as IntTag
+from .threads import get_num_threads as get_num_threads
+from .threads import set_num_threads as set_num_threads
 
 # isort: split
 # The package's two side effects, LAST so that every public name above exists first: the

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from .memory import form as memory_form
 from .options import options
 from .pool import kept
 from .sanitize import Sanitizer
+from .split import SplitBlocks
 from .trace import Number
 
 __all__ = ["Program", "generate"]
@@ -343,16 +345,22 @@ def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out:
     )
     shapes = [o for o in shapes if split.operand_index(split.index[0], shape, o) is not None]
     blocks = plan_blocks(split, shape, shapes, n_regs, dtype)
-    bl = gen.const(f"BL{root}", blocks)
+    # The loop is a function of its blocks, so that SplitBlocks may hand runs of them to
+    # threads (each run on its own registers: plan_blocks again).
+    size = int(np.prod(shape))
+    again = partial(plan_blocks, split, shape, shapes, n_regs, dtype)
+    bl = gen.const(f"BL{root}", SplitBlocks(blocks, size, again))
     ix_names = [f"_i{i}" for i in range(len(shapes))]
     reg_names = [f"_r{i}" for i in range(n_regs)]
     gen.emit(f"_o = {out}")
-    gen.emit(f"for _ix, {''.join(n + ', ' for n in ix_names + reg_names)}in {bl}:")
+    gen.emit(f"def _blocks{root}(_part):")
+    gen.emit(f"for _ix, {''.join(n + ', ' for n in ix_names + reg_names)}in _part:", 2)
     shape_ix = dict(zip(shapes, ix_names, strict=True))
     for p, args, dst in instrs:
         parts = [_operand(gen, kind, v, reg_names, shape_ix) for kind, v in args]
         target = "_o[_ix]" if dst < 0 else reg_names[dst]
-        gen.emit(_pass_call(gen, p, parts, target), 2)
+        gen.emit(_pass_call(gen, p, parts, target), 3)
+    gen.emit(f"{bl}(_blocks{root})")
     gen.emit(f"v{root} = _o")
 
 
