@@ -69,9 +69,10 @@ def set_num_threads(n: int) -> None:
     if type(n) is not int or n < 1:
         raise OptionError(
             message(
-                "cannot set typed_nn's thread count",
+                "cannot set typed_nn's thread count: n must be an int >= 1.",
                 [("declared", "an int >= 1"), ("received", repr(n))],
-                hint=f"tn.set_num_threads({os.cpu_count() or 1}) uses every core",
+                hint=f"tn.set_num_threads({os.cpu_count() or 1}) uses every core; "
+                "tn.set_num_threads(1) is often fastest on a shared or loaded machine.",
             )
         )
     global split_count
