@@ -42,7 +42,7 @@ def record_cpu_calls(monkeypatch: pytest.MonkeyPatch) -> list[Call]:
     for op, per_device in declare._IMPLS.items():
         copy = type(per_device)({dev: list(v) for dev, v in per_device.items()})
         if "CPU" in copy:
-            copy["CPU"] = [(p, _recording(op, fn, calls)) for p, fn in copy["CPU"]]
+            copy["CPU"] = [(p, _recording(op, fn, calls), False) for p, fn, _ in copy["CPU"]]
         table[op] = copy
     monkeypatch.setattr(declare, "_IMPLS", table)
     return calls
