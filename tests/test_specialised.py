@@ -338,7 +338,7 @@ def test_a_replaced_plain_kernel_is_not_specialised(monkeypatch: pytest.MonkeyPa
     site = _site([x], (1,), x)
     assert specialisation("softmax", CPU, site) is not None
     monkeypatch.setitem(
-        declare._IMPLS["softmax"], "CPU", [(0, lambda a, k: np.zeros_like(a), False)]
+        declare._IMPLS["softmax"], "CPU", [declare.Kernel(0, lambda a, k: np.zeros_like(a))]
     )
     assert specialisation("softmax", CPU, site) is None
     got = tn.evaluate(ops.softmax(t32(x))).numpy()
@@ -416,7 +416,9 @@ def test_a_failing_inline_kernel_reruns_node_by_node(monkeypatch: pytest.MonkeyP
     def failing(site: Site) -> declare.Specialised:
         return inline_kernel("{out}[...] = {0}.no_such_attribute", writes=True)
 
-    monkeypatch.setitem(declare._SPECIALISERS["relu"], "CPU", (failing, plain))
+    monkeypatch.setitem(
+        declare._IMPLS["relu"], "CPU", [declare.Kernel(0, plain, True, None, failing)]
+    )
     x, w = _normal(3, 4), _normal(4, 2)
     fallbacks = stats.fallbacks
     got = tn.evaluate(ops.dot(ops.relu(t32(x)), t32(w))).numpy()
@@ -438,8 +440,7 @@ def test_an_inline_kernel_failing_where_the_plain_one_fails_names_the_node(
     def make(site: Site) -> declare.Specialised:
         return inline_kernel("{out}[...] = 1 / 0", writes=True)
 
-    monkeypatch.setitem(declare._IMPLS["relu"], "CPU", [(0, plain, False)])
-    monkeypatch.setitem(declare._SPECIALISERS["relu"], "CPU", (make, plain))
+    monkeypatch.setitem(declare._IMPLS["relu"], "CPU", [declare.Kernel(0, plain, specialiser=make)])
     with pytest.raises(tn.EvaluationError, match=r"evaluating relu failed: ZeroDivisionError"):
         tn.evaluate(ops.dot(ops.relu(t32(_normal(3, 4))), t32(_normal(4, 2))))
 
@@ -453,7 +454,9 @@ def test_an_inline_kernel_failing_after_writes_began_says_so(
     def failing(site: Site) -> declare.Specialised:
         return inline_kernel("{out}[...] = {0}.no_such_attribute", writes=True)
 
-    monkeypatch.setitem(declare._SPECIALISERS["relu"], "CPU", (failing, plain))
+    monkeypatch.setitem(
+        declare._IMPLS["relu"], "CPU", [declare.Kernel(0, plain, True, None, failing)]
+    )
     out = t32(np.zeros((3, 4), np.float32))
     with pytest.raises(tn.EvaluationError, match=r"failed while writing its targets in place"):
         tn.evaluate(ops.relu(t32(_normal(3, 4))), out=out)

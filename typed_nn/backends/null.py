@@ -199,8 +199,8 @@ def register() -> None:
     for decl in _ops():
         # writing into ``out`` where the CPU kernel does, so the same fused regions form
         writes_into = out_implementation(decl.name, CPU) is not None
-        plain = implement(decl.name, NullDevice, writes_into=writes_into)(_plain(decl.name))
-        specialise(decl.name, NullDevice, of=plain)(_specialiser(decl.name))
+        implement(decl.name, NullDevice, writes_into=writes_into)(_plain(decl.name))
+        specialise(decl.name, NullDevice)(_specialiser(decl.name))
     register_device(
         Device(
             NullDevice,

@@ -274,7 +274,7 @@ def _passes(gen: _Gen, root: int, members: list[int]) -> list[Pass]:
         steps = passes(n.op, n.device) if floating and not n.params else None
         if steps is not None and len(args) == 1 and args[0][0] != "num":
             value = args[0]
-            for fn, numbers in steps.steps:
+            for fn, numbers in steps:
                 extra = [("num", gen.region_number(root, x)) for x in numbers]
                 step = ufunc_pass(fn, [value, *extra], m)
                 out.append(step)

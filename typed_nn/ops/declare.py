@@ -21,7 +21,7 @@ it returns a kernel with that work done ahead of time.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..errors import EvaluationError, NoImplementationError, message
@@ -32,7 +32,8 @@ __all__ = [
     "Impl",
     "Infer",
     "OpDecl",
-    "Passes",
+    "Kernel",
+    "Steps",
     "NotDifferentiable",
     "OpKind",
     "Operand",
@@ -213,8 +214,27 @@ def registry_version() -> int:
     return _Registry.version
 
 
-_IMPLS: dict[str, dict[str, list[tuple[int, Impl, bool]]]] = _Registry()
-"""op -> device -> [(priority, implementation, writes_into)], the highest priority first."""
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """One implementation of an op on a device, and what the evaluator may do with it. Its
+    refinements (``passes``, ``specialiser``) belong to it: an implementation registered in
+    its place (a higher priority, a test's replacement) has none of them."""
+
+    priority: int
+    fn: Impl
+    writes_into: bool = False
+    """``fn`` also takes ``out=array`` (see :func:`implement`)."""
+    passes: Steps | None = None
+    """A unary element-wise op as the chain of passes ``fn`` makes: ``steps[0]`` reads the
+    operand, each later one the value before it, every step ``fn(value, *numbers, out=)``. A
+    fused region runs them itself, so they can merge with their neighbours'
+    (``evaluate/lower.py``); the numbers are ``fn``'s. See :func:`implement_passes`."""
+    specialiser: Specialiser | None = None
+    """Makes ``fn``'s kernel for one site (see :func:`specialise`)."""
+
+
+_IMPLS: dict[str, dict[str, list[Kernel]]] = _Registry()
+"""op -> device -> its kernels, the highest priority first."""
 
 
 def implement(
@@ -232,9 +252,9 @@ def implement(
         per_device = _IMPLS.get(name)
         if per_device is None:
             per_device = _IMPLS[name] = _Registry()
-        entry = (priority, fn, writes_into)
+        entry = Kernel(priority, fn, writes_into)
         impls = per_device.get(device.name, [])
-        per_device[device.name] = sorted([*impls, entry], key=lambda item: -item[0])
+        per_device[device.name] = sorted([*impls, entry], key=lambda k: -k.priority)
         return fn
 
     return register
@@ -252,7 +272,7 @@ def implementation(op: str, device: type[DeviceTag]) -> Impl:
                 hint=f"move the operands with ops.to_device(x, {have[0]})" if have else None,
             )
         )
-    return impls[0][1]
+    return impls[0].fn
 
 
 def implemented_ops(device: type[DeviceTag]) -> list[str]:
@@ -265,62 +285,39 @@ def implemented_devices(op: str) -> list[str]:
     return sorted(dev for dev, fns in _IMPLS.get(op, {}).items() if fns)
 
 
-def _store(table: dict[str, dict[str, Any]], op: str, device: type[DeviceTag], entry: Any) -> None:
-    """Put ``entry`` in ``table[op][device]`` (a counting registry, so plans notice)."""
-    per_device = table.get(op)
-    if per_device is None:
-        per_device = table[op] = _Registry()
-    per_device[device.name] = entry
+def _top(op: str, device: type[DeviceTag]) -> Kernel | None:
+    impls = _IMPLS.get(op, {}).get(device.name)
+    return impls[0] if impls else None
+
+
+def _refine(op: str | OpDecl, device: type[DeviceTag], **refinement: Any) -> None:
+    """Give ``op``'s implementation on ``device`` registered now (the top one) ``refinement``."""
+    name = op if isinstance(op, str) else op.name
+    implementation(name, device)  # none registered: the usual error
+    top, *rest = _IMPLS[name][device.name]
+    _IMPLS[name][device.name] = [replace(top, **refinement), *rest]  # counted: plans notice
 
 
 def out_implementation(op: str, device: type[DeviceTag]) -> Impl | None:
     """``op``'s implementation on ``device`` where it was registered ``writes_into`` (it takes
     ``out=``), else None (the evaluator then calls it without and does not fuse the op)."""
-    impls = _IMPLS.get(op, {}).get(device.name)
-    return impls[0][1] if impls and impls[0][2] else None
+    top = _top(op, device)
+    return top.fn if top is not None and top.writes_into else None
 
 
-def _still_plain(op: str, device: type[DeviceTag], plain: Impl) -> bool:
-    """Whether ``plain`` is still ``op``'s implementation on ``device``: a form registered as
-    mirroring it (passes, specialised) is not used while another one is in its
-    place (a higher priority, a test's replacement)."""
-    impls = _IMPLS.get(op, {}).get(device.name)
-    return impls is not None and len(impls) > 0 and impls[0][1] is plain
+Steps = tuple[tuple[Impl, tuple[float | int, ...]], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Passes:
-    """A unary element-wise op as the chain of write-into passes its plain implementation
-    makes: ``steps[0]`` reads the operand, each later one the value before it, every step
-    ``fn(value, *numbers, out=)``. A fused region runs the passes itself, so they can merge
-    with their neighbours' (``evaluate/lower.py``); the numbers are the plain kernel's."""
-
-    steps: tuple[tuple[Impl, tuple[float | int, ...]], ...]
-    plain: Impl
+def implement_passes(op: str | OpDecl, device: type[DeviceTag], steps: Steps) -> None:
+    """Register ``steps`` as the passes of ``op``'s implementation on ``device`` registered
+    now (:attr:`Kernel.passes`)."""
+    _refine(op, device, passes=steps)
 
 
-_PASSES: dict[str, dict[str, Passes]] = _Registry()
-
-
-def implement_passes(
-    op: str | OpDecl,
-    device: type[DeviceTag],
-    steps: tuple[tuple[Impl, tuple[float | int, ...]], ...],
-    *,
-    of: Impl | None = None,
-) -> None:
-    """Register ``steps`` as the passes of ``op``'s plain implementation ``of`` (default:
-    the one registered now) on ``device``."""
-    name = op if isinstance(op, str) else op.name
-    plain = of if of is not None else implementation(name, device)
-    _store(_PASSES, name, device, Passes(steps, plain))
-
-
-def passes(op: str, device: type[DeviceTag]) -> Passes | None:
-    """``op``'s passes on ``device``, or None (none registered, or another plain
-    implementation is registered in place of the one they mirror)."""
-    form = _PASSES.get(op, {}).get(device.name)
-    return form if form is not None and _still_plain(op, device, form.plain) else None
+def passes(op: str, device: type[DeviceTag]) -> Steps | None:
+    """The passes of ``op``'s implementation on ``device``, or None."""
+    top = _top(op, device)
+    return top.passes if top is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,26 +375,21 @@ def inline_kernel(code: str, *, writes: bool, **names: Any) -> Specialised:
 
 
 Specialiser = Callable[[Site], Specialised | None]
-_SPECIALISERS: dict[str, dict[str, tuple[Specialiser, Impl]]] = _Registry()
 
 
-def specialise(
-    op: str | OpDecl, device: type[DeviceTag], *, of: Impl | None = None
-) -> Callable[[Specialiser], Specialiser]:
-    """Register the decorated ``make(site) -> Specialised | None`` for ``op`` on ``device``,
-    standing in for the plain implementation ``of`` (default: the one registered now)."""
-    name = op if isinstance(op, str) else op.name
+def specialise(op: str | OpDecl, device: type[DeviceTag]) -> Callable[[Specialiser], Specialiser]:
+    """Register the decorated ``make(site) -> Specialised | None`` as the specialiser of
+    ``op``'s implementation on ``device`` registered now (:attr:`Kernel.specialiser`)."""
 
     def register(make: Specialiser) -> Specialiser:
-        plain = of if of is not None else implementation(name, device)
-        _store(_SPECIALISERS, name, device, (make, plain))
+        _refine(op, device, specialiser=make)
         return make
 
     return register
 
 
 def specialisation(op: str, device: type[DeviceTag], site: Site) -> Specialised | None:
-    """``op``'s kernel specialised for ``site``, or None (no specialiser, it declined, or
-    another plain implementation is registered in place of the one it mirrors)."""
-    entry = _SPECIALISERS.get(op, {}).get(device.name)
-    return entry[0](site) if entry is not None and _still_plain(op, device, entry[1]) else None
+    """``op``'s kernel specialised for ``site``, or None (its implementation has no
+    specialiser, or it declined)."""
+    top = _top(op, device)
+    return top.specialiser(site) if top is not None and top.specialiser is not None else None

@@ -47,7 +47,7 @@ def sigmoid(x: Array, out: Out = None) -> Array:
 
 SIGMOID_PASSES = ((np.negative, ()), (np.exp, ()), (np.add, (1,)), (np.reciprocal, ()))
 """sigmoid as its passes, each ``fn(value, *numbers, out=)``: the plain kernel, its
-specialised form and a fused region's lowering (``declare.Passes``) all run these, so a
+specialised form and a fused region's lowering (``declare.Kernel.passes``) all run these, so a
 region may merge the negation into a scale before it and the reciprocal into a product."""
 implement_passes("sigmoid", CPU, SIGMOID_PASSES)
 
