@@ -117,7 +117,6 @@ def _isolate_gpu_backend(monkeypatch: pytest.MonkeyPatch, module: types.ModuleTy
     monkeypatch.setitem(sys.modules, "cupy", module)
     monkeypatch.setattr(blas, "_opened", {})
     monkeypatch.setattr(declare, "_IMPLS", _copy_registry(declare._IMPLS))
-    monkeypatch.setattr(declare, "_OUT_IMPLS", _copy_registry(declare._OUT_IMPLS))
     monkeypatch.setattr(registration, "_done", [])
     monkeypatch.setattr(region, "_caches", [])
     gpu = devices.device_of(tn.GPU)

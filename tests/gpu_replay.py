@@ -42,7 +42,9 @@ def record_cpu_calls(monkeypatch: pytest.MonkeyPatch) -> list[Call]:
     for op, per_device in declare._IMPLS.items():
         copy = type(per_device)({dev: list(v) for dev, v in per_device.items()})
         if "CPU" in copy:
-            copy["CPU"] = [(p, _recording(op, fn, calls)) for p, fn in copy["CPU"]]
+            copy["CPU"] = [
+                declare.Kernel(k.priority, _recording(op, k.fn, calls)) for k in copy["CPU"]
+            ]
         table[op] = copy
     monkeypatch.setattr(declare, "_IMPLS", table)
     return calls

@@ -35,13 +35,13 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     for name, per_device in list(declare._IMPLS.items()):
         impls = per_device.get("CPU")
         if impls:
-            wrapped = [(priority, counting(name, fn)) for priority, fn in impls]
+            wrapped = [declare.Kernel(k.priority, counting(name, k.fn)) for k in impls]
             monkeypatch.setitem(per_device, "CPU", wrapped)
     return counter
 
 
 def replace_impl(monkeypatch: pytest.MonkeyPatch, name: str, fn: Callable[..., Any]) -> None:
-    monkeypatch.setitem(declare._IMPLS[name], "CPU", [(0, fn)])
+    monkeypatch.setitem(declare._IMPLS[name], "CPU", [declare.Kernel(0, fn)])
 
 
 def test_two_phase_evaluation() -> None:

@@ -170,7 +170,9 @@ def test_a_gpu_implementation_returning_host_data_is_caught(
     cupy_module: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tn.devices.array_module(tn.GPU)  # registers the GPU implementations first
-    monkeypatch.setitem(declare._IMPLS["exp"], "GPU", [(0, lambda x: np.exp(x.get()))])
+    monkeypatch.setitem(
+        declare._IMPLS["exp"], "GPU", [declare.Kernel(0, lambda x: np.exp(x.get()))]
+    )
     _, x = _pair((2,))
     with pytest.raises(
         tn.EvaluationError,

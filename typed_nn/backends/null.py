@@ -29,7 +29,6 @@ from ..ops.declare import (
     Specialised,
     declarations,
     implement,
-    implement_out,
     out_implementation,
     specialise,
 )
@@ -137,7 +136,7 @@ region_calls: list[int] = [0]
 
 
 def _plain(op: str) -> Impl:
-    def null_kernel(*args: Any) -> NoReturn:
+    def null_kernel(*args: Any, out: Any = None) -> NoReturn:
         raise DeviceError(
             message(
                 f"the null device ran {op} without a compiled plan's site.",
@@ -159,14 +158,6 @@ def _specialiser(op: str) -> Any:
         return Specialised(null_kernel, writes=False)
 
     return make
-
-
-def _write_into(op: str) -> Impl:
-    def null_kernel(*args: Any, out: Any) -> Any:
-        kernel_calls[op] += 1
-        return out
-
-    return null_kernel
 
 
 def compile_region(g: Any, members: list[int]) -> tuple[Any, list[Any]]:
@@ -206,13 +197,10 @@ def register() -> None:
         return
     _done.append(True)
     for decl in _ops():
-        plain = implement(decl.name, NullDevice)(_plain(decl.name))
-        specialise(decl.name, NullDevice, of=plain)(_specialiser(decl.name))
-        cpu_form = out_implementation(decl.name, CPU)
-        if cpu_form is not None:
-            implement_out(decl.name, NullDevice, alias_safe=cpu_form.alias_safe, of=plain)(
-                _write_into(decl.name)
-            )
+        # writing into ``out`` where the CPU kernel does, so the same fused regions form
+        writes_into = out_implementation(decl.name, CPU) is not None
+        implement(decl.name, NullDevice, writes_into=writes_into)(_plain(decl.name))
+        specialise(decl.name, NullDevice)(_specialiser(decl.name))
     register_device(
         Device(
             NullDevice,

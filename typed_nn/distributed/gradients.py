@@ -29,7 +29,7 @@ from .. import ops
 from ..data.factories import zeros
 from ..data.tensor import Tensor, TensorLike
 from ..devices import module_of
-from ..ops.declare import OpDecl, Operand, Params, implement, implement_out
+from ..ops.declare import OpDecl, Operand, Params, implement
 from ..ops.node import build
 from ..tags import CPU, GPU, DeviceTag, ElemTag
 from .world import World
@@ -50,15 +50,9 @@ ALL_REDUCE = OpDecl("all_reduce", 1, _infer, params=("world",), internal=True)
 """``all_reduce(x; world)``: the sum of ``x`` over every rank of ``world``."""
 
 
-@implement(ALL_REDUCE, CPU)
-def _all_reduce(x: Any, world: World) -> Any:
-    out = np.empty_like(x)
-    world.all_reduce_arrays(np.ascontiguousarray(x), out)
-    return out
-
-
-@implement_out(ALL_REDUCE, CPU)
-def _all_reduce_into(x: Any, world: World, *, out: Any) -> Any:
+@implement(ALL_REDUCE, CPU, writes_into=True)
+def _all_reduce(x: Any, world: World, out: Any = None) -> Any:
+    out = np.empty_like(x) if out is None else out
     world.all_reduce_arrays(np.ascontiguousarray(x), out)
     return out
 

@@ -23,9 +23,9 @@ from typing import Any
 
 from ..ops.arithmetic import ADD
 from ..ops.batching import DOT_SUM, ITEM, MATMUL, STACK, SUM
-from ..ops.declare import OpDecl, Params, implemented_devices
+from ..ops.declare import OpDecl, Params
 from ..ops.rows import SLICE
-from .graph import Graph, INode, Ref, is_number
+from .graph import Graph, INode, Ref, is_number, runs_on
 
 __all__ = ["batch"]
 
@@ -176,7 +176,7 @@ def _make_group(
     # computed values: stacking leaves or slices just to add them copies as much memory as
     # the op itself touches.
     how = _how(first, kinds, tuple(ranks))
-    if how is None or not _runs_on(how[0] or first.decl, first.device):
+    if how is None or not runs_on(first.device, how[0] or first.decl, STACK, ITEM):
         return False
     decl, params = how
     if params and isinstance(params[0], tuple) and params[0][:1] == ("batch",):
@@ -226,13 +226,6 @@ def _how(first: INode, kinds: str, ranks: tuple[int, ...]) -> tuple[OpDecl | Non
     return first.decl, first.params
 
 
-def _runs_on(decl: OpDecl | None, device: Any) -> bool:
-    """Whether the group's kernels (stack, item, the op) exist on ``device``."""
-    have = implemented_devices
-    names = [STACK.name, ITEM.name, decl.name if decl is not None else ""]
-    return all(device.name in have(name) for name in names)
-
-
 def _stack(g: Graph, refs: list[Ref]) -> int:
     """The slot of the gathered stack of ``refs`` (made once per graph: the same samples
     feed several groups, e.g. ``x_i @ W`` and ``transpose(x_i)``)."""
@@ -271,11 +264,7 @@ def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, i
             if ga != gb or ia & ib or g.nodes[ga].shape[1:] != n.shape:
                 continue
             cover[s] = (ga, ia | ib)
-            if (
-                len(ia | ib) == sizes[ga]
-                and _runs_on(DOT_SUM, n.device)
-                and _runs_on(SUM, n.device)
-            ):
+            if len(ia | ib) == sizes[ga] and runs_on(n.device, DOT_SUM, SUM, STACK, ITEM):
                 grp = g.nodes[ga]
                 if grp.decl is MATMUL:
                     g.nodes[s] = INode(

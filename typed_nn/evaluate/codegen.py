@@ -20,7 +20,7 @@ from ..ops.batching import ITEM
 from ..ops.declare import Inline, passes
 from ..tags import DeviceTag, is_float_dtype
 from . import fuse
-from .fuse import Blocks, fusable, plan_blocks
+from .fuse import Blocks, alias_safe, fusable, plan_blocks
 from .graph import Graph, INode, Ref, is_number, number_operand
 from .lower import Pass, fold, readers_of, ufunc_pass
 from .memory import Memory, plan_memory, small
@@ -189,8 +189,8 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     operands = [gen.arg(a, s, i) for i, a in enumerate(n.args)]
     gen.calls[n.op] += 1
     kind, form = memory_form(gen.g, n)
-    if kind in ("special", "view") and form.inline is not None:
-        _inline(gen, s, form.inline, operands, out if kind == "special" else None)
+    if kind in ("special", "view") and isinstance(form.fn, Inline):
+        _inline(gen, s, form.fn, operands, out if kind == "special" else None)
         return
     if kind in ("special", "view"):
         k = gen.const(f"S{s}", form.fn)
@@ -202,7 +202,7 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
         return
     args = _call_args(gen, operands, n.params, f"P{s}")
     if kind == "out":
-        k = gen.const(f"K{s}", form.fn)
+        k = gen.const(f"K{s}", form)
         gen.emit(f"v{s} = {k}({args}out={out})")
         return
     k = gen.const(f"K{s}", form)
@@ -276,7 +276,7 @@ def _passes(gen: _Gen, root: int, members: list[int]) -> list[Pass]:
         steps = passes(n.op, n.device) if floating and not n.params else None
         if steps is not None and len(args) == 1 and args[0][0] != "num":
             value = args[0]
-            for fn, numbers in steps.steps:
+            for fn, numbers in steps:
                 extra = [("num", gen.region_number(root, x)) for x in numbers]
                 step = ufunc_pass(fn, [value, *extra], m)
                 out.append(step)
@@ -285,7 +285,7 @@ def _passes(gen: _Gen, root: int, members: list[int]) -> list[Pass]:
             continue
         impl = fusable(n)
         assert impl is not None
-        of[m] = Pass(impl.fn, f"K{m}", args, n.params, impl.alias_safe, m)
+        of[m] = Pass(impl, f"K{m}", args, n.params, alias_safe(n), m)
         out.append(of[m])
     return fold(out) if floating and options.rewrite else out
 

@@ -28,7 +28,7 @@ from .batch import batch
 from .cache import epoch, invalidate_caches, result_tensor
 from .codegen import Program, generate
 from .collect import Collected, collect
-from .fuse import find_regions
+from .fuse import alias_safe, find_regions
 from .graph import build_graph
 from .memory import views, writes
 from .options import options, stats
@@ -142,7 +142,7 @@ def _analyse(
             members = regions.get(r, [])
             reads = sum(g.nodes[m].args.count(alias) for m in members)
             root_reads = g.nodes[r].args.count(alias)
-            safe_root = root_reads == 0 or (regions.get(r) and _alias_safe(n))
+            safe_root = root_reads == 0 or (regions.get(r) and alias_safe(n))
             done = reads == uses[alias] or _reads_done_before(g, alive, regions, alias, r)
             ok = done and g.nodes[alias].shape == n.shape and bool(safe_root)
         if ok and r not in regions:
@@ -234,13 +234,6 @@ def _reads_done_before(
                     return False
                 stack.append(u)
     return True
-
-
-def _alias_safe(n: Any) -> bool:
-    from .fuse import fusable
-
-    impl = fusable(n)
-    return impl is not None and impl.alias_safe
 
 
 def _prepare(

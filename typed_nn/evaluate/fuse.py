@@ -2,8 +2,8 @@
 
 A *region* is a maximal tree of element-wise nodes whose interior nodes are read only by
 their one consumer inside the region (same shape and dtype, not registered themselves). The
-region runs as one pass: block by block (~64K elements), each op applied with its
-write-into form on a few reused scratch blocks, so no interior node is ever materialised at
+region runs as one pass: block by block (~64K elements), each op applied by its
+implementation (written into ``out=``) on a few reused scratch blocks, so no interior node is ever materialised at
 full size (MShadow's expression templates, done with numpy ufuncs).
 
 Blocks split the result along one axis: the smallest ``k`` with the trailing dims after it
@@ -19,21 +19,27 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..ops.declare import OutImpl, out_implementation
+from ..ops.declare import Impl, out_implementation
 from .graph import Graph, INode
 from .pool import kept
 
-__all__ = ["BLOCK", "Blocks", "find_regions", "fusable", "plan_blocks"]
+__all__ = ["BLOCK", "Blocks", "alias_safe", "find_regions", "fusable", "plan_blocks"]
 
 BLOCK = 1 << 16
 """Elements per block: a few float32 blocks stay in this machine's 512 KiB L2 per core."""
 
 
-def fusable(n: INode) -> OutImpl | None:
-    """The write-into form of an element-wise node, or None if it cannot join a region."""
+def fusable(n: INode) -> Impl | None:
+    """An element-wise node's implementation where it writes into ``out=``, or None if the
+    node cannot join a region."""
     if n.decl is None or n.decl.kind != "elementwise":
         return None
     return out_implementation(n.op, n.device)
+
+
+def alias_safe(n: INode) -> bool:
+    """Whether a fusable node's ``out`` may be the very array of an operand of its shape."""
+    return n.decl is not None and n.decl.alias_safe and fusable(n) is not None
 
 
 def find_regions(g: Graph, alive: list[bool], uses: list[int], fuse: bool) -> dict[int, list[int]]:
@@ -45,7 +51,7 @@ def find_regions(g: Graph, alive: list[bool], uses: list[int], fuse: bool) -> di
     region's shape and dtype, and it is not registered itself.
     """
     readers = g.readers(alive)
-    outs: dict[int, OutImpl | None] = {s: fusable(g.nodes[s]) for s in g.order if alive[s]}
+    outs: dict[int, Impl | None] = {s: fusable(g.nodes[s]) for s in g.order if alive[s]}
     region_of: dict[int, int] = {}
     for s in reversed(g.order):
         if outs.get(s) is None:

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import EvaluationError
-from ..ops.declare import OpDecl
+from ..ops.declare import OpDecl, implemented_devices
 from .collect import Collected
 
-__all__ = ["Graph", "INode", "Ref", "build_graph", "is_number", "like", "number_operand"]
+__all__ = ["Graph", "INode", "Ref", "build_graph", "is_number", "like", "number_operand", "runs_on"]
 
 Ref = Any
 """A slot (int) or a number operand ``(type, value)``."""
@@ -50,6 +50,12 @@ class INode:
     device: Any
     obj: Any = None
     """The Operation this node came from (None for nodes a rewrite or batching made)."""
+
+
+def runs_on(device: Any, *ops: OpDecl | None) -> bool:
+    """Whether each of ``ops`` has a kernel on ``device`` (None, no op: no), so a node that a
+    rewrite or batching would make of them can run where the node it replaces runs."""
+    return all(op is not None and device.name in implemented_devices(op.name) for op in ops)
 
 
 def like(

@@ -1,8 +1,8 @@
 """A fused region's passes, and the folds that merge neighbouring ones.
 
 Inside a region (``fuse.py``) every member is one write-into call per block. A member whose
-op registers its passes (``ops.declare.implement_passes``: sigmoid on numpy is negative,
-exp, +1, reciprocal) is run pass by pass instead, the same calls its kernel makes, so that
+kernel has passes (``Kernel.passes``, ``ops.declare.implement_passes``: sigmoid on numpy is
+negative, exp, +1, reciprocal) is run pass by pass instead, the same calls its kernel makes, so that
 a pass can merge with a neighbour's. Two folds, each turning two passes into one:
 
 * ``-(c * v)`` -> ``(-c) * v`` for a number ``c``: exact (negation only flips the sign, and

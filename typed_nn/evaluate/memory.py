@@ -42,7 +42,7 @@ from ..devices import device_of
 from ..ops.batching import ITEM
 from ..ops.declare import Site, implementation, out_implementation, specialisation
 from ..ops.join import CONCAT, STACK
-from .fuse import fusable
+from .fuse import alias_safe
 from .graph import Graph, INode, is_number
 from .options import options
 from .pool import MIN_BYTES
@@ -55,7 +55,7 @@ NEVER = 1 << 62
 
 def form(g: Graph, n: INode) -> tuple[str, Any]:
     """How a node outside a fused region is computed: ("special", Specialised) or ("out",
-    OutImpl) — both write into the buffer given — or ("view", Specialised) / ("plain",
+    implementation taking ``out=``) — both write into the buffer given — or ("view", Specialised) / ("plain",
     implementation), which return their own array, perhaps a view of an operand."""
     special = specialisation(n.op, n.device, _site(g, n)) if options.specialise else None
     if special is not None:
@@ -283,8 +283,7 @@ def _donor(
     element-wise op writing element by element over it (same shape and dtype) and reads it
     through no other operand (a row of it broadcast would be overwritten as it is read)."""
     n = g.nodes[s]
-    impl = fusable(n)
-    if impl is None or not impl.alias_safe or len(regions.get(s, ())) != 1:
+    if not alias_safe(n) or len(regions.get(s, ())) != 1:
         return None
     for a in n.args:
         b = holder.get(a) if not is_number(a) else None

@@ -15,13 +15,13 @@ from collections.abc import Callable
 
 from ..devices import device_of
 from ..ops import batching
-from ..ops.declare import Batching, OpDecl, implemented_devices, internal_op
+from ..ops.declare import Batching, OpDecl, internal_op
 from ..ops.join import CONCAT, NARROW
 from ..ops.layout import PERMUTE, RESHAPE, TILE
 from ..ops.rows import SLICE
 from ..ops.special import ZEROS
 from ..ops.structure import DOT
-from .graph import Graph, INode, Ref, is_number, like
+from .graph import Graph, INode, Ref, is_number, like, runs_on
 
 __all__ = [
     "FOLDED_BIAS",
@@ -109,7 +109,7 @@ def rewrite(g: Graph) -> list[str]:
             chain = [(SCALAR_BROADCAST, _scalar_broadcast), *chain]
         for name, fn in chain:
             r = fn(g, n)
-            if r is None or (isinstance(r, INode) and not _runs_on(r)):
+            if r is None or (isinstance(r, INode) and not runs_on(r.device, r.decl)):
                 continue
             if not isinstance(r, INode):
                 r = INode("alias", None, (), [r], n.shape, n.dtype, n.device, n.obj)
@@ -147,7 +147,7 @@ def transpose_products(g: Graph) -> list[str]:
         if any(is_number(r) or len(g.nodes[r].shape) != 2 for r in (a, b)):
             continue
         swapped = like(n, DOT, (1,), [_transposed(g, b), _transposed(g, a)], n.shape, n.obj)
-        if not _runs_on(swapped):
+        if not runs_on(swapped.device, swapped.decl):
             continue
         g.nodes[s] = swapped
         fired.append(TRANSPOSED_PRODUCT)
@@ -181,7 +181,9 @@ def materialise_shared_transposes(g: Graph) -> list[str]:
         if len(dots) < MIN_TRANSPOSED_READS or not small or m.params != ((1, 0),):
             continue
         copy = like(m, CONTIGUOUS, (), [t], m.shape)
-        if not _runs_on(copy) or not device_of(m.device).host_pool:  # host BLAS only
+        if (
+            not runs_on(copy.device, copy.decl) or not device_of(m.device).host_pool
+        ):  # host BLAS only
             continue
         slot = g.append(copy)
         for n in dots:
@@ -241,7 +243,7 @@ def _folded(
     if rows * cols < max(MIN_FOLDED_ELEMENTS, 2 * copied):
         return None
     ones = like(n, APPEND_ONES, (), [prod.args[0]], (*x.shape[:-1], k + 1))
-    if not device_of(n.device).host_pool or not _runs_on(ones):  # host BLAS only
+    if not device_of(n.device).host_pool or not runs_on(ones.device, ones.decl):  # host BLAS only
         return None
     if prod.args[0] not in ones_of:
         ones_of[prod.args[0]] = g.append(ones)
@@ -341,11 +343,6 @@ def _ones_transposed(
         order = n.params[0]
         return g.append(like(total, PERMUTE, (order,), [u], (shape[-1], *a.shape[:-1])))
     return None
-
-
-def _runs_on(n: INode) -> bool:
-    """Whether the node a rule made has a kernel on the original node's device."""
-    return n.device.name in implemented_devices(n.op)
 
 
 def _op(g: Graph, ref: Ref) -> str:
@@ -507,7 +504,7 @@ def _log_softmax_pick(g: Graph, n: INode) -> INode | None:
         fused = like(n, SOFTMAX_PICK_GRAD, (), [s, labels, p], n.shape)
         # host memory only: its one (numpy) form reads the labels' range on the host, which
         # a device's own log_softmax_pick_grad avoids (no synchronisation per step)
-        if _runs_on(fused) and device_of(n.device).host_pool:
+        if runs_on(fused.device, fused.decl) and device_of(n.device).host_pool:
             return fused
     op = "log_softmax_pick_grad"
     return INode(op, LOG_SOFTMAX_PICK_GRAD, (), [s, labels, y], n.shape, n.dtype, n.device)

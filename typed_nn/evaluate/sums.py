@@ -18,13 +18,13 @@ from __future__ import annotations
 
 from ..ops.arithmetic import ADD
 from ..ops.batching import ITEM
-from ..ops.declare import OpDecl, implemented_devices
+from ..ops.declare import OpDecl
 from ..ops.join import CONCAT
 from ..ops.layout import PERMUTE, RESHAPE
 from ..ops.reduce import REDUCE_SUM
 from ..ops.rows import SLICE
 from ..ops.structure import DOT
-from .graph import Graph, INode, Ref, is_number, like
+from .graph import Graph, INode, Ref, is_number, like, runs_on
 
 __all__ = ["MIN_TERMS", "SUM_OF_DOTS", "SUM_OF_REDUCE_SUMS", "merge_sums"]
 
@@ -95,7 +95,7 @@ def _merge(
 ) -> tuple[str, INode] | None:
     first = terms[0]
     same = all(t.decl is first.decl and t.params == first.params for t in terms)
-    if not same or not all(_runs_on(d, root) for d in (first.decl, CONCAT, PERMUTE)):
+    if not same or not runs_on(root.device, first.decl, CONCAT, PERMUTE):
         return None
     for view in (PERMUTE, RESHAPE):
         if first.decl is view:
@@ -225,7 +225,3 @@ def _sliced_whole(g: Graph, refs: list[Ref]) -> Ref | None:
         if n.decl is not SLICE or n.params != (t,) or n.args[0] != base:
             return None
     return base
-
-
-def _runs_on(decl: OpDecl | None, n: INode) -> bool:
-    return decl is not None and n.device.name in implemented_devices(decl.name)

@@ -11,18 +11,17 @@ makes).
 Backends register implementations with :func:`implement`; a device may hold several for one
 op, and the one with the highest priority wins. :func:`implementation` finds it, or raises
 ``NoImplementationError`` naming the op, the device and the devices that have one.
-:func:`implement_out` registers a second flavour that writes into a given array; the
-evaluator uses it to run element-wise regions block by block and to fill ``out=`` tensors.
-:func:`specialise` registers a third: given a node's exact operand shapes and parameters
-(known once a plan is compiled), it returns a kernel with that work done ahead of time.
+ An implementation registered ``writes_into=True`` also takes ``out=array`` and fills it, as
+numpy ufuncs do: the evaluator runs it inside element-wise regions block by block and into
+the buffers it plans. :func:`specialise` registers, beside it, a maker of kernels for one
+site: given a node's exact operand shapes and parameters (known once a plan is compiled),
+it returns a kernel with that work done ahead of time.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from types import CodeType
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from ..errors import EvaluationError, NoImplementationError, message
@@ -32,9 +31,9 @@ __all__ = [
     "NOT_DIFFERENTIABLE",
     "Impl",
     "Infer",
-    "OutImpl",
     "OpDecl",
-    "Passes",
+    "Kernel",
+    "Steps",
     "NotDifferentiable",
     "OpKind",
     "Operand",
@@ -53,7 +52,6 @@ __all__ = [
     "internal_op",
     "implemented_devices",
     "implemented_ops",
-    "implement_out",
     "out_implementation",
     "implement_passes",
     "passes",
@@ -216,21 +214,47 @@ def registry_version() -> int:
     return _Registry.version
 
 
-_IMPLS: dict[str, dict[str, list[tuple[int, Impl]]]] = _Registry()
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """One implementation of an op on a device, and what the evaluator may do with it. Its
+    refinements (``passes``, ``specialiser``) belong to it: an implementation registered in
+    its place (a higher priority, a test's replacement) has none of them."""
+
+    priority: int
+    fn: Impl
+    writes_into: bool = False
+    """``fn`` also takes ``out=array`` (see :func:`implement`)."""
+    passes: Steps | None = None
+    """A unary element-wise op as the chain of passes ``fn`` makes: ``steps[0]`` reads the
+    operand, each later one the value before it, every step ``fn(value, *numbers, out=)``. A
+    fused region runs them itself, so they can merge with their neighbours'
+    (``evaluate/lower.py``); the numbers are ``fn``'s. See :func:`implement_passes`."""
+    specialiser: Specialiser | None = None
+    """Makes ``fn``'s kernel for one site (see :func:`specialise`)."""
+
+
+_IMPLS: dict[str, dict[str, list[Kernel]]] = _Registry()
+"""op -> device -> its kernels, the highest priority first."""
 
 
 def implement(
-    op: str | OpDecl, device: type[DeviceTag], *, priority: int = 0
+    op: str | OpDecl, device: type[DeviceTag], *, priority: int = 0, writes_into: bool = False
 ) -> Callable[[Impl], Impl]:
-    """Register the decorated function as ``op``'s implementation on ``device``."""
+    """Register the decorated function as ``op``'s implementation on ``device``.
+
+    ``writes_into``: it also takes ``out=array`` (default None) — shaped like the node, or a
+    block of it for an element-wise op — and then fills it and returns it, as numpy ufuncs
+    do; whether ``out`` may be an operand's own array is the declaration's ``alias_safe``.
+    """
     name = op if isinstance(op, str) else op.name
 
     def register(fn: Impl) -> Impl:
         per_device = _IMPLS.get(name)
         if per_device is None:
             per_device = _IMPLS[name] = _Registry()
+        entry = Kernel(priority, fn, writes_into)
         impls = per_device.get(device.name, [])
-        per_device[device.name] = sorted([*impls, (priority, fn)], key=lambda item: -item[0])
+        per_device[device.name] = sorted([*impls, entry], key=lambda k: -k.priority)
         return fn
 
     return register
@@ -248,7 +272,7 @@ def implementation(op: str, device: type[DeviceTag]) -> Impl:
                 hint=f"move the operands with ops.to_device(x, {have[0]})" if have else None,
             )
         )
-    return impls[0][1]
+    return impls[0].fn
 
 
 def implemented_ops(device: type[DeviceTag]) -> list[str]:
@@ -261,96 +285,39 @@ def implemented_devices(op: str) -> list[str]:
     return sorted(dev for dev, fns in _IMPLS.get(op, {}).items() if fns)
 
 
-def _store(table: dict[str, dict[str, Any]], op: str, device: type[DeviceTag], entry: Any) -> None:
-    """Put ``entry`` in ``table[op][device]`` (a counting registry, so plans notice)."""
-    per_device = table.get(op)
-    if per_device is None:
-        per_device = table[op] = _Registry()
-    per_device[device.name] = entry
-
-
-@dataclass(frozen=True, slots=True)
-class OutImpl:
-    """An implementation flavour that writes into a given array (fused passes, ``out=``).
-
-    ``fn(*operand_arrays_or_numbers, *params, out=array)`` fills ``out`` (shaped like the
-    node, or a block of it for element-wise ops) and returns it; numpy ufuncs have exactly
-    this form. ``alias_safe``: ``out`` may be the very array of an operand of its shape.
-    """
-
-    fn: Impl
-    alias_safe: bool
-    plain: Impl
-    """The plain implementation this form mirrors; while another one is registered in its
-    place (a higher priority, a test's replacement), the write-into form is not used."""
-
-
-_OUT_IMPLS: dict[str, dict[str, OutImpl]] = _Registry()
-
-
-def implement_out(
-    op: str | OpDecl, device: type[DeviceTag], *, alias_safe: bool = False, of: Impl | None = None
-) -> Callable[[Impl], Impl]:
-    """Register the decorated ``fn(*operands, *params, out=)`` as ``op``'s write-into form
-    of the plain implementation ``of`` (default: the one registered now)."""
-    name = op if isinstance(op, str) else op.name
-
-    def register(fn: Impl) -> Impl:
-        plain = of if of is not None else implementation(name, device)
-        _store(_OUT_IMPLS, name, device, OutImpl(fn, alias_safe, plain))
-        return fn
-
-    return register
-
-
-def out_implementation(op: str, device: type[DeviceTag]) -> OutImpl | None:
-    """``op``'s write-into implementation on ``device``, or None (the evaluator then calls
-    the plain implementation and does not fuse the op)."""
-    form = _OUT_IMPLS.get(op, {}).get(device.name)
-    return form if form is not None and _still_plain(op, device, form.plain) else None
-
-
-def _still_plain(op: str, device: type[DeviceTag], plain: Impl) -> bool:
-    """Whether ``plain`` is still ``op``'s implementation on ``device``: a form registered as
-    mirroring it (write-into, passes, specialised) is not used while another one is in its
-    place (a higher priority, a test's replacement)."""
+def _top(op: str, device: type[DeviceTag]) -> Kernel | None:
     impls = _IMPLS.get(op, {}).get(device.name)
-    return impls is not None and len(impls) > 0 and impls[0][1] is plain
+    return impls[0] if impls else None
 
 
-@dataclass(frozen=True, slots=True)
-class Passes:
-    """A unary element-wise op as the chain of write-into passes its plain implementation
-    makes: ``steps[0]`` reads the operand, each later one the value before it, every step
-    ``fn(value, *numbers, out=)``. A fused region runs the passes itself, so they can merge
-    with their neighbours' (``evaluate/lower.py``); the numbers are the plain kernel's."""
-
-    steps: tuple[tuple[Impl, tuple[float | int, ...]], ...]
-    plain: Impl
-
-
-_PASSES: dict[str, dict[str, Passes]] = _Registry()
-
-
-def implement_passes(
-    op: str | OpDecl,
-    device: type[DeviceTag],
-    steps: tuple[tuple[Impl, tuple[float | int, ...]], ...],
-    *,
-    of: Impl | None = None,
-) -> None:
-    """Register ``steps`` as the passes of ``op``'s plain implementation ``of`` (default:
-    the one registered now) on ``device``."""
+def _refine(op: str | OpDecl, device: type[DeviceTag], **refinement: Any) -> None:
+    """Give ``op``'s implementation on ``device`` registered now (the top one) ``refinement``."""
     name = op if isinstance(op, str) else op.name
-    plain = of if of is not None else implementation(name, device)
-    _store(_PASSES, name, device, Passes(steps, plain))
+    implementation(name, device)  # none registered: the usual error
+    top, *rest = _IMPLS[name][device.name]
+    _IMPLS[name][device.name] = [replace(top, **refinement), *rest]  # counted: plans notice
 
 
-def passes(op: str, device: type[DeviceTag]) -> Passes | None:
-    """``op``'s passes on ``device``, or None (none registered, or another plain
-    implementation is registered in place of the one they mirror)."""
-    form = _PASSES.get(op, {}).get(device.name)
-    return form if form is not None and _still_plain(op, device, form.plain) else None
+def out_implementation(op: str, device: type[DeviceTag]) -> Impl | None:
+    """``op``'s implementation on ``device`` where it was registered ``writes_into`` (it takes
+    ``out=``), else None (the evaluator then calls it without and does not fuse the op)."""
+    top = _top(op, device)
+    return top.fn if top is not None and top.writes_into else None
+
+
+Steps = tuple[tuple[Impl, tuple[float | int, ...]], ...]
+
+
+def implement_passes(op: str | OpDecl, device: type[DeviceTag], steps: Steps) -> None:
+    """Register ``steps`` as the passes of ``op``'s implementation on ``device`` registered
+    now (:attr:`Kernel.passes`)."""
+    _refine(op, device, passes=steps)
+
+
+def passes(op: str, device: type[DeviceTag]) -> Steps | None:
+    """The passes of ``op``'s implementation on ``device``, or None."""
+    top = _top(op, device)
+    return top.passes if top is not None else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,15 +333,14 @@ class Site:
 
 @dataclass(frozen=True, slots=True)
 class Inline:
-    """A specialised kernel's body as source, which a compiled plan writes in place of the
-    kernel's call: a kernel of one or a few numpy calls then costs no Python frame (0.3 us a
-    call, as much as a small array's arithmetic).
+    """A specialised kernel's body as source, which a compiled plan writes in place of a
+    call: a kernel of one or a few numpy calls then costs no Python frame (0.3 us a call, as
+    much as a small array's arithmetic). The plan's program is the only code that runs it.
 
     ``code``: lines formatted with ``str.format`` — ``{0}``, ``{1}``… the operands, ``{out}``
     the buffer (a writing kernel: statements that fill it; its value is ``out``), each key of
     ``names`` the name its value is bound to (literal braces doubled). A view kernel's code
-    is one expression, its value. Build one with :func:`inline_kernel`, which compiles the
-    same code as the kernel's ``fn``.
+    is one expression, its value.
     """
 
     code: str
@@ -393,63 +359,37 @@ class Specialised:
     """A kernel for one :class:`Site`, its parameters bound.
 
     ``writes``: ``fn(*operands, out=array)`` fills ``out`` (the node's shape and dtype) and
-    returns it; otherwise ``fn(*operands)`` returns the value (a view, for layout ops). It must
+    returns it; otherwise ``fn(*operands)`` returns the value (a view, for layout ops). ``fn``
+    is a function, or an :class:`Inline` body the plan writes in place of the call. It must
     give exactly the plain implementation's numbers, and where the op's write-into form is
     alias-safe, so must it be (a lean program may pass an operand's buffer as ``out``).
-    ``inline``: the same body as source, written into a plan in place of the call.
     """
 
-    fn: Impl
+    fn: Impl | Inline
     writes: bool
-    inline: Inline | None = None
 
 
-def inline_kernel(code: str, arity: int, *, writes: bool, **names: Any) -> Specialised:
-    """A specialised kernel of ``arity`` operands whose ``fn`` runs ``code`` (see
-    :class:`Inline`) and which a plan writes inline: one source for both forms."""
-    form = Inline(code, names)
-    params = [f"x{i}" for i in range(arity)]
-    assert not names.keys() & {"kernel", "out", *params}, "a name the kernel's code uses"
-    body = form.lines(params, "out" if writes else None, lambda key: key)
-    if writes:
-        signature, body = ", ".join([*params, "*", "out"]), [*body, "return out"]
-    else:
-        (expression,) = body
-        signature, body = ", ".join(params), [f"return {expression}"]
-    source = f"def kernel({signature}):\n" + "".join(f"    {line}\n" for line in body)
-    namespace = dict(names)
-    exec(_kernel_code(source), namespace)
-    return Specialised(namespace["kernel"], writes, form)
-
-
-@functools.lru_cache(maxsize=4096)
-def _kernel_code(source: str) -> CodeType:
-    """``source`` compiled once: a plan specialises the same kernels node after node (an
-    unrolled sequence's steps), and ``compile`` was most of a new plan's analysis."""
-    return compile(source, "<inline kernel>", "exec")
+def inline_kernel(code: str, *, writes: bool, **names: Any) -> Specialised:
+    """A specialised kernel whose body ``code`` (see :class:`Inline`) a plan writes inline."""
+    return Specialised(Inline(code, names), writes)
 
 
 Specialiser = Callable[[Site], Specialised | None]
-_SPECIALISERS: dict[str, dict[str, tuple[Specialiser, Impl]]] = _Registry()
 
 
-def specialise(
-    op: str | OpDecl, device: type[DeviceTag], *, of: Impl | None = None
-) -> Callable[[Specialiser], Specialiser]:
-    """Register the decorated ``make(site) -> Specialised | None`` for ``op`` on ``device``,
-    standing in for the plain implementation ``of`` (default: the one registered now)."""
-    name = op if isinstance(op, str) else op.name
+def specialise(op: str | OpDecl, device: type[DeviceTag]) -> Callable[[Specialiser], Specialiser]:
+    """Register the decorated ``make(site) -> Specialised | None`` as the specialiser of
+    ``op``'s implementation on ``device`` registered now (:attr:`Kernel.specialiser`)."""
 
     def register(make: Specialiser) -> Specialiser:
-        plain = of if of is not None else implementation(name, device)
-        _store(_SPECIALISERS, name, device, (make, plain))
+        _refine(op, device, specialiser=make)
         return make
 
     return register
 
 
 def specialisation(op: str, device: type[DeviceTag], site: Site) -> Specialised | None:
-    """``op``'s kernel specialised for ``site``, or None (no specialiser, it declined, or
-    another plain implementation is registered in place of the one it mirrors)."""
-    entry = _SPECIALISERS.get(op, {}).get(device.name)
-    return entry[0](site) if entry is not None and _still_plain(op, device, entry[1]) else None
+    """``op``'s kernel specialised for ``site``, or None (its implementation has no
+    specialiser, or it declined)."""
+    top = _top(op, device)
+    return top.specialiser(site) if top is not None and top.specialiser is not None else None

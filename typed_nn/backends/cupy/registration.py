@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ...devices import device_of, register_device
-from ...ops.declare import Impl, implement, implementation
+from ...ops.declare import Impl, declaration, implement, implementation
 from ...tags import CPU, GPU
 from .. import numpy as _numpy  # the shared CPU implementations
-from . import blas, convert, fused, graph, nn, region
+from . import blas, convert, graph, nn, region
 
 __all__ = ["GPU_OWN", "register", "registered", "shared"]
 
@@ -55,7 +55,9 @@ def registered() -> bool:
 
 
 def register() -> None:
-    """Register every GPU implementation and write-into form; later calls do nothing.
+    """Register every GPU implementation; later calls do nothing. An element-wise one is
+    registered ``writes_into``, which tells the evaluator's region finder it joins a fused
+    region (compiled into one kernel: ``region.py``); single GPU nodes run without ``out``.
 
     Nothing here touches cupy: the implementations look the module up when they run.
     """
@@ -63,10 +65,9 @@ def register() -> None:
         return
     _done.append(True)
     for name in shared():
-        implement(name, GPU)(implementation(name, CPU))
+        implement(name, GPU, writes_into=_elementwise(name))(implementation(name, CPU))
     for name, fn in GPU_OWN.items():
-        implement(name, GPU)(fn)
-    fused.register_out_forms()
+        implement(name, GPU, writes_into=_elementwise(name))(fn)
     register_device(
         replace(
             device_of(GPU),
@@ -76,3 +77,8 @@ def register() -> None:
             step_graph=graph.StepGraph,  # a compiled step replayed as one CUDA graph
         )
     )
+
+
+def _elementwise(op: str) -> bool:
+    decl = declaration(op)
+    return decl is not None and decl.kind == "elementwise"

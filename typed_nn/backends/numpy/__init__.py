@@ -19,9 +19,8 @@ from . import select as select
 from . import structure as structure
 
 # isort: split
-# Write-into, rewritten, batched and specialised forms mirror the plain implementations registered above.
+# Rewritten, batched and specialised forms mirror the plain implementations registered above.
 from . import batched as batched
-from . import fused as fused
 from . import rewritten as rewritten
 from . import specialised as specialised
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...devices import module_of
 from ...fp_errors import ignore_fp_errors, restore_fp_errors
-from ...ops.declare import implement
+from ...ops.declare import implement, implement_passes
 from ...tags import CPU
 
 Array = Any
@@ -30,7 +30,7 @@ def _result(out: Out, *arrays: Array) -> Array:
     return module_of(*arrays).empty(shape, arrays[-1].dtype)
 
 
-@implement("sigmoid", CPU)
+@implement("sigmoid", CPU, writes_into=True)
 def sigmoid(x: Array, out: Out = None) -> Array:
     # 1 / (1 + e^-x) in place: 4 passes, no temporaries. For x < -88 (float32) e^-x overflows
     # to inf and the result is exactly 0 where the true value is below float32's smallest
@@ -47,8 +47,9 @@ def sigmoid(x: Array, out: Out = None) -> Array:
 
 SIGMOID_PASSES = ((np.negative, ()), (np.exp, ()), (np.add, (1,)), (np.reciprocal, ()))
 """sigmoid as its passes, each ``fn(value, *numbers, out=)``: the plain kernel, its
-specialised form and a fused region's lowering (``declare.Passes``) all run these, so a
+specialised form and a fused region's lowering (``declare.Kernel.passes``) all run these, so a
 region may merge the negation into a scale before it and the reciprocal into a product."""
+implement_passes("sigmoid", CPU, SIGMOID_PASSES)
 
 
 def run_passes(steps: tuple[tuple[Any, tuple[Any, ...]], ...], x: Array, out: Array) -> Array:
@@ -59,13 +60,13 @@ def run_passes(steps: tuple[tuple[Any, tuple[Any, ...]], ...], x: Array, out: Ar
     return value
 
 
-@implement("softplus", CPU)
+@implement("softplus", CPU, writes_into=True)
 def softplus(x: Array, out: Out = None) -> Array:
     # log(1 + e^x) = logaddexp(x, 0): one ufunc pass, exact for large |x| (no e^x overflow)
     return np.logaddexp(x, 0, out=_result(out, x))
 
 
-@implement("relu", CPU)
+@implement("relu", CPU, writes_into=True)
 def relu(x: Array, out: Out = None) -> Array:
     return np.maximum(x, 0, out=_result(out, x))
 
@@ -81,7 +82,7 @@ def _one(y: Array) -> Any:
     return ONES.get(y.dtype, 1) if type(y) is np.ndarray else 1
 
 
-@implement("sigmoid_grad", CPU)
+@implement("sigmoid_grad", CPU, writes_into=True)
 def sigmoid_grad(g: Array, y: Array, out: Out = None) -> Array:
     r = np.subtract(_one(y), y, out=_result(out, g, y))
     r *= y
@@ -89,7 +90,7 @@ def sigmoid_grad(g: Array, y: Array, out: Out = None) -> Array:
     return r
 
 
-@implement("tanh_grad", CPU)
+@implement("tanh_grad", CPU, writes_into=True)
 def tanh_grad(g: Array, y: Array, out: Out = None) -> Array:
     r = np.square(y, out=_result(out, g, y))
     np.subtract(_one(r), r, out=r)
@@ -101,7 +102,7 @@ BITS = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
 """Integer types of each float's width: relu_grad multiplies bit patterns by the mask."""
 
 
-@implement("relu_grad", CPU)
+@implement("relu_grad", CPU, writes_into=True)
 def relu_grad(g: Array, x: Array, out: Out = None) -> Array:
     # g where x > 0, else exactly +0 — also where g is inf or NaN, which g * (x > 0) would
     # turn into NaN. Multiplying g's *bit pattern* (an integer view) by the 0/1 mask keeps

@@ -21,7 +21,7 @@ Out = Array | None
 
 
 def _register(name: str, fn: Callable[..., Array]) -> None:
-    implement(name, CPU)(fn)
+    implement(name, CPU, writes_into=True)(fn)
 
 
 # Ops that are a single numpy ufunc say so in their declaration.

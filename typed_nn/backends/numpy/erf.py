@@ -45,7 +45,7 @@ def _polynomial(x: Array, coefficients: tuple[float, ...], monic: bool) -> Array
     return r
 
 
-@implement("erf", CPU)
+@implement("erf", CPU, writes_into=True)
 def erf(x: Array, out: Array | None = None) -> Array:
     # numpy's functions: on cupy arrays they dispatch to cupy's (__array_ufunc__/_function__)
     a = np.absolute(x)

@@ -32,7 +32,7 @@ def _dtype(v: Array) -> Any:
     return getattr(v, "dtype", v)
 
 
-@implement("maximum", CPU)
+@implement("maximum", CPU, writes_into=True)
 def maximum(a: Array, b: Array, out: Out = None) -> Array:
     if out is None:
         shape = np.broadcast_shapes(_shape(a), _shape(b))
@@ -40,7 +40,7 @@ def maximum(a: Array, b: Array, out: Out = None) -> Array:
     return np.maximum(a, b, out=out)
 
 
-@implement("minimum", CPU)
+@implement("minimum", CPU, writes_into=True)
 def minimum(a: Array, b: Array, out: Out = None) -> Array:
     if out is None:
         shape = np.broadcast_shapes(_shape(a), _shape(b))
@@ -48,7 +48,7 @@ def minimum(a: Array, b: Array, out: Out = None) -> Array:
     return np.minimum(a, b, out=out)
 
 
-@implement("where", CPU)
+@implement("where", CPU, writes_into=True)
 def where(cond: Array, a: Array, b: Array, out: Out = None) -> Array:
     # A fresh name, not `out` reassigned: pyright keeps an Any assigned to a variable declared
     # `Any | None` at the declared type, None included.
@@ -62,7 +62,7 @@ def where(cond: Array, a: Array, b: Array, out: Out = None) -> Array:
     return dst
 
 
-@implement("interpolate", CPU)
+@implement("interpolate", CPU, writes_into=True)
 def interpolate(a: Array, b: Array, lam: Array, out: Out = None) -> Array:
     # MetaNN's a*lam + b*(1-lam), not b + lam*(a-b): lam = 1 gives exactly a.
     if out is None:

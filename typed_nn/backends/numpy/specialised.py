@@ -117,7 +117,7 @@ def narrow(site: Site) -> Specialised:
     axis, start, length = site.params
     assert all(isinstance(p, int) for p in site.params)
     index = (slice(None),) * axis + (slice(start, start + length),)
-    return inline_kernel("{0}[{index}]", 1, writes=False, index=index)
+    return inline_kernel("{0}[{index}]", writes=False, index=index)
 
 
 @specialise("slice", CPU)
@@ -125,7 +125,7 @@ def slice_(site: Site) -> Specialised:
     """The same view, ``x[index]`` written into the plan (no call, no result check)."""
     (index,) = site.params
     assert isinstance(index, int)
-    return inline_kernel("{0}[{index}]", 1, writes=False, index=index)
+    return inline_kernel("{0}[{index}]", writes=False, index=index)
 
 
 @specialise("permute", CPU)
@@ -134,8 +134,8 @@ def permute(site: Site) -> Specialised:
     (order,) = site.params
     assert isinstance(order, tuple)
     if order == tuple(reversed(range(len(order)))):
-        return inline_kernel("{0}.T", 1, writes=False)
-    return inline_kernel("{0}.transpose({order})", 1, writes=False, order=order)
+        return inline_kernel("{0}.T", writes=False)
+    return inline_kernel("{0}.transpose({order})", writes=False, order=order)
 
 
 @specialise("reduce_sum", CPU)
@@ -155,7 +155,6 @@ def reduce_sum(site: Site) -> Specialised | None:
         table = "{0}" if len(shape) == 2 else "{0}.reshape({table})"
         return inline_kernel(
             "{matmul}({ones}, " + table + ", out={out})",
-            1,
             writes=True,
             matmul=np.matmul,
             ones=np.ones(rows, dtype),
@@ -164,7 +163,6 @@ def reduce_sum(site: Site) -> Specialised | None:
     add_reduce: Any = _reduce.sum_into if blas else _sum
     return inline_kernel(
         "{add_reduce}({0}, {dims}, {dtype}, {out}, {keep})",  # (axis, dtype, out, keepdims)
-        1,
         writes=True,
         add_reduce=add_reduce,
         dims=dims,
@@ -182,7 +180,7 @@ def relu(site: Site) -> Specialised:
     same = x is not None and x[1] == site.dtype and site.dtype.kind == "f"
     zero = np.zeros((), site.dtype) if same else 0
     return inline_kernel(
-        "{maximum}({0}, {zero}, out={out})", 1, writes=True, maximum=np.maximum, zero=zero
+        "{maximum}({0}, {zero}, out={out})", writes=True, maximum=np.maximum, zero=zero
     )
 
 
@@ -207,7 +205,6 @@ def relu_grad(site: Site) -> Specialised | None:
         return inline_kernel(
             "{multiply}({0}.view({bits}), {greater}({1}, {zero}, out={mask}), "
             "out={out}.view({bits}))",
-            2,
             writes=True,
             **names,
         )
@@ -220,7 +217,6 @@ def relu_grad(site: Site) -> Specialised | None:
         "if {out} is not {last}[2]:\n"
         "    {last}[2], {last}[3] = {out}, {out}.view({bits})\n"
         "{multiply}({last}[1], {greater}({1}, {zero}, out={mask}), out={last}[3])",
-        2,
         writes=True,
         last=[None, None, None, None],
         **names,
@@ -299,7 +295,7 @@ def sigmoid(site: Site) -> Specialised | None:
     names.update(
         (f"n{i}_{j}", n) for i, (_, numbers) in enumerate(steps) for j, n in enumerate(numbers)
     )
-    return inline_kernel(code, 1, writes=True, **names)
+    return inline_kernel(code, writes=True, **names)
 
 
 @specialise("softmax", CPU)
@@ -322,7 +318,6 @@ def softmax(site: Site) -> Specialised:
         "{exp}({out}, out={out})\n"
         + (by_rows if k == 1 else "")
         + "{out} /= {group_sums}({out}, {k})",
-        1,
         writes=True,
         subtract=np.subtract,
         peak_of=peak_of,

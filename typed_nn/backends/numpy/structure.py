@@ -21,11 +21,13 @@ def is_matmul(a_rank: int, b_rank: int, k: int) -> bool:
     return k == 1 and (b_rank == 1 or (a_rank == 2 and b_rank == 2))
 
 
-@implement("dot", CPU)
-def dot(a: Array, b: Array, k: int) -> Array:
-    if is_matmul(a.ndim, b.ndim, k):
-        return a @ b
-    return np.tensordot(a, b, axes=k)
+@implement("dot", CPU, writes_into=True)
+def dot(a: Array, b: Array, k: int, out: Array | None = None) -> Array:
+    if out is None:
+        return a @ b if is_matmul(a.ndim, b.ndim, k) else np.tensordot(a, b, axes=k)
+    if is_matmul(a.ndim, b.ndim, k) and out.ndim > 0:
+        return np.matmul(a, b, out=out)  # the same BLAS call, written into ``out``
+    return contract_into(a, b, k, out=out)
 
 
 def contract_into(a: Array, b: Array, k: int, *, out: Array) -> Array:
@@ -70,6 +72,6 @@ def stack(*items_and_axis: Any) -> Array:
     return np.stack(items, axis=axis)
 
 
-@implement("matmul", CPU)
-def matmul(a: Array, b: Array) -> Array:
-    return np.matmul(a, b)
+@implement("matmul", CPU, writes_into=True)
+def matmul(a: Array, b: Array, out: Array | None = None) -> Array:
+    return np.matmul(a, b, out=out)
