@@ -5,7 +5,10 @@ evaluated tensors back, and the calls a trace cannot serve run as written."""
 from __future__ import annotations
 
 import copy
+import os
 import pickle
+import subprocess
+import sys
 import threading
 import warnings
 
@@ -228,3 +231,29 @@ def test_a_served_module_copies_and_pickles_without_its_programs(clone: object) 
     assert "_tn_served" not in vars(twin)
     with tn.inference(compiled=True):
         np.testing.assert_array_equal(twin(x).numpy(), model(x).numpy())
+
+
+def test_module_calls_are_wrapped_only_once_a_program_asks() -> None:
+    """A program that never opens a compiled block pays nothing per module call."""
+    code = (
+        "import typed_nn as tn\n"
+        "from typed_nn import nn\n"
+        "class Mine(nn.Module):\n"
+        "    def __call__(self, x: object) -> object:\n"
+        "        return x\n"
+        "assert not hasattr(nn.Linear.__call__, '__tn_served__')\n"
+        "assert not hasattr(Mine.__call__, '__tn_served__')\n"
+        "with tn.inference():\n"
+        "    pass\n"
+        "assert not hasattr(nn.Linear.__call__, '__tn_served__')\n"
+        "with tn.inference(compiled=True):\n"
+        "    pass\n"
+        "class Later(nn.Module):\n"
+        "    def __call__(self, x: object) -> object:\n"
+        "        return x\n"
+        "for cls in (nn.Linear, nn.Sequential, Mine, Later):\n"
+        "    assert hasattr(cls.__call__, '__tn_served__'), cls\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code], check=True, env={**os.environ, "TYPED_NN_DEBUG": ""}
+    )

@@ -43,6 +43,11 @@ module, args, kwargs)``, registered by ``typed_nn.evaluate.served`` (empty: the 
 as written)."""
 
 
+on_first_compiled: list[Callable[[], None]] = []
+"""Run once, when a thread first opens a compiled ``inference()`` block (``data.module``
+wraps the module classes' calls then, so that programs that never ask pay nothing)."""
+
+
 class InferenceBlock:
     """The context manager ``inference()`` returns (reusable; blocks nest)."""
 
@@ -52,6 +57,10 @@ class InferenceBlock:
         self.compiled = compiled
 
     def __enter__(self) -> None:
+        if self.compiled and on_first_compiled:
+            for hook in on_first_compiled:
+                hook()
+            on_first_compiled.clear()
         state.depth += 1
         state.compiled.append(self.compiled)
 
