@@ -13,10 +13,12 @@ and only the softmax outside the model is built and evaluated. PyTorch: the same
 under ``torch.no_grad()``; numpy: the same arithmetic written by hand (the floor: no graph at
 all). Targets (issue 35): batch-1 MLP <= 1.0x PyTorch eager, the block <= 1.2x.
 
-2026-11-27 (load ~4, helpers running): batch 1 34 us vs 21 us (1.6x; the graph kept: 3.2x);
-batch 32 1.35x (2.4x); the block 1.13x (1.9x). What remains at batch 1 is the softmax's own
-evaluation outside the model (~20 us: the collect, the plan lookup, the wrapping of one node),
-an evaluation's fixed cost; the model's compiled call is ~11 us.
+2026-11-27 (load 0.8): batch 1 32.4 us vs 21.3 us (1.52x; the graph built at every call:
+3.06x); batch 32 1.30x (2.20x); the block 0.96x (1.49x). What remains at batch 1 is the
+softmax's own evaluation outside the model (~20 us: the collect, the plan lookup, the wrapping
+of one node), an evaluation's fixed cost; the model's compiled call is ~11 us. (Once a process
+opened a compiled block, every module call checks whether one is open: ~0.7 us a call, which
+the "eager" rows here pay.)
 
 Where the batch-1 forward's time goes (2026-11-27, the 2-vCPU AMD EPYC, one thread, minimum of
 45 interleaved runs of 200 calls; 8 nodes over 5 leaves), before and after issue 35's changes:
