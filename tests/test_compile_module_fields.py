@@ -167,3 +167,15 @@ def test_list_and_dict_fields_stay_watched_in_copies(clone: Callable[[Stack], St
     twin.layers[0] = nn.Linear(3, 3)
     np.testing.assert_array_equal(f(x).numpy(), tn.evaluate(twin(x)).numpy())
     assert f.traces == 2
+
+
+def test_a_list_set_as_a_field_is_copied_as_nn_module_list_copies() -> None:
+    tn.manual_seed(0)
+    m = Stack()
+    source = [nn.Linear(3, 3)]
+    m.layers = source
+    source.append(nn.Linear(3, 3))  # the module holds its own, watched copy
+    assert len(m.layers) == 1
+    m.layers.append(nn.Linear(3, 2))
+    assert len(source) == 2
+    assert len(m.layers) == 2

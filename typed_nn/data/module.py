@@ -313,11 +313,9 @@ def _servable(call: Callable[..., T]) -> Callable[..., T]:
     ``tn.inference()`` block serves it (``inference_mode.module_call``); otherwise as it is.
     Inside a trace a call is part of the traced graph."""
 
-    blocks = inference_mode.state  # per thread: each open block's ``compiled``
-
     @functools.wraps(call)
     def served_call(self: Module, *args: Any, **kwargs: Any) -> T:
-        if blocks.compiled and tracing.state.trace is None and serving():  # one test when off
+        if serving() and tracing.state.trace is None:
             served: T = inference_mode.module_call[0](call, self, args, kwargs)
             return served
         return call(self, *args, **kwargs)
