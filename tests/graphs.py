@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 from helpers import tolerance, untyped
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 import typed_nn as tn
@@ -524,6 +525,18 @@ def tame(g: Graph, node: Node) -> Node:
     scale = 2.0 ** -math.ceil(math.log2(peak / 8))
     g.steps.append(f"  scaled by {scale}")
     return Node(node.expr * scale, arr(node.value * scale))
+
+
+def graph_settings(max_examples: int) -> settings:
+    """How the differential tests run :func:`random_graphs`: reproducible (derandomized, no
+    example database), no deadline, large graphs allowed."""
+    return settings(
+        max_examples=max_examples,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        database=None,
+    )
 
 
 @st.composite

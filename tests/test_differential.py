@@ -10,22 +10,16 @@ from unittest import mock
 
 import numpy as np
 import pytest
-from graphs import CATALOGUE, Graph, check_graph, ops, random_graphs
+from graphs import CATALOGUE, Graph, check_graph, graph_settings, ops, random_graphs
 from helpers import tolerance, untyped
-from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
 import typed_nn as tn
 from typed_nn.evaluate import memory, reference
 from typed_nn.evaluate.cache import invalidate_caches
 
-SETTINGS = settings(
-    max_examples=1500,  # with the tests below: about 2,400 random graphs per run
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+SETTINGS = graph_settings(1500)  # with the tests below: about 2,400 random graphs per run
 
 
 @SETTINGS

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import itertools
 
-from graphs import Graph, check_graph, random_graphs
-from hypothesis import HealthCheck, given, settings
+from graphs import Graph, check_graph, graph_settings, random_graphs
+from hypothesis import given
 
 import typed_nn as tn
 from typed_nn.evaluate import clear_plan_cache, fuse, options, stats
@@ -22,13 +22,7 @@ COMBOS = [
     for bits in itertools.product((False, True), repeat=len(FLAGS))
 ]
 
-SETTINGS = settings(
-    max_examples=40,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+SETTINGS = graph_settings(40)
 
 
 def test_combinations_cover_every_flag() -> None:

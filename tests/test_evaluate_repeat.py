@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from graphs import Graph, check_graph, random_graphs
+from graphs import Graph, check_graph, graph_settings, random_graphs
 from helpers import t32
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 import typed_nn as tn
 from typed_nn import ops
@@ -178,13 +178,7 @@ def test_another_thread_has_plans_of_its_own(collects: list[int]) -> None:
     assert stats.analyses == analyses + 1  # analysed afresh in the other thread
 
 
-@settings(
-    max_examples=200,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+@graph_settings(200)
 @given(random_graphs(max_ops=8))
 def test_random_graphs_evaluated_again_match_numpy(g: Graph) -> None:
     """The differential graphs, evaluated three times (the later ones from the plan cache)."""

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pytest
 from fuzz_programs import make_program, run_program
-from graphs import Graph, check_graph, random_graphs
+from graphs import Graph, check_graph, graph_settings, random_graphs
 from helpers import split_on_threads, threads_restored
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 import typed_nn as tn
 import typed_nn.debug
@@ -177,13 +177,7 @@ def test_split_in_place_updates_and_aliases_match_one_thread() -> None:
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-SETTINGS = settings(
-    max_examples=30,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    database=None,
-)
+SETTINGS = graph_settings(30)
 
 
 @SETTINGS
