@@ -32,20 +32,21 @@ def _dtype(v: Array) -> Any:
     return getattr(v, "dtype", v)
 
 
-@implement("maximum", CPU, writes_into=True)
-def maximum(a: Array, b: Array, out: Out = None) -> Array:
-    if out is None:
-        shape = np.broadcast_shapes(_shape(a), _shape(b))
-        out = module_of(a, b).empty(shape, np.result_type(_dtype(a), _dtype(b)))
-    return np.maximum(a, b, out=out)
+def _extremum(ufunc: Any) -> Any:
+    """``maximum`` / ``minimum``'s kernel: ``ufunc(a, b)`` into ``out``, or into a fresh array
+    of the broadcast shape and numpy's result type (either side may be a Python number)."""
+
+    def kernel(a: Array, b: Array, out: Out = None) -> Array:
+        if out is None:
+            shape = np.broadcast_shapes(_shape(a), _shape(b))
+            out = module_of(a, b).empty(shape, np.result_type(_dtype(a), _dtype(b)))
+        return ufunc(a, b, out=out)
+
+    return kernel
 
 
-@implement("minimum", CPU, writes_into=True)
-def minimum(a: Array, b: Array, out: Out = None) -> Array:
-    if out is None:
-        shape = np.broadcast_shapes(_shape(a), _shape(b))
-        out = module_of(a, b).empty(shape, np.result_type(_dtype(a), _dtype(b)))
-    return np.minimum(a, b, out=out)
+maximum = implement("maximum", CPU, writes_into=True)(_extremum(np.maximum))
+minimum = implement("minimum", CPU, writes_into=True)(_extremum(np.minimum))
 
 
 @implement("where", CPU, writes_into=True)
