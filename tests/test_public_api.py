@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import threads_restored
 
 import typed_nn as tn
 import typed_nn.debug
@@ -407,7 +408,8 @@ def invoke(fn: Callable[..., Any], call: Call) -> object:
     """Call ``fn``; enter what it returns if that is a context manager (``inference()``,
     ``abort_on_error(w)``), take the first item of an iterator (``batches``)."""
     args, kwargs = call
-    result = fn(*args, **kwargs)
+    with threads_restored():  # tn.set_num_threads must not turn the split on for later tests
+        result = fn(*args, **kwargs)
     if isinstance(result, AbstractContextManager) and not isinstance(result, Path):
         with result:
             pass
