@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -15,11 +16,17 @@ from ...tags import CPU
 Array = Any
 
 
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}
+_largest = np.maximum.reduce  # without ndarray.max's Python wrapper (half of a 32-label check)
+
+
 def check_label_range(labels: Array, classes: int) -> None:
     """Every label in ``0 .. classes - 1``, else an error naming the first offending one."""
     # one reduction, not a min and a max: a negative label read unsigned is past any class
-    unsigned = labels.view(np.dtype(f"u{labels.dtype.itemsize}"))
-    if labels.size and int(unsigned.max()) >= classes:
+    if (
+        labels.size
+        and int(_largest(labels.view(_UNSIGNED[labels.dtype.itemsize]), None)) >= classes
+    ):
         bad = (labels < 0) | (labels >= classes)
         position = tuple(int(i) for i in np.argwhere(bad)[0])
         value = int(labels[position])
@@ -107,6 +114,14 @@ def _flat_positions(labels: Array, classes: int) -> Array:
     one-dim fancy index, several times cheaper than ``take_along_axis``'s and half the cost
     of a (row, label) pair of index arrays."""
     which = labels.reshape(-1)
-    at = module_of(labels).arange(0, which.size * classes, classes)
-    at += which
-    return at
+    return _row_starts(module_of(labels), which.size, classes) + which
+
+
+@functools.lru_cache(maxsize=64)
+def _row_starts(xp: Any, rows: int, classes: int) -> Array:
+    """``0, classes, 2 classes, ...``: the same few (batch size, classes) pairs at every step
+    of a training loop, built once (read only: every use adds the labels into a new array)."""
+    starts = xp.arange(0, rows * classes, classes)
+    if xp is np:
+        starts.flags.writeable = False
+    return starts
