@@ -27,6 +27,7 @@ from .memory import Memory, plan_memory, small
 from .memory import form as memory_form
 from .options import options
 from .pool import kept
+from .reference import NodeChecks
 from .sanitize import Sanitizer
 from .split import SplitBlocks
 from .trace import Number
@@ -66,11 +67,16 @@ class Program:
         it is (None where it is operand of two dtypes or of a non-float node)."""
         self.devices: frozenset[type[DeviceTag]] = frozenset()
         """The devices of the values it computes and reads."""
+        self.checks: NodeChecks | None = fn.__globals__.get("CHK")
+        """A by-node program's checks (``reference.py``)."""
 
 
 class _Gen:
-    def __init__(self, g: Graph) -> None:
+    def __init__(self, g: Graph, specialise: bool) -> None:
         self.g = g
+        self.specialise = specialise
+        self.watch: list[str] = []
+        """Names of the objects called before and after each step (``SAN``, ``CHK``)."""
         self.ns: dict[str, Any] = {"np": np}
         self.lines: list[str] = []
         self.calls: Counter[str] = Counter()
@@ -188,7 +194,7 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     implementation (whose result is checked: a registered kernel may be anyone's)."""
     operands = [gen.arg(a, s, i) for i, a in enumerate(n.args)]
     gen.calls[n.op] += 1
-    kind, form = memory_form(gen.g, n)
+    kind, form = memory_form(gen.g, n, gen.specialise)
     if kind in ("special", "view") and isinstance(form.fn, Inline):
         _inline(gen, s, form.fn, operands, out if kind == "special" else None)
         return
@@ -206,8 +212,10 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
         gen.emit(f"v{s} = {k}({args}out={out})")
         return
     k = gen.const(f"K{s}", form)
-    gen.const("_check", _check)
     gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
+    if "CHK" in gen.watch:  # checked there, with the node's message
+        return
+    gen.const("_check", _check)
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
     check = f"_check(v{s}, {sh}, {dt}, {gen.const(f'DV{s}', n.device)})"
     array_type = device_of(n.device).array_type
@@ -472,6 +480,7 @@ def _sanitizer(
 
     san = Sanitizer(g, steps, regions, memory.written, escaping, returned, kept)
     gen.const("SAN", san)
+    gen.watch.append("SAN")
     gen.emit("SAN.start()")
     return san
 
@@ -486,6 +495,7 @@ def generate(
     kernels: dict[int, tuple[Any, list[Ref]]] | None = None,
     *,
     lean: tuple[dict[int, Any], int] | None = None,
+    by_node: bool = False,
 ) -> Program:
     """The compiled schedule. ``direct``: root slot -> env index of the ``out`` array the
     root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into;
@@ -496,12 +506,18 @@ def generate(
     every value to cache back into it. ``lean`` = (sources, outputs) makes a compiled step's
     program ``fn(A, N, alloc)``: each input read from its source (``Step``), the float
     numbers from ``N``, the first ``outputs`` roots returned; nothing is cached, so values
-    share buffers (``memory.py``)."""
+    share buffers (``memory.py``). ``by_node``: a program of plain kernels, each node checked
+    after its step (``reference.NodeChecks``, bound as ``CHK``)."""
     kernels = kernels or {}
-    gen = _Gen(g)
+    gen = _Gen(g, options.specialise and not by_node)
     interior = {m for members in regions.values() for m in members[:-1]}
     steps = [s for s in g.order if alive[s] and s not in interior]
-    memory = plan_memory(g, alive, regions, direct, kernels, copies, lean is not None)
+    memory = plan_memory(
+        g, alive, regions, direct, kernels, copies, lean is not None, gen.specialise
+    )
+    if by_node:
+        gen.const("CHK", NodeChecks(g))
+        gen.watch.append("CHK")
     if options.sanitize:
         gen.sanitizer = _sanitizer(gen, steps, regions, direct, copies, memory, lean is not None)
     if lean is not None:
@@ -548,7 +564,7 @@ def _steps(
 ) -> list[int]:
     """Write each step of the schedule; returns the slots whose values are written back
     (returned, or cached on their nodes)."""
-    g, san, started, results = gen.g, gen.sanitizer is not None, set[int](), []
+    g, started, results = gen.g, set[int](), []
     # The steps that write targets in place come last (executor._writes_last): the first of
     # them marks the point after which a failure leaves targets half-written — from its start
     # on the host (blocked passes may stop part-way), from its end on a device (one launch:
@@ -564,13 +580,13 @@ def _steps(
         elif n.op == "alias" or n.decl is ITEM:
             _view(gen, s, n)
         elif s not in started:  # started: a gather its operands were written into
-            if san:
-                gen.emit(f"SAN.before({s}, {_outside_operands(g, s, regions.get(s, [s]))})")
+            for w in gen.watch:
+                gen.emit(f"{w}.before({s}, *{_outside_operands(g, s, regions.get(s, [s]))})")
             _step(gen, s, n, _out(gen, s, memory, started), regions, kernels)
         if s == first_write and marked_after:
             gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
-        if san:
-            gen.emit(f"SAN.after({s}, v{s})")
+        for w in gen.watch:
+            gen.emit(f"{w}.after({s}, v{s})")
         if n.op != "leaf" and n.obj is not None and (not lean or s in g.roots):
             results.append(s)
     return results

@@ -5,9 +5,9 @@ structure up in this thread's plan cache, and on a miss *analyse* it — rewrite
 fused regions, where ``out=`` can be written directly — into a compiled schedule. Then run
 the schedule over this evaluation's arrays, wrap the results and cache them on their nodes.
 
-While ``hooks.node_checks`` is non-empty (debug mode) every node runs on its own through
-the reference evaluator so each value is checked; a failing compiled step also re-runs there,
-so the error names the exact node and the line that built it.
+While ``hooks.node_checks`` is non-empty (debug mode) the graph runs as a by-node program
+(``by_node``) so each value is checked; a failing program also re-runs that way, so the error
+names the exact node and the line that built it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..devices import device_of
 from ..errors import EvaluationError, TypedNNError, message
 from ..fp_errors import ignore_fp_errors, restore_fp_errors
 from ..ops.declare import registry_version
-from . import hooks, reference, sanitize
+from . import hooks, sanitize
 from .batch import batch
 from .cache import epoch, invalidate_caches, result_tensor
 from .codegen import Program, generate
@@ -44,6 +44,7 @@ from .sums import merge_sums
 from .widen import widen_accumulations
 
 __all__ = [
+    "by_node",
     "clear_plan_cache",
     "copy_into",
     "execute",
@@ -110,27 +111,31 @@ def _alias(col: Collected, out: AnyResult) -> int:
 
 
 def _analyse(
-    col: Collected, targets: list[Target], lean: tuple[dict[int, Any], int] | None = None
+    col: Collected,
+    targets: list[Target],
+    lean: tuple[dict[int, Any], int] | None = None,
+    by_node: bool = False,
 ) -> Program:
-    """The program of a collected graph (``lean``: a compiled step's, see ``generate``)."""
+    """The program of a collected graph (``lean``: a compiled step's, ``by_node``: the
+    unfused, unbatched one of ``by_node``; see ``generate``)."""
     g = build_graph(col)
     widen_accumulations(g)
     for device in {n.device for n in g.nodes}:  # its library loaded: its kernels registered
         device_of(device).module()
     fired = rewrite(g) if options.rewrite else []
-    if options.batch:
+    if options.batch and not by_node:
         stats.batched += batch(g)
-    if options.rewrite:  # after batching: a sum it made one contraction is not re-merged
+    if options.rewrite and not by_node:  # after batching: a sum made one contraction stays
         fired += merge_sums(g)
         fired += fold_row_biases(g)
         fired += fold_bias_gradients(g)
         fired += transpose_products(g)
         fired += materialise_shared_transposes(g)
-    for name in fired:
-        stats.rewrites[name] += 1
+        for name in fired:
+            stats.rewrites[name] += 1
     alive = g.live()
     uses = g.uses(alive)
-    regions = find_regions(g, alive, uses, options.fuse)
+    regions = find_regions(g, alive, uses, options.fuse and not by_node)
     kernels = _compile_device_regions(g, regions)
     stats.fused_regions += sum(len(m) > 1 for m in regions.values())
     direct: dict[int, int] = {}
@@ -146,7 +151,7 @@ def _analyse(
             done = reads == uses[alias] or _reads_done_before(g, alive, regions, alias, r)
             ok = done and g.nodes[alias].shape == n.shape and bool(safe_root)
         if ok and r not in regions:
-            ok = alias == -1 and writes(g, r, regions)
+            ok = alias == -1 and writes(g, r, regions, options.specialise)
         if ok and not device_of(n.device).host_pool:
             # On a device, one target written in place per program, by its last kernel (its
             # value read by no other step): kernels compile at their first call and may fail
@@ -158,7 +163,7 @@ def _analyse(
         (direct if ok else copies)[r] = e
     if direct:
         g.order = _writes_last(g, alive, direct)
-    return generate(g, alive, regions, direct, copies, fired, kernels, lean=lean)
+    return generate(g, alive, regions, direct, copies, fired, kernels, lean=lean, by_node=by_node)
 
 
 def _writes_last(g: Any, alive: list[bool], direct: dict[int, int]) -> list[int]:
@@ -318,11 +323,31 @@ def execute(
     caller copies otherwise). Every computed node caches its value.
     """
     if hooks.node_checks:
-        return reference.execute(roots, targets)
+        return by_node(roots)
     program, col = _prepare(roots, targets)
     if _run(program, col.env) is FAILED:
-        return reference.execute(roots, targets)
+        return by_node(roots)
     return _results(col.env, col.objs, col.merged, col.roots, program, targets)
+
+
+def by_node(roots: Sequence[AnyTensor]) -> list[AnyResult]:
+    """Evaluate ``roots`` as a by-node program (``reference.py``): the same collection and
+    rewrites, every node one plain kernel call, its value checked; an error names the node
+    and the line that built it. Debug mode, and the re-run of a program that failed (the
+    caller copies into targets)."""
+    col = collect(roots, options.cse, epoch())
+    program = _analyse(col, [], by_node=True)
+    assert program.checks is not None
+    token = ignore_fp_errors()
+    try:
+        program.fn(col.env, buffer_pool().empty if options.pool else np.empty)
+    except TypedNNError:
+        raise
+    except Exception as exc:
+        raise program.checks.failed(exc) from exc
+    finally:
+        restore_fp_errors(token)
+    return _results(col.env, col.objs, col.merged, col.roots, program, None)
 
 
 def _results(

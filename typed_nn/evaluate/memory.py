@@ -44,7 +44,6 @@ from ..ops.declare import Site, implementation, out_implementation, specialisati
 from ..ops.join import CONCAT, STACK
 from .fuse import alias_safe
 from .graph import Graph, INode, is_number
-from .options import options
 from .pool import MIN_BYTES
 
 __all__ = ["Memory", "form", "plan_memory", "small", "views", "writes"]
@@ -53,11 +52,11 @@ NEVER = 1 << 62
 """The life's end of a value handed out."""
 
 
-def form(g: Graph, n: INode) -> tuple[str, Any]:
+def form(g: Graph, n: INode, specialise: bool) -> tuple[str, Any]:
     """How a node outside a fused region is computed: ("special", Specialised) or ("out",
     implementation taking ``out=``) — both write into the buffer given — or ("view", Specialised) / ("plain",
     implementation), which return their own array, perhaps a view of an operand."""
-    special = specialisation(n.op, n.device, _site(g, n)) if options.specialise else None
+    special = specialisation(n.op, n.device, _site(g, n)) if specialise else None
     if special is not None:
         return ("special" if special.writes else "view", special)
     # Buffers come from the host pool (numpy); other devices' kernels allocate their own.
@@ -79,14 +78,14 @@ def views(g: Graph, s: int) -> bool:
     return n.op == "alias" or (n.decl is not None and n.decl.kind == "view")
 
 
-def writes(g: Graph, s: int, regions: dict[int, list[int]]) -> bool:
+def writes(g: Graph, s: int, regions: dict[int, list[int]], specialise: bool) -> bool:
     """Whether step ``s`` fills memory it is given (else it may return a view of an operand)."""
     n = g.nodes[s]
     if len(regions.get(s, ())) > 1:
         return True
     if n.op in ("leaf", "alias") or n.decl is ITEM:
         return False
-    return form(g, n)[0] in ("special", "out")
+    return form(g, n, specialise)[0] in ("special", "out")
 
 
 @dataclass
@@ -110,18 +109,20 @@ def plan_memory(
     kernels: dict[int, Any],
     copies: dict[int, int],
     lean: bool,
+    specialise: bool,
 ) -> Memory:
     """Where each written step of the schedule writes (the module doc). ``lean``: the program
     caches nothing (only the roots are handed out), so values may share buffers."""
     interior = {m for members in regions.values() for m in members[:-1]}
     steps = [s for s in g.order if alive[s] and s not in interior]
-    written = {s for s in steps if s in kernels or writes(g, s, regions)}
+    written = {s for s in steps if s in kernels or writes(g, s, regions, specialise)}
     handed = set(g.roots) | (set() if lean else {s for s in steps if g.nodes[s].obj is not None})
     position, last = _lives(g, steps, regions, written, handed)
     memory = Memory(written=written)
     for s in direct:
         memory.storage[s] = ("target", direct[s])
-    _gathers(g, steps, regions, kernels, direct, written, memory)
+    if specialise:  # the gathers' kernels are specialised ones: nothing to save without
+        _gathers(g, steps, kernels, direct, written, memory)
     if lean:
         _buffers(g, steps, regions, written, position, last, memory)
     for s in written:
@@ -155,7 +156,6 @@ def _lives(
 def _gathers(
     g: Graph,
     steps: list[int],
-    regions: dict[int, list[int]],
     kernels: dict[int, Any],
     direct: dict[int, int],
     written: set[int],
@@ -165,8 +165,6 @@ def _gathers(
     each operand is written into its rows of the gather instead (contiguous rows: kernels
     write there as fast), and the gather copies nothing (BPTT's gate gradients gathered for
     one weight-gradient GEMM, a sequence's outputs)."""
-    if not options.specialise:  # the gathers' kernels are specialised ones: nothing to save
-        return
     storage = memory.storage
     for c in steps:
         n = g.nodes[c]
