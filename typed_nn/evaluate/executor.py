@@ -1,13 +1,8 @@
-"""Run a set of registered values through the optimised evaluator.
+"""Evaluate registered values: collect the graph, look its structure up in this thread's plan
+cache, on a miss *analyse* it into a program (``_analyse``), run it, cache the results.
 
-Per evaluation: collect the graph (hash-consed: shared sub-trees get one slot), look its
-structure up in this thread's plan cache, and on a miss *analyse* it — rewrites, batching,
-fused regions, where ``out=`` can be written directly — into a compiled schedule. Then run
-the schedule over this evaluation's arrays, wrap the results and cache them on their nodes.
-
-While ``hooks.node_checks`` is non-empty (debug mode) the graph runs as a by-node program
-(``by_node``) so each value is checked; a failing program also re-runs that way, so the error
-names the exact node and the line that built it.
+Debug mode (``hooks.node_checks``) and a failing program run ``by_node``, so an error names
+the exact node and the line that built it.
 """
 
 from __future__ import annotations
@@ -91,9 +86,7 @@ def copy_into(src: AnyTensor, dst: AnyResult) -> None:
 
 def _alias(col: Collected, out: AnyResult) -> int:
     """Which leaf ``out``'s memory is (its slot), -1 for none, -2 for a partial overlap or
-    for two leaves over it. Only arrays of ``out``'s own type are compared (memory on
-    another device cannot be ``out``'s; a device array's ``__array_interface__`` must not be
-    read), by the device's ``may_share``: bounds compared on the host, no device work."""
+    for two leaves over it (arrays of ``out``'s type only, by the device's ``may_share``)."""
     found = -1
     array = out._array
     kind = type(array)
@@ -167,11 +160,9 @@ def _analyse(
 
 
 def _writes_last(g: Any, alive: list[bool], direct: dict[int, int]) -> list[int]:
-    """``g.order`` with the steps that write a target in place, and every step after them
-    that reads what they wrote, moved after all the others (keeping their order): a step
-    that fails before them leaves every target as it was. (The moved set takes all its
-    readers along, so the order stays topological; reads a direct write waited for stay
-    before it.)"""
+    """``g.order`` with the steps that write a target in place, and all their readers, moved
+    after all the others (order kept, so topological): a failure before them leaves every
+    target as it was."""
     readers = g.readers(alive)
     moved: set[int] = set()
     stack = list(direct)
@@ -186,10 +177,9 @@ def _writes_last(g: Any, alive: list[bool], direct: dict[int, int]) -> list[int]
 def _compile_device_regions(
     g: Any, regions: dict[int, list[int]]
 ) -> dict[int, tuple[Any, list[Any]]]:
-    """Region root -> its device's one-kernel form (kernel, operand refs), for the regions
-    on devices whose regions do not run as host passes (the cupy backend's compiler:
-    backends/cupy/region.py). Such a region without a kernel form (no compiler, or some
-    member has no kernel expression) is dropped from ``regions``: its nodes run one by one."""
+    """Region root -> (kernel, operand refs) from its device's region compiler, for devices
+    whose regions are not host passes (cupy); a region with no kernel form is dropped from
+    ``regions`` (its nodes run one by one)."""
     kernels: dict[int, tuple[Any, list[Any]]] = {}
     for r, members in list(regions.items()):
         device = device_of(g.nodes[r].device)
@@ -209,11 +199,8 @@ def _reads_done_before(
     g: Any, alive: list[bool], regions: dict[int, list[int]], alias: int, r: int
 ) -> bool:
     """Whether every read of leaf ``alias`` outside region ``r`` happens before ``r``'s step,
-    so ``r`` may overwrite the leaf's memory (an optimizer's ``w - lr * g`` into ``w``, with
-    ``w`` also read by the forward and backward products). A reader that may return a view
-    of the leaf (no write-into form: transpose, reshape, an alias) counts with its own
-    readers, must not be returned, and must not be read by ``r``'s region itself: the region
-    would read memory it is overwriting, in another order (``w.assign(w.T * 2)``)."""
+    so ``r`` may overwrite its memory (``w - lr * g`` into ``w``). A view of the leaf counts
+    with its readers, must not be returned nor read by ``r``'s region (``w.assign(w.T * 2)``)."""
     if alias in g.roots:
         return False
     step_of = {m: root for root, members in regions.items() for m in members}
@@ -276,9 +263,8 @@ FAILED = object()
 
 
 def _run(program: Program, *inputs: Any) -> Any:
-    """Run ``program`` on ``inputs`` (``env``, or a compiled step's arrays and numbers);
-    its result, or FAILED when it failed with something other than a typed_nn error (the
-    caller re-runs node by node, which names the failing node)."""
+    """Run ``program`` on ``inputs`` (``env``, or a compiled step's arrays and numbers); its
+    result, or FAILED when it raised other than a typed_nn error (the caller runs by node)."""
     _local.last = program
     alloc = buffer_pool().empty if options.pool and program.pooled else np.empty
     writing = program.writing
@@ -301,8 +287,7 @@ def _run(program: Program, *inputs: Any) -> Any:
 
 
 def _failed_while_writing(program: Program, exc: Exception) -> EvaluationError:
-    """A step failed after it began writing targets in place: re-running it node by node
-    would read half-written targets, so the failure is reported as it is."""
+    """A step failed after it began writing targets in place (a re-run would read them)."""
     return EvaluationError(
         message(
             f"evaluation failed while writing its targets in place: {type(exc).__name__}: {exc}",
@@ -358,8 +343,8 @@ def _results(
     program: Program,
     targets: dict[int, AnyResult] | None,
 ) -> list[AnyResult]:
-    """The roots' tensors; every computed node caches its value (interior ones as bare
-    arrays, wrapped only if someone reads them: see ``cache.cached``)."""
+    """The roots' tensors; every computed node caches its value (interior ones as bare arrays,
+    wrapped when read: ``cache.cached``)."""
     by_slot: dict[int, AnyResult] = {}
     stored: dict[int, Any] = {}
     wanted = set(root_slots)

@@ -1,32 +1,9 @@
-"""The evaluator's memory model: where each step of a schedule writes its value, planned once.
+"""The memory plan: where each step of a schedule writes its value, decided once per plan.
 
-(docs/evaluation.md, "Memory", says the same for users; the sanitizer checks it at run time.)
-
-* **Values.** Each live node of the schedule is a value: a *leaf* (memory given to the
-  program: an input, a closed-over tensor, a cached result), a *view* (a step that may return
-  a view of its operands: an alias, an op of kind ``"view"`` — a layout op, a row, a batch
-  item), a *written* value (a fused region, a write-into or specialised kernel: its step
-  fills memory it is given) or a value its kernel allocates (memory of its own).
-* **Life.** A value lives from its step to the last step that reads it or any view of it
-  (members of a fused region read at their region's step). A value handed out — a root; in
-  a program whose results are cached, every node's value — lives on after the program.
-* **Storage** of each written value, one of:
-
-  - ``("target", e)``: the ``out=`` array ``env[e]`` of an assign, written directly where the
-    executor found every read of that memory done before (or in this step, element for
-    element: ``executor._direct``);
-  - ``("rows", (c, index))``: its rows of a concat or stack ``c`` along dim 0, which then
-    copies nothing (a gather's operand may be a gather: its rows of the outer one);
-  - ``("buffer", b)``: a buffer shared over time by values that are not handed out, one at a
-    time: a value takes a buffer whose values all died before its step, or the buffer of an
-    operand that dies at its own step when the step writes element by element over what it
-    reads (a single alias-safe element-wise op). Small buffers are kept by the program
-    between runs; larger ones come from the pool at each run;
-  - ``("fresh", None)``: memory of its own at every run (values handed out, gathers written
-    in rows, another device's values).
-
-* **Handed out.** A root that may view an input or a target's memory is copied first, so a
-  result never changes with an input, nor writes into one.
+docs/evaluation.md, "Memory", states the model; the sanitizer checks it at run time. Each
+written value's ``Memory.storage`` is ``("target", e)`` (the ``out=`` array ``env[e]``),
+``("rows", (c, index))`` (its rows of gather ``c``), ``("buffer", b)`` (a buffer shared over
+time; small ones kept by the program, larger ones pooled per run) or ``("fresh", None)``.
 """
 
 from __future__ import annotations
@@ -35,8 +12,6 @@ import heapq
 import math
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from ..devices import device_of
 from ..ops.batching import ITEM
@@ -53,9 +28,9 @@ NEVER = 1 << 62
 
 
 def form(g: Graph, n: INode, specialise: bool) -> tuple[str, Any]:
-    """How a node outside a fused region is computed: ("special", Specialised) or ("out",
-    implementation taking ``out=``) — both write into the buffer given — or ("view", Specialised) / ("plain",
-    implementation), which return their own array, perhaps a view of an operand."""
+    """How a node outside a fused region is computed: "special" (Specialised) and "out" (its
+    implementation, given ``out=``) write into a buffer; "view" (Specialised) and "plain"
+    return their own array, perhaps a view of an operand."""
     special = specialisation(n.op, n.device, _site(g, n)) if specialise else None
     if special is not None:
         return ("special" if special.writes else "view", special)
@@ -161,10 +136,9 @@ def _gathers(
     written: set[int],
     memory: Memory,
 ) -> None:
-    """Concats and stacks along dim 0 whose operands are each written by a step of their own:
-    each operand is written into its rows of the gather instead (contiguous rows: kernels
-    write there as fast), and the gather copies nothing (BPTT's gate gradients gathered for
-    one weight-gradient GEMM, a sequence's outputs)."""
+    """Concats and stacks along dim 0 whose operands are each written by a host step of
+    their own (not a root, of the gather's dtype, not placed yet): each is written into its
+    rows of the gather, which copies nothing (BPTT's gate gradients, a sequence's outputs)."""
     storage = memory.storage
     for c in steps:
         n = g.nodes[c]
@@ -172,7 +146,15 @@ def _gathers(
             continue
         if not device_of(n.device).host_pool or len(set(n.args)) != len(n.args):
             continue
-        if not all(_rows_of(g, a, n, written, kernels, storage) for a in n.args):
+        if not all(
+            not is_number(a)
+            and a in written
+            and a not in storage
+            and a not in kernels
+            and a not in g.roots
+            and g.nodes[a].dtype == n.dtype
+            for a in n.args
+        ):
             continue
         start = 0
         for i, a in enumerate(n.args):
@@ -180,21 +162,6 @@ def _gathers(
             storage[a] = ("rows", (c, slice(start, start + rows) if n.decl is CONCAT else i))
             start += rows
         memory.gathered.add(c)
-
-
-def _rows_of(
-    g: Graph,
-    a: Any,
-    gather: INode,
-    written: set[int],
-    kernels: dict[int, Any],
-    storage: dict[int, tuple[str, Any]],
-) -> bool:
-    """Whether operand ``a`` may be written into its rows of ``gather``: a value written by
-    its own host step, not handed out as a root, of the gather's dtype, not placed yet."""
-    if is_number(a) or a in g.roots or a in kernels or a in storage or a not in written:
-        return False
-    return bool(g.nodes[a].dtype == gather.dtype)
 
 
 def _buffers(
@@ -211,7 +178,7 @@ def _buffers(
     or any of its rows lives."""
     busy: list[tuple[int, int]] = []  # (the last step its values are read at, buffer)
     until: dict[int, int] = {}
-    free: dict[tuple[Any, ...], list[int]] = {}
+    free: dict[tuple[tuple[int, ...], Any, bool], list[int]] = {}
     holder: dict[int, int] = {}  # value (written, or a view of one) -> its buffer
     owner: dict[int, int] = {}  # buffer -> the value written into it last
     storage = memory.storage
@@ -234,12 +201,12 @@ def _buffers(
         while busy and busy[0][0] < here:
             stop, released = heapq.heappop(busy)
             if until.get(released) == stop:
-                free.setdefault(_key(memory.buffers[released]), []).append(released)
+                free.setdefault(memory.buffers[released], []).append(released)
         b = None
         if s not in memory.gathered:  # a gather takes a buffer of its own
             b = _donor(g, s, regions, holder, owner, until, here, memory)
         if b is None:
-            pool = free.get((n.shape, n.dtype.str, small(n)))
+            pool = free.get((n.shape, n.dtype, small(n)))
             b = pool.pop() if pool else None
         if b is None:
             b = len(memory.buffers)
@@ -251,20 +218,15 @@ def _buffers(
         storage[s] = ("buffer", b)
 
 
-def _rows(g: Graph, c: int, memory: Memory) -> list[int]:
-    """The values written into rows of gather ``c``'s buffer, at every depth, ``c`` itself too."""
-    found, todo = [], [c]
+def _gathered_life(g: Graph, c: int, last: dict[int, int], memory: Memory) -> int:
+    """The last step that reads gather ``c`` or any of its rows, at every depth."""
+    end, todo = last[c], [c]
     while todo:
         t = todo.pop()
-        found.append(t)
+        end = max(end, last[t])
         if t in memory.gathered:
             todo.extend(a for a in g.nodes[t].args if not is_number(a))
-    return found
-
-
-def _gathered_life(g: Graph, c: int, last: dict[int, int], memory: Memory) -> int:
-    """The last step that reads gather ``c`` or any of its rows (its buffer's end)."""
-    return max(last[t] for t in _rows(g, c, memory))
+    return end
 
 
 def _donor(
@@ -292,11 +254,6 @@ def _donor(
         if all(x == a or is_number(x) or holder.get(x) != b for x in n.args):
             return b
     return None
-
-
-def _key(buffer: tuple[tuple[int, ...], Any, bool]) -> tuple[Any, ...]:
-    shape, dtype, small = buffer
-    return (shape, np.dtype(dtype).str, small)
 
 
 def small(n: INode) -> bool:
