@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..devices import device_of, device_of_result
+from ..devices import device_of
 from ..ops.batching import ITEM
 from ..ops.declare import Inline, passes
 from ..tags import DeviceTag, is_float_dtype
@@ -22,7 +22,7 @@ from .memory import Memory, plan_memory, small
 from .memory import form as memory_form
 from .options import options
 from .pool import kept
-from .reference import NodeChecks
+from .reference import NodeChecks, wrong_result
 from .sanitize import Sanitizer
 from .split import SplitBlocks
 from .trace import Number
@@ -99,17 +99,13 @@ class _Gen:
         """Operand ``i`` of step ``s``; a float number's operand dtype (``dtype``, else the
         node's) is noted (``Program.number_dtypes``)."""
         if is_number(ref):
-            name = self.number(s, i, ref[1])
+            name = self.const(f"C{s}_{i}", self.number_value(s, i, ref[1]))
             if type(ref[1]) is Number:
                 n = self.g.nodes[s]
                 found = np.dtype(dtype) if dtype is not None else n.dtype
                 self.number_dtypes[name] = found if found.kind == "f" else None
             return name
         return f"v{ref}"
-
-    def number(self, s: int, i: int, value: Any) -> str:
-        """Operand ``i`` of node ``s``, a constant number, by name (see ``number_value``)."""
-        return self.const(f"C{s}_{i}", self.number_value(s, i, value))
 
     def constant(self, value: Any) -> str:
         """A name for ``value`` in the generated namespace (one per distinct object)."""
@@ -133,13 +129,9 @@ class _Gen:
 
 
 def _check(value: Any, shape: tuple[int, ...], dtype: Any, device: type[DeviceTag]) -> None:
-    where = device_of_result(value)
-    wrong = getattr(value, "shape", None) != shape or getattr(value, "dtype", None) != dtype
-    if wrong or where is not device:
-        raise TypeError(
-            f"kernel returned {getattr(value, 'dtype', '?')}{getattr(value, 'shape', '?')} "
-            f"on {where.name if where else type(value).__name__}"
-        )
+    received = wrong_result(value, shape, dtype, device)
+    if received is not None:
+        raise TypeError(f"kernel returned {received}")  # the caller re-runs by node
 
 
 def _device_region(gen: _Gen, s: int, members: list[int], kernel: Any, out: str) -> None:
@@ -168,25 +160,17 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     operands = [gen.arg(a, s, i) for i, a in enumerate(n.args)]
     gen.calls[n.op] += 1
     kind, form = memory_form(gen.g, n, gen.specialise)
-    if kind in ("special", "view") and isinstance(form.fn, Inline):
+    special = kind in ("special", "view")  # its parameters are bound in it
+    if special and isinstance(form.fn, Inline):
         _inline(gen, s, form.fn, operands, out if kind == "special" else None)
         return
-    if kind in ("special", "view"):
-        k = gen.const(f"S{s}", form.fn)
-        args = "".join(a + ", " for a in operands)
-        if kind == "special":
-            gen.emit(f"v{s} = {k}({args}out={out})")
-        else:
-            gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
-        return
-    args = _call_args(gen, operands, n.params, f"P{s}")
-    if kind == "out":
-        k = gen.const(f"K{s}", form)
+    k = gen.const(f"S{s}", form.fn) if special else gen.const(f"K{s}", form)
+    args = _call_args(gen, operands, () if special else n.params, f"P{s}")
+    if kind in ("special", "out"):
         gen.emit(f"v{s} = {k}({args}out={out})")
         return
-    k = gen.const(f"K{s}", form)
     gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
-    if "CHK" in gen.watch:  # checked there, with the node's message
+    if kind == "view" or "CHK" in gen.watch:  # CHK checks it, with the node's message
         return
     gen.const("_check", _check)
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)

@@ -17,7 +17,7 @@ from . import hooks
 from .cache import result_tensor
 from .graph import Graph, INode, is_number, number_operand
 
-__all__ = ["NodeChecks"]
+__all__ = ["NodeChecks", "wrong_result"]
 
 
 class NodeChecks:
@@ -36,10 +36,8 @@ class NodeChecks:
         n = self.g.nodes[s]
         if n.op in ("leaf", "alias"):
             return
-        where = devices.device_of_result(value)
-        shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
-        if shape != n.shape or dtype != n.dtype or where is not n.device:
-            received = f"{dtype}{shape} on {where.name if where else type(value)}"
+        received = wrong_result(value, n.shape, n.dtype, n.device)
+        if received is not None:
             raise EvaluationError(
                 message(
                     f"the {n.device.name} implementation of {n.op} returned the wrong result.",
@@ -66,6 +64,15 @@ class NodeChecks:
                 hint="check the operands' values; the line above built the failing node.",
             )
         )
+
+
+def wrong_result(value: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> str | None:
+    """What a kernel returned (``dtype(shape) on device``) where it is not the node's value."""
+    where = devices.device_of_result(value)
+    found = (getattr(value, "shape", None), getattr(value, "dtype", None))
+    if found == (shape, dtype) and where is device:
+        return None
+    return f"{found[1]}{found[0]} on {where.name if where else type(value).__name__}"
 
 
 def _shown(n: INode) -> str:
