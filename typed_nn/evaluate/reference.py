@@ -16,6 +16,7 @@ from ..ops.rules import describe
 from . import hooks
 from .cache import result_tensor
 from .graph import Graph, INode, is_number, number_operand
+from .sanitize import about
 
 __all__ = ["NodeChecks", "wrong_result"]
 
@@ -41,8 +42,8 @@ class NodeChecks:
             raise EvaluationError(
                 message(
                     f"the {n.device.name} implementation of {n.op} returned the wrong result.",
-                    [("declared", _shown(n)), ("received", received)],
-                    built_at=_built_at(n),
+                    [("declared", about(n.obj, n.op)[0]), ("received", received)],
+                    built_at=about(n.obj, n.op)[1],
                     hint="this is a typed_nn bug; please report it with the expression.",
                 )
             )
@@ -55,12 +56,13 @@ class NodeChecks:
         """The error of the step that raised ``exc``, naming its node and operands."""
         n = self.g.nodes[self.step]
         args = [number_operand(n, a[1]) if is_number(a) else self.values[a] for a in n.args]
+        shown, built_at = about(n.obj, n.op)
         return EvaluationError(
             message(
                 f"evaluating {n.op} failed: {type(exc).__name__}: {exc}",
-                [("node", _shown(n))]
+                [("node", shown)]
                 + [(f"operand {i + 1}", text) for i, text in enumerate(_operands(n, args))],
-                built_at=_built_at(n),
+                built_at=built_at,
                 hint="check the operands' values; the line above built the failing node.",
             )
         )
@@ -73,14 +75,6 @@ def wrong_result(value: Any, shape: tuple[int, ...], dtype: Any, device: Any) ->
     if found == (shape, dtype) and where is device:
         return None
     return f"{found[1]}{found[0]} on {where.name if where else type(value).__name__}"
-
-
-def _shown(n: INode) -> str:
-    return str(n.obj.describe()) if n.obj is not None else n.op
-
-
-def _built_at(n: INode) -> Any:
-    return n.obj.built_at if n.obj is not None else None
 
 
 def _operands(n: INode, args: list[Any]) -> list[str]:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import SanitizerError, message
 
-__all__ = ["Sanitizer", "forget", "poison", "remember", "verify"]
+__all__ = ["Sanitizer", "about", "forget", "poison", "remember", "verify"]
 
 # Signalling NaNs with a payload no computation makes; arithmetic keeps the payload (quieted),
 # so a value computed from the sentinel is caught too.
@@ -64,7 +64,7 @@ def _same_memory(a: Any, b: Any) -> bool:
     return bool(ia["data"][0] == ib["data"][0] and a.strides == b.strides and a.shape == b.shape)
 
 
-def _about(obj: Any, op: str) -> tuple[str, Any]:
+def about(obj: Any, op: str) -> tuple[str, Any]:
     """How a message shows a node: its description and the line that built it."""
     if not hasattr(obj, "describe"):  # a node a rewrite made, or a plan's structure only
         return op, None
@@ -97,7 +97,7 @@ class Sanitizer:
         self.writes, self.escaping, self.kept = writes, escaping, kept
         self.returned = sorted(returned)
         self.nodes = g.structure().nodes  # a cached plan keeps no data of its evaluation
-        self.about = [_about(n.obj, n.op) for n in g.nodes]
+        self.about = [about(n.obj, n.op) for n in g.nodes]
         self.position = {s: i for i, s in enumerate(order)}
         for root, members in regions.items():
             for m in members:
