@@ -240,22 +240,27 @@ def _prepare(
         for j, t in targets.items():
             tlist.append((j, col.roots[j], len(env) + len(tlist), _alias(col, t)))
     key = (tuple(col.sig), tuple(col.roots), options.key(), tuple(tlist), registry_version())
-    plans = _plans()
-    program = plans.pop(key, None) if options.plan_cache else None
+    program = _plans().pop(key, None) if options.plan_cache else None
     if program is None:
         stats.analyses += 1
         program = _analyse(col, tlist)
     else:
         stats.plan_hits += 1
-    plans[key] = program  # the most recently used last: the oldest first
-    clock = program.used = _local.clock = getattr(_local, "clock", 0) + 1
-    oldest = next(iter(plans.values()))
-    if len(plans) > MAX_PLANS or clock - oldest.used > IDLE_EVALUATIONS:
-        del plans[next(iter(plans))]  # its buffers go with it
+    _keep(key, program)
     if tlist:
         assert targets is not None
         env.extend(targets[j].array for j, *_ in tlist)
     return program, col
+
+
+def _keep(key: Any, program: Program) -> None:
+    """Cache ``program`` as the most recently used (last); forget the oldest past the bounds."""
+    plans = _plans()
+    plans[key] = program
+    clock = program.used = _local.clock = getattr(_local, "clock", 0) + 1
+    oldest = next(iter(plans.values()))
+    if len(plans) > MAX_PLANS or clock - oldest.used > IDLE_EVALUATIONS:
+        del plans[next(iter(plans))]  # its buffers go with it
 
 
 FAILED = object()
@@ -321,17 +326,23 @@ def by_node(roots: Sequence[AnyTensor]) -> list[AnyResult]:
     and the line that built it. Debug mode, and the re-run of a program that failed (the
     caller copies into targets)."""
     col = collect(roots, options.cse, epoch())
-    program = _analyse(col, [], by_node=True)
-    assert program.checks is not None
+    key = (tuple(col.sig), tuple(col.roots), options.key(), None, registry_version())
+    program = _plans().pop(key, None) if options.plan_cache else None
+    program = program or _analyse(col, [], by_node=True)  # not counted: stats are the plans'
+    _keep(key, program)
+    checks = program.checks
+    assert checks is not None
+    checks.objs = col.objs
     token = ignore_fp_errors()
     try:
         program.fn(col.env, buffer_pool().empty if options.pool else np.empty)
     except TypedNNError:
         raise
     except Exception as exc:
-        raise program.checks.failed(exc) from exc
+        raise checks.failed(exc) from exc
     finally:
         restore_fp_errors(token)
+        checks.objs, checks.values = [], {}  # a cached plan keeps no data of its evaluation
     return _results(col.env, col.objs, col.merged, col.roots, program, None)
 
 

@@ -22,12 +22,18 @@ __all__ = ["NodeChecks", "wrong_result"]
 
 
 class NodeChecks:
-    """Bound as ``CHK`` in a by-node program: ``before``/``after`` each step (as the sanitizer)."""
+    """Bound as ``CHK`` in a by-node program: ``before``/``after`` each step (as the sanitizer).
+    It keeps the graph's structure; ``objs``, the nodes of the evaluation running it."""
 
     def __init__(self, g: Graph) -> None:
-        self.g = g
+        self.g = g.structure()
         self.step = -1
+        self.objs: list[Any] = []
         self.values: dict[int, Any] = {}
+
+    def node(self, s: int) -> Any:
+        """Slot ``s``'s node in this evaluation (None: a node a rewrite made)."""
+        return self.objs[s] if self.g.nodes[s].obj and s < len(self.objs) else None
 
     def before(self, s: int, *operands: Any) -> None:
         self.step = s
@@ -37,31 +43,32 @@ class NodeChecks:
         n = self.g.nodes[s]
         if n.op in ("leaf", "alias"):
             return
+        obj = self.node(s)
         received = wrong_result(value, n.shape, n.dtype, n.device)
         if received is not None:
             raise EvaluationError(
                 message(
                     f"the {n.device.name} implementation of {n.op} returned the wrong result.",
-                    [("declared", about(n.obj, n.op)[0]), ("received", received)],
-                    built_at=about(n.obj, n.op)[1],
+                    [("declared", about(obj, n.op)[0]), ("received", received)],
+                    built_at=about(obj, n.op)[1],
                     hint="this is a typed_nn bug; please report it with the expression.",
                 )
             )
-        if n.obj is not None and hooks.node_checks:
-            result = result_tensor(value, n.obj.elem, n.device)
+        if obj is not None and hooks.node_checks:
+            result = result_tensor(value, obj.elem, n.device)
             for check in hooks.node_checks:
-                check(n.obj, result)
+                check(obj, result)
 
     def failed(self, exc: Exception) -> EvaluationError:
         """The error of the step that raised ``exc``, naming its node and operands."""
-        n = self.g.nodes[self.step]
+        n, obj = self.g.nodes[self.step], self.node(self.step)
         args = [number_operand(n, a[1]) if is_number(a) else self.values[a] for a in n.args]
-        shown, built_at = about(n.obj, n.op)
+        shown, built_at = about(obj, n.op)
         return EvaluationError(
             message(
                 f"evaluating {n.op} failed: {type(exc).__name__}: {exc}",
                 [("node", shown)]
-                + [(f"operand {i + 1}", text) for i, text in enumerate(_operands(n, args))],
+                + [(f"operand {i + 1}", text) for i, text in enumerate(_operands(n, obj, args))],
                 built_at=built_at,
                 hint="check the operands' values; the line above built the failing node.",
             )
@@ -77,10 +84,9 @@ def wrong_result(value: Any, shape: tuple[int, ...], dtype: Any, device: Any) ->
     return f"{found[1]}{found[0]} on {where.name if where else type(value).__name__}"
 
 
-def _operands(n: INode, args: list[Any]) -> list[str]:
+def _operands(n: INode, node: Any, args: list[Any]) -> list[str]:
     """The operands as messages show them: the node's own data where the schedule computes
     the op as built, else (a rewritten node) the arrays it was given."""
-    node = n.obj
     if node is not None and node.op.name == n.op and len(node.operands) == len(args):
         return [describe(o) for o in node.operands]
     return [
