@@ -16,8 +16,9 @@ from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 
 import typed_nn as tn
-from typed_nn.evaluate import memory, reference
+from typed_nn.evaluate import memory
 from typed_nn.evaluate.cache import invalidate_caches
+from typed_nn.evaluate.executor import by_node
 
 SETTINGS = graph_settings(1500)  # with the tests below: about 2,400 random graphs per run
 
@@ -141,7 +142,7 @@ def _tensor_leaves(g: Graph) -> list[Any]:
 def _recomputed(g: Graph) -> list[Any]:
     """The roots' values computed afresh node by node (every cache invalidated first)."""
     invalidate_caches()
-    return [t.numpy() for t in reference.execute([root.expr for root in g.roots])]
+    return [t.numpy() for t in by_node([root.expr for root in g.roots])]
 
 
 @settings(SETTINGS, max_examples=300)

@@ -15,6 +15,7 @@ from helpers import t32, untyped
 
 import typed_nn as tn
 from typed_nn import CPU, Float32, Float64, ops
+from typed_nn.evaluate import executor, hooks
 from typed_nn.ops import declare
 
 Calls = Counter[str]
@@ -251,6 +252,34 @@ def test_error_in_an_implementation_names_the_op_and_the_line(
         tn.evaluate(node * 2.0)
     assert isinstance(info.value.__cause__, ValueError)
     assert node.built_at == f"test_evaluate.py:{line}"
+
+
+def test_a_by_node_program_is_planned_once_and_checks_each_evaluations_own_nodes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[tuple[Any, float]] = []
+    checks = [lambda node, result: seen.append((node, float(result.numpy()[0])))]
+    monkeypatch.setattr(hooks, "node_checks", checks)  # debug mode's path: by node
+    replace_impl(monkeypatch, "sqrt", lambda x: np.sqrt(x) if (x >= 0).all() else 1 / 0)
+    executor.clear_plan_cache()
+    first, second = ops.sqrt(t32([4.0])), ops.sqrt(t32([9.0]))
+    assert tn.evaluate(first * 2.0).numpy()[0] == 4.0
+    assert tn.evaluate(second * 2.0).numpy()[0] == 6.0
+    assert len(executor._plans()) == 1  # one structure, one program
+    assert [(node is first or node is second, value) for node, value in seen] == [
+        (True, 2.0),
+        (False, 4.0),
+        (True, 3.0),
+        (False, 6.0),
+    ]
+    line = sys._getframe().f_lineno + 1
+    third = ops.sqrt(t32([-1.0]))
+    with pytest.raises(
+        tn.EvaluationError,
+        match=rf"(?s)evaluating sqrt failed: ZeroDivisionError.*built at  : test_evaluate\.py:{line}",
+    ):
+        tn.evaluate(third * 2.0)
+    assert len(executor._plans()) == 1
 
 
 def test_an_implementation_returning_the_wrong_dtype_is_caught(

@@ -115,3 +115,12 @@ def test_a_read_of_memory_not_written_or_dead_is_stopped() -> None:
     san.start()
     with pytest.raises(tn.SanitizerError, match=r"node 1 \(exp\): operand 1 holds memory not"):
         san.before(1, poison(np.empty((4, 4), np.float32)))
+
+
+def test_a_generated_program_checks_each_steps_operands(sanitizing: None) -> None:
+    """The program hands each step's operands to the check before it (an input holding the
+    sentinel stands for memory not written): the step (exp and mul fused) is stopped before
+    it runs."""
+    x = tn.tensor(poison(np.empty((4, 4), np.float32)), tn.Float32, tn.CPU, tn.Dim2)
+    with pytest.raises(tn.SanitizerError, match=r"\(mul\): operand 1 holds memory not written"):
+        tn.evaluate(ops.exp(x) * 2.0)

@@ -14,7 +14,8 @@ import pytest
 import typed_nn as tn
 from typed_nn import CPU, GPU, BFloat16, Dim1, Dim2, Float16, Float32, ops
 from typed_nn.debug import is_enabled as debug_enabled
-from typed_nn.evaluate import options, reference
+from typed_nn.evaluate import options
+from typed_nn.evaluate.executor import by_node
 from typed_nn.tags import FloatTag, accumulation_dtype
 
 HALVES = [Float16, BFloat16]
@@ -37,8 +38,8 @@ def _three_ways(expr: Any) -> list[np.ndarray[Any, Any]]:
     fused = tn.evaluate(expr).numpy()
     with options.using(fuse=False, specialise=False):
         plain = tn.evaluate(expr * 1.0).numpy()  # a new node: not the cached value
-    (by_node,) = reference.execute([expr + 0.0])
-    return [fused, plain, by_node.numpy()]
+    (node_by_node,) = by_node([expr + 0.0])
+    return [fused, plain, node_by_node.numpy()]
 
 
 # --- tags and factories ---------------------------------------------------------------------

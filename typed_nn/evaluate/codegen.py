@@ -1,10 +1,5 @@
-"""Turn an analysed graph into a straight-line Python function (the compiled schedule).
-
-The function reads leaf arrays from ``env``, runs each step — a fused region (blocked loop
-or straight line), a kernel into a pooled buffer, or a plain kernel — and writes back the
-values to return and cache. Generating the code once per graph structure means a cached
-plan costs one call per step at run time, with no interpretation of the schedule.
-"""
+"""Turn an analysed graph into a straight-line Python function (the plan's program): a
+cached plan then costs one call per step, with no interpretation of the schedule."""
 
 from __future__ import annotations
 
@@ -15,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..devices import device_of, device_of_result
+from ..devices import device_of
 from ..ops.batching import ITEM
 from ..ops.declare import Inline, passes
 from ..tags import DeviceTag, is_float_dtype
@@ -27,6 +22,7 @@ from .memory import Memory, plan_memory, small
 from .memory import form as memory_form
 from .options import options
 from .pool import kept
+from .reference import NodeChecks, wrong_result
 from .sanitize import Sanitizer
 from .split import SplitBlocks
 from .trace import Number
@@ -47,49 +43,40 @@ class Program:
         source: str,
     ) -> None:
         self.fn = fn
-        self.results = results
-        """Slots whose values are written back: returned, and cached on their nodes unless
-        the program is lean."""
-        self.calls = calls
-        """Op name -> kernel applications per run."""
-        self.fired = fired
-        """Rewrite rules applied when this plan was analysed."""
+        self.results = results  # slots written back: returned, and cached unless lean
+        self.calls = calls  # op name -> kernel applications per run
+        self.fired = fired  # rewrite rules applied when this plan was analysed
         self.source = source
         self.pooled = "alloc(" in source
-        """Whether the program takes buffers from ``alloc`` (a lean one often does not)."""
         self.writing: list[bool] = fn.__globals__.get("WRITING", [False])
         """``[True]`` once a run began writing a target (an ``out=`` array) in place."""
-        self.used = 0
-        """When the plan cache last handed it out (its thread's count of evaluations)."""
+        self.used = 0  # when the plan cache last handed it out (its thread's evaluations)
         self.number_dtypes: dict[int, Any] = {}
-        """A compiled step's program: each float number's index -> the dtype of the operand
-        it is (None where it is operand of two dtypes or of a non-float node)."""
+        """A compiled step's float number index -> its operands' one dtype (None: several)."""
         self.devices: frozenset[type[DeviceTag]] = frozenset()
-        """The devices of the values it computes and reads."""
+        self.checks: NodeChecks | None = fn.__globals__.get("CHK")  # a by-node program's
 
 
 class _Gen:
-    def __init__(self, g: Graph) -> None:
+    def __init__(self, g: Graph, specialise: bool) -> None:
         self.g = g
+        self.specialise = specialise
+        self.watch: list[str] = []
+        """Names of the objects called before and after each step (``SAN``, ``CHK``)."""
         self.ns: dict[str, Any] = {"np": np}
         self.lines: list[str] = []
         self.calls: Counter[str] = Counter()
         self.sources: dict[int, Any] | None = None
-        """A compiled step's program: env index -> where that input comes from (the source
-        of a call's array, ``A[k]``, or the array itself, bound as a constant)."""
-        self.buffers: dict[int, str] = {}
-        """Buffer number (``Memory.buffers``) -> its name in the program."""
+        """A compiled step's program: env index -> its source (``A[k]``, or an array bound)."""
+        self.buffers: dict[int, str] = {}  # Memory.buffers number -> its name
         self.names: dict[int, str] = {}
         self.registers: dict[tuple[tuple[int, ...], str, int], str] = {}
         self.sanitizer: Sanitizer | None = None
-        self.number_dtypes: dict[str, Any] = {}
-        """A float number's name -> the dtype of the operand it is (see ``Program``)."""
+        self.number_dtypes: dict[str, Any] = {}  # a float number's name -> its operand's dtype
 
     def register(self, shape: tuple[int, ...], dtype: Any, i: int) -> str:
-        """Scratch register ``i`` of the straight regions of ``shape`` and ``dtype``. A
-        region's registers hold values only while its own passes run, and regions run one
-        after another, so all of them share one set: a few buffers that stay in cache, where
-        a set per region (an LSTM's backward: 138) pushed the step's data out of L2."""
+        """Scratch register ``i`` of the straight regions of ``shape`` and ``dtype``: all share
+        one set, which stays in cache (a set per region pushed an LSTM backward out of L2)."""
         key = (shape, np.dtype(dtype).str, i)
         name = self.registers.get(key)
         if name is None:
@@ -98,8 +85,7 @@ class _Gen:
         return name
 
     def env(self, i: int) -> str:
-        """The expression of input ``i``: ``env[i]``, or in a compiled step's program its
-        source."""
+        """The expression of input ``i``: ``env[i]``, or a compiled step's source of it."""
         if self.sources is None:
             return f"env[{i}]"
         source = self.sources[i]
@@ -111,19 +97,15 @@ class _Gen:
 
     def arg(self, ref: Ref, s: int, i: int, dtype: Any = None) -> str:
         """Operand ``i`` of step ``s``; a float number's operand dtype (``dtype``, else the
-        node's) is noted, where a device scalar must have it (``Program.number_dtypes``)."""
+        node's) is noted (``Program.number_dtypes``)."""
         if is_number(ref):
-            name = self.number(s, i, ref[1])
+            name = self.const(f"C{s}_{i}", self.number_value(s, i, ref[1]))
             if type(ref[1]) is Number:
                 n = self.g.nodes[s]
                 found = np.dtype(dtype) if dtype is not None else n.dtype
                 self.number_dtypes[name] = found if found.kind == "f" else None
             return name
         return f"v{ref}"
-
-    def number(self, s: int, i: int, value: Any) -> str:
-        """Operand ``i`` of node ``s``, a constant number, by name (see ``number_value``)."""
-        return self.const(f"C{s}_{i}", self.number_value(s, i, value))
 
     def constant(self, value: Any) -> str:
         """A name for ``value`` in the generated namespace (one per distinct object)."""
@@ -132,17 +114,10 @@ class _Gen:
             name = self.names[id(value)] = self.const(f"N{len(self.names)}", value)
         return name
 
-    def region_number(self, root: int, value: Any) -> Any:
-        """A number of a pass in the floating region ``root``, as ``number_value`` gives it."""
-        n = self.g.nodes[root]
-        return _number_as_array(value, n.dtype, n.device)
-
     def number_value(self, s: int, i: int, value: Any) -> Any:
-        """Operand ``i`` of node ``s``, a constant number. Where the device allows it
-        (``Device.numbers_as_arrays``: numpy) a Python number operand of a float node whose
-        array operands have its dtype is passed as a 0-d array of that dtype: the same
-        numbers (NEP 50 casts the number to the array's dtype first), but a ufunc call takes
-        half the time (numpy converts a Python number on every call)."""
+        """Operand ``i`` of node ``s``, a constant number: of a float node whose array operands
+        have its dtype, a 0-d array of it (the same numbers under NEP 50, but a ufunc call
+        takes half the time: numpy converts a Python number on every call)."""
         n = self.g.nodes[s]
         arrays = [self.g.nodes[a].dtype for a in n.args if not is_number(a)]
         if n.dtype.kind == "f" and arrays and all(dt == n.dtype for dt in arrays):
@@ -154,13 +129,9 @@ class _Gen:
 
 
 def _check(value: Any, shape: tuple[int, ...], dtype: Any, device: type[DeviceTag]) -> None:
-    where = device_of_result(value)
-    wrong = getattr(value, "shape", None) != shape or getattr(value, "dtype", None) != dtype
-    if wrong or where is not device:
-        raise TypeError(
-            f"kernel returned {getattr(value, 'dtype', '?')}{getattr(value, 'shape', '?')} "
-            f"on {where.name if where else type(value).__name__}"
-        )
+    received = wrong_result(value, shape, dtype, device)
+    if received is not None:
+        raise TypeError(f"kernel returned {received}")  # the caller re-runs by node
 
 
 def _device_region(gen: _Gen, s: int, members: list[int], kernel: Any, out: str) -> None:
@@ -188,26 +159,20 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
     implementation (whose result is checked: a registered kernel may be anyone's)."""
     operands = [gen.arg(a, s, i) for i, a in enumerate(n.args)]
     gen.calls[n.op] += 1
-    kind, form = memory_form(gen.g, n)
-    if kind in ("special", "view") and isinstance(form.fn, Inline):
+    kind, form = memory_form(gen.g, n, gen.specialise)
+    special = kind in ("special", "view")  # its parameters are bound in it
+    if special and isinstance(form.fn, Inline):
         _inline(gen, s, form.fn, operands, out if kind == "special" else None)
         return
-    if kind in ("special", "view"):
-        k = gen.const(f"S{s}", form.fn)
-        args = "".join(a + ", " for a in operands)
-        if kind == "special":
-            gen.emit(f"v{s} = {k}({args}out={out})")
-        else:
-            gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
-        return
-    args = _call_args(gen, operands, n.params, f"P{s}")
-    if kind == "out":
-        k = gen.const(f"K{s}", form)
+    k = gen.const(f"S{s}", form.fn) if special else gen.const(f"K{s}", form)
+    args = _call_args(gen, operands, () if special else n.params, f"P{s}")
+    if kind in ("special", "out"):
         gen.emit(f"v{s} = {k}({args}out={out})")
         return
-    k = gen.const(f"K{s}", form)
-    gen.const("_check", _check)
     gen.emit(f"v{s} = {k}({args.rstrip(', ')})")
+    if kind == "view" or "CHK" in gen.watch:  # CHK checks it, with the node's message
+        return
+    gen.const("_check", _check)
     sh, dt = gen.const(f"SH{s}", n.shape), gen.const(f"DT{s}", n.dtype)
     check = f"_check(v{s}, {sh}, {dt}, {gen.const(f'DV{s}', n.device)})"
     array_type = device_of(n.device).array_type
@@ -222,9 +187,7 @@ def _kernel(gen: _Gen, s: int, n: INode, out: str) -> None:
 
 def _inline(gen: _Gen, s: int, form: Inline, operands: list[str], out: str | None) -> None:
     """A specialised kernel's body in place of its call (``declare.Inline``): a writing
-    kernel's statements fill ``v{s}``, taken as ``out`` first; a view's expression is its
-    value. Its names are bound as ``I{s}_{key}``. A failure raises from the program as the
-    call's would (the caller re-runs node by node)."""
+    kernel's statements fill ``v{s}`` (``out``); a view's expression is its value."""
 
     def name(key: str) -> str:
         return gen.const(f"I{s}_{key}", form.names[key])
@@ -277,7 +240,7 @@ def _passes(gen: _Gen, root: int, members: list[int]) -> list[Pass]:
         if steps is not None and len(args) == 1 and args[0][0] != "num":
             value = args[0]
             for fn, numbers in steps:
-                extra = [("num", gen.region_number(root, x)) for x in numbers]
+                extra = [("num", _number_as_array(x, node.dtype, node.device)) for x in numbers]
                 step = ufunc_pass(fn, [value, *extra], m)
                 out.append(step)
                 value = ("pass", step)
@@ -329,10 +292,7 @@ def _straight_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out
     node = gen.g.nodes[root]
     names = [gen.register(node.shape, node.dtype, i) for i in range(n_regs)]
     gen.emit(f"v{root} = {out}")
-    for p, args, dst in instrs:
-        parts = [_operand(gen, kind, v, names, None) for kind, v in args]
-        target = f"v{root}" if dst < 0 else names[dst]
-        gen.emit(_pass_call(gen, p, parts, target))
+    _emit_passes(gen, instrs, names, f"v{root}", None, 1)
 
 
 def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out: str) -> None:
@@ -355,19 +315,20 @@ def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out:
     gen.emit(f"_o = {out}")
     gen.emit(f"def _blocks{root}(_part):")
     gen.emit(f"for _ix, {''.join(n + ', ' for n in ix_names + reg_names)}in _part:", 2)
-    shape_ix = dict(zip(shapes, ix_names, strict=True))
-    for p, args, dst in instrs:
-        parts = [_operand(gen, kind, v, reg_names, shape_ix) for kind, v in args]
-        target = "_o[_ix]" if dst < 0 else reg_names[dst]
-        gen.emit(_pass_call(gen, p, parts, target), 3)
+    _emit_passes(gen, instrs, reg_names, "_o[_ix]", dict(zip(shapes, ix_names, strict=True)), 3)
     gen.emit(f"{bl}(_blocks{root})")
     gen.emit(f"v{root} = _o")
 
 
-def _pass_call(gen: _Gen, p: Pass, parts: list[str], target: str) -> str:
-    """A region pass's call into ``target``: ``fn(a, b, *P, out=target)``."""
-    args = _call_args(gen, parts, p.params, f"P_{p.label}")
-    return f"{gen.const(p.label, p.fn)}({args}out={target})"
+def _emit_passes(
+    gen: _Gen, instrs: list[Instr], regs: list[str], out: str, blocked: Any, indent: int
+) -> None:
+    """Each pass as ``fn(a, b, *P, out=target)``; in a blocked loop (``blocked``: operand
+    shape -> its block index name) operands are read by block."""
+    for p, args, dst in instrs:
+        parts = [_operand(gen, kind, v, regs, blocked) for kind, v in args]
+        call = _call_args(gen, parts, p.params, f"P_{p.label}")
+        gen.emit(f"{gen.const(p.label, p.fn)}({call}out={out if dst < 0 else regs[dst]})", indent)
 
 
 def _call_args(gen: _Gen, parts: list[str], params: tuple[Any, ...], name: str) -> str:
@@ -393,17 +354,15 @@ def _operand(gen: _Gen, kind: str, v: Any, regs: list[str], blocked: Any) -> str
 def _copy_and_write_back(
     gen: _Gen, copies: dict[int, int], results: list[int], copied: list[int]
 ) -> None:
-    """The schedule's end: copy the roots that may view an input or a target (before a target
-    is written), copy the roots computed aside into their targets, then (an evaluation's
-    program) write the values to return and cache back into ``env``."""
+    """The schedule's end: copy the roots that may view an input or a target, copy the roots
+    computed aside into their targets, then (an evaluation's program) fill ``env``."""
     for s in copied:
         gen.emit(f"v{s} = v{s}.copy()")
     if copies and "WRITING" not in gen.ns:
         gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
     for s, e in copies.items():
-        # np.copyto copies through a temporary where the value overlaps the target (a view
-        # of it). The root's value is now the target's memory: the caller copies no more
-        # (a second copy from a view would read memory the first one changed).
+        # The device's copy goes through a temporary where the value overlaps the target; the
+        # root's value is then the target (a second copy would read changed memory).
         copy = gen.const(f"copyto{s}", device_of(gen.g.nodes[s].device).copy)
         gen.emit(f"{copy}({gen.env(e)}, v{s})")
         gen.emit(f"v{s} = {gen.env(e)}")
@@ -472,6 +431,7 @@ def _sanitizer(
 
     san = Sanitizer(g, steps, regions, memory.written, escaping, returned, kept)
     gen.const("SAN", san)
+    gen.watch.append("SAN")
     gen.emit("SAN.start()")
     return san
 
@@ -486,22 +446,25 @@ def generate(
     kernels: dict[int, tuple[Any, list[Ref]]] | None = None,
     *,
     lean: tuple[dict[int, Any], int] | None = None,
+    by_node: bool = False,
 ) -> Program:
-    """The compiled schedule. ``direct``: root slot -> env index of the ``out`` array the
-    root's step writes into; ``copies``: root slot -> env index of an ``out`` to copy into;
-    ``kernels``: region root -> (compiled device kernel, its operand refs) for regions on a
-    device whose regions are compiled (host regions are generated as numpy passes here).
-
-    An evaluation's program is ``fn(env, alloc)``: it reads its inputs from ``env`` and writes
-    every value to cache back into it. ``lean`` = (sources, outputs) makes a compiled step's
-    program ``fn(A, N, alloc)``: each input read from its source (``Step``), the float
-    numbers from ``N``, the first ``outputs`` roots returned; nothing is cached, so values
-    share buffers (``memory.py``)."""
+    """The plan's program. ``direct``/``copies``: root slot -> env index of the ``out`` array
+    its step writes into / it is copied into; ``kernels``: region root -> (compiled device
+    kernel, operand refs). An evaluation's program is ``fn(env, alloc)`` (inputs read from and
+    values to cache written into ``env``); ``lean`` = (sources, outputs) makes a compiled
+    step's ``fn(A, N, alloc)``: inputs from their sources, float numbers from ``N``, the first
+    ``outputs`` roots returned, nothing cached. ``by_node``: plain kernels, each node checked
+    after its step (``reference.NodeChecks``)."""
     kernels = kernels or {}
-    gen = _Gen(g)
+    gen = _Gen(g, options.specialise and not by_node)
     interior = {m for members in regions.values() for m in members[:-1]}
     steps = [s for s in g.order if alive[s] and s not in interior]
-    memory = plan_memory(g, alive, regions, direct, kernels, copies, lean is not None)
+    memory = plan_memory(
+        g, alive, regions, direct, kernels, copies, lean is not None, gen.specialise
+    )
+    if by_node:
+        gen.const("CHK", NodeChecks(g))
+        gen.watch.append("CHK")
     if options.sanitize:
         gen.sanitizer = _sanitizer(gen, steps, regions, direct, copies, memory, lean is not None)
     if lean is not None:
@@ -519,8 +482,7 @@ def generate(
         gen.emit(f"return ({returned})")
     source = head + "\n" + ("\n".join(gen.lines) or "    pass") + "\n"
     exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
-    # popped: its globals must not hold it (a cycle would keep a dropped plan, buffers and all,
-    # until the cyclic collector ran)
+    # popped: a cycle through its globals would keep a dropped plan until the cyclic collector
     program = Program(gen.ns.pop("_run"), results, gen.calls, fired, source)
     program.devices = frozenset(g.nodes[s].device for s in steps)
     if lean is not None:
@@ -548,7 +510,7 @@ def _steps(
 ) -> list[int]:
     """Write each step of the schedule; returns the slots whose values are written back
     (returned, or cached on their nodes)."""
-    g, san, started, results = gen.g, gen.sanitizer is not None, set[int](), []
+    g, started, results = gen.g, set[int](), []
     # The steps that write targets in place come last (executor._writes_last): the first of
     # them marks the point after which a failure leaves targets half-written — from its start
     # on the host (blocked passes may stop part-way), from its end on a device (one launch:
@@ -564,13 +526,13 @@ def _steps(
         elif n.op == "alias" or n.decl is ITEM:
             _view(gen, s, n)
         elif s not in started:  # started: a gather its operands were written into
-            if san:
-                gen.emit(f"SAN.before({s}, {_outside_operands(g, s, regions.get(s, [s]))})")
+            for w in gen.watch:
+                gen.emit(f"{w}.before({s}, *{_outside_operands(g, s, regions.get(s, [s]))})")
             _step(gen, s, n, _out(gen, s, memory, started), regions, kernels)
         if s == first_write and marked_after:
             gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
-        if san:
-            gen.emit(f"SAN.after({s}, v{s})")
+        for w in gen.watch:
+            gen.emit(f"{w}.after({s}, v{s})")
         if n.op != "leaf" and n.obj is not None and (not lean or s in g.roots):
             results.append(s)
     return results

@@ -1,13 +1,8 @@
-"""Run a set of registered values through the optimised evaluator.
+"""Evaluate registered values: collect the graph, look its structure up in this thread's plan
+cache, on a miss *analyse* it into a program (``_analyse``), run it, cache the results.
 
-Per evaluation: collect the graph (hash-consed: shared sub-trees get one slot), look its
-structure up in this thread's plan cache, and on a miss *analyse* it — rewrites, batching,
-fused regions, where ``out=`` can be written directly — into a compiled schedule. Then run
-the schedule over this evaluation's arrays, wrap the results and cache them on their nodes.
-
-While ``hooks.node_checks`` is non-empty (debug mode) every node runs on its own through
-the reference evaluator so each value is checked; a failing compiled step also re-runs there,
-so the error names the exact node and the line that built it.
+Debug mode (``hooks.node_checks``) and a failing program run ``by_node``, so an error names
+the exact node and the line that built it.
 """
 
 from __future__ import annotations
@@ -23,7 +18,7 @@ from ..devices import device_of
 from ..errors import EvaluationError, TypedNNError, message
 from ..fp_errors import ignore_fp_errors, restore_fp_errors
 from ..ops.declare import registry_version
-from . import hooks, reference, sanitize
+from . import hooks, sanitize
 from .batch import batch
 from .cache import epoch, invalidate_caches, result_tensor
 from .codegen import Program, generate
@@ -44,6 +39,7 @@ from .sums import merge_sums
 from .widen import widen_accumulations
 
 __all__ = [
+    "by_node",
     "clear_plan_cache",
     "copy_into",
     "execute",
@@ -90,9 +86,7 @@ def copy_into(src: AnyTensor, dst: AnyResult) -> None:
 
 def _alias(col: Collected, out: AnyResult) -> int:
     """Which leaf ``out``'s memory is (its slot), -1 for none, -2 for a partial overlap or
-    for two leaves over it. Only arrays of ``out``'s own type are compared (memory on
-    another device cannot be ``out``'s; a device array's ``__array_interface__`` must not be
-    read), by the device's ``may_share``: bounds compared on the host, no device work."""
+    for two leaves over it (arrays of ``out``'s type only, by the device's ``may_share``)."""
     found = -1
     array = out._array
     kind = type(array)
@@ -110,27 +104,31 @@ def _alias(col: Collected, out: AnyResult) -> int:
 
 
 def _analyse(
-    col: Collected, targets: list[Target], lean: tuple[dict[int, Any], int] | None = None
+    col: Collected,
+    targets: list[Target],
+    lean: tuple[dict[int, Any], int] | None = None,
+    by_node: bool = False,
 ) -> Program:
-    """The program of a collected graph (``lean``: a compiled step's, see ``generate``)."""
+    """The program of a collected graph (``lean``: a compiled step's, ``by_node``: the
+    unfused, unbatched one of ``by_node``; see ``generate``)."""
     g = build_graph(col)
     widen_accumulations(g)
     for device in {n.device for n in g.nodes}:  # its library loaded: its kernels registered
         device_of(device).module()
     fired = rewrite(g) if options.rewrite else []
-    if options.batch:
+    if options.batch and not by_node:
         stats.batched += batch(g)
-    if options.rewrite:  # after batching: a sum it made one contraction is not re-merged
+    if options.rewrite and not by_node:  # after batching: a sum made one contraction stays
         fired += merge_sums(g)
         fired += fold_row_biases(g)
         fired += fold_bias_gradients(g)
         fired += transpose_products(g)
         fired += materialise_shared_transposes(g)
-    for name in fired:
-        stats.rewrites[name] += 1
+        for name in fired:
+            stats.rewrites[name] += 1
     alive = g.live()
     uses = g.uses(alive)
-    regions = find_regions(g, alive, uses, options.fuse)
+    regions = find_regions(g, alive, uses, options.fuse and not by_node)
     kernels = _compile_device_regions(g, regions)
     stats.fused_regions += sum(len(m) > 1 for m in regions.values())
     direct: dict[int, int] = {}
@@ -146,7 +144,7 @@ def _analyse(
             done = reads == uses[alias] or _reads_done_before(g, alive, regions, alias, r)
             ok = done and g.nodes[alias].shape == n.shape and bool(safe_root)
         if ok and r not in regions:
-            ok = alias == -1 and writes(g, r, regions)
+            ok = alias == -1 and writes(g, r, regions, options.specialise)
         if ok and not device_of(n.device).host_pool:
             # On a device, one target written in place per program, by its last kernel (its
             # value read by no other step): kernels compile at their first call and may fail
@@ -158,15 +156,13 @@ def _analyse(
         (direct if ok else copies)[r] = e
     if direct:
         g.order = _writes_last(g, alive, direct)
-    return generate(g, alive, regions, direct, copies, fired, kernels, lean=lean)
+    return generate(g, alive, regions, direct, copies, fired, kernels, lean=lean, by_node=by_node)
 
 
 def _writes_last(g: Any, alive: list[bool], direct: dict[int, int]) -> list[int]:
-    """``g.order`` with the steps that write a target in place, and every step after them
-    that reads what they wrote, moved after all the others (keeping their order): a step
-    that fails before them leaves every target as it was. (The moved set takes all its
-    readers along, so the order stays topological; reads a direct write waited for stay
-    before it.)"""
+    """``g.order`` with the steps that write a target in place, and all their readers, moved
+    after all the others (order kept, so topological): a failure before them leaves every
+    target as it was."""
     readers = g.readers(alive)
     moved: set[int] = set()
     stack = list(direct)
@@ -181,10 +177,9 @@ def _writes_last(g: Any, alive: list[bool], direct: dict[int, int]) -> list[int]
 def _compile_device_regions(
     g: Any, regions: dict[int, list[int]]
 ) -> dict[int, tuple[Any, list[Any]]]:
-    """Region root -> its device's one-kernel form (kernel, operand refs), for the regions
-    on devices whose regions do not run as host passes (the cupy backend's compiler:
-    backends/cupy/region.py). Such a region without a kernel form (no compiler, or some
-    member has no kernel expression) is dropped from ``regions``: its nodes run one by one."""
+    """Region root -> (kernel, operand refs) from its device's region compiler, for devices
+    whose regions are not host passes (cupy); a region with no kernel form is dropped from
+    ``regions`` (its nodes run one by one)."""
     kernels: dict[int, tuple[Any, list[Any]]] = {}
     for r, members in list(regions.items()):
         device = device_of(g.nodes[r].device)
@@ -204,11 +199,8 @@ def _reads_done_before(
     g: Any, alive: list[bool], regions: dict[int, list[int]], alias: int, r: int
 ) -> bool:
     """Whether every read of leaf ``alias`` outside region ``r`` happens before ``r``'s step,
-    so ``r`` may overwrite the leaf's memory (an optimizer's ``w - lr * g`` into ``w``, with
-    ``w`` also read by the forward and backward products). A reader that may return a view
-    of the leaf (no write-into form: transpose, reshape, an alias) counts with its own
-    readers, must not be returned, and must not be read by ``r``'s region itself: the region
-    would read memory it is overwriting, in another order (``w.assign(w.T * 2)``)."""
+    so ``r`` may overwrite its memory (``w - lr * g`` into ``w``). A view of the leaf counts
+    with its readers, must not be returned nor read by ``r``'s region (``w.assign(w.T * 2)``)."""
     if alias in g.roots:
         return False
     step_of = {m: root for root, members in regions.items() for m in members}
@@ -248,22 +240,27 @@ def _prepare(
         for j, t in targets.items():
             tlist.append((j, col.roots[j], len(env) + len(tlist), _alias(col, t)))
     key = (tuple(col.sig), tuple(col.roots), options.key(), tuple(tlist), registry_version())
-    plans = _plans()
-    program = plans.pop(key, None) if options.plan_cache else None
+    program = _plans().pop(key, None) if options.plan_cache else None
     if program is None:
         stats.analyses += 1
         program = _analyse(col, tlist)
     else:
         stats.plan_hits += 1
-    plans[key] = program  # the most recently used last: the oldest first
-    clock = program.used = _local.clock = getattr(_local, "clock", 0) + 1
-    oldest = next(iter(plans.values()))
-    if len(plans) > MAX_PLANS or clock - oldest.used > IDLE_EVALUATIONS:
-        del plans[next(iter(plans))]  # its buffers go with it
+    _keep(key, program)
     if tlist:
         assert targets is not None
         env.extend(targets[j].array for j, *_ in tlist)
     return program, col
+
+
+def _keep(key: Any, program: Program) -> None:
+    """Cache ``program`` as the most recently used (last); forget the oldest past the bounds."""
+    plans = _plans()
+    plans[key] = program
+    clock = program.used = _local.clock = getattr(_local, "clock", 0) + 1
+    oldest = next(iter(plans.values()))
+    if len(plans) > MAX_PLANS or clock - oldest.used > IDLE_EVALUATIONS:
+        del plans[next(iter(plans))]  # its buffers go with it
 
 
 FAILED = object()
@@ -271,9 +268,8 @@ FAILED = object()
 
 
 def _run(program: Program, *inputs: Any) -> Any:
-    """Run ``program`` on ``inputs`` (``env``, or a compiled step's arrays and numbers);
-    its result, or FAILED when it failed with something other than a typed_nn error (the
-    caller re-runs node by node, which names the failing node)."""
+    """Run ``program`` on ``inputs`` (``env``, or a compiled step's arrays and numbers); its
+    result, or FAILED when it raised other than a typed_nn error (the caller runs by node)."""
     _local.last = program
     alloc = buffer_pool().empty if options.pool and program.pooled else np.empty
     writing = program.writing
@@ -296,8 +292,7 @@ def _run(program: Program, *inputs: Any) -> Any:
 
 
 def _failed_while_writing(program: Program, exc: Exception) -> EvaluationError:
-    """A step failed after it began writing targets in place: re-running it node by node
-    would read half-written targets, so the failure is reported as it is."""
+    """A step failed after it began writing targets in place (a re-run would read them)."""
     return EvaluationError(
         message(
             f"evaluation failed while writing its targets in place: {type(exc).__name__}: {exc}",
@@ -318,11 +313,37 @@ def execute(
     caller copies otherwise). Every computed node caches its value.
     """
     if hooks.node_checks:
-        return reference.execute(roots, targets)
+        return by_node(roots)
     program, col = _prepare(roots, targets)
     if _run(program, col.env) is FAILED:
-        return reference.execute(roots, targets)
+        return by_node(roots)
     return _results(col.env, col.objs, col.merged, col.roots, program, targets)
+
+
+def by_node(roots: Sequence[AnyTensor]) -> list[AnyResult]:
+    """Evaluate ``roots`` as a by-node program (``reference.py``): the same collection and
+    rewrites, every node one plain kernel call, its value checked; an error names the node
+    and the line that built it. Debug mode, and the re-run of a program that failed (the
+    caller copies into targets)."""
+    col = collect(roots, options.cse, epoch())
+    key = (tuple(col.sig), tuple(col.roots), options.key(), None, registry_version())
+    program = _plans().pop(key, None) if options.plan_cache else None
+    program = program or _analyse(col, [], by_node=True)  # not counted: stats are the plans'
+    _keep(key, program)
+    checks = program.checks
+    assert checks is not None
+    checks.objs = col.objs
+    token = ignore_fp_errors()
+    try:
+        program.fn(col.env, buffer_pool().empty if options.pool else np.empty)
+    except TypedNNError:
+        raise
+    except Exception as exc:
+        raise checks.failed(exc) from exc
+    finally:
+        restore_fp_errors(token)
+        checks.objs, checks.values = [], {}  # a cached plan keeps no data of its evaluation
+    return _results(col.env, col.objs, col.merged, col.roots, program, None)
 
 
 def _results(
@@ -333,8 +354,8 @@ def _results(
     program: Program,
     targets: dict[int, AnyResult] | None,
 ) -> list[AnyResult]:
-    """The roots' tensors; every computed node caches its value (interior ones as bare
-    arrays, wrapped only if someone reads them: see ``cache.cached``)."""
+    """The roots' tensors; every computed node caches its value (interior ones as bare arrays,
+    wrapped when read: ``cache.cached``)."""
     by_slot: dict[int, AnyResult] = {}
     stored: dict[int, Any] = {}
     wanted = set(root_slots)

@@ -1,32 +1,9 @@
-"""The evaluator's memory model: where each step of a schedule writes its value, planned once.
+"""The memory plan: where each step of a schedule writes its value, decided once per plan.
 
-(docs/evaluation.md, "Memory", says the same for users; the sanitizer checks it at run time.)
-
-* **Values.** Each live node of the schedule is a value: a *leaf* (memory given to the
-  program: an input, a closed-over tensor, a cached result), a *view* (a step that may return
-  a view of its operands: an alias, an op of kind ``"view"`` — a layout op, a row, a batch
-  item), a *written* value (a fused region, a write-into or specialised kernel: its step
-  fills memory it is given) or a value its kernel allocates (memory of its own).
-* **Life.** A value lives from its step to the last step that reads it or any view of it
-  (members of a fused region read at their region's step). A value handed out — a root; in
-  a program whose results are cached, every node's value — lives on after the program.
-* **Storage** of each written value, one of:
-
-  - ``("target", e)``: the ``out=`` array ``env[e]`` of an assign, written directly where the
-    executor found every read of that memory done before (or in this step, element for
-    element: ``executor._direct``);
-  - ``("rows", (c, index))``: its rows of a concat or stack ``c`` along dim 0, which then
-    copies nothing (a gather's operand may be a gather: its rows of the outer one);
-  - ``("buffer", b)``: a buffer shared over time by values that are not handed out, one at a
-    time: a value takes a buffer whose values all died before its step, or the buffer of an
-    operand that dies at its own step when the step writes element by element over what it
-    reads (a single alias-safe element-wise op). Small buffers are kept by the program
-    between runs; larger ones come from the pool at each run;
-  - ``("fresh", None)``: memory of its own at every run (values handed out, gathers written
-    in rows, another device's values).
-
-* **Handed out.** A root that may view an input or a target's memory is copied first, so a
-  result never changes with an input, nor writes into one.
+docs/evaluation.md, "Memory", states the model; the sanitizer checks it at run time. Each
+written value's ``Memory.storage`` is ``("target", e)`` (the ``out=`` array ``env[e]``),
+``("rows", (c, index))`` (its rows of gather ``c``), ``("buffer", b)`` (a buffer shared over
+time; small ones kept by the program, larger ones pooled per run) or ``("fresh", None)``.
 """
 
 from __future__ import annotations
@@ -36,15 +13,12 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..devices import device_of
 from ..ops.batching import ITEM
 from ..ops.declare import Site, implementation, out_implementation, specialisation
 from ..ops.join import CONCAT, STACK
 from .fuse import alias_safe
 from .graph import Graph, INode, is_number
-from .options import options
 from .pool import MIN_BYTES
 
 __all__ = ["Memory", "form", "plan_memory", "small", "views", "writes"]
@@ -53,11 +27,11 @@ NEVER = 1 << 62
 """The life's end of a value handed out."""
 
 
-def form(g: Graph, n: INode) -> tuple[str, Any]:
-    """How a node outside a fused region is computed: ("special", Specialised) or ("out",
-    implementation taking ``out=``) — both write into the buffer given — or ("view", Specialised) / ("plain",
-    implementation), which return their own array, perhaps a view of an operand."""
-    special = specialisation(n.op, n.device, _site(g, n)) if options.specialise else None
+def form(g: Graph, n: INode, specialise: bool) -> tuple[str, Any]:
+    """How a node outside a fused region is computed: "special" (Specialised) and "out" (its
+    implementation, given ``out=``) write into a buffer; "view" (Specialised) and "plain"
+    return their own array, perhaps a view of an operand."""
+    special = specialisation(n.op, n.device, _site(g, n)) if specialise else None
     if special is not None:
         return ("special" if special.writes else "view", special)
     # Buffers come from the host pool (numpy); other devices' kernels allocate their own.
@@ -79,14 +53,14 @@ def views(g: Graph, s: int) -> bool:
     return n.op == "alias" or (n.decl is not None and n.decl.kind == "view")
 
 
-def writes(g: Graph, s: int, regions: dict[int, list[int]]) -> bool:
+def writes(g: Graph, s: int, regions: dict[int, list[int]], specialise: bool) -> bool:
     """Whether step ``s`` fills memory it is given (else it may return a view of an operand)."""
     n = g.nodes[s]
     if len(regions.get(s, ())) > 1:
         return True
     if n.op in ("leaf", "alias") or n.decl is ITEM:
         return False
-    return form(g, n)[0] in ("special", "out")
+    return form(g, n, specialise)[0] in ("special", "out")
 
 
 @dataclass
@@ -110,18 +84,20 @@ def plan_memory(
     kernels: dict[int, Any],
     copies: dict[int, int],
     lean: bool,
+    specialise: bool,
 ) -> Memory:
     """Where each written step of the schedule writes (the module doc). ``lean``: the program
     caches nothing (only the roots are handed out), so values may share buffers."""
     interior = {m for members in regions.values() for m in members[:-1]}
     steps = [s for s in g.order if alive[s] and s not in interior]
-    written = {s for s in steps if s in kernels or writes(g, s, regions)}
+    written = {s for s in steps if s in kernels or writes(g, s, regions, specialise)}
     handed = set(g.roots) | (set() if lean else {s for s in steps if g.nodes[s].obj is not None})
     position, last = _lives(g, steps, regions, written, handed)
     memory = Memory(written=written)
     for s in direct:
         memory.storage[s] = ("target", direct[s])
-    _gathers(g, steps, regions, kernels, direct, written, memory)
+    if specialise:  # the gathers' kernels are specialised ones: nothing to save without
+        _gathers(g, steps, kernels, direct, written, memory)
     if lean:
         _buffers(g, steps, regions, written, position, last, memory)
     for s in written:
@@ -155,18 +131,14 @@ def _lives(
 def _gathers(
     g: Graph,
     steps: list[int],
-    regions: dict[int, list[int]],
     kernels: dict[int, Any],
     direct: dict[int, int],
     written: set[int],
     memory: Memory,
 ) -> None:
-    """Concats and stacks along dim 0 whose operands are each written by a step of their own:
-    each operand is written into its rows of the gather instead (contiguous rows: kernels
-    write there as fast), and the gather copies nothing (BPTT's gate gradients gathered for
-    one weight-gradient GEMM, a sequence's outputs)."""
-    if not options.specialise:  # the gathers' kernels are specialised ones: nothing to save
-        return
+    """Concats and stacks along dim 0 whose operands are each written by a host step of
+    their own (not a root, of the gather's dtype, not placed yet): each is written into its
+    rows of the gather, which copies nothing (BPTT's gate gradients, a sequence's outputs)."""
     storage = memory.storage
     for c in steps:
         n = g.nodes[c]
@@ -174,7 +146,15 @@ def _gathers(
             continue
         if not device_of(n.device).host_pool or len(set(n.args)) != len(n.args):
             continue
-        if not all(_rows_of(g, a, n, written, kernels, storage) for a in n.args):
+        if not all(
+            not is_number(a)
+            and a in written
+            and a not in storage
+            and a not in kernels
+            and a not in g.roots
+            and g.nodes[a].dtype == n.dtype
+            for a in n.args
+        ):
             continue
         start = 0
         for i, a in enumerate(n.args):
@@ -182,21 +162,6 @@ def _gathers(
             storage[a] = ("rows", (c, slice(start, start + rows) if n.decl is CONCAT else i))
             start += rows
         memory.gathered.add(c)
-
-
-def _rows_of(
-    g: Graph,
-    a: Any,
-    gather: INode,
-    written: set[int],
-    kernels: dict[int, Any],
-    storage: dict[int, tuple[str, Any]],
-) -> bool:
-    """Whether operand ``a`` may be written into its rows of ``gather``: a value written by
-    its own host step, not handed out as a root, of the gather's dtype, not placed yet."""
-    if is_number(a) or a in g.roots or a in kernels or a in storage or a not in written:
-        return False
-    return bool(g.nodes[a].dtype == gather.dtype)
 
 
 def _buffers(
@@ -213,7 +178,7 @@ def _buffers(
     or any of its rows lives."""
     busy: list[tuple[int, int]] = []  # (the last step its values are read at, buffer)
     until: dict[int, int] = {}
-    free: dict[tuple[Any, ...], list[int]] = {}
+    free: dict[tuple[tuple[int, ...], Any, bool], list[int]] = {}
     holder: dict[int, int] = {}  # value (written, or a view of one) -> its buffer
     owner: dict[int, int] = {}  # buffer -> the value written into it last
     storage = memory.storage
@@ -236,12 +201,12 @@ def _buffers(
         while busy and busy[0][0] < here:
             stop, released = heapq.heappop(busy)
             if until.get(released) == stop:
-                free.setdefault(_key(memory.buffers[released]), []).append(released)
+                free.setdefault(memory.buffers[released], []).append(released)
         b = None
         if s not in memory.gathered:  # a gather takes a buffer of its own
             b = _donor(g, s, regions, holder, owner, until, here, memory)
         if b is None:
-            pool = free.get((n.shape, n.dtype.str, small(n)))
+            pool = free.get((n.shape, n.dtype, small(n)))
             b = pool.pop() if pool else None
         if b is None:
             b = len(memory.buffers)
@@ -253,20 +218,15 @@ def _buffers(
         storage[s] = ("buffer", b)
 
 
-def _rows(g: Graph, c: int, memory: Memory) -> list[int]:
-    """The values written into rows of gather ``c``'s buffer, at every depth, ``c`` itself too."""
-    found, todo = [], [c]
+def _gathered_life(g: Graph, c: int, last: dict[int, int], memory: Memory) -> int:
+    """The last step that reads gather ``c`` or any of its rows, at every depth."""
+    end, todo = last[c], [c]
     while todo:
         t = todo.pop()
-        found.append(t)
+        end = max(end, last[t])
         if t in memory.gathered:
             todo.extend(a for a in g.nodes[t].args if not is_number(a))
-    return found
-
-
-def _gathered_life(g: Graph, c: int, last: dict[int, int], memory: Memory) -> int:
-    """The last step that reads gather ``c`` or any of its rows (its buffer's end)."""
-    return max(last[t] for t in _rows(g, c, memory))
+    return end
 
 
 def _donor(
@@ -294,11 +254,6 @@ def _donor(
         if all(x == a or is_number(x) or holder.get(x) != b for x in n.args):
             return b
     return None
-
-
-def _key(buffer: tuple[tuple[int, ...], Any, bool]) -> tuple[Any, ...]:
-    shape, dtype, small = buffer
-    return (shape, np.dtype(dtype).str, small)
 
 
 def small(n: INode) -> bool:

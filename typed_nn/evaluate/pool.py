@@ -1,20 +1,8 @@
-"""Recycled result and scratch buffers, keyed by (device, dtype, size).
+"""Recycled result and scratch buffers, keyed by (dtype, size) (docs/evaluation.md, "Buffer pool").
 
-A fresh 40 MB numpy array costs about 2 ms here (page faults), more than the arithmetic on it,
-so evaluation takes large buffers from a pool. The pool never hands out memory that anything
-still uses: a buffer is free only when the pool holds the *only* reference to it. Every view
-numpy makes of a pooled buffer (the result tensor's array, ``x.numpy()``, ``x[i]``, a
-reshape) keeps a reference to it as its ``base``, and so do result tensors, handles and node
-caches that hold those views; while any of them lives, the buffer stays taken. CPython's
-reference count is the ground truth, which makes the check exact and cheap.
-
-The pool is bounded in bytes (``options.pool_max_bytes``, 512 MiB by default, per thread):
-when keeping a new buffer would pass the bound, the buffers of the sizes used least recently
-are dropped first. A dropped buffer that is still in use lives on with its users and is freed
-with them. It also follows the working set: a size no request asked for in the last
-``IDLE_REQUESTS`` pooled requests is released. A loop over a fixed set of shapes (a training
-step) keeps hitting; a stream of ever new shapes (variable-length batches) holds at most the
-bound, and once it settles into a loop the pool shrinks back to the loop's buffers.
+A fresh 40 MB numpy array costs about 2 ms (page faults), more than the arithmetic on it. A
+buffer is free only when the pool holds the *only* reference to it: every view of it, result
+tensor and node cache keeps one, and CPython's reference count makes the check exact and cheap.
 """
 
 from __future__ import annotations
@@ -33,23 +21,19 @@ from .options import POOL_LIMIT_LISTENERS, options
 __all__ = ["BufferPool", "buffer_pool", "kept"]
 
 MIN_BYTES = 1 << 16
-"""Default threshold: smaller buffers are plain ``np.empty`` calls (compiled schedules call
-``np.empty`` for them directly: their sizes are known when the schedule is generated)."""
+"""Smaller buffers are plain ``np.empty`` calls."""
 
 IDLE_REQUESTS = 4096
-"""A size no request asked for in this many pooled requests is released (a training step
-asks for its sizes every few dozen requests; a stream of ever new shapes leaves its old ones
-behind)."""
+"""A size no request asked for in this many pooled requests is released (a training step asks
+for its sizes every few dozen requests)."""
 
 _getrefcount = sys.getrefcount
 _FREE_REFS = 2  # the pool's list slot + getrefcount's own argument
 
 
 def _mapped(size: int, dtype: np.dtype[Any]) -> Any:
-    """A fresh 1-d array of its own pages (an anonymous memory map): when the pool releases it
-    and its last user lets go, the pages go back to the system at once. (From malloc, memory
-    of this size lands on the heap once glibc's adaptive threshold has grown, and a process
-    that saw many shapes keeps its peak for good.)"""
+    """A fresh 1-d array of its own pages (an anonymous memory map), given back to the system
+    once released (malloc's heap would keep a process's peak for good)."""
     return np.frombuffer(mmap.mmap(-1, max(size * dtype.itemsize, 1)), dtype, size)
 
 
@@ -64,12 +48,8 @@ def kept(shape: tuple[int, ...], dtype: Any) -> Any:
 
 
 class BufferPool:
-    """Large host (numpy) buffers by (dtype, size), at most ``max_bytes`` of them, least recently used
-    sizes dropped first; small requests go straight to ``np.empty``.
-
-    ``per_key`` buffers at most are kept per size; ``max_bytes=None`` follows
-    ``options.pool_max_bytes`` (read whenever a new buffer would be kept).
-    """
+    """Large host buffers by (dtype, size): ``per_key`` per size, ``max_bytes`` in all (None:
+    ``options.pool_max_bytes``), least recently used sizes dropped first."""
 
     def __init__(
         self, min_bytes: int = MIN_BYTES, per_key: int = 8, max_bytes: int | None = None
@@ -129,9 +109,7 @@ class BufferPool:
             self.trim(bound)
 
     def _age_out(self) -> None:
-        """Release the buffers of the sizes no request asked for in ``IDLE_REQUESTS`` (least
-        recently used first): memory a process no longer reuses goes back, so a stream of new
-        shapes then a steady loop returns to the loop's working set."""
+        """Release the buffers of the sizes no request asked for in ``IDLE_REQUESTS``."""
         free = self._free
         while free:
             key = next(iter(free))
@@ -147,8 +125,7 @@ class BufferPool:
 
     def trim(self, max_bytes: int | None = None) -> None:
         """Drop buffers, least recently used sizes first, until at most ``max_bytes`` (by
-        default :meth:`bound`) are held. (Setting ``options.pool_max_bytes`` trims the calling
-        thread's pool; another thread's applies a lowered bound at its next miss.)"""
+        default :meth:`bound`) are held."""
         bound = self.bound() if max_bytes is None else max_bytes
         free = self._free
         while self._held > bound and free:

@@ -1,130 +1,95 @@
-"""The reference evaluator: the analysed schedule computed node by node.
+"""The checks of a by-node program (debug mode, and the re-run of a program that failed).
 
-Debug mode uses it (a check runs after every node, so nothing may be fused away), and the
-optimised executor falls back to it when a compiled step fails before writing any target,
-so errors name the exact node and the line that built it. It runs the *same* schedule as
-the optimised evaluator — the graph collected the same way (shared sub-expressions once,
-valid cached results as leaves) and rewritten by the same rules (``softmax_grad(
-nll_loss_grad(...))`` is one kernel, ``x * 1`` is ``x``) — each node with its plain
-implementation, so it gives normal mode's numbers; only fusion and batching, which change
-how values are computed but not what, are left out. Results are cached on every node.
+A by-node program is the plan's own program generated neither fused, batched nor specialised
+(``executor.by_node``): every node is one kernel call, so after each one its value is checked
+(shape, dtype, device, then debug mode's ``hooks.node_checks``) and an error names the exact
+node and the line that built it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from .. import devices
-from ..data.tensor import AnyTensor, Tensor
-from ..errors import EvaluationError, TypedNNError, message
-from ..ops.declare import implementation
+from ..errors import EvaluationError, message
 from ..ops.rules import describe
 from . import hooks
-from .cache import epoch, result_tensor, store
-from .collect import collect
-from .graph import INode, build_graph, is_number, number_operand
-from .options import options
-from .rewrite import rewrite
-from .widen import widen_accumulations
+from .cache import result_tensor
+from .graph import Graph, INode, is_number, number_operand
+from .sanitize import about
 
-__all__ = ["execute"]
-
-AnyResult = Tensor[Any, Any, Any]
+__all__ = ["NodeChecks", "wrong_result"]
 
 
-def execute(
-    roots: Sequence[AnyTensor], targets: dict[int, AnyResult] | None = None
-) -> list[AnyResult]:
-    """Evaluate ``roots`` node by node; returns their principal tensors in order (the caller
-    copies into ``targets``)."""
-    col = collect(roots, options.cse, epoch())
-    g = build_graph(col)
-    widen_accumulations(g)
-    if options.rewrite:
-        rewrite(g)
-    alive = g.live()
-    values: list[Any] = list(col.env) + [None] * (len(g.nodes) - len(col.env))
-    results: dict[int, AnyResult] = {}
-    checks = hooks.node_checks
-    with np.errstate(all="ignore"):
-        for s in g.order:
-            n = g.nodes[s]
-            if not alive[s] or n.op == "leaf":
-                continue
-            if n.op == "alias":  # a rewrite found the value elsewhere: x * 1 is x
-                values[s] = values[n.args[0]]
-                continue
-            args = [number_operand(n, a[1]) if is_number(a) else values[a] for a in n.args]
-            result = _compute(n, args)
-            if n.obj is not None:
-                for check in checks:
-                    check(n.obj, result)
-                store(n.obj, result)
-            values[s] = result.array
-            results[s] = result
-    for s, obj in col.merged:
-        if s in results:
-            store(obj, results[s])
-    return [_root(g.nodes[s], values[s], results.get(s), col.objs[s]) for s in col.roots]
+class NodeChecks:
+    """Bound as ``CHK`` in a by-node program: ``before``/``after`` each step (as the sanitizer).
+    It keeps the graph's structure; ``objs``, the nodes of the evaluation running it."""
 
+    def __init__(self, g: Graph) -> None:
+        self.g = g.structure()
+        self.step = -1
+        self.objs: list[Any] = []
+        self.values: dict[int, Any] = {}
 
-def _compute(n: INode, args: list[Any]) -> AnyResult:
-    """One node with its device's plain implementation, its result checked."""
-    node = n.obj
-    shown = node.describe() if node is not None else n.op
-    built_at = node.built_at if node is not None else None
-    try:
-        array = implementation(n.op, n.device)(*args, *n.params)
-    except TypedNNError:
-        raise
-    except Exception as exc:
-        raise EvaluationError(
+    def node(self, s: int) -> Any:
+        """Slot ``s``'s node in this evaluation (None: a node a rewrite made)."""
+        return self.objs[s] if self.g.nodes[s].obj and s < len(self.objs) else None
+
+    def before(self, s: int, *operands: Any) -> None:
+        self.step = s
+
+    def after(self, s: int, value: Any) -> None:
+        self.values[s] = value
+        n = self.g.nodes[s]
+        if n.op in ("leaf", "alias"):
+            return
+        obj = self.node(s)
+        received = wrong_result(value, n.shape, n.dtype, n.device)
+        if received is not None:
+            raise EvaluationError(
+                message(
+                    f"the {n.device.name} implementation of {n.op} returned the wrong result.",
+                    [("declared", about(obj, n.op)[0]), ("received", received)],
+                    built_at=about(obj, n.op)[1],
+                    hint="this is a typed_nn bug; please report it with the expression.",
+                )
+            )
+        if obj is not None and hooks.node_checks:
+            result = result_tensor(value, obj.elem, n.device)
+            for check in hooks.node_checks:
+                check(obj, result)
+
+    def failed(self, exc: Exception) -> EvaluationError:
+        """The error of the step that raised ``exc``, naming its node and operands."""
+        n, obj = self.g.nodes[self.step], self.node(self.step)
+        args = [number_operand(n, a[1]) if is_number(a) else self.values[a] for a in n.args]
+        shown, built_at = about(obj, n.op)
+        return EvaluationError(
             message(
                 f"evaluating {n.op} failed: {type(exc).__name__}: {exc}",
                 [("node", shown)]
-                + [(f"operand {i + 1}", text) for i, text in enumerate(_operands(n, args))],
+                + [(f"operand {i + 1}", text) for i, text in enumerate(_operands(n, obj, args))],
                 built_at=built_at,
                 hint="check the operands' values; the line above built the failing node.",
             )
-        ) from exc
-    where = devices.device_of_result(array)
-    if array.shape != n.shape or array.dtype != n.dtype or where is not n.device:
-        received = f"{array.dtype}{tuple(array.shape)} on {where.name if where else type(array)}"
-        raise EvaluationError(
-            message(
-                f"the {n.device.name} implementation of {n.op} returned the wrong result.",
-                [("declared", shown), ("received", received)],
-                built_at=built_at,
-                hint="this is a typed_nn bug; please report it with the expression.",
-            )
         )
-    return result_tensor(array, node.elem if node is not None else None, n.device)
 
 
-def _operands(n: INode, args: list[Any]) -> list[str]:
+def wrong_result(value: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> str | None:
+    """What a kernel returned (``dtype(shape) on device``) where it is not the node's value."""
+    where = devices.device_of_result(value)
+    found = (getattr(value, "shape", None), getattr(value, "dtype", None))
+    if found == (shape, dtype) and where is device:
+        return None
+    return f"{found[1]}{found[0]} on {where.name if where else type(value).__name__}"
+
+
+def _operands(n: INode, node: Any, args: list[Any]) -> list[str]:
     """The operands as messages show them: the node's own data where the schedule computes
     the op as built, else (a rewritten node) the arrays it was given."""
-    node = n.obj
     if node is not None and node.op.name == n.op and len(node.operands) == len(args):
         return [describe(o) for o in node.operands]
     return [
         f"{type(a).__name__} {a!r}" if isinstance(a, int | float) else f"{a.dtype}{a.shape}"
         for a in args
     ]
-
-
-def _root(n: INode, value: Any, result: AnyResult | None, obj: Any) -> AnyResult:
-    """A root's principal tensor: a computed one (a copy where the op may return a view of
-    an operand: a result never shares an input's memory), a leaf as it is (a principal
-    tensor, or a node's valid cached result), or a copy of the value a rewrite aliased."""
-    if result is not None and n.decl is not None and n.decl.kind == "view":
-        return result_tensor(value.copy(), n.obj.elem, n.device)
-    if result is not None:
-        return result
-    if n.op == "leaf":
-        leaf: AnyResult = obj
-        return leaf
-    return result_tensor(value.copy(), n.obj.elem, n.device)

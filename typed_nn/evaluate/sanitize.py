@@ -1,21 +1,8 @@
 """The sanitizer: checks, while a plan runs, that its memory reuse keeps every value intact.
 
-On with ``TYPED_NN_SANITIZE=1`` at import, ``options.sanitize = True``, or in debug mode. A
-sanitized plan is generated with a check around each step (the flag is part of the plan key),
-and it knows nothing of how the planner decided: it watches the arrays themselves.
-
-* Every buffer the evaluator hands out (pooled, fresh, kept between calls) is filled with a
-  sentinel NaN, and so is a value's memory once its last reader ran (unless a live value, an
-  input or a result shares it): a read of memory not yet written, or dead, sees the sentinel.
-* Before a step: no float operand holds the sentinel.
-* After a step: its value holds no sentinel (every element was written); it overlaps no
-  operand it read, but as an element-wise step writing over an operand element for element, or
-  as a view; and every live value (computed earlier and read later, every input still to be
-  read, every value handed out) has the bytes it had.
-* At the end: no returned value shares memory with an input or a buffer the program keeps.
-* A cached node result is unchanged when a later evaluation takes it (``remember``/``verify``).
-
-A violation raises ``SanitizerError`` naming the step, its op and the value concerned.
+docs/evaluation.md ("Memory") says what it checks. A sanitized plan (the flag is part of the
+plan key) calls ``before``/``after`` around each step; the checks watch the arrays themselves,
+knowing nothing of how the planner decided. A violation raises ``SanitizerError`` naming the node.
 """
 
 from __future__ import annotations
@@ -29,10 +16,10 @@ import numpy as np
 
 from ..errors import SanitizerError, message
 
-__all__ = ["Sanitizer", "forget", "poison", "remember", "verify"]
+__all__ = ["Sanitizer", "about", "forget", "poison", "remember", "verify"]
 
-# Signalling NaNs with a payload no computation makes; arithmetic on one quiets it (sets the
-# quiet bit) and keeps the payload, so a value computed from the sentinel is caught too.
+# Signalling NaNs with a payload no computation makes; arithmetic keeps the payload (quieted),
+# so a value computed from the sentinel is caught too.
 _SENTINEL: dict[np.dtype[Any], tuple[Any, int, int]] = {
     np.dtype(np.float32): (np.uint32, 0x7FA5A5A5, 0x00400000),
     np.dtype(np.float64): (np.uint64, 0x7FF4A5A5A5A5A5A5, 0x0008000000000000),
@@ -77,7 +64,7 @@ def _same_memory(a: Any, b: Any) -> bool:
     return bool(ia["data"][0] == ib["data"][0] and a.strides == b.strides and a.shape == b.shape)
 
 
-def _about(obj: Any, op: str) -> tuple[str, Any]:
+def about(obj: Any, op: str) -> tuple[str, Any]:
     """How a message shows a node: its description and the line that built it."""
     if not hasattr(obj, "describe"):  # a node a rewrite made, or a plan's structure only
         return op, None
@@ -92,12 +79,10 @@ def _base(array: Any) -> Any:
 
 
 class Sanitizer:
-    """The checks of one generated program (see the module doc). ``g``: its graph (not
-    typed: graph.py imports collect.py, which checks cached values here); ``order``: the slots of its
-    steps in schedule order; ``writes``: the steps that write into a buffer (the others may
-    return views of an operand); ``escaping``: values handed out (returned or cached);
-    ``returned``: roots handed to the caller as computed values; ``kept``: buffers the
-    program keeps between runs."""
+    """The checks of one generated program: ``order``, its steps; ``writes``, those that write
+    into a buffer (the others may return views); ``escaping``, values handed out (returned or
+    cached); ``returned``, roots handed out as computed values; ``kept``, the program's own
+    buffers. (``g`` is untyped: graph.py imports collect.py, which imports this module.)"""
 
     def __init__(
         self,
@@ -112,7 +97,7 @@ class Sanitizer:
         self.writes, self.escaping, self.kept = writes, escaping, kept
         self.returned = sorted(returned)
         self.nodes = g.structure().nodes  # a cached plan keeps no data of its evaluation
-        self.about = [_about(n.obj, n.op) for n in g.nodes]
+        self.about = [about(n.obj, n.op) for n in g.nodes]
         self.position = {s: i for i, s in enumerate(order)}
         for root, members in regions.items():
             for m in members:
@@ -131,8 +116,6 @@ class Sanitizer:
         self.viewed: dict[int, list[int]] = {}
         """Value -> the values its memory lives on in (it is a view of them)."""
         self.owned: set[int] = set()
-
-    # -- called by the generated program --------------------------------------------------
 
     def start(self) -> None:
         """A run begins: the buffers the program keeps hold nothing yet."""
@@ -171,8 +154,8 @@ class Sanitizer:
         self._release(here, value)
 
     def finish(self, *values: Any) -> None:
-        """The run ended: no returned value (``values``, those of ``returned``) shares memory
-        with an input or a kept buffer."""
+        """The run ended: no returned value (of ``returned``) shares memory with an input or a
+        kept buffer."""
         inputs = [a for t, (a, _) in self.values.items() if self.nodes[t].op == "leaf"]
         inputs += list(self.kept())
         for r, value in zip(self.returned, values, strict=True):
@@ -180,11 +163,9 @@ class Sanitizer:
                 self._fail(r, "the value it returns shares memory with an input or a kept buffer")
         self.values, self.last, self.viewed = {}, {}, {}
 
-    # -- helpers ----------------------------------------------------------------------------
-
     def _check_operands(self, s: int, n: Any, value: Any) -> None:
-        """A writing step's value overlaps no operand but one it overwrites element for element
-        (an element-wise step); another step's value that overlaps an operand is its view."""
+        """A writing step's value overlaps no operand but one it overwrites element for element;
+        another step's value that overlaps an operand is its view."""
         elementwise = n.decl is not None and n.decl.kind == "elementwise"
         for k, a in enumerate(n.args):
             if type(a) is tuple or a not in self.values:  # a number, or no value of its own
@@ -250,9 +231,8 @@ class Sanitizer:
 
 
 _CACHED: dict[int, tuple[int, Any, int]] = {}
-"""id(node) -> (cache epoch, a weak reference to the memory of the value cached on it, its
-checksum), while sanitizing. The memory is compared by identity: an entry of a node that
-died, whose id another node took, never matches."""
+"""id(node) -> (cache epoch, a weak reference to its cached value's memory, its checksum); the
+memory compared by identity, so a dead node's entry never matches a new node with its id."""
 
 
 def remember(node: Any, value: Any, epoch: int) -> None:

@@ -20,11 +20,11 @@ import numpy as np
 from ..data.module import replaced as replaced_fields
 from ..data.tensor import AnyTensor, Tensor
 from ..devices import device_of
-from . import hooks, reference
+from . import hooks
 from .cache import invalidate_caches
 from .codegen import Program
 from .collect import Collected, collect
-from .executor import FAILED, _alias, _analyse, _run  # the one analysis every evaluation uses
+from .executor import FAILED, _alias, _analyse, _run, by_node  # the one analysis
 from .options import options, stats
 from .replay import GraphReplay, graph_replay
 from .trace import is_float, trace_function, unflatten
@@ -215,7 +215,7 @@ class Step:
         the outputs' arrays."""
         outputs, assigns = trace_function(*self.source, args, placeholders=False)[:2]
         invalidate_caches()
-        results = reference.execute([*outputs, *(expr for _, expr in assigns)])
+        results = by_node([*outputs, *(expr for _, expr in assigns)])
         invalidate_caches()
         for (target, _), result in zip(assigns, results[len(outputs) :], strict=True):
             device_of(target.device).copy(target.array, result.array)  # overlap-safe
