@@ -1,5 +1,5 @@
-"""A Step's guard agrees with ``Compiled._key``: for any call, the guard of a signature's Step
-accepts the call exactly when the call's key is that signature (a Step that writes nothing
+"""A Step's guard agrees with ``signature``: for any call, the guard of a signature's Step
+accepts the call exactly when the call's signature is the Step's (a Step that writes nothing
 also accepts other sharings of memory between its arguments: it only reads them), and gives
 the same arrays and numbers."""
 
@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import typed_nn as tn
 from typed_nn.evaluate.compiled import Compiled
+from typed_nn.evaluate.step import signature
 
 _base = np.arange(12, dtype=np.float32).reshape(3, 4)
 _other = np.zeros((3, 4), np.float32)
@@ -74,8 +75,9 @@ def test_guard_accepts_exactly_the_calls_of_its_signature(
         return  # a call fn cannot take (a lazy value, ...): no Step
     step = compiled._last
     assert step is not None
-    key, _, _ = compiled._key(list(first))
-    key2, arrays2, numbers2 = compiled._key(list(second))
+    names, static_names = ["a", "b", "c"], frozenset(static)
+    key, _, _ = signature(body, names, static_names, first)
+    key2, arrays2, numbers2 = signature(body, names, static_names, second)
     bound = step.guard(second)
     same = key2 == key if step.assigns else _without_sharing(key2) == _without_sharing(key)
     if bound is None:
