@@ -145,3 +145,14 @@ def test_the_last_step_runs_the_calls_that_fit_it() -> None:
     f(x, 1)  # the first signature again: its Step, from the cache, not traced again
     assert f.traces == 2
     assert f._last is first
+
+
+def test_a_function_that_only_reads_ignores_which_arguments_share_memory() -> None:
+    f = tn.compile(lambda a, b: a + b)
+    x = tn.tensor(np.arange(3, dtype=np.float32), tn.Float32, tn.CPU, tn.Dim1)
+    y = tn.tensor(np.ones(3, np.float32), tn.Float32, tn.CPU, tn.Dim1)
+    longer = tn.tensor(np.ones(4, np.float32), tn.Float32, tn.CPU, tn.Dim1)
+    np.testing.assert_array_equal(f(x, x).numpy(), [0.0, 2.0, 4.0])
+    f(longer, longer)  # another signature: the first Step is no longer the last
+    np.testing.assert_array_equal(f(x, y).numpy(), [1.0, 2.0, 3.0])  # the first Step fits
+    assert f.traces == 2

@@ -139,11 +139,9 @@ class Step:
         self.shared = shared_with(traced, self.held_bases)
         """Argument indices that shared memory with a closed-over tensor when traced."""
         self.structure = structure
-        self.outputs: list[tuple[int, Any]] = [
-            (0 if type(r) is tuple else 1 if type(r) is int else 2, r) for r in returned
-        ]
-        """Per output: (0, (elem, device)) computed, (1, argument index) or (2, a closed-over
-        tensor returned as it is)."""
+        self.returned = returned
+        """Per output: (elem, device) of a computed one, an argument's index, or a closed-over
+        tensor returned as it is."""
         self.flat: Any = None
         if structure is not None and structure[0] in (tuple, list):
             self.flat = structure[0] if all(s is None for s in structure[1]) else None
@@ -151,7 +149,7 @@ class Step:
         one = len(returned) == 1 and structure is None and type(returned[0]) is tuple
         self.single = returned[0] if one else None
         """(elem, device) of the one computed output of a step returning just that."""
-        fresh = [kind == 0 for kind, _ in self.outputs]
+        fresh = [type(r) is tuple for r in returned]
         self.replay: GraphReplay | None
         self.replay, self.graph_reason = graph_replay(self.program, fresh, cuda_graph)
 
@@ -241,9 +239,10 @@ class Step:
         single = self.single
         if single is not None:
             return _wrap(values[0], single[0], single[1])
-        outputs = []
-        for (kind, r), v in zip(self.outputs, values, strict=True):
-            outputs.append(_wrap(v, r[0], r[1]) if kind == 0 else args[r] if kind == 1 else r)
+        outputs = [
+            _wrap(v, r[0], r[1]) if type(r) is tuple else args[r] if type(r) is int else r
+            for r, v in zip(self.returned, values, strict=True)
+        ]
         if self.flat is not None:  # a tuple or list of tensors: no structure to rebuild
             return self.flat(outputs)
         return outputs[0] if self.structure is None else unflatten(self.structure, outputs)
@@ -294,8 +293,7 @@ def _build(
     placeholders: dict[int, Any],
     held: dict[int, Tensor[Any, Any, Any]],
 ) -> tuple[Program, list[Any], set[int]]:
-    """The program of one trace, what each output is (the (elem, device) of a computed one,
-    an argument's index, or a closed-over tensor returned as it is) and the leaves' ids."""
+    """The program of one trace, what each output is (``Step.returned``), the leaves' ids."""
     roots = [*outputs, *(expr for _, expr in assigns)]
     invalidate_caches()  # every node computed by the Step, none taken from a cache
     col = collect(roots, options.cse, -1, by_object=True)

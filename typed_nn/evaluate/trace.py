@@ -43,6 +43,12 @@ class Number(float):
     __slots__ = ("index",)
 
     index: int
+    """Its position among the call's float numbers."""
+
+    def __new__(cls, value: float, index: int) -> Number:
+        self = super().__new__(cls, float(value))
+        self.index = index
+        return self
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -213,15 +219,12 @@ def trace_function(
         elif type(v) is Tensor:
             stand_ins[k] = Tensor._wrap(v._array, v._elem, v._device)
             inputs.append(stand_ins[k])
-        elif is_float(v) or (type(v) is tuple and floats(v)):
-            numbers = []
-            items: tuple[Any, ...] = v if type(v) is tuple else (v,)
-            for x in items:
-                number = Number(float(x))
-                number.index = count
-                count += 1
-                numbers.append(number)
-            inputs.append(tuple(numbers) if type(v) is tuple else numbers[0])
+        elif is_float(v):
+            inputs.append(Number(v, count))
+            count += 1
+        elif type(v) is tuple and floats(v):
+            inputs.append(tuple(Number(x, count + i) for i, x in enumerate(v)))
+            count += len(v)
         else:
             inputs.append(v)
     trace = trace if trace is not None else Trace(fn)
