@@ -117,7 +117,7 @@ class Compiled(Generic[P, R]):
         self._warned = self._quiet
 
     def _trace(self, key: tuple[Any, ...], values: Any) -> Step:
-        for stale in [s for s in self._steps if s.key == key]:  # its guard declined the call
+        for stale in [s for s in self._steps if s.key == key and s.stale()]:
             self._steps.remove(stale)
             if stale.replaced != replaced_fields[0]:
                 self._replaced += 1

@@ -28,7 +28,7 @@ from .options import options, stats
 from .replay import GraphReplay, graph_replay
 from .trace import Trace, floats, is_float, qualname, trace_function, unflatten
 
-__all__ = ["Step", "memory_base", "shared_with", "signature"]
+__all__ = ["Step", "memory_layout", "signature"]
 
 MISSING = object()
 _wrap = Tensor._wrap
@@ -43,7 +43,7 @@ def signature(
 ) -> tuple[tuple[Any, ...], list[Any], list[float]]:
     """A call's signature, its tensors' arrays and its float numbers. Per argument: a
     tensor's (elem, device, shape), None for a float, the length of a tuple of floats, else
-    a :class:`Value`; then which tensor arguments share memory, where some do."""
+    a :class:`Value`."""
     key: list[Any] = []
     arrays: list[Any] = []
     numbers: list[float] = []
@@ -72,8 +72,7 @@ def signature(
             )
         else:
             key.append(_value(fn, name, v))
-    sharing = _sharing(arrays)  # the trace planned its in-place writes for that sharing
-    return (*key, sharing) if sharing is not None else tuple(key), arrays, numbers
+    return tuple(key), arrays, numbers
 
 
 def _value(fn: Callable[..., Any], name: str, v: Any) -> Value:
@@ -119,7 +118,6 @@ class Step:
         self.program, returned, leaves = _build(outputs, assigns, placeholders, held)
         self.held = [(t, t._array) for t in held.values()]
         """Closed-over tensors (read or assigned) with the memory the program binds."""
-        self.held_bases = frozenset(memory_base(array) for _, array in self.held)
         scopes = _names_read(fn, leaves)
         self.cells = [(cell, obj) for cell, _, obj in scopes if type(cell) is not dict]
         self.globals = [entry for entry in scopes if type(entry[0]) is dict]
@@ -127,17 +125,16 @@ class Step:
         self.assigns = bool(assigns)
         """Whether the program writes tensors in place (cached results are stale after it)."""
         self.arity = n = len(names)
-        self.wants = key[:n]
-        self.sharing = key[n] if len(key) > n else None
-        tensors = sum(type(want) is tuple for want in self.wants)
-        self.compare = self.assigns and (self.sharing is not None or tensors > 1)
-        """Whether a call's arguments are compared for shared memory: it matters only to a
-        program that writes (its writes were planned for that sharing)."""
+        tensors = sum(type(want) is tuple for want in key)
+        held_at = {memory_base(array): -1 - j for j, (_, array) in enumerate(self.held)}
+        compared = self.assigns and (tensors > 1 or (tensors == 1 and bool(held_at)))
+        self.held_at = held_at if compared else None
+        """Where the program writes and two memories could be one: a call's memory layout
+        must be the trace's (its writes were planned for it; None: nothing to compare)."""
         self.watch = bool(scopes or self.held or self.modes)
         """Whether a call checks the names, memory and modes the trace read."""
         traced = [placeholders[k]._array if k in placeholders else None for k in range(n)]
-        self.shared = shared_with(traced, self.held_bases)
-        """Argument indices that shared memory with a closed-over tensor when traced."""
+        self.layout = memory_layout(traced, held_at)
         self.structure = structure
         self.returned = returned
         """Per output: (elem, device) of a computed one, an argument's index, or a closed-over
@@ -165,7 +162,7 @@ class Step:
             return None
         arrays: list[Any] = []
         numbers: list[float] = []
-        for a, want in zip(args, self.wants, strict=False):  # arity checked
+        for a, want in zip(args, self.key, strict=False):  # arity checked
             if type(want) is tuple:  # a tensor (the common case, first)
                 if type(a) is not Tensor or a._elem is not want[0] or a._device is not want[1]:
                     return None
@@ -185,17 +182,17 @@ class Step:
                 numbers.extend(map(float, a))
             elif type(a) is not want[0] or (a is not want[1] and a != want[1]):
                 return None
-        if self.compare and _sharing(arrays) != self.sharing:
+        held_at = self.held_at
+        if held_at is not None and memory_layout(arrays, held_at) != self.layout:
             return None
-        if (self.watch or self.replaced != replaced_fields[0]) and self.stale(arrays):
+        if (self.watch or self.replaced != replaced_fields[0]) and self.stale():
             return None
         return arrays, numbers
 
-    def stale(self, arrays: list[Any]) -> bool:
+    def stale(self) -> bool:
         """Whether the trace no longer fits: a name ``fn`` read a tensor from now holds
-        another object, a closed-over tensor's memory or a module's mode changed, a module
-        field was set since the trace, or (a program that writes) an argument shares memory
-        with a closed-over tensor where it did not (or the reverse)."""
+        another object, a closed-over tensor's memory or a module's mode changed, or a module
+        field was set since the trace."""
         if self.replaced != replaced_fields[0]:
             return True
         for cell, obj in self.cells:
@@ -207,17 +204,8 @@ class Step:
         for t, array in self.held:
             if t._array is not array:
                 return True
-        for module, training in self.modes:
+        for module, training in self.modes:  # noqa: SIM110 (a loop costs less than any())
             if module.training is not training:
-                return True
-        if not self.assigns or not self.held:  # only a program that writes minds sharing
-            return False
-        if self.shared:
-            return shared_with(arrays, self.held_bases) != self.shared
-        held = self.held_bases
-        # A loop, not any() of a generator (0.3 us more on a call's hot path).
-        for a in arrays:  # noqa: SIM110
-            if a is not None and memory_base(a) in held:
                 return True
         return False
 
@@ -270,21 +258,22 @@ def _all_floats(values: tuple[Any, ...]) -> bool:
     return True
 
 
-def _sharing(arrays: list[Any]) -> tuple[int, ...] | None:
-    """Which tensor arguments share memory (None: none do)."""
-    bases = [memory_base(x) for x in arrays if x is not None]
-    return tuple(bases.index(b) for b in bases) if len(set(bases)) < len(bases) else None
+def memory_layout(arrays: list[Any], held_at: dict[int, int]) -> list[int]:
+    """Per tensor argument, the memory it views: ``-1 - j`` for the j-th closed-over
+    tensor's, else the index of the first tensor argument over the same memory."""
+    first: dict[int, int] = {}
+    layout: list[int] = []
+    for a in arrays:
+        if a is not None:
+            base = memory_base(a)
+            layout.append(held_at.get(base, first.setdefault(base, len(layout))))
+    return layout
 
 
 def memory_base(a: Any) -> int:
     """The identity of the memory an array views (numpy and cupy keep one owner as base)."""
     base = a.base if type(a) is np.ndarray else getattr(a, "base", None)
     return id(a) if base is None else id(base)
-
-
-def shared_with(arrays: list[Any], held: frozenset[int]) -> frozenset[int]:
-    """The argument indices whose arrays share memory with one of the ``held`` bases."""
-    return frozenset(k for k, a in enumerate(arrays) if a is not None and memory_base(a) in held)
 
 
 def _build(
