@@ -266,7 +266,7 @@ def memory_layout(arrays: list[Any], held_at: dict[int, int]) -> list[int]:
     for a in arrays:
         if a is not None:
             base = memory_base(a)
-            layout.append(held_at.get(base, first.setdefault(base, len(layout))))
+            layout.append(held_at.get(base) or first.setdefault(base, len(layout)))
     return layout
 
 
