@@ -65,7 +65,8 @@ class Compiled(Generic[P, R]):
         self._arity = len(self._names)
         self._max = max_traces
         self._steps: list[Step] = []
-        """One Step per signature traced, the most recently used first."""
+        """The traced Steps (one per signature, and per memory layout where it writes), the
+        most recently used first."""
         self._quiet = self._warned = quiet
         self._replaced = 0
         """Traces made again because module fields were set between calls."""
