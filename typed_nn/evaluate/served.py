@@ -72,8 +72,7 @@ def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwarg
         return call(module, *args, **kwargs)
     table: dict[Any, _Served] | None = module.__dict__.get("_tn_served")
     if table is None:
-        table = {}
-        object.__setattr__(module, "_tn_served", table)
+        table = module.__dict__["_tn_served"] = {}  # not a field: no Module.__setattr__
     served = table.get(call)
     if served is None:
         served = table[call] = _Served(call)
