@@ -70,7 +70,7 @@ class Compiled(Generic[P, R]):
         self._quiet = self._warned = quiet
         self._replaced = 0
         """Traces made again because module fields were set between calls."""
-        self._lock = threading.RLock()  # a Step's program serves one call at a time
+        self._lock = threading.RLock()
         self.traces = 0
         """How many times ``fn`` was traced."""
         functools.update_wrapper(self, fn)
@@ -78,25 +78,32 @@ class Compiled(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if state.trace is not None:
             return self.fn(*args, **kwargs)  # inside another trace: part of its graph
-        values: Any = args
-        if kwargs or len(args) != self._arity:
-            bound = self._signature.bind(*args, **kwargs)
-            bound.apply_defaults()
-            values = [bound.arguments[n] for n in self._names]
         result: R
-        with self._lock:
+        with self._lock:  # a Step's program serves one call at a time
             steps = self._steps
-            for step in steps:  # the most recently used first: most calls repeat the last
+            if steps and not kwargs:  # most calls repeat the last call's signature
+                fits = steps[0].guard(args)
+                if fits is not None:
+                    result = steps[0].run(fits[0], fits[1], args)
+                    return result
+            values = self._bind(args, kwargs)
+            for step in steps:  # the most recently used first
                 fits = step.guard(values)
                 if fits is not None:
-                    if step is not steps[0]:
-                        steps.remove(step)
-                        steps.insert(0, step)
+                    steps.remove(step)
+                    steps.insert(0, step)
                     result = step.run(fits[0], fits[1], values)
                     return result
             key, arrays, numbers = signature(self.fn, self._names, self._static, values)
             result = self._trace(key, values).run(arrays, numbers, values)
         return result
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not kwargs and len(args) == self._arity:
+            return args
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return [bound.arguments[n] for n in self._names]
 
     @property
     def _last(self) -> Step | None:
