@@ -19,9 +19,9 @@ from ..data.module import replaced as replaced_fields
 from ..errors import CompileError, RetraceWarning, bad_argument, message
 from ..tracing import state
 from .step import Step, signature
-from .trace import qualname, tracing
+from .trace import qualname
 
-__all__ = ["Compiled", "compile", "tracing"]
+__all__ = ["Compiled", "compile"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
