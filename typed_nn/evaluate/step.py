@@ -227,10 +227,11 @@ class Step:
         single = self.single
         if single is not None:
             return _wrap(values[0], single[0], single[1])
-        outputs = [
-            _wrap(v, r[0], r[1]) if type(r) is tuple else args[r] if type(r) is int else r
-            for r, v in zip(self.returned, values, strict=True)
-        ]
+        outputs = []  # a loop: a comprehension is one more frame on a call's path
+        for r, v in zip(self.returned, values, strict=True):
+            outputs.append(
+                _wrap(v, r[0], r[1]) if type(r) is tuple else args[r] if type(r) is int else r
+            )
         if self.flat is not None:  # a tuple or list of tensors: no structure to rebuild
             return self.flat(outputs)
         return outputs[0] if self.structure is None else unflatten(self.structure, outputs)
