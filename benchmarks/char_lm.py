@@ -123,7 +123,7 @@ def torch_model() -> tuple[Any, Any]:
 
 def profile(step: Any, ids: Any, targets: Any, calls: int = 50) -> None:
     """Each kernel's median time per step, summed by op (the step's program, line by line)."""
-    compiled = next(iter(step._steps.values()))
+    compiled = step._last
     program = compiled.program
     lines = program.source.splitlines()
     timed = [lines[0], "    _T = []"]

@@ -151,10 +151,7 @@ def seq(a: Array) -> Seq:
 
 def kernel_calls(fn: Any) -> int | None:
     """Kernel applications per run of a compiled function's (only) Step, when visible."""
-    steps = getattr(fn, "_steps", None)
-    if not steps:
-        return None
-    program = getattr(next(iter(steps.values())), "program", None)
+    program = getattr(getattr(fn, "_last", None), "program", None)
     calls = getattr(program, "calls", None)
     return sum(calls.values()) if calls is not None else None
 

@@ -293,10 +293,7 @@ def _jax_per_sample(jax: Any, ref: Any, expected: list[Array]) -> dict[str, Call
 
 def _kernel_calls(fn: Any) -> int | None:
     """Kernel applications per run of a compiled function's (only) Step, when visible."""
-    steps = getattr(fn, "_steps", None)
-    if not steps:
-        return None
-    program = getattr(next(iter(steps.values())), "program", None)
+    program = getattr(getattr(fn, "_last", None), "program", None)
     calls = getattr(program, "calls", None)
     return sum(calls.values()) if calls is not None else None
 

@@ -192,7 +192,7 @@ def test_random_graphs_evaluated_again_match_numpy(g: Graph) -> None:
 
 
 def _lean_source(f: Any) -> str:
-    (step,) = f._steps.values()
+    (step,) = f._steps
     source: str = step.program.source
     return source
 

@@ -1,21 +1,9 @@
 """``tn.compile``: trace a function once per signature into a Step; replay the Step.
 
-The first call with a given signature (each tensor argument's element, device and shape;
-other arguments by value, float numbers excepted) runs ``fn`` on placeholder tensors: the
-lazy graph it builds, and the ``assign``\\ s it makes, go through the evaluator's one
-analysis (sharing, rewrites, fusion, batching, buffer plan, specialised kernels) into a
-compiled program. Later calls bind their arrays into that program's inputs and run it: no
-node is built, no graph is walked, nothing is analysed.
-
-* Tensors ``fn`` closes over (parameters, optimizer state) are inputs too, read live.
-* ``t.assign(expr)`` inside ``fn`` reads like eager code (later expressions see the new
-  value) and writes ``t`` in place after every read of it.
-* Float arguments, and tuples of floats, are run-time scalars (a learning rate may change
-  every call); int, bool and other arguments, and those named in ``static=``, are part of
-  the signature.
-* Python control flow runs once, at trace time (as in ``jax.jit``).
-* On a GPU, a signature's program is replayed as one CUDA graph from its second call on
-  (``cuda_graph=``; ``graph_status`` says whether, or why not: docs/gpu.md).
+The signature: each tensor argument's element, device and shape; float arguments (and tuples
+of floats) are run-time numbers; other arguments, and those named in ``static=``, by value.
+A call that fits a traced signature's Step (:meth:`Step.guard`) binds its arrays into that
+Step's program and runs it: no node built, nothing analysed (docs/programs.md).
 """
 
 from __future__ import annotations
@@ -28,14 +16,12 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
 
 from ..data.module import replaced as replaced_fields
-from ..data.tensor import Tensor, TensorLike
-from ..errors import CompileError, OperandError, RetraceWarning, bad_argument, message
-from ..ops.node import format_site, user_site
+from ..errors import CompileError, RetraceWarning, bad_argument, message
 from ..tracing import state
-from .step import Step, build_step, memory_base
-from .trace import Trace, floats, is_float, qualname, trace_function, tracing
+from .step import Step, signature
+from .trace import qualname
 
-__all__ = ["Compiled", "compile", "tracing"]
+__all__ = ["Compiled", "compile"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -76,14 +62,15 @@ class Compiled(Generic[P, R]):
                 )
             )
         self._names = list(self._signature.parameters)
+        self._arity = len(self._names)
         self._max = max_traces
-        self._steps: dict[Any, Step] = {}
+        self._steps: list[Step] = []
+        """The traced Steps (one per signature, and per memory layout where it writes), the
+        most recently used first."""
         self._quiet = self._warned = quiet
         self._replaced = 0
         """Traces made again because module fields were set between calls."""
         self._lock = threading.RLock()
-        self._last: Step | None = None
-        """The last call's Step: its ``guard`` is tried first."""
         self.traces = 0
         """How many times ``fn`` was traced."""
         functools.update_wrapper(self, fn)
@@ -92,32 +79,42 @@ class Compiled(Generic[P, R]):
         if state.trace is not None:
             return self.fn(*args, **kwargs)  # inside another trace: part of its graph
         result: R
-        last = self._last
-        if last is not None and not kwargs:
-            bound = last.guard(args)  # the last call's signature and Step: most calls repeat it
-            if bound is not None:
-                with self._lock:  # a Step's program serves one call at a time
-                    if self._last is last:
-                        result = last.run(bound[0], bound[1], args)
-                        return result
-        values = self._bind(args, kwargs)
-        key, arrays, numbers = self._key(values)
-        with self._lock:
-            found = self._steps.pop(key, None)
-            if found is not None:
-                self._steps[key] = found  # the most recently used last
-            if found is None or found.stale(arrays):
-                found = self._trace(key, values)
-            self._last = found
-            result = found.run(arrays, numbers, values)
+        with self._lock:  # a Step's program serves one call at a time
+            steps = self._steps
+            if steps and not kwargs:  # most calls repeat the last call's signature
+                fits = steps[0].guard(args)
+                if fits is not None:
+                    result = steps[0].run(fits[0], fits[1], args)
+                    return result
+            values = self._bind(args, kwargs)
+            for step in steps:  # the most recently used first
+                fits = step.guard(values)
+                if fits is not None:
+                    steps.remove(step)
+                    steps.insert(0, step)
+                    result = step.run(fits[0], fits[1], values)
+                    return result
+            key, arrays, numbers = signature(self.fn, self._names, self._static, values)
+            result = self._trace(key, values).run(arrays, numbers, values)
         return result
+
+    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not kwargs and len(args) == self._arity:
+            return args
+        bound = self._signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return [bound.arguments[n] for n in self._names]
+
+    @property
+    def _last(self) -> Step | None:
+        """The last call's Step."""
+        return self._steps[0] if self._steps else None
 
     @property
     def graph_status(self) -> str:
         """Whether the last call's program replays as a CUDA graph: ``replaying a CUDA
         graph``, ``waiting: ...`` (it is captured at its second call), or ``plain: <why
-        not>`` (a CPU step, a host synchronisation in the step, capture raising, the switch
-        off; see docs/gpu.md)."""
+        not>`` (docs/gpu.md)."""
         last = self._last
         return "not traced yet" if last is None else last.graph_status
 
@@ -125,133 +122,45 @@ class Compiled(Generic[P, R]):
         """Forget every traced signature (the next call traces again; ``traces`` goes on
         counting)."""
         self._steps.clear()
-        self._warned, self._last = self._quiet, None
+        self._warned = self._quiet
 
-    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any]:
-        if not kwargs and len(args) == len(self._names):
-            return list(args)
-        bound = self._signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        return [bound.arguments[n] for n in self._names]
-
-    def _key(self, values: list[Any]) -> tuple[Any, list[Any], list[float]]:
-        """The signature of one call, with its tensors' arrays and its float numbers."""
-        key: list[Any] = []
-        arrays: list[Any] = []
-        numbers: list[float] = []
-        for name, v in zip(self._names, values, strict=True):
-            t = type(v)
-            if t is Tensor and name not in self._static:
-                arr = v._array
-                key.append((v._elem, v._device, arr.shape))
-                arrays.append(arr)
-            elif is_float(v) and name not in self._static:
-                key.append(float)
-                numbers.append(float(v))
-                arrays.append(None)
-            elif t is tuple and name not in self._static and floats(v):
-                key.append((float, len(v)))
-                numbers.extend(float(x) for x in v)
-                arrays.append(None)
-            else:
-                key.append(self._value_key(name, v))
-                arrays.append(None)
-        # Which tensor arguments share memory (one tensor passed twice, views of one array):
-        # the trace's in-place writes were planned for that sharing.
-        bases = [memory_base(a) for a in arrays if a is not None]
-        if len(bases) > 1 and len(set(bases)) < len(bases):
-            key.append(tuple(bases.index(b) for b in bases))
-        return tuple(key), arrays, numbers
-
-    def _value_key(self, name: str, v: Any) -> Any:
-        if isinstance(v, TensorLike) and name not in self._static:
-            raise OperandError(
-                message(
-                    f"cannot call compiled {qualname(self.fn)}: argument {name!r} is a lazy "
-                    "expression.",
-                    [(name, v.describe()), ("accepted", "a principal tensor")],
-                    built_at=format_site(user_site()),
-                    hint="evaluate it first (tn.evaluate(x)), or build it inside the "
-                    "compiled function from tensors passed in.",
-                )
-            )
-        try:
-            hash(v)
-        except TypeError:
-            raise CompileError(
-                message(
-                    f"cannot call compiled {qualname(self.fn)}: argument {name!r} is neither a "
-                    "tensor nor hashable.",
-                    [(name, type(v).__name__)],
-                    built_at=format_site(user_site()),
-                    hint="pass tensors, numbers or hashable values (tuples, not lists).",
-                )
-            ) from None
-        return ("value", type(v), v)
-
-    def _trace(self, key: Any, values: list[Any]) -> Step:
-        stale = self._steps.pop(key, None)  # a stale Step of this signature
-        if stale is not None and stale.replaced != replaced_fields[0]:
-            self._warn_replaced()
+    def _trace(self, key: tuple[Any, ...], values: Any) -> Step:
+        for stale in [s for s in self._steps if s.key == key and s.stale()]:
+            self._steps.remove(stale)
+            if stale.replaced != replaced_fields[0]:
+                self._replaced += 1
+                if self._replaced == self._max:
+                    self._warn(
+                        f"again {self._max} times because module fields were set between its "
+                        "calls (a tensor or a value it held was replaced).",
+                        ("cause", "a module field set after the trace (model.name = ...)"),
+                        "change a parameter's or buffer's values in place with t.assign(...) "
+                        "(read live, no new trace); set module fields to reconfigure a model.",
+                    )
         if len(self._steps) >= self._max:
-            self._warn_retrace(key)
-            del self._steps[next(iter(self._steps))]
+            if not self._warned:
+                self._warned = True
+                keys = [s.key for s in self._steps] + [key]
+                changing = [n for i, n in enumerate(self._names) if len({k[i] for k in keys}) > 1]
+                self._warn(
+                    f"{self._max + 1} times: its arguments' signature keeps changing.",
+                    ("changing", ", ".join(changing) or "closed-over tensors"),
+                    "give the argument a fixed shape, or name a value that changes on every "
+                    "call in static=() only if it really selects another program.",
+                )
+            self._steps.pop()  # the least recently used
         self.traces += 1
-        trace = Trace(self.fn)
-        outputs, assigns, structure, placeholders = trace_function(
-            self.fn, self._names, self._static, values, trace=trace
-        )
-        step = build_step(
-            self.fn,
-            key,
-            self._names,
-            self._static,
-            placeholders,
-            outputs,
-            structure,
-            assigns,
-            self._cuda_graph,
-        )
-        step.hold_modes(list(trace.modes.values()))
-        self._steps[key] = step
+        step = Step(self.fn, self._names, self._static, key, values, self._cuda_graph)
+        self._steps.insert(0, step)
         return step
 
-    def _warn_replaced(self) -> None:
-        """Once, when module fields set between calls made this function trace again
-        ``max_traces`` times: each such set costs a trace."""
-        self._replaced += 1
-        if self._replaced != self._max or self._quiet:
-            return
-        warnings.warn(
-            message(
-                f"compiled {qualname(self.fn)} was traced again {self._max} times because "
-                "module fields were set between its calls (a tensor or a value it held was "
-                "replaced).",
-                [("cause", "a module field set after the trace (model.name = ...)")],
-                hint="change a parameter's or buffer's values in place with t.assign(...) "
-                "(read live, no new trace); set module fields to reconfigure a model.",
-            ),
-            RetraceWarning,
-            stacklevel=4,
-        )
-
-    def _warn_retrace(self, key: Any) -> None:
-        if self._warned:
-            return
-        self._warned = True
-        keys = (*self._steps, key)
-        changing = [n for i, n in enumerate(self._names) if len({k[i] for k in keys}) > 1]
-        warnings.warn(
-            message(
-                f"compiled {qualname(self.fn)} was traced {self._max + 1} times: its "
-                "arguments' signature keeps changing.",
-                [("changing", ", ".join(changing) or "closed-over tensors")],
-                hint="give the argument a fixed shape, or name a value that changes on every "
-                "call in static=() only if it really selects another program.",
-            ),
-            RetraceWarning,
-            stacklevel=4,
-        )
+    def _warn(self, what: str, cause: tuple[str, str], hint: str) -> None:
+        if not self._quiet:
+            warnings.warn(
+                message(f"compiled {qualname(self.fn)} was traced {what}", [cause], hint=hint),
+                RetraceWarning,
+                stacklevel=4,  # the caller of the compiled function
+            )
 
 
 def _check_arguments(fn: object, static: object, max_traces: object, cuda_graph: object) -> None:

@@ -1,19 +1,10 @@
 """Replay a compiled Step's program as one device graph (a CUDA graph on cupy).
 
-A Step's program is straight-line device work over memory it knows at every call: the same
-kernels, the same shapes, the arguments' arrays. Where the Step's device offers graphs
-(``Device.step_graph``), the program itself is captured after it has run once (its kernels
-compiled, its libraries' handles made) and every later call launches the capture: no second
-executor, the one program recorded once. The capture call runs the program for real on the
-graph's stream and memory, then records it; a later call whose tensor arguments are other
-arrays than the captured ones captures once more, reading buffers of its own that each call's
-arrays are copied into.
-
-Where capture is not possible the Step runs its program plainly, and says why
-(:attr:`GraphReplay.status`, ``Compiled.graph_status``): the step computes on the host, a
-float number is the operand of two precisions, the program synchronises the host with the
-device (``float(x)``, ``.get()``), capture raised, or the program failed with device scalars
-for its numbers.
+Where the Step's device offers graphs (``Device.step_graph``), the program itself is captured
+after its first plain run (its kernels compiled) and every later call launches the capture:
+no second executor. A call whose tensor arguments are other arrays than the captured ones
+captures once more, reading buffers of its own that each call's arrays are copied into. Where
+capture is not possible the program runs plainly, and :attr:`GraphReplay.status` says why.
 """
 
 from __future__ import annotations
@@ -38,14 +29,10 @@ class GraphReplay:
 
     def __init__(self, program: Program, make: Any, fresh: list[bool]) -> None:
         self.program = program
-        self.make = make
-        """The device's ``step_graph`` (see ``Device``)."""
-        self.fresh = fresh
-        """Per output of the program: whether it is a value the program computed (copied out
-        of the graph's memory after each launch)."""
+        self.make = make  # the device's ``step_graph``
+        self.fresh = fresh  # per output: computed by the program (copied out of the graph's memory)
         self.graph: Any = None
-        self.owned = False
-        """Whether the graph reads buffers of its own (each call's arrays copied in)."""
+        self.owned = False  # the graph reads buffers of its own (each call's arrays copied in)
         self.warm = False
         self.off = False
         self.status = "waiting: captured at the call after the first"

@@ -1,22 +1,13 @@
-"""Module calls inside ``tn.inference()`` that repeat run as compiled programs.
+"""Module calls inside ``tn.inference(compiled=True)`` that repeat run as compiled programs.
 
-An eager forward builds its graph and walks it at every call (~3 us a node): a batch-1 MLP
-spent 80 % of its time there. Inside an ``inference()`` block no backward follows, so
-nothing needs that graph: a module's outermost call whose tensor arguments repeat an
-earlier call's signature (elements, devices, shapes) runs as a ``tn.compile`` of its
-``__call__``, traced at the second such call, then bound and run (the one pipeline: no
-second executor). Its result is the compiled call's: evaluated tensors, as PyTorch's eager
-calls give.
-
-A call runs as written when it is the first of its signature, when an argument is not a
-principal tensor or is passed by keyword, in debug mode (each node is checked), or when the
-module cannot be traced: its ``__call__`` evaluates a value or returns something other than
-typed_nn data (the call runs as written), or sets a field of a module (a counter: Python that
-must run at every call; the traced call's result is returned, its Python having run once).
-Such a module is not tried again for that ``__call__``. Nor is one whose calls keep changing
-signature: past ``SIGNATURES`` traces of signatures it had compiled before (a growing
-sequence cycling through its lengths), a ``RetraceWarning`` says so and its calls run as
-written from then on, which costs less than a trace per call.
+No backward follows inside such a block, so an eager forward's graph is not needed: a
+module's outermost call whose tensor arguments repeat an earlier call's signature runs as a
+``tn.compile`` of its ``__call__`` (traced at the second such call), returning evaluated
+tensors. A call runs as written when it is the first of its signature, takes a keyword or a
+non-tensor argument, or in debug mode; a module whose ``__call__`` cannot be traced
+(evaluates a value, returns other than typed_nn data, sets a module field) or whose
+signatures keep changing (``SIGNATURES`` traces again: a ``RetraceWarning``) runs as written
+from then on (docs/modules.md).
 """
 
 from __future__ import annotations
@@ -81,8 +72,7 @@ def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwarg
         return call(module, *args, **kwargs)
     table: dict[Any, _Served] | None = module.__dict__.get("_tn_served")
     if table is None:
-        table = {}
-        object.__setattr__(module, "_tn_served", table)
+        table = module.__dict__["_tn_served"] = {}  # not a field: no Module.__setattr__
     served = table.get(call)
     if served is None:
         served = table[call] = _Served(call)

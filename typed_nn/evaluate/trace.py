@@ -1,12 +1,8 @@
-"""Tracing a function for ``tn.compile``: run it once on stand-ins for its arguments and
-record what it builds and assigns.
-
-Tensor arguments become placeholder tensors (their own leaves of the graph, whatever memory
-they share) and float arguments :class:`Number`\\ s (run-time scalars: the program constant
-each becomes is rebound at every call). ``t.assign(expr)`` is recorded in the :class:`Trace`,
-and later expressions read ``expr`` for ``t`` (``typed_nn.tracing``), so traced code reads
-like eager code. What would freeze a value at trace time — Python arithmetic on a float
-argument, ``evaluate`` or ``numpy()`` — is a ``CompileError``.
+"""Tracing a function for ``tn.compile``: run it once on stand-ins for its arguments (tensors:
+placeholder tensors, their own leaves; floats: :class:`Number`\\ s, rebound at every call)
+and record what it builds and assigns. Later expressions read an assigned tensor's new
+value, so traced code reads like eager code; what would freeze a value at trace time (Python
+arithmetic on a float argument, ``evaluate``, ``numpy()``) is a ``CompileError``.
 """
 
 from __future__ import annotations
@@ -41,13 +37,18 @@ __all__ = [
 
 class Number(float):
     """A float argument while tracing: equal only to itself, so the analysis neither merges
-    two of them nor folds one (``x * 1``); its program constant is rebound at every call.
-    Python arithmetic on it would run once, at trace time, and freeze its result: every
-    operator but those with typed_nn data is an error (see :func:`_frozen`)."""
+    two of them nor folds one (``x * 1``). Every operator but those with typed_nn data is an
+    error (:func:`_frozen`): it would run once, at trace time."""
 
     __slots__ = ("index",)
 
     index: int
+    """Its position among the call's float numbers."""
+
+    def __new__(cls, value: float, index: int) -> Number:
+        self = super().__new__(cls, float(value))
+        self.index = index
+        return self
 
     def __eq__(self, other: object) -> bool:
         return self is other
@@ -78,44 +79,22 @@ def _frozen(name: str) -> Callable[..., Any]:
     return method
 
 
-for _op in (
-    *[
-        "__add__",
-        "__radd__",
-        "__sub__",
-        "__rsub__",
-        "__mul__",
-        "__rmul__",
-        "__truediv__",
-        "__rtruediv__",
-    ],
-    *["__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__", "__divmod__"],
-    *[
-        "__rdivmod__",
-        "__neg__",
-        "__pos__",
-        "__abs__",
-        "__lt__",
-        "__le__",
-        "__gt__",
-        "__ge__",
-        "__bool__",
-    ],
-    *["__float__", "__int__", "__round__", "__trunc__", "__floor__", "__ceil__"],
-):
+_REFLECTED = "add sub mul truediv floordiv mod pow divmod"
+_OTHERS = "neg pos abs lt le gt ge bool float int round trunc floor ceil"
+for _op in [f"__{r}{op}__" for op in _REFLECTED.split() for r in ("", "r")] + [
+    f"__{op}__" for op in _OTHERS.split()
+]:
     setattr(Number, _op, _frozen(_op))
 
 
 class Trace:
-    """What one trace records: the assigns, one per assigned memory, in order; and what
-    operands read after them (:meth:`read`), so that traced code means what it means eagerly."""
+    """What one trace records: the assigns, one per assigned memory, in order, and the modes
+    of the modules it read; :meth:`read` gives what an operand reads after the assigns."""
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         self.fn = fn
         self.assigns: dict[int, tuple[Tensor[Any, Any, Any], AnyTensor]] = {}
         self.modes: dict[int, tuple[Any, bool]] = {}
-        """(module, mode) of each module whose ``training`` mode the trace read: the program
-        holds for that mode only (``model.eval()`` later means another trace)."""
 
     def read_mode(self, module: object, training: bool) -> None:
         """``module.training`` was read while tracing, as ``training``."""
@@ -229,9 +208,8 @@ def trace_function(
     trace: Trace | None = None,
 ) -> tuple[list[AnyTensor], list[tuple[Tensor[Any, Any, Any], AnyTensor]], Any, dict[int, Any]]:
     """Run ``fn`` on placeholders: its outputs, its assigns (target, value), the structure
-    of its result, and the placeholders (argument index -> placeholder tensor). Without
-    ``placeholders``, on the call's own tensors and numbers (to run it node by node).
-    ``trace``: the Trace to record into (the caller reads what else it recorded)."""
+    of its result, and the placeholders (argument index -> tensor). Without
+    ``placeholders``, on the call's own values; ``trace``: the Trace to record into."""
     inputs: list[Any] = []
     stand_ins: dict[int, Any] = {}
     count = 0
@@ -241,15 +219,12 @@ def trace_function(
         elif type(v) is Tensor:
             stand_ins[k] = Tensor._wrap(v._array, v._elem, v._device)
             inputs.append(stand_ins[k])
-        elif is_float(v) or (type(v) is tuple and floats(v)):
-            numbers = []
-            items: tuple[Any, ...] = v if type(v) is tuple else (v,)
-            for x in items:
-                number = Number(float(x))
-                number.index = count
-                count += 1
-                numbers.append(number)
-            inputs.append(tuple(numbers) if type(v) is tuple else numbers[0])
+        elif is_float(v):
+            inputs.append(Number(v, count))
+            count += 1
+        elif type(v) is tuple and floats(v):
+            inputs.append(tuple(Number(x, count + i) for i, x in enumerate(v)))
+            count += len(v)
         else:
             inputs.append(v)
     trace = trace if trace is not None else Trace(fn)
