@@ -33,14 +33,7 @@ from .graph import build_graph
 from .memory import views, writes
 from .options import options, stats
 from .pool import buffer_pool
-from .rewrite import (
-    fold_bias_gradients,
-    fold_row_biases,
-    materialise_shared_transposes,
-    rewrite,
-    transpose_products,
-)
-from .sums import merge_sums
+from .rewrite import after_batching, rewrite
 from .widen import widen_accumulations
 
 __all__ = [
@@ -120,12 +113,8 @@ def _analyse(
     fired = rewrite(g) if options.rewrite else []
     if options.batch:
         stats.batched += batch(g)
-    if options.rewrite:  # after batching: a sum it made one contraction is not re-merged
-        fired += merge_sums(g)
-        fired += fold_row_biases(g)
-        fired += fold_bias_gradients(g)
-        fired += transpose_products(g)
-        fired += materialise_shared_transposes(g)
+    if options.rewrite:
+        fired += after_batching(g)
     for name in fired:
         stats.rewrites[name] += 1
     alive = g.live()

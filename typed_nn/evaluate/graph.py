@@ -63,11 +63,14 @@ def like(
     decl: OpDecl,
     params: tuple[Any, ...],
     args: list[Ref],
-    shape: tuple[int, ...],
+    shape: tuple[int, ...] | None = None,
     obj: Any = None,
 ) -> INode:
-    """A node of ``decl`` with ``n``'s dtype and device (what a rewrite makes)."""
-    return INode(decl.name, decl, params, args, shape, n.dtype, n.device, obj)
+    """A node of ``decl`` with ``n``'s dtype and device, and shape unless given (what a
+    rewrite makes)."""
+    return INode(
+        decl.name, decl, params, args, n.shape if shape is None else shape, n.dtype, n.device, obj
+    )
 
 
 class Graph:
@@ -86,10 +89,10 @@ class Graph:
         self.nodes.append(node)
         return len(self.nodes) - 1
 
-    def reorder(self) -> None:
-        """Recompute ``order`` after nodes were appended: by depth, then slot. A rewrite that
-        made a cycle is the evaluator's bug: raised, rather than looped on (in a DAG each
-        node's operands are pushed once)."""
+    def depths(self) -> list[int]:
+        """Each slot's depth: 0 for a leaf, else one more than its deepest operand's. A
+        rewrite that made a cycle is the evaluator's bug: raised, rather than looped on (in a
+        DAG each node's operands are pushed once)."""
         depth = [-1] * len(self.nodes)
         expanded = [False] * len(self.nodes)
         for start in range(len(self.nodes)):
@@ -114,6 +117,11 @@ class Graph:
                 depth[s] = 1 + max(
                     (depth[a] for a in self.nodes[s].args if not is_number(a)), default=-1
                 )
+        return depth
+
+    def reorder(self) -> None:
+        """Recompute ``order`` after nodes were appended: by depth, then slot."""
+        depth = self.depths()
         self.order = sorted(range(len(self.nodes)), key=lambda s: (depth[s], s))
 
     def structure(self) -> Graph:
@@ -127,6 +135,15 @@ class Graph:
     def node(self, ref: Ref) -> INode | None:
         """The node a ref names, or None for a number."""
         return None if is_number(ref) else self.nodes[ref]
+
+    def op(self, ref: Ref) -> str:
+        """The op name of the node a ref names ("" for a number)."""
+        return "" if is_number(ref) else self.nodes[ref].op
+
+    def transposed(self, ref: Ref) -> Ref | None:
+        """The matrix ``ref`` transposes where it is ``transpose(m)`` (a 2-D permute)."""
+        n = self.node(ref)
+        return n.args[0] if n is not None and n.op == "permute" and n.params == ((1, 0),) else None
 
     def resolve(self, ref: Ref) -> Ref:
         """Follow aliases to the ref that holds the value."""

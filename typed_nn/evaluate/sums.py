@@ -1,17 +1,10 @@
-"""Sums of like terms as one op, run after the rewrites.
-
-Backpropagation through time (and any loop that reuses a weight) sums one contribution per
-use: ``Σ_t h_tᵀ·dA_t`` for a weight, ``Σ_t reduce_sum(dA_t, 0)`` for a bias. Computed as
-built that is one small kernel per term plus one ``add`` per term. An add-tree whose every
-term is a matrix ``dot`` of same-shaped operands is one ``dot`` of the concatenated operands,
-``Σ_i A_i·B_i = [A_1 … A_n]·[B_1; …; B_n]`` (one GEMM over the stacked rows, as PyTorch
-sums an RNN's weight gradient), and one whose every term is a ``reduce_sum`` of same-shaped
-operands over the same dims is one ``reduce_sum`` of their concatenation along a reduced
-dim. The terms are put in one order (by the slot of the operand concatenated on its rows,
-latest first: backpropagation makes the last step's ``dA_t`` first, so this is step order),
-so the weight's and the bias's sums over the same ``dA_t`` share one concatenation, and the
-steps ``x[0] … x[T-1]`` of a sequence concatenate to ``x`` reshaped (a view, no copy). The sum
-is the same up to float rounding (the order of the additions changes).
+"""Sums of like terms as one op (docs/evaluation.md, *Rewrites*): ``Σ_i A_i·B_i`` of
+same-shaped matrices is ``[A_1 … A_n]·[B_1; …; B_n]``, one GEMM (a recurrent weight's
+gradient over its steps), and ``Σ_i reduce_sum(x_i, dims)`` one ``reduce_sum`` of their
+concatenation. Terms are put in step order (by the slot of the operand concatenated on its
+rows, latest first), so a weight's and its bias's sums over the same ``dA_t`` share one
+concatenation, and a sequence's steps ``x[0] … x[T-1]`` concatenate to ``x`` reshaped (a
+view). Equal up to float rounding.
 """
 
 from __future__ import annotations
@@ -37,11 +30,8 @@ Concats = dict[tuple[int, tuple[Ref, ...]], int]
 """(axis, operands) -> the slot of their concatenation, made once per graph."""
 
 
-def merge_sums(g: Graph) -> list[str]:
-    """Replace each add-tree of like terms (module docstring) by one op; returns the names
-    of the merges made (one per tree)."""
-    alive = g.live()
-    uses = g.uses(alive)
+def merge_sums(g: Graph, alive: list[bool], uses: list[int]) -> list[str]:
+    """Replace each add-tree of like terms by one op; returns a name per tree merged."""
     absorbed: set[int] = set()
     concats: Concats = {}
     fired: list[str] = []
@@ -58,17 +48,13 @@ def merge_sums(g: Graph) -> list[str]:
         g.nodes[s] = node
         absorbed.update(inner)
         fired.append(name)
-    if fired:
-        g.reorder()
     return fired
 
 
 def _is_add(g: Graph, ref: Ref) -> bool:
     """An ``add`` of two slots of its own shape and dtype (no broadcast, no number)."""
-    if is_number(ref):
-        return False
-    n = g.nodes[ref]
-    if n.decl is not ADD or any(is_number(a) for a in n.args):
+    n = g.node(ref)
+    if n is None or n.decl is not ADD or any(is_number(a) for a in n.args):
         return False
     return all(g.nodes[a].shape == n.shape and g.nodes[a].dtype == n.dtype for a in n.args)
 
@@ -179,10 +165,10 @@ def _transposed(g: Graph, ref: Ref) -> bool:
     """Whether ``ref`` is a transposed matrix: ``transpose(p)``, or an item of a batched
     transpose (batching made ``transpose(x[t])`` over every step item ``t`` of a permute)."""
     n = g.nodes[ref]
-    if n.decl is ITEM:
-        n = g.nodes[n.args[0]]
-        return n.decl is PERMUTE and n.params == ((0, 2, 1),)
-    return n.decl is PERMUTE and n.params == ((1, 0),)
+    if n.decl is not ITEM:
+        return g.transposed(ref) is not None
+    n = g.nodes[n.args[0]]
+    return n.decl is PERMUTE and n.params == ((0, 2, 1),)
 
 
 def _rows_of(g: Graph, ref: Ref) -> Ref:
