@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..ops.arithmetic import ADD
 from ..ops.batching import DOT_SUM, ITEM, MATMUL, STACK, SUM
 from ..ops.declare import OpDecl, Params
 from ..ops.rows import SLICE
 from .graph import Graph, INode, Ref, is_number, like, runs_on
+from .sums import add_tree
 
 __all__ = ["batch"]
 
@@ -217,35 +217,22 @@ def _stack(g: Graph, refs: list[Ref]) -> int:
     return slot
 
 
-def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, int]) -> int:
-    """Turn ``add`` chains that sum every item of a group into one reduction of the stack."""
+def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, int]) -> None:
+    """Turn each add-tree that sums every item of a group once into one reduction of the
+    stack (for a group of products, one contraction)."""
     g.reorder()
     alive = g.live()
     uses = g.uses(alive)
-    cover: dict[int, tuple[int, frozenset[int]]] = {}
-    made = 0
-    for s in g.order:
-        n = g.nodes[s]
-        if not alive[s] or n.decl is not ADD or any(is_number(a) for a in n.args):
+    for s in reversed(g.order):
+        tree = add_tree(g, s, uses) if alive[s] else None
+        if tree is None or not all(t in member and g.nodes[t].decl is ITEM for t in tree[0]):
             continue
-        parts = []
-        for a in n.args:
-            if a in member and g.nodes[a].decl is ITEM:
-                parts.append((member[a][0], frozenset([member[a][1]])))
-            elif a in cover and uses[a] == 1:
-                parts.append(cover[a])
-            else:
-                break
-        else:
-            (ga, ia), (gb, ib) = parts
-            if ga != gb or ia & ib or g.nodes[ga].shape[1:] != n.shape:
-                continue
-            cover[s] = (ga, ia | ib)
-            if len(ia | ib) == sizes[ga] and runs_on(n.device, DOT_SUM, SUM, STACK, ITEM):
-                grp = g.nodes[ga]
-                if grp.decl is MATMUL:
-                    g.nodes[s] = like(n, DOT_SUM, (), list(grp.args), obj=n.obj)
-                else:
-                    g.nodes[s] = like(n, SUM, (), [ga], obj=n.obj)
-                made += 1
-    return made
+        grp = member[tree[0][0]][0]
+        items = {member[t] for t in tree[0]}
+        whole = {(grp, i) for i in range(sizes[grp])}
+        if items != whole or len(tree[0]) != len(whole):
+            continue
+        n, stack = g.nodes[s], g.nodes[grp]
+        decl, args = (DOT_SUM, list(stack.args)) if stack.decl is MATMUL else (SUM, [grp])
+        if runs_on(n.device, DOT_SUM, SUM, STACK, ITEM):
+            g.nodes[s] = like(n, decl, (), args, obj=n.obj)

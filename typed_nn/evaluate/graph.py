@@ -1,8 +1,7 @@
 """The evaluator's working graph: one :class:`INode` per slot, built when a plan is analysed.
 
 Rewrites replace nodes in place (an ``alias`` node forwards to another value), batching and
-fusion read it, and code generation turns it into a schedule. A *ref* is a slot number, or
-a ``(type, value)`` pair for a Python number operand.
+fusion read it, and code generation turns it into a schedule.
 """
 
 from __future__ import annotations
@@ -165,12 +164,8 @@ class Graph:
 
     def uses(self, alive: list[bool]) -> list[int]:
         """How many times each slot is read by live nodes, plus once per root."""
-        count = [0] * len(self.nodes)
-        for s, n in enumerate(self.nodes):
-            if alive[s]:
-                for a in n.args:
-                    if not is_number(a):
-                        count[a] += 1
+        readers = self.readers(alive)
+        count = [len(readers.get(s, ())) for s in range(len(self.nodes))]
         for r in self.roots:
             count[r] += 1
         return count
@@ -195,18 +190,8 @@ def build_graph(col: Collected) -> Graph:
         if arr is not None:
             nodes.append(INode("leaf", None, (), [], arr.shape, arr.dtype, obj.device, obj))
             continue
-        key = col.sig[s]
-        decl: OpDecl = key[0]
-        nodes.append(
-            INode(
-                decl.name,
-                decl,
-                key[1],
-                list(key[2:]),
-                obj.shape,
-                np.dtype(obj.elem.dtype),
-                obj.device,
-                obj,
-            )
-        )
+        decl: OpDecl = col.sig[s][0]
+        params, args = col.sig[s][1], list(col.sig[s][2:])
+        dtype = np.dtype(obj.elem.dtype)
+        nodes.append(INode(decl.name, decl, params, args, obj.shape, dtype, obj.device, obj))
     return Graph(nodes, list(col.roots))

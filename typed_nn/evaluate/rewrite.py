@@ -241,26 +241,18 @@ def fold_bias_gradients(g: Graph, alive: list[bool], uses: list[int]) -> list[st
     gradient ``xᵀ·g`` (``x`` maybe through a row-major reshape) and the bias's column sums
     ``reduce_sum(g, rows)`` are the row blocks of one product ``[x | 1]ᵀ·g``."""
     ones_of = {n.args[0]: u for u, n in enumerate(g.nodes) if alive[u] and n.op == APPEND_ONES.name}
-    if not ones_of:
-        return []
-    products: dict[int, list[int]] = {}
-    sums: list[int] = []
-    for s in g.order:
-        n = g.nodes[s]
-        if not alive[s] or any(map(is_number, n.args)):
-            continue
-        if n.op == "dot" and len(n.shape) == 2:
-            products.setdefault(n.args[1], []).append(s)
-        elif n.op == "reduce_sum" and len(n.shape) == 1:
-            rank = len(g.nodes[n.args[0]].shape)
-            if n.params == (tuple(range(rank - 1)), False):
-                sums.append(s)
+    readers = g.readers(alive) if ones_of else {}
     fired: list[str] = []
-    for s in sums:
+    for s in g.order:
         total = g.nodes[s]
+        if not ones_of or not alive[s] or total.op != "reduce_sum" or len(total.shape) != 1:
+            continue
         grad = total.args[0]
-        for d in products.get(grad, ()):
+        rows = None if is_number(grad) else tuple(range(len(g.nodes[grad].shape) - 1))
+        for d in readers[grad] if total.params == (rows, False) else ():
             prod = g.nodes[d]
+            if prod.op != "dot" or prod.args[1] != grad or len(prod.shape) != 2:
+                continue
             left = _ones_transposed(g, prod.args[0], prod.params, ones_of, total, {s, d})
             if left is None:
                 continue
@@ -299,11 +291,12 @@ def _ones_transposed(
     first and contracted with ``g`` over the others — or that of a row-major reshape of
     ``x``, and ``append_ones(x)`` was made, not from the ``folded`` nodes themselves (the
     fold would make a cycle); else None."""
-    n = g.nodes[left]
-    a = g.nodes[n.args[0]] if n.op == "permute" else None
-    if a is None or n.params != ((len(a.shape) - 1, *range(len(a.shape) - 1)),):
+    n = g.node(left)
+    if n is None or n.op != "permute":
         return None
-    if params != (len(a.shape) - 1,):
+    a = g.nodes[n.args[0]]
+    last = len(a.shape) - 1
+    if n.params != ((last, *range(last)),) or params != (last,):
         return None
     for x in (n.args[0], a.args[0] if a.op == "reshape" else None):
         u = ones_of.get(x) if x is not None else None

@@ -19,7 +19,7 @@ from ..ops.rows import SLICE
 from ..ops.structure import DOT
 from .graph import Graph, INode, Ref, is_number, like, runs_on
 
-__all__ = ["MIN_TERMS", "SUM_OF_DOTS", "SUM_OF_REDUCE_SUMS", "merge_sums"]
+__all__ = ["MIN_TERMS", "SUM_OF_DOTS", "SUM_OF_REDUCE_SUMS", "add_tree", "merge_sums"]
 
 MIN_TERMS = 3
 """Fewest terms worth a concatenation (two terms: one add saved for a copy of both)."""
@@ -36,18 +36,14 @@ def merge_sums(g: Graph, alive: list[bool], uses: list[int]) -> list[str]:
     concats: Concats = {}
     fired: list[str] = []
     for s in reversed(g.order):  # a tree's root comes after its inner adds
-        if not alive[s] or s in absorbed or not _is_add(g, s):
+        tree = add_tree(g, s, uses) if alive[s] and s not in absorbed else None
+        if tree is None or len(tree[0]) < MIN_TERMS or any(uses[t] != 1 for t in tree[0]):
             continue
-        terms, inner = _terms(g, s, uses)
-        if len(terms) < MIN_TERMS or any(uses[t] != 1 for t in terms):
-            continue
-        merged = _merge(g, g.nodes[s], [g.nodes[t] for t in terms], concats, uses)
-        if merged is None:
-            continue
-        name, node = merged
-        g.nodes[s] = node
-        absorbed.update(inner)
-        fired.append(name)
+        merged = _merge(g, g.nodes[s], [g.nodes[t] for t in tree[0]], concats, uses)
+        if merged is not None:
+            g.nodes[s] = merged[1]
+            absorbed.update(tree[1])
+            fired.append(merged[0])
     return fired
 
 
@@ -59,15 +55,16 @@ def _is_add(g: Graph, ref: Ref) -> bool:
     return all(g.nodes[a].shape == n.shape and g.nodes[a].dtype == n.dtype for a in n.args)
 
 
-def _terms(g: Graph, root: int, uses: list[int]) -> tuple[list[int], list[int]]:
+def add_tree(g: Graph, root: int, uses: list[int]) -> tuple[list[int], list[int]] | None:
     """The terms of the add-tree at ``root`` (inner adds read only by the tree expand) and
-    its inner adds."""
+    its inner adds; None where ``root`` is no such add."""
+    if not _is_add(g, root):
+        return None
     terms: list[int] = []
     inner: list[int] = []
     todo = [root]
     while todo:
-        n = g.nodes[todo.pop()]
-        for a in n.args:
+        for a in g.nodes[todo.pop()].args:
             if _is_add(g, a) and uses[a] == 1:
                 inner.append(a)
                 todo.append(a)
