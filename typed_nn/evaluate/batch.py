@@ -92,9 +92,8 @@ def _pattern(g: Graph, s: int, member: dict[int, tuple[int, int]]) -> tuple[Any,
 
 def _varying(decl: OpDecl | None) -> int:
     """The index of the param ``decl`` lets differ between a group's members (-1: none)."""
-    if decl is None or decl.batch_varies is None:
-        return -1
-    return decl.params.index(decl.batch_varies)
+    varies = None if decl is None else decl.batch_varies
+    return -1 if decl is None or varies is None else decl.params.index(varies)
 
 
 def _fixed_params(n: INode) -> Params:

@@ -323,13 +323,11 @@ def _scalar_broadcast(g: Graph, n: INode) -> INode | None:
     """``op(tile(c), d)`` -> ``tile(op(c, d))`` for an element-wise ``op`` whose operands
     are one tile of a rank-0 ``c`` and numbers or rank-0 values (see SCALAR_BROADCAST)."""
     tiles = [a for a in n.args if g.op(a) == "tile" and g.nodes[a].shape == n.shape]
-    if len(tiles) != 1 or not n.shape:
+    if len(tiles) != 1 or not n.shape or _scalar_of(g, tiles[0], n.shape) == tiles[0]:
+        return None
+    if not all(a == tiles[0] or is_number(a) or g.nodes[a].shape == () for a in n.args):
         return None
     (c,) = g.nodes[tiles[0]].args
-    if g.nodes[c].shape != () or not all(
-        a == tiles[0] or is_number(a) or g.nodes[a].shape == () for a in n.args
-    ):
-        return None
     assert n.decl is not None
     inner = g.append(like(n, n.decl, n.params, [c if a == tiles[0] else a for a in n.args], ()))
     return like(n, TILE, (n.shape, tuple(range(len(n.shape)))), [inner])

@@ -80,9 +80,8 @@ def _merge(
     same = all(t.decl is first.decl and t.params == first.params for t in terms)
     if not same or not runs_on(root.device, first.decl, CONCAT, PERMUTE):
         return None
-    for view in (PERMUTE, RESHAPE):
-        if first.decl is view:
-            return _merge_under_view(g, root, view, terms, concats, uses)
+    if first.decl is PERMUTE or first.decl is RESHAPE:
+        return _merge_under_view(g, root, first.decl, terms, concats, uses)
     if first.decl is DOT:
         return _merge_dots(g, root, terms, concats)
     if first.decl is REDUCE_SUM:
@@ -106,8 +105,7 @@ def _merge_under_view(
     merged = _merge(g, total, nodes, concats, uses)
     if merged is None:
         return None
-    name, node = merged
-    return name, like(root, view, terms[0].params, [g.append(node)], root.shape, root.obj)
+    return merged[0], like(root, view, terms[0].params, [g.append(merged[1])], obj=root.obj)
 
 
 def _merge_dots(
@@ -127,7 +125,7 @@ def _merge_dots(
     else:
         left = _concat(g, lefts, 1, concats)
     right = _concat(g, [t.args[1] for t in terms], 0, concats)
-    return SUM_OF_DOTS, like(root, DOT, (1,), [left, right], root.shape, root.obj)
+    return SUM_OF_DOTS, like(root, DOT, (1,), [left, right], obj=root.obj)
 
 
 def _merge_reduce_sums(
@@ -139,8 +137,7 @@ def _merge_reduce_sums(
         return None
     terms = sorted(terms, key=lambda t: t.args[0], reverse=True)
     stacked = _concat(g, [t.args[0] for t in terms], dims[0], concats)
-    params = terms[0].params
-    return SUM_OF_REDUCE_SUMS, like(root, REDUCE_SUM, params, [stacked], root.shape, root.obj)
+    return SUM_OF_REDUCE_SUMS, like(root, REDUCE_SUM, terms[0].params, [stacked], obj=root.obj)
 
 
 def _same_shapes(g: Graph, terms: list[INode], ranks: tuple[int, ...]) -> bool:
