@@ -191,10 +191,8 @@ def materialise_shared_transposes(g: Graph, alive: list[bool], uses: list[int]) 
 
 
 def fold_row_biases(g: Graph, alive: list[bool], uses: list[int]) -> list[str]:
-    """``x·w + b`` (``b`` a row added to every row of a product nothing else reads) as one
-    product ``[x | 1]·[w; b]`` (host BLAS only), where the product has at least
-    ``MIN_FOLDED_ELEMENTS`` values and twice the values the two copies write: the add was one
-    more pass over it. Equal up to float rounding."""
+    """``x·w + b`` (a row bias on a product nothing else reads) as ``[x | 1]·[w; b]`` on host
+    BLAS, where the product has ``MIN_FOLDED_ELEMENTS`` values and twice what the copies write."""
     fired: list[str] = []
     ones_of: dict[int, int] = {}  # x -> its append_ones slot: one copy of x for every fold
     for s in g.order:

@@ -80,8 +80,9 @@ def _merge(
     same = all(t.decl is first.decl and t.params == first.params for t in terms)
     if not same or not runs_on(root.device, first.decl, CONCAT, PERMUTE):
         return None
-    if first.decl is PERMUTE or first.decl is RESHAPE:
-        return _merge_under_view(g, root, first.decl, terms, concats, uses)
+    for view in (PERMUTE, RESHAPE):
+        if first.decl is view:
+            return _merge_under_view(g, root, view, terms, concats, uses)
     if first.decl is DOT:
         return _merge_dots(g, root, terms, concats)
     if first.decl is REDUCE_SUM:

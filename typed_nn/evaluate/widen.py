@@ -16,21 +16,19 @@ __all__ = ["widen_accumulations"]
 _FLOAT32 = np.dtype(np.float32)
 
 
-def widen_accumulations(g: Graph) -> int:
-    """Widen every 16-bit node of an accumulating op (see the module); returns how many."""
-    widened = 0
+def widen_accumulations(g: Graph) -> None:
+    """Widen every 16-bit node of an accumulating op (see the module)."""
+    size = len(g.nodes)
     wide: dict[int, int] = {}
-    for s in range(len(g.nodes)):
+    for s in range(size):
         n = g.nodes[s]
         if n.decl is None or not n.decl.accumulates or accumulation_dtype(n.dtype) == n.dtype:
             continue
         args = [a if is_number(a) else _as_float32(g, a, wide) for a in n.args]
         inner = g.append(INode(n.op, n.decl, n.params, args, n.shape, _FLOAT32, n.device))
         g.nodes[s] = like(n, ASTYPE, (elem_of_dtype(n.dtype),), [inner], obj=n.obj)
-        widened += 1
-    if widened:
+    if len(g.nodes) > size:
         g.reorder()
-    return widened
 
 
 def _as_float32(g: Graph, ref: int, wide: dict[int, int]) -> int:
