@@ -80,6 +80,29 @@ def test_a_sum_of_per_sample_outer_products_is_one_contraction(calls: Counter[st
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+def test_a_tree_of_adds_over_every_item_of_a_group_is_one_sum(calls: Counter[str]) -> None:
+    """Any shape of add-tree (here balanced) over each item once is one ``batch_sum``; an
+    item summed twice, or one left out, keeps the adds."""
+    w = t32(rng.normal(size=(6, 3)))
+    xs = [t32(rng.normal(size=6)) for _ in range(8)]
+    items = [ops.tanh(x @ w) for x in xs]
+    pairs = [items[i] + items[i + 1] for i in range(0, 8, 2)]
+    got = tn.evaluate((pairs[0] + pairs[1]) + (pairs[2] + pairs[3])).numpy()
+    assert calls["batch_sum"] == 1
+    assert calls["add"] == 0
+    expected = sum(np.tanh(x.numpy() @ w.numpy()) for x in xs)
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+    twice = functools.reduce(operator.add, [items[0], *items])
+    for exprs in ([twice], [functools.reduce(operator.add, items[:7]), items[7]]):
+        calls.clear()
+        got_all = _eval_all(exprs)
+        assert calls["batch_sum"] == 0
+        assert calls["add"] > 0
+        with options.using(batch=False):
+            for g, e in zip(got_all, exprs, strict=True):
+                np.testing.assert_allclose(g, tn.evaluate(e).numpy(), rtol=1e-5, atol=1e-6)
+
+
 def test_per_sample_mlp_gradients_match_unbatched() -> None:
     w1, w2 = t32(rng.normal(size=(6, 5)) * 0.3), t32(rng.normal(size=(5, 3)) * 0.3)
     one = tn.scalar(1.0, tn.Float32, tn.CPU)

@@ -1,19 +1,10 @@
-"""Batching of registrations: independent nodes of the same op run as one call.
-
-The MetaNN claim: a per-sample loop that registers each sample's forward and backward, then
-one ``EvalPlan.eval()``, can replace a hand-written mini-batch. Nodes are grouped when they
-sit at the same depth of the graph (so none depends on another), apply the same op with the
-same params, and read, at each operand position, either one shared value (a weight) or one
-item each of an earlier group (or of a gathered stack of same-shaped leaves). A group becomes
-one node over stacked values (``(n, *item_shape)``), and each member an ``item`` view of it.
-The slices ``x[0] … x[n-1]`` of one tensor are already such items, of ``x`` itself: a loop
-over a sequence's steps (``x[t] @ w``) batches into one op over ``x``, nothing stacked.
-A chain of additions that sums every member of a group becomes one reduction over the
-stack — for a group of per-sample outer products, one contraction (``X^T @ G``).
-
-Which ops batch, and how, each op's declaration says (``OpDecl.batching``, rules in
-``ops/batching.py``): element-wise ops run unchanged on stacks (shared operands broadcast as
-trailing dims), others shift their dims by one or use a dedicated group op.
+"""Batching of registrations (docs/evaluation.md, *Batching*): independent nodes of the same
+op at the same depth, with the same params, reading at each operand position one shared value
+or one item each of an earlier group (or of a gathered stack of same-shaped leaves), become
+one node over stacked values (``(n, *item_shape)``) and each member an ``item`` view of it.
+The slices ``x[0] … x[n-1]`` of one tensor are already the items of ``x``. A chain of adds
+summing every member of a group is one reduction over the stack. How each op batches, its
+declaration says (``OpDecl.batching``, ``ops/batching.py``).
 """
 
 from __future__ import annotations
@@ -21,30 +12,19 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ..ops.arithmetic import ADD
 from ..ops.batching import DOT_SUM, ITEM, MATMUL, STACK, SUM
 from ..ops.declare import OpDecl, Params
 from ..ops.rows import SLICE
-from .graph import Graph, INode, Ref, is_number, runs_on
+from .graph import Graph, INode, Ref, is_number, like, runs_on
+from .sums import add_tree
 
 __all__ = ["batch"]
-
-
-def _depths(g: Graph) -> list[int]:
-    depth = [0] * len(g.nodes)
-    for s in g.order:
-        d = 0
-        for a in g.nodes[s].args:
-            if not is_number(a) and depth[a] >= d:
-                d = depth[a] + 1
-        depth[s] = d
-    return depth
 
 
 def batch(g: Graph, min_size: int = 2) -> int:
     """Group batchable nodes of ``g`` in place; returns how many groups were made."""
     alive = g.live()
-    depth = _depths(g)
+    depth = g.depths()
     member: dict[int, tuple[int, int]] = {}  # slot -> (group slot, index)
     sizes: dict[int, int] = {}
     views: dict[int, list[tuple[int, INode]]] = {}  # group of views -> its members as they were
@@ -112,9 +92,8 @@ def _pattern(g: Graph, s: int, member: dict[int, tuple[int, int]]) -> tuple[Any,
 
 def _varying(decl: OpDecl | None) -> int:
     """The index of the param ``decl`` lets differ between a group's members (-1: none)."""
-    if decl is None or decl.batch_varies is None:
-        return -1
-    return decl.params.index(decl.batch_varies)
+    varies = None if decl is None else decl.batch_varies
+    return -1 if decl is None or varies is None else decl.params.index(varies)
 
 
 def _fixed_params(n: INode) -> Params:
@@ -189,7 +168,7 @@ def _make_group(
         views[gs] = [(m, g.nodes[m]) for m in members]
     for i, m in enumerate(members):
         old = g.nodes[m]
-        g.nodes[m] = INode(ITEM.name, ITEM, (i,), [gs], old.shape, old.dtype, old.device, old.obj)
+        g.nodes[m] = like(old, ITEM, (i,), [gs], obj=old.obj)
         member[m] = (gs, i)
     return True
 
@@ -233,51 +212,26 @@ def _stack(g: Graph, refs: list[Ref]) -> int:
     slot: int | None = g.stacks.get(key)
     if slot is None:
         item = g.nodes[refs[0]]
-        node = INode(
-            STACK.name, STACK, (), list(refs), (len(refs), *item.shape), item.dtype, item.device
-        )
-        slot = g.stacks[key] = g.append(node)
+        slot = g.stacks[key] = g.append(like(item, STACK, (), list(refs), (len(refs), *item.shape)))
     return slot
 
 
-def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, int]) -> int:
-    """Turn ``add`` chains that sum every item of a group into one reduction of the stack."""
+def _sum_chains(g: Graph, member: dict[int, tuple[int, int]], sizes: dict[int, int]) -> None:
+    """Turn each add-tree that sums every item of a group once into one reduction of the
+    stack (for a group of products, one contraction)."""
     g.reorder()
     alive = g.live()
     uses = g.uses(alive)
-    cover: dict[int, tuple[int, frozenset[int]]] = {}
-    made = 0
-    for s in g.order:
-        n = g.nodes[s]
-        if not alive[s] or n.decl is not ADD or any(is_number(a) for a in n.args):
+    for s in reversed(g.order):
+        tree = add_tree(g, s, uses) if alive[s] else None
+        if tree is None or not all(t in member and g.nodes[t].decl is ITEM for t in tree[0]):
             continue
-        parts = []
-        for a in n.args:
-            if a in member and g.nodes[a].decl is ITEM:
-                parts.append((member[a][0], frozenset([member[a][1]])))
-            elif a in cover and uses[a] == 1:
-                parts.append(cover[a])
-            else:
-                break
-        else:
-            (ga, ia), (gb, ib) = parts
-            if ga != gb or ia & ib or g.nodes[ga].shape[1:] != n.shape:
-                continue
-            cover[s] = (ga, ia | ib)
-            if len(ia | ib) == sizes[ga] and runs_on(n.device, DOT_SUM, SUM, STACK, ITEM):
-                grp = g.nodes[ga]
-                if grp.decl is MATMUL:
-                    g.nodes[s] = INode(
-                        DOT_SUM.name,
-                        DOT_SUM,
-                        (),
-                        list(grp.args),
-                        n.shape,
-                        n.dtype,
-                        n.device,
-                        n.obj,
-                    )
-                else:
-                    g.nodes[s] = INode(SUM.name, SUM, (), [ga], n.shape, n.dtype, n.device, n.obj)
-                made += 1
-    return made
+        grp = member[tree[0][0]][0]
+        items = {member[t] for t in tree[0]}
+        whole = {(grp, i) for i in range(sizes[grp])}
+        if items != whole or len(tree[0]) != len(whole):
+            continue
+        n, stack = g.nodes[s], g.nodes[grp]
+        decl, args = (DOT_SUM, list(stack.args)) if stack.decl is MATMUL else (SUM, [grp])
+        if runs_on(n.device, DOT_SUM, SUM, STACK, ITEM):
+            g.nodes[s] = like(n, decl, (), args, obj=n.obj)

@@ -28,14 +28,7 @@ from .graph import build_graph
 from .memory import views, writes
 from .options import options, stats
 from .pool import buffer_pool
-from .rewrite import (
-    fold_bias_gradients,
-    fold_row_biases,
-    materialise_shared_transposes,
-    rewrite,
-    transpose_products,
-)
-from .sums import merge_sums
+from .rewrite import after_batching, rewrite
 from .widen import widen_accumulations
 
 __all__ = [
@@ -119,11 +112,7 @@ def _analyse(
     if options.batch and not by_node:
         stats.batched += batch(g)
     if options.rewrite and not by_node:  # after batching: a sum made one contraction stays
-        fired += merge_sums(g)
-        fired += fold_row_biases(g)
-        fired += fold_bias_gradients(g)
-        fired += transpose_products(g)
-        fired += materialise_shared_transposes(g)
+        fired += after_batching(g)
         for name in fired:
             stats.rewrites[name] += 1
     alive = g.live()

@@ -1,8 +1,7 @@
 """The evaluator's working graph: one :class:`INode` per slot, built when a plan is analysed.
 
 Rewrites replace nodes in place (an ``alias`` node forwards to another value), batching and
-fusion read it, and code generation turns it into a schedule. A *ref* is a slot number, or
-a ``(type, value)`` pair for a Python number operand.
+fusion read it, and code generation turns it into a schedule.
 """
 
 from __future__ import annotations
@@ -63,11 +62,14 @@ def like(
     decl: OpDecl,
     params: tuple[Any, ...],
     args: list[Ref],
-    shape: tuple[int, ...],
+    shape: tuple[int, ...] | None = None,
     obj: Any = None,
 ) -> INode:
-    """A node of ``decl`` with ``n``'s dtype and device (what a rewrite makes)."""
-    return INode(decl.name, decl, params, args, shape, n.dtype, n.device, obj)
+    """A node of ``decl`` with ``n``'s dtype and device, and shape unless given (what a
+    rewrite makes)."""
+    return INode(
+        decl.name, decl, params, args, n.shape if shape is None else shape, n.dtype, n.device, obj
+    )
 
 
 class Graph:
@@ -86,10 +88,10 @@ class Graph:
         self.nodes.append(node)
         return len(self.nodes) - 1
 
-    def reorder(self) -> None:
-        """Recompute ``order`` after nodes were appended: by depth, then slot. A rewrite that
-        made a cycle is the evaluator's bug: raised, rather than looped on (in a DAG each
-        node's operands are pushed once)."""
+    def depths(self) -> list[int]:
+        """Each slot's depth: 0 for a leaf, else one more than its deepest operand's. A
+        rewrite that made a cycle is the evaluator's bug: raised, rather than looped on (in a
+        DAG each node's operands are pushed once)."""
         depth = [-1] * len(self.nodes)
         expanded = [False] * len(self.nodes)
         for start in range(len(self.nodes)):
@@ -114,6 +116,11 @@ class Graph:
                 depth[s] = 1 + max(
                     (depth[a] for a in self.nodes[s].args if not is_number(a)), default=-1
                 )
+        return depth
+
+    def reorder(self) -> None:
+        """Recompute ``order`` after nodes were appended: by depth, then slot."""
+        depth = self.depths()
         self.order = sorted(range(len(self.nodes)), key=lambda s: (depth[s], s))
 
     def structure(self) -> Graph:
@@ -127,6 +134,15 @@ class Graph:
     def node(self, ref: Ref) -> INode | None:
         """The node a ref names, or None for a number."""
         return None if is_number(ref) else self.nodes[ref]
+
+    def op(self, ref: Ref) -> str:
+        """The op name of the node a ref names ("" for a number)."""
+        return "" if is_number(ref) else self.nodes[ref].op
+
+    def transposed(self, ref: Ref) -> Ref | None:
+        """The matrix ``ref`` transposes where it is ``transpose(m)`` (a 2-D permute)."""
+        n = self.node(ref)
+        return n.args[0] if n is not None and n.op == "permute" and n.params == ((1, 0),) else None
 
     def resolve(self, ref: Ref) -> Ref:
         """Follow aliases to the ref that holds the value."""
@@ -148,12 +164,8 @@ class Graph:
 
     def uses(self, alive: list[bool]) -> list[int]:
         """How many times each slot is read by live nodes, plus once per root."""
-        count = [0] * len(self.nodes)
-        for s, n in enumerate(self.nodes):
-            if alive[s]:
-                for a in n.args:
-                    if not is_number(a):
-                        count[a] += 1
+        readers = self.readers(alive)
+        count = [len(readers.get(s, ())) for s in range(len(self.nodes))]
         for r in self.roots:
             count[r] += 1
         return count
@@ -178,18 +190,8 @@ def build_graph(col: Collected) -> Graph:
         if arr is not None:
             nodes.append(INode("leaf", None, (), [], arr.shape, arr.dtype, obj.device, obj))
             continue
-        key = col.sig[s]
-        decl: OpDecl = key[0]
-        nodes.append(
-            INode(
-                decl.name,
-                decl,
-                key[1],
-                list(key[2:]),
-                obj.shape,
-                np.dtype(obj.elem.dtype),
-                obj.device,
-                obj,
-            )
-        )
+        decl: OpDecl = col.sig[s][0]
+        params, args = col.sig[s][1], list(col.sig[s][2:])
+        dtype = np.dtype(obj.elem.dtype)
+        nodes.append(INode(decl.name, decl, params, args, obj.shape, dtype, obj.device, obj))
     return Graph(nodes, list(col.roots))

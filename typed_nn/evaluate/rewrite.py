@@ -1,10 +1,8 @@
-"""Algebraic rewrites, run before execution as a chain of responsibility per op.
-
-MetaNN gives each op an ``OperSeq``: special-case calculators tried in order before the
-general one. Here each op name has a list of small declared :func:`rule`\\ s; the first that
-returns a replacement handles the node, otherwise the node runs as built (the tail). A rule
-returns a ref (the node's value *is* that value: ``log(exp(x))`` is ``x``), a new node, or
-None. Rules see operands after earlier rewrites. Every rule that fires is counted in
+"""Algebraic rewrites (docs/evaluation.md, *Rewrites*): MetaNN's ``OperSeq``, a chain of
+small declared :func:`rule`\\ s per op name, tried in order before the node runs as built. A
+rule returns a ref (the node's value *is* that value: ``log(exp(x))`` is ``x``), a new node,
+or None; it sees operands after earlier rewrites. After batching, :func:`after_batching`
+runs the whole-graph rewrites that read use counts. Each rewrite that fires is counted in
 ``stats.rewrites[name]``.
 """
 
@@ -12,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 
 from ..devices import device_of
 from ..ops import batching
@@ -22,6 +21,7 @@ from ..ops.rows import SLICE
 from ..ops.special import ZEROS
 from ..ops.structure import DOT
 from .graph import Graph, INode, Ref, is_number, like, runs_on
+from .sums import merge_sums
 
 __all__ = [
     "FOLDED_BIAS",
@@ -30,12 +30,9 @@ __all__ = [
     "SCALAR_BROADCAST",
     "SHARED_TRANSPOSE",
     "TRANSPOSED_PRODUCT",
-    "fold_bias_gradients",
-    "fold_row_biases",
-    "materialise_shared_transposes",
+    "after_batching",
     "rewrite",
     "rule",
-    "transpose_products",
 ]
 
 RuleFn = Callable[[Graph, INode], Ref | INode | None]
@@ -70,30 +67,28 @@ LOG_SOFTMAX_PICK_GRAD = _internal("log_softmax_pick_grad", 3)
 """``log_softmax_pick_grad(s, labels, y)``: log_softmax_grad(label_pick_grad(s, labels), y)
 over the last dim in one pass, ``s (onehot(labels) - exp(y))``: cross_entropy's backward."""
 SOFTMAX_PICK_GRAD = _internal("softmax_pick_grad", 3)
-"""``softmax_pick_grad(s, labels, p)``: the same with the probabilities ``p = softmax(x)``
-in place of ``exp(log_softmax(x))``, where the graph computes ``softmax(x)`` anyway (a
-classifier's step that returns its probabilities): the log-softmax is then not computed."""
+"""``softmax_pick_grad(s, labels, p)``: the same from ``p = softmax(x)``, where the graph
+computes it anyway (the log-softmax is then not computed)."""
 SUM_OF_PRODUCTS = _internal("sum_of_products", 2)
-"""``sum_of_products(a, b, count)`` = ``reduce_sum(a * b) / count`` over every element, with
-no array of products (one BLAS dot: an MSE loss ``reduce_mean(square(d))`` reads ``d`` once
-where ``square`` then ``mean`` wrote and re-read a copy of it)."""
+"""``sum_of_products(a, b, count)`` = ``reduce_sum(a * b) / count``: one BLAS dot, no array
+of products."""
 APPEND_ONES = _internal("append_ones", 1)
 """``append_ones(x)``: ``x`` with a column of ones after its last column."""
 CONTIGUOUS = _internal("contiguous", 1)
 """``contiguous(x)``: ``x``'s values in a fresh row-major array."""
 SCALAR_BROADCAST = "op(tile(c), d) -> tile(op(c, d)) for rank-0 c and d"
-"""An element-wise op of a rank-0 value repeated over a shape (a mean's gradient, spread
-over the batch, then divided and negated) is computed once on the rank-0 value: numbers
-that are all equal are not computed once per element, nor repeated before they must be."""
+"""Equal numbers (a mean's gradient spread over the batch) are computed once, not per element."""
 SHARED_TRANSPOSE = "dot(a, transpose(w)) read by many dots -> one row-major copy of it"
 MIN_TRANSPOSED_READS = 4
 MAX_COPIED_ELEMENTS = 1 << 16
-"""A transposed matrix is copied row-major once when at least ``MIN_TRANSPOSED_READS`` dots
-read it as their right operand and it has at most ``MAX_COPIED_ELEMENTS`` values. BLAS
-(OpenBLAS, one thread) multiplies by a transposed right operand up to 2x slower than by a
-row-major one on small left operands — BPTT's ``dA_t·W_hhᵀ`` per step, (32, 256)·(256, 64):
-13.5 vs 7.4 us — while the copy costs about one product (6.5 us for (256, 64)); numpy's
-transposing copy grows worse than linearly past ~256 KB (4 MB: 7 ms), hence the cap."""
+"""Copy a transposed right operand row-major for at least ``MIN_TRANSPOSED_READS`` dots, at
+most ``MAX_COPIED_ELEMENTS`` values: one-thread OpenBLAS is up to 2x slower on it (BPTT's
+(32, 256)·(256, 64)ᵀ: 13.5 vs 7.4 us, the copy 6.5 us); numpy's transposing copy grows worse
+than linearly past ~256 KB."""
+TRANSPOSED_PRODUCT = "transpose(a·b) -> bᵀ·aᵀ"
+FOLDED_BIAS = "dot(x, w) + b -> dot([x | 1], [w; b])"
+MIN_FOLDED_ELEMENTS = 1 << 14
+FOLDED_BIAS_GRADIENT = "xᵀ·g and reduce_sum(g, rows) -> [x | 1]ᵀ·g"
 
 
 def rewrite(g: Graph) -> list[str]:
@@ -123,95 +118,84 @@ def rewrite(g: Graph) -> list[str]:
     return fired
 
 
-TRANSPOSED_PRODUCT = "transpose(a·b) -> bᵀ·aᵀ"
-
-
-def transpose_products(g: Graph) -> list[str]:
-    """``(a·b)ᵀ`` of matrices, where nothing else reads ``a·b``, as the product ``bᵀ·aᵀ``:
-    the same numbers written row-major, where the transpose was a view read across rows. A
-    weight kept (out, in) (``nn.Linear``'s, PyTorch's layout) gets its gradient ``(xᵀ·g)ᵀ``
-    this way, so the update that reads it goes along rows (BLAS takes the operands'
-    transposes as views: ``gᵀ·x`` costs what ``xᵀ·g`` does)."""
-    alive = g.live()
-    uses = g.uses(alive)
+def after_batching(g: Graph) -> list[str]:
+    """The whole-graph rewrites, each on the graph the one before left; returns the names of
+    those that fired. After batching: a sum it made one contraction is not re-merged."""
     fired: list[str] = []
-    for s in list(g.order):
-        n = g.nodes[s]
-        if not alive[s] or n.op != "permute" or n.params != ((1, 0),) or is_number(n.args[0]):
+    for run in (
+        merge_sums,
+        fold_row_biases,
+        fold_bias_gradients,
+        transpose_products,
+        materialise_shared_transposes,
+    ):
+        alive = g.live()
+        made = run(g, alive, g.uses(alive))
+        if made:  # appended nodes read, and are read, out of order
+            g.reorder()
+        fired += made
+    return fired
+
+
+def transpose_products(g: Graph, alive: list[bool], uses: list[int]) -> list[str]:
+    """``(a·b)ᵀ`` of matrices, where nothing else reads ``a·b``, as ``bᵀ·aᵀ``: the same numbers
+    row-major (a weight kept (out, in) gets its gradient in its own layout)."""
+    fired: list[str] = []
+    for s in g.order:
+        d = g.transposed(s) if alive[s] else None
+        if d is None or g.op(d) != "dot" or uses[d] != 1:
             continue
-        d = n.args[0]
-        prod = g.nodes[d]
-        if prod.op != "dot" or prod.params != (1,) or uses[d] != 1 or len(prod.shape) != 2:
+        n, prod = g.nodes[s], g.nodes[d]
+        if prod.params != (1,) or len(prod.shape) != 2:
             continue
         a, b = prod.args
         if any(is_number(r) or len(g.nodes[r].shape) != 2 for r in (a, b)):
             continue
-        swapped = like(n, DOT, (1,), [_transposed(g, b), _transposed(g, a)], n.shape, n.obj)
-        if not runs_on(swapped.device, swapped.decl):
-            continue
-        g.nodes[s] = swapped
-        fired.append(TRANSPOSED_PRODUCT)
-    if fired:
-        g.reorder()
+        swapped = like(n, DOT, (1,), [_transposed(g, b), _transposed(g, a)], obj=n.obj)
+        if runs_on(swapped.device, swapped.decl):
+            g.nodes[s] = swapped
+            fired.append(TRANSPOSED_PRODUCT)
     return fired
 
 
 def _transposed(g: Graph, ref: Ref) -> Ref:
-    """A matrix's transpose: the operand of a transpose where ``ref`` is one, else a new
-    transpose (a view)."""
+    """A matrix's transpose: the operand of a transpose, else a new transpose (a view)."""
+    t = g.transposed(ref)
+    if t is not None:
+        return t
     m = g.nodes[ref]
-    if m.op == "permute" and m.params == ((1, 0),):
-        return m.args[0]
     return g.append(like(m, PERMUTE, ((1, 0),), [ref], m.shape[::-1]))
 
 
-def materialise_shared_transposes(g: Graph) -> list[str]:
-    """Give the dots that share a transposed right operand one row-major copy of it (see
-    ``MIN_TRANSPOSED_READS``); returns the name of the rewrite once per copy made."""
-    alive = g.live()
+def materialise_shared_transposes(g: Graph, alive: list[bool], uses: list[int]) -> list[str]:
+    """Give the dots that share a small transposed right operand one row-major copy of it (see
+    ``MAX_COPIED_ELEMENTS``; host BLAS only)."""
     readers: dict[int, list[INode]] = {}
     for s in g.order:
         n = g.nodes[s]
-        if alive[s] and n.op == "dot" and n.params == (1,) and _op(g, n.args[1]) == "permute":
+        if alive[s] and n.op == "dot" and n.params == (1,) and g.op(n.args[1]) == "permute":
             readers.setdefault(n.args[1], []).append(n)
     fired: list[str] = []
     for t, dots in readers.items():
         m = g.nodes[t]
         small = len(m.shape) == 2 and m.shape[0] * m.shape[1] <= MAX_COPIED_ELEMENTS
-        if len(dots) < MIN_TRANSPOSED_READS or not small or m.params != ((1, 0),):
+        if len(dots) < MIN_TRANSPOSED_READS or not small or g.transposed(t) is None:
             continue
-        copy = like(m, CONTIGUOUS, (), [t], m.shape)
-        if (
-            not runs_on(copy.device, copy.decl) or not device_of(m.device).host_pool
-        ):  # host BLAS only
-            continue
-        slot = g.append(copy)
-        for n in dots:
-            n.args[1] = slot
-        fired.append(SHARED_TRANSPOSE)
-    if fired:
-        g.reorder()
+        copy = like(m, CONTIGUOUS, (), [t])
+        if runs_on(copy.device, copy.decl) and device_of(m.device).host_pool:
+            slot = g.append(copy)
+            for n in dots:
+                n.args[1] = slot
+            fired.append(SHARED_TRANSPOSE)
     return fired
 
 
-FOLDED_BIAS = "dot(x, w) + b -> dot([x | 1], [w; b])"
-MIN_FOLDED_ELEMENTS = 1 << 14
-
-
-def fold_row_biases(g: Graph) -> list[str]:
-    """``x·w + b`` (``b`` one value per column, added to every row of a product that nothing
-    else reads) as one product ``[x | 1]·[w; b]``: the bias rides in the GEMM, where adding it
-    after was one more pass over the product. Taken where that pass is the larger cost: the
-    product has at least ``MIN_FOLDED_ELEMENTS`` values and twice the values the two copies
-    write (``x`` with its column of ones, ``w`` with its row ``b``). An LSTM's input part over
-    the whole sequence, (640, 32)·(32, 256), qualifies; a batch of 32 rows does not. Run after
-    batching, which makes those tall products. The sum is the same up to float rounding (the
-    GEMM adds ``b`` among its terms)."""
-    alive = g.live()
-    uses = g.uses(alive)
+def fold_row_biases(g: Graph, alive: list[bool], uses: list[int]) -> list[str]:
+    """``x·w + b`` (a row bias on a product nothing else reads) as ``[x | 1]·[w; b]`` on host
+    BLAS, where the product has ``MIN_FOLDED_ELEMENTS`` values and twice what the copies write."""
     fired: list[str] = []
     ones_of: dict[int, int] = {}  # x -> its append_ones slot: one copy of x for every fold
-    for s in list(g.order):
+    for s in g.order:
         n = g.nodes[s]
         if not alive[s] or n.op != "add" or n.dtype.kind != "f" or any(map(is_number, n.args)):
             continue
@@ -221,8 +205,6 @@ def fold_row_biases(g: Graph) -> list[str]:
                 g.nodes[s] = folded
                 fired.append(FOLDED_BIAS)
                 break
-    if fired:
-        g.reorder()
     return fired
 
 
@@ -233,7 +215,7 @@ def _folded(
     prod, bias = g.nodes[d], g.nodes[b]
     if prod.op != "dot" or prod.params != (1,) or uses[d] != 1 or prod.shape != n.shape:
         return None
-    x, w = (g.nodes[a] if not is_number(a) else None for a in prod.args)
+    x, w = (g.node(a) for a in prod.args)
     if x is None or w is None or len(x.shape) < 2 or len(w.shape) != 2:
         return None
     (k, cols), rows = w.shape, math.prod(x.shape[:-1])
@@ -243,58 +225,41 @@ def _folded(
     if rows * cols < max(MIN_FOLDED_ELEMENTS, 2 * copied):
         return None
     ones = like(n, APPEND_ONES, (), [prod.args[0]], (*x.shape[:-1], k + 1))
-    if not device_of(n.device).host_pool or not runs_on(ones.device, ones.decl):  # host BLAS only
+    if not device_of(n.device).host_pool or not runs_on(ones.device, ones.decl):
         return None
     if prod.args[0] not in ones_of:
         ones_of[prod.args[0]] = g.append(ones)
     row = g.append(like(n, RESHAPE, ((1, cols),), [b], (1, cols)))
     stacked = g.append(like(n, CONCAT, (0,), [prod.args[1], row], (k + 1, cols)))
-    return like(n, DOT, (1,), [ones_of[prod.args[0]], stacked], n.shape, n.obj)
+    return like(n, DOT, (1,), [ones_of[prod.args[0]], stacked], obj=n.obj)
 
 
-FOLDED_BIAS_GRADIENT = "xᵀ·g and reduce_sum(g, rows) -> [x | 1]ᵀ·g"
-
-
-def fold_bias_gradients(g: Graph) -> list[str]:
-    """The backward of :func:`fold_row_biases`: where ``[x | 1]`` was made for the forward,
-    the weight's gradient ``xᵀ·g`` (a contraction over every row dim) and the bias's
-    ``reduce_sum(g, rows)`` (its column sums) are the row blocks of one product
-    ``[x | 1]ᵀ·g``: one more row in a GEMM that reads ``g`` anyway, instead of a second pass
-    over ``g``. ``x`` may be read through a row-major reshape (a sequence's steps as rows).
-    The column sums are BLAS's, as ``reduce_sum`` takes them (``backends/numpy/reduce.py``)."""
-    alive = g.live()
+def fold_bias_gradients(g: Graph, alive: list[bool], uses: list[int]) -> list[str]:
+    """The backward of :func:`fold_row_biases`: where ``[x | 1]`` was made, the weight's
+    gradient ``xᵀ·g`` (``x`` maybe through a row-major reshape) and the bias's column sums
+    ``reduce_sum(g, rows)`` are the row blocks of one product ``[x | 1]ᵀ·g``."""
     ones_of = {n.args[0]: u for u, n in enumerate(g.nodes) if alive[u] and n.op == APPEND_ONES.name}
-    if not ones_of:
-        return []
-    products: dict[int, list[int]] = {}
-    sums: list[int] = []
-    for s in g.order:
-        n = g.nodes[s]
-        if not alive[s] or any(map(is_number, n.args)):
-            continue
-        if n.op == "dot" and len(n.shape) == 2:
-            products.setdefault(n.args[1], []).append(s)
-        elif n.op == "reduce_sum" and len(n.shape) == 1:
-            rank = len(g.nodes[n.args[0]].shape)
-            if n.params == (tuple(range(rank - 1)), False):
-                sums.append(s)
+    readers = g.readers(alive) if ones_of else {}
     fired: list[str] = []
-    for s in sums:
+    for s in g.order:
         total = g.nodes[s]
+        if not ones_of or not alive[s] or total.op != "reduce_sum" or len(total.shape) != 1:
+            continue
         grad = total.args[0]
-        for d in products.get(grad, ()):
+        rows = None if is_number(grad) else tuple(range(len(g.nodes[grad].shape) - 1))
+        for d in readers[grad] if total.params == (rows, False) else ():
             prod = g.nodes[d]
+            if prod.op != "dot" or prod.args[1] != grad or len(prod.shape) != 2:
+                continue
             left = _ones_transposed(g, prod.args[0], prod.params, ones_of, total, {s, d})
             if left is None:
                 continue
             k = prod.shape[0]
             both = g.append(like(total, DOT, prod.params, [left, grad], (k + 1, total.shape[0])))
-            g.nodes[d] = like(prod, NARROW, (0, 0, k), [both], prod.shape, prod.obj)
-            g.nodes[s] = like(total, SLICE, (k,), [both], total.shape, total.obj)
+            g.nodes[d] = like(prod, NARROW, (0, 0, k), [both], obj=prod.obj)
+            g.nodes[s] = like(total, SLICE, (k,), [both], obj=total.obj)
             fired.append(FOLDED_BIAS_GRADIENT)
             break
-    if fired:
-        g.reorder()
     return fired
 
 
@@ -324,11 +289,12 @@ def _ones_transposed(
     first and contracted with ``g`` over the others — or that of a row-major reshape of
     ``x``, and ``append_ones(x)`` was made, not from the ``folded`` nodes themselves (the
     fold would make a cycle); else None."""
-    n = g.nodes[left]
-    a = g.nodes[n.args[0]] if n.op == "permute" else None
-    if a is None or n.params != ((len(a.shape) - 1, *range(len(a.shape) - 1)),):
+    n = g.node(left)
+    if n is None or n.op != "permute":
         return None
-    if params != (len(a.shape) - 1,):
+    a = g.nodes[n.args[0]]
+    last = len(a.shape) - 1
+    if n.params != ((last, *range(last)),) or params != (last,):
         return None
     for x in (n.args[0], a.args[0] if a.op == "reshape" else None):
         u = ones_of.get(x) if x is not None else None
@@ -345,40 +311,24 @@ def _ones_transposed(
     return None
 
 
-def _op(g: Graph, ref: Ref) -> str:
-    return "" if is_number(ref) else g.nodes[ref].op
-
-
 def _same_value_type(g: Graph, n: INode, ref: Ref) -> bool:
     """``ref`` can stand for ``n``: a slot of the same shape and dtype."""
-    if is_number(ref):
-        return False
-    m = g.nodes[ref]
-    return m.shape == n.shape and m.dtype == n.dtype
-
-
-def _is_one(ref: Ref) -> bool:
-    return is_number(ref) and ref[1] == 1
+    m = g.node(ref)
+    return m is not None and m.shape == n.shape and m.dtype == n.dtype
 
 
 def _scalar_broadcast(g: Graph, n: INode) -> INode | None:
     """``op(tile(c), d)`` -> ``tile(op(c, d))`` for an element-wise ``op`` whose operands
     are one tile of a rank-0 ``c`` and numbers or rank-0 values (see SCALAR_BROADCAST)."""
-    tiles = [a for a in n.args if _op(g, a) == "tile" and g.nodes[a].shape == n.shape]
-    if len(tiles) != 1 or not n.shape:
+    tiles = [a for a in n.args if g.op(a) == "tile" and g.nodes[a].shape == n.shape]
+    if len(tiles) != 1 or not n.shape or _scalar_of(g, tiles[0], n.shape) == tiles[0]:
         return None
-    tile = g.nodes[tiles[0]]
-    (c,) = tile.args
-    if g.nodes[c].shape != () or not all(
-        a == tiles[0] or is_number(a) or g.nodes[a].shape == () for a in n.args
-    ):
+    if not all(a == tiles[0] or is_number(a) or g.nodes[a].shape == () for a in n.args):
         return None
-    args = [c if a == tiles[0] else a for a in n.args]
+    (c,) = g.nodes[tiles[0]].args
     assert n.decl is not None
-    inner = g.append(INode(n.op, n.decl, n.params, args, (), n.dtype, n.device))
-    return INode(
-        "tile", TILE, (n.shape, tuple(range(len(n.shape)))), [inner], n.shape, n.dtype, n.device
-    )
+    inner = g.append(like(n, n.decl, n.params, [c if a == tiles[0] else a for a in n.args], ()))
+    return like(n, TILE, (n.shape, tuple(range(len(n.shape)))), [inner])
 
 
 def _scalar_of(g: Graph, ref: Ref, shape: tuple[int, ...]) -> Ref:
@@ -392,9 +342,7 @@ def _scalar_of(g: Graph, ref: Ref, shape: tuple[int, ...]) -> Ref:
 @rule("log", name="log(exp(x)) -> x")
 def _log_exp(g: Graph, n: INode) -> Ref | None:
     (x,) = n.args
-    if _op(g, x) == "exp":
-        return g.nodes[x].args[0]
-    return None
+    return g.nodes[x].args[0] if g.op(x) == "exp" else None
 
 
 @rule("stop_gradient", name="stop_gradient(x) -> x")
@@ -402,86 +350,71 @@ def _stop_gradient(g: Graph, n: INode) -> Ref | None:
     return n.args[0]  # it only cuts gradients, which are built before evaluation
 
 
-@rule("add", name="x + 0 -> x")
-def _add_zero(g: Graph, n: INode) -> Ref | None:
-    a, b = n.args
-    if _op(g, b) == "zeros" and _same_value_type(g, n, a):
-        return a
-    if _op(g, a) == "zeros" and _same_value_type(g, n, b):
-        return b
+def _zeros(g: Graph, ref: Ref) -> bool:
+    return g.op(ref) == "zeros"
+
+
+def _one(g: Graph, ref: Ref) -> bool:
+    return is_number(ref) and ref[1] == 1
+
+
+def _identity(
+    is_identity: Callable[[Graph, Ref], bool], sides: tuple[int, ...], g: Graph, n: INode
+) -> Ref | None:
+    """The other operand, where the one at a position in ``sides`` is the op's identity."""
+    for side in sides:
+        other = n.args[1 - side]
+        if is_identity(g, n.args[side]) and _same_value_type(g, n, other):
+            return other
     return None
 
 
-@rule("sub", name="x - 0 -> x")
-def _sub_zero(g: Graph, n: INode) -> Ref | None:
-    a, b = n.args
-    return a if _op(g, b) == "zeros" and _same_value_type(g, n, a) else None
+rule("add", name="x + 0 -> x")(partial(_identity, _zeros, (1, 0)))
+rule("sub", name="x - 0 -> x")(partial(_identity, _zeros, (1,)))
 
 
 @rule("mul", name="x * 0 -> 0")
 def _mul_zero(g: Graph, n: INode) -> INode | None:
-    if not any(_op(g, a) == "zeros" for a in n.args):
+    if not any(g.op(a) == "zeros" for a in n.args):
         return None
-    elem = n.obj.elem
-    return INode("zeros", ZEROS, (n.shape, elem, n.device), [], n.shape, n.dtype, n.device)
+    return like(n, ZEROS, (n.shape, n.obj.elem, n.device), [])
 
 
-@rule("mul", name="x * 1 -> x")
-def _mul_one(g: Graph, n: INode) -> Ref | None:
-    a, b = n.args
-    if _is_one(b) and _same_value_type(g, n, a):
-        return a
-    if _is_one(a) and _same_value_type(g, n, b):
-        return b
-    return None
-
-
-@rule("div", name="x / 1 -> x")
-def _div_one(g: Graph, n: INode) -> Ref | None:
-    a, b = n.args
-    return a if _is_one(b) and _same_value_type(g, n, a) else None
+rule("mul", name="x * 1 -> x")(partial(_identity, _one, (1, 0)))
+rule("div", name="x / 1 -> x")(partial(_identity, _one, (1,)))
 
 
 @rule("permute", name="transpose(transpose(x)) -> x")
 def _permute_twice(g: Graph, n: INode) -> Ref | None:
     """Also any permute(permute(x, p), q) where q undoes p."""
     (y,) = n.args
-    if _op(g, y) != "permute":
+    if g.op(y) != "permute":
         return None
     inner = g.nodes[y]
     p, q = inner.params[0], n.params[0]
     if not isinstance(p, tuple) or not isinstance(q, tuple) or len(p) != len(q):
         return None
-    if all(p[q[i]] == i for i in range(len(q))):
-        return inner.args[0]
-    return None
+    return inner.args[0] if all(p[q[i]] == i for i in range(len(q))) else None
 
 
-@rule("dot", name="dot(BiasVector, m) -> row pick")
-def _dot_bias_left(g: Graph, n: INode) -> INode | None:
-    a, b = n.args
-    if n.params != (1,) or _op(g, a) != "one_hot":
+def _pick(side: int, decl: OpDecl, g: Graph, n: INode) -> INode | None:
+    """``dot`` with a one-hot vector (a ``BiasVector``) at ``side`` as a scaled row or column
+    pick of the other operand."""
+    if n.params != (1,) or g.op(n.args[side]) != "one_hot":
         return None
-    hot = g.nodes[a]
-    pos = hot.params[1]
-    return INode("pick_row", PICK_ROW, (pos,), [b, hot.args[0]], n.shape, n.dtype, n.device)
+    hot = g.nodes[n.args[side]]
+    return like(n, decl, (hot.params[1],), [n.args[1 - side], hot.args[0]])
 
 
-@rule("dot", name="dot(m, BiasVector) -> column pick")
-def _dot_bias_right(g: Graph, n: INode) -> INode | None:
-    a, b = n.args
-    if n.params != (1,) or _op(g, b) != "one_hot":
-        return None
-    hot = g.nodes[b]
-    pos = hot.params[1]
-    return INode("pick_col", PICK_COL, (pos,), [a, hot.args[0]], n.shape, n.dtype, n.device)
+rule("dot", name="dot(BiasVector, m) -> row pick")(partial(_pick, 0, PICK_ROW))
+rule("dot", name="dot(m, BiasVector) -> column pick")(partial(_pick, 1, PICK_COL))
 
 
 @rule("reduce_sum", "reduce_mean", name="reduce_sum(a * b) -> one dot")
 def _sum_of_products(g: Graph, n: INode) -> INode | None:
     """A full float reduction of ``square(a)`` or of ``a * b`` (same shapes, no broadcast)."""
     (x,) = n.args
-    if n.shape != () or n.dtype.kind != "f" or _op(g, x) not in ("square", "mul"):
+    if n.shape != () or n.dtype.kind != "f" or g.op(x) not in ("square", "mul"):
         return None
     m = g.nodes[x]
     pair = m.args * 2 if m.op == "square" else m.args
@@ -495,19 +428,18 @@ def _sum_of_products(g: Graph, n: INode) -> INode | None:
 def _log_softmax_pick(g: Graph, n: INode) -> INode | None:
     grad, y = n.args[0], n.args[1]
     k = n.params[0] if n.params else 1
-    if _op(g, grad) != "label_pick_grad" or k != 1:
+    if g.op(grad) != "label_pick_grad" or k != 1:
         return None
     s, labels = g.nodes[grad].args
     s = _scalar_of(g, s, g.nodes[labels].shape)  # the kernels take one number as it is
     p = _softmax_beside(g, n, y)
     if p is not None:
-        fused = like(n, SOFTMAX_PICK_GRAD, (), [s, labels, p], n.shape)
+        fused = like(n, SOFTMAX_PICK_GRAD, (), [s, labels, p])
         # host memory only: its one (numpy) form reads the labels' range on the host, which
         # a device's own log_softmax_pick_grad avoids (no synchronisation per step)
         if runs_on(fused.device, fused.decl) and device_of(n.device).host_pool:
             return fused
-    op = "log_softmax_pick_grad"
-    return INode(op, LOG_SOFTMAX_PICK_GRAD, (), [s, labels, y], n.shape, n.dtype, n.device)
+    return like(n, LOG_SOFTMAX_PICK_GRAD, (), [s, labels, y])
 
 
 def _softmax_beside(g: Graph, n: INode, y: Ref) -> int | None:
@@ -527,10 +459,8 @@ def _softmax_beside(g: Graph, n: INode, y: Ref) -> int | None:
 @rule("softmax_grad", name="softmax_grad(nll_loss_grad(g, t, y), y) in one pass")
 def _softmax_nll(g: Graph, n: INode) -> INode | None:
     grad, y = n.args[0], n.args[1]
-    if _op(g, grad) != "nll_loss_grad":
+    if g.op(grad) != "nll_loss_grad":
         return None
     gs, t, p = g.nodes[grad].args
-    if p != y:
-        return None
     k = n.params[0] if n.params else 1
-    return INode("softmax_nll_grad", SOFTMAX_NLL_GRAD, (k,), [gs, t, y], n.shape, n.dtype, n.device)
+    return like(n, SOFTMAX_NLL_GRAD, (k,), [gs, t, y]) if p == y else None

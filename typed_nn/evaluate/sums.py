@@ -1,17 +1,10 @@
-"""Sums of like terms as one op, run after the rewrites.
-
-Backpropagation through time (and any loop that reuses a weight) sums one contribution per
-use: ``Σ_t h_tᵀ·dA_t`` for a weight, ``Σ_t reduce_sum(dA_t, 0)`` for a bias. Computed as
-built that is one small kernel per term plus one ``add`` per term. An add-tree whose every
-term is a matrix ``dot`` of same-shaped operands is one ``dot`` of the concatenated operands,
-``Σ_i A_i·B_i = [A_1 … A_n]·[B_1; …; B_n]`` (one GEMM over the stacked rows, as PyTorch
-sums an RNN's weight gradient), and one whose every term is a ``reduce_sum`` of same-shaped
-operands over the same dims is one ``reduce_sum`` of their concatenation along a reduced
-dim. The terms are put in one order (by the slot of the operand concatenated on its rows,
-latest first: backpropagation makes the last step's ``dA_t`` first, so this is step order),
-so the weight's and the bias's sums over the same ``dA_t`` share one concatenation, and the
-steps ``x[0] … x[T-1]`` of a sequence concatenate to ``x`` reshaped (a view, no copy). The sum
-is the same up to float rounding (the order of the additions changes).
+"""Sums of like terms as one op (docs/evaluation.md, *Rewrites*): ``Σ_i A_i·B_i`` of
+same-shaped matrices is ``[A_1 … A_n]·[B_1; …; B_n]``, one GEMM (a recurrent weight's
+gradient over its steps), and ``Σ_i reduce_sum(x_i, dims)`` one ``reduce_sum`` of their
+concatenation. Terms are put in step order (by the slot of the operand concatenated on its
+rows, latest first), so a weight's and its bias's sums over the same ``dA_t`` share one
+concatenation, and a sequence's steps ``x[0] … x[T-1]`` concatenate to ``x`` reshaped (a
+view). Equal up to float rounding.
 """
 
 from __future__ import annotations
@@ -26,7 +19,7 @@ from ..ops.rows import SLICE
 from ..ops.structure import DOT
 from .graph import Graph, INode, Ref, is_number, like, runs_on
 
-__all__ = ["MIN_TERMS", "SUM_OF_DOTS", "SUM_OF_REDUCE_SUMS", "merge_sums"]
+__all__ = ["MIN_TERMS", "SUM_OF_DOTS", "SUM_OF_REDUCE_SUMS", "add_tree", "merge_sums"]
 
 MIN_TERMS = 3
 """Fewest terms worth a concatenation (two terms: one add saved for a copy of both)."""
@@ -37,51 +30,41 @@ Concats = dict[tuple[int, tuple[Ref, ...]], int]
 """(axis, operands) -> the slot of their concatenation, made once per graph."""
 
 
-def merge_sums(g: Graph) -> list[str]:
-    """Replace each add-tree of like terms (module docstring) by one op; returns the names
-    of the merges made (one per tree)."""
-    alive = g.live()
-    uses = g.uses(alive)
+def merge_sums(g: Graph, alive: list[bool], uses: list[int]) -> list[str]:
+    """Replace each add-tree of like terms by one op; returns a name per tree merged."""
     absorbed: set[int] = set()
     concats: Concats = {}
     fired: list[str] = []
     for s in reversed(g.order):  # a tree's root comes after its inner adds
-        if not alive[s] or s in absorbed or not _is_add(g, s):
+        tree = add_tree(g, s, uses) if alive[s] and s not in absorbed else None
+        if tree is None or len(tree[0]) < MIN_TERMS or any(uses[t] != 1 for t in tree[0]):
             continue
-        terms, inner = _terms(g, s, uses)
-        if len(terms) < MIN_TERMS or any(uses[t] != 1 for t in terms):
-            continue
-        merged = _merge(g, g.nodes[s], [g.nodes[t] for t in terms], concats, uses)
-        if merged is None:
-            continue
-        name, node = merged
-        g.nodes[s] = node
-        absorbed.update(inner)
-        fired.append(name)
-    if fired:
-        g.reorder()
+        merged = _merge(g, g.nodes[s], [g.nodes[t] for t in tree[0]], concats, uses)
+        if merged is not None:
+            g.nodes[s] = merged[1]
+            absorbed.update(tree[1])
+            fired.append(merged[0])
     return fired
 
 
 def _is_add(g: Graph, ref: Ref) -> bool:
     """An ``add`` of two slots of its own shape and dtype (no broadcast, no number)."""
-    if is_number(ref):
-        return False
-    n = g.nodes[ref]
-    if n.decl is not ADD or any(is_number(a) for a in n.args):
+    n = g.node(ref)
+    if n is None or n.decl is not ADD or any(is_number(a) for a in n.args):
         return False
     return all(g.nodes[a].shape == n.shape and g.nodes[a].dtype == n.dtype for a in n.args)
 
 
-def _terms(g: Graph, root: int, uses: list[int]) -> tuple[list[int], list[int]]:
+def add_tree(g: Graph, root: int, uses: list[int]) -> tuple[list[int], list[int]] | None:
     """The terms of the add-tree at ``root`` (inner adds read only by the tree expand) and
-    its inner adds."""
+    its inner adds; None where ``root`` is no such add."""
+    if not _is_add(g, root):
+        return None
     terms: list[int] = []
     inner: list[int] = []
     todo = [root]
     while todo:
-        n = g.nodes[todo.pop()]
-        for a in n.args:
+        for a in g.nodes[todo.pop()].args:
             if _is_add(g, a) and uses[a] == 1:
                 inner.append(a)
                 todo.append(a)
@@ -123,8 +106,7 @@ def _merge_under_view(
     merged = _merge(g, total, nodes, concats, uses)
     if merged is None:
         return None
-    name, node = merged
-    return name, like(root, view, terms[0].params, [g.append(node)], root.shape, root.obj)
+    return merged[0], like(root, view, terms[0].params, [g.append(merged[1])], obj=root.obj)
 
 
 def _merge_dots(
@@ -144,7 +126,7 @@ def _merge_dots(
     else:
         left = _concat(g, lefts, 1, concats)
     right = _concat(g, [t.args[1] for t in terms], 0, concats)
-    return SUM_OF_DOTS, like(root, DOT, (1,), [left, right], root.shape, root.obj)
+    return SUM_OF_DOTS, like(root, DOT, (1,), [left, right], obj=root.obj)
 
 
 def _merge_reduce_sums(
@@ -156,8 +138,7 @@ def _merge_reduce_sums(
         return None
     terms = sorted(terms, key=lambda t: t.args[0], reverse=True)
     stacked = _concat(g, [t.args[0] for t in terms], dims[0], concats)
-    params = terms[0].params
-    return SUM_OF_REDUCE_SUMS, like(root, REDUCE_SUM, params, [stacked], root.shape, root.obj)
+    return SUM_OF_REDUCE_SUMS, like(root, REDUCE_SUM, terms[0].params, [stacked], obj=root.obj)
 
 
 def _same_shapes(g: Graph, terms: list[INode], ranks: tuple[int, ...]) -> bool:
@@ -179,10 +160,10 @@ def _transposed(g: Graph, ref: Ref) -> bool:
     """Whether ``ref`` is a transposed matrix: ``transpose(p)``, or an item of a batched
     transpose (batching made ``transpose(x[t])`` over every step item ``t`` of a permute)."""
     n = g.nodes[ref]
-    if n.decl is ITEM:
-        n = g.nodes[n.args[0]]
-        return n.decl is PERMUTE and n.params == ((0, 2, 1),)
-    return n.decl is PERMUTE and n.params == ((1, 0),)
+    if n.decl is not ITEM:
+        return g.transposed(ref) is not None
+    n = g.nodes[n.args[0]]
+    return n.decl is PERMUTE and n.params == ((0, 2, 1),)
 
 
 def _rows_of(g: Graph, ref: Ref) -> Ref:
