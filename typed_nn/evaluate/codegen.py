@@ -328,11 +328,10 @@ def _straight_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out
     """A small region: one whole-array call per pass, registers kept by the program."""
     node = gen.g.nodes[root]
     names = [gen.register(node.shape, node.dtype, i) for i in range(n_regs)]
-    gen.emit(f"v{root} = {out}")
-    for p, args, dst in instrs:
+    for p, args, dst in instrs:  # only the last pass (dst -1) writes the root
         parts = [_operand(gen, kind, v, names, None) for kind, v in args]
-        target = f"v{root}" if dst < 0 else names[dst]
-        gen.emit(_pass_call(gen, p, parts, target))
+        call = _pass_call(gen, p, parts, out if dst < 0 else names[dst])
+        gen.emit(f"v{root} = {call}" if dst < 0 else call)
 
 
 def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out: str) -> None:
@@ -433,7 +432,7 @@ def _step(
     """Node ``s``'s step into ``out``: a device region, a host region, or one kernel."""
     if s in kernels:
         _device_region(gen, s, regions[s], kernels[s], out)
-    elif s in regions and len(regions[s]) > 1:
+    elif s in regions:  # a lone element-wise node too: a region of one
         _region(gen, s, regions[s], out)
     else:
         _kernel(gen, s, n, out)

@@ -82,7 +82,7 @@ def views(g: Graph, s: int) -> bool:
 def writes(g: Graph, s: int, regions: dict[int, list[int]]) -> bool:
     """Whether step ``s`` fills memory it is given (else it may return a view of an operand)."""
     n = g.nodes[s]
-    if len(regions.get(s, ())) > 1:
+    if s in regions:  # a region, of one member too
         return True
     if n.op in ("leaf", "alias") or n.decl is ITEM:
         return False

@@ -16,10 +16,8 @@ from typing import Any
 import numpy as np
 from numpy._core.multiarray import c_einsum
 
-from ...evaluate.pool import MIN_BYTES
 from ...ops.declare import Site, Specialised, inline_kernel, specialise
 from ...tags import CPU
-from . import activation as _activation
 from . import join as _join  # noqa: F401
 from . import layout as _layout  # noqa: F401 - the plain forms must be registered
 from . import nn as _nn
@@ -171,58 +169,6 @@ def reduce_sum(site: Site) -> Specialised | None:
     )
 
 
-@specialise("relu", CPU)
-def relu(site: Site) -> Specialised:
-    """``np.maximum(x, 0)`` into the buffer, without the plain kernel's buffer check; the 0 a
-    0-d array of a float ``x``'s dtype (the same number: numpy casts a Python 0 to it, at
-    every call)."""
-    x = site.operands[0]
-    same = x is not None and x[1] == site.dtype and site.dtype.kind == "f"
-    zero = np.zeros((), site.dtype) if same else 0
-    return inline_kernel(
-        "{maximum}({0}, {zero}, out={out})", writes=True, maximum=np.maximum, zero=zero
-    )
-
-
-@specialise("relu_grad", CPU)
-def relu_grad(site: Site) -> Specialised | None:
-    """The plain kernel's product of bit patterns, its dtype checks done once."""
-    g, x = site.operands
-    bits = _activation.BITS.get(site.dtype)
-    if g is None or x is None or bits is None or g[1] != site.dtype:
-        return None
-    # ``x > 0`` goes into memory the kernel keeps.
-    names: dict[str, Any] = {
-        "bits": bits,
-        "multiply": np.multiply,
-        "greater": np.greater,
-        "mask": np.empty(x[0], bool),
-        "zero": np.zeros((), x[1]),  # numpy converts a Python 0 at every call
-    }
-    if math.prod(site.shape) * site.dtype.itemsize >= MIN_BYTES:
-        # A pooled buffer is free only while the pool holds its one reference: views of it
-        # are made per call (their 0.5 us is nothing at this size), never kept.
-        return inline_kernel(
-            "{multiply}({0}.view({bits}), {greater}({1}, {zero}, out={mask}), "
-            "out={out}.view({bits}))",
-            writes=True,
-            **names,
-        )
-    # The integer views of the last g and out, kept with them: a plan passes the same small
-    # buffers (its own) at every call (a view costs 0.5 us). Holding the arrays keeps their
-    # identity theirs.
-    return inline_kernel(
-        "if {0} is not {last}[0]:\n"
-        "    {last}[0], {last}[1] = {0}, {0}.view({bits})\n"
-        "if {out} is not {last}[2]:\n"
-        "    {last}[2], {last}[3] = {out}, {out}.view({bits})\n"
-        "{multiply}({last}[1], {greater}({1}, {zero}, out={mask}), out={last}[3])",
-        writes=True,
-        last=[None, None, None, None],
-        **names,
-    )
-
-
 SHORT_ROW = 16
 """Rows up to this long have their maximum taken over a transposed copy (``_row_max``)."""
 
@@ -271,31 +217,6 @@ def _row_max(shape: tuple[int, ...], dtype: Any) -> Any:
         return by(x.reshape(matrix)).reshape(kept)
 
     return row_max
-
-
-@specialise("sigmoid", CPU)
-def sigmoid(site: Site) -> Specialised | None:
-    """The plain kernel's four passes into the buffer, without its floating-point state
-    switch: a plan runs with floating-point errors ignored already (``executor._run``)."""
-    x = site.operands[0]
-    if x is None or x[1] != site.dtype or site.dtype.kind != "f":
-        return None
-    # the plain kernel's passes, numbers as 0-d arrays (numpy converts a Python 1 per call)
-    steps = tuple(
-        (fn, tuple(np.asarray(n, site.dtype) for n in numbers))
-        for fn, numbers in _activation.SIGMOID_PASSES
-    )
-    code = "\n".join(
-        f"{{f{i}}}({'{0}' if i == 0 else '{out}'}, "
-        + "".join(f"{{n{i}_{j}}}, " for j in range(len(numbers)))
-        + "out={out})"
-        for i, (_, numbers) in enumerate(steps)
-    )
-    names: dict[str, Any] = {f"f{i}": fn for i, (fn, _) in enumerate(steps)}
-    names.update(
-        (f"n{i}_{j}", n) for i, (_, numbers) in enumerate(steps) for j, n in enumerate(numbers)
-    )
-    return inline_kernel(code, writes=True, **names)
 
 
 @specialise("softmax", CPU)
