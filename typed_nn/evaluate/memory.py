@@ -165,7 +165,7 @@ def _gathers(
     each operand is written into its rows of the gather instead (contiguous rows: kernels
     write there as fast), and the gather copies nothing (BPTT's gate gradients gathered for
     one weight-gradient GEMM, a sequence's outputs)."""
-    if not options.specialise:  # the gathers' kernels are specialised ones: nothing to save
+    if not options.specialise:  # gathers that copy: the reference (tests/test_evaluate_gather.py)
         return
     storage = memory.storage
     for c in steps:
