@@ -255,7 +255,7 @@ def test_lean_programs_write_an_element_wise_step_into_a_dying_operand() -> None
         np.testing.assert_allclose(got[0].numpy(), np.maximum(want, 0), rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(got[1].numpy(), want * 3, rtol=1e-5, atol=1e-5)
     # the product's buffer, then the add over it into the same buffer
-    pattern = r"v(\d+) = K\d+\(v\d+, v\d+, \*P\d+, out=(\w+)\)\n +v\d+ = K\d+\(v\1, v\d+, out=\2\)"
+    pattern = r"v(\d+) = S\d+\(v\d+, v\d+, out=(\w+)\)\n +v\d+ = K\d+\(v\1, v\d+, out=\2\)"
     assert re.search(pattern, _lean_source(f))
 
 

@@ -432,8 +432,8 @@ def _step(
     """Node ``s``'s step into ``out``: a device region, a host region, or one kernel."""
     if s in kernels:
         _device_region(gen, s, regions[s], kernels[s], out)
-    elif s in regions:  # a lone element-wise node too: a region of one
-        _region(gen, s, regions[s], out)
+    elif s in regions and (len(regions[s]) > 1 or memory_form(gen.g, n)[0] == "out"):
+        _region(gen, s, regions[s], out)  # a lone element-wise node too, but for a site kernel
     else:
         _kernel(gen, s, n, out)
 

@@ -120,9 +120,9 @@ def nll_loss(truth: Array, pred: Array, out: Array | None = None) -> Array:
         total = add_reduce(terms, None)
     if total is None or not math.isfinite(total):
         total = add_reduce(t_log_p(truth, pred), None)
-    loss = asarray_like(-total / add_reduce(truth, None), pred, pred.dtype)
+    loss = -total / add_reduce(truth, None)
     if out is None:
-        return loss
+        return asarray_like(loss, pred, pred.dtype)
     out[...] = loss
     return out
 
