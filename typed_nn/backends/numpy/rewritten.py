@@ -77,22 +77,20 @@ def softmax_nll_grad(g: Array, t: Array, y: Array, k: int, out: Array | None = N
         group = c_einsum(SUMS, t)[..., None]  # group_sums' einsum, without its calls
     else:
         group = group_sums(t, k)  # each row's sum as softmax's (einsum; see nn.group_sums)
-    if type(y) is not np.ndarray:  # a device's: no host sync (``float(g)`` would be one)
-        r = np.multiply(y, group, out=out)
-        r -= t
-        r *= (g / np.add.reduce(group, axis=None)).astype(y.dtype)
-        return r
-    r = np.empty(y.shape, y.dtype) if out is None else out
-    rows = group.size
-    ones = _ONES.get((rows, y.dtype)) or _ones(rows, y.dtype)
-    if t.shape == y.shape and t.dtype == y.dtype and group.tobytes() == ones:
+    host = type(y) is np.ndarray
+    r = np.empty(y.shape, y.dtype) if host and out is None else out
+    same = host and t.shape == y.shape and t.dtype == y.dtype
+    if same and group.tobytes() == _ones(group.size, y.dtype):
         # rows of targets summing to exactly 1 (one-hot, soft labels): y * 1 is y and S is
         # the row count, exactly (the check: 0.2 us; the two passes it saves: 1 us)
         np.subtract(y, t, out=r)
-        r *= float(g) / rows
+        r *= float(g) / group.size
         return r
-    np.multiply(y, group, out=r)
+    r = np.multiply(y, group, out=r)
     r -= t
+    if not host:  # a device's: no host sync (``float(g)`` would be one)
+        r *= (g / np.add.reduce(group, axis=None)).astype(y.dtype)
+        return r
     # g / S in Python floats: a double quotient of two float32 values rounded to float32 is
     # their float32 quotient (S = 0 gives inf or NaN through numpy, not a ZeroDivisionError)
     total = float(np.add.reduce(group, axis=None))
