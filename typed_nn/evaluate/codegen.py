@@ -370,9 +370,9 @@ def _pass_call(gen: _Gen, p: Pass, parts: list[str], target: str) -> str:
 
 
 def _call_args(gen: _Gen, parts: list[str], params: tuple[Any, ...], name: str) -> str:
-    """``a, b, `` plus ``*name, `` when there are parameters (ufuncs take none)."""
-    if params:
-        parts = [*parts, "*" + gen.const(name, params)]
+    """``a, b, `` plus ``name_0, name_1, `` for the parameters (ufuncs take none): each its
+    own constant, as a call with ``*params`` builds a tuple per call."""
+    parts = [*parts, *(gen.const(f"{name}_{i}", p) for i, p in enumerate(params))]
     return "".join(q + ", " for q in parts)
 
 
