@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers import t32
+from helpers import t32, tagged
 
 import typed_nn as tn
 from typed_nn import ops
+from typed_nn.backends.numpy.nn import group_sums, t_log_p
 from typed_nn.evaluate import hooks, last_program, options, stats
 from typed_nn.evaluate.cache import invalidate_caches
 from typed_nn.ops import declare
@@ -42,6 +43,20 @@ def _same_as_plain(op: str, args: list[Array | float], params: tuple[Any, ...]) 
     np.testing.assert_array_equal(
         np.ascontiguousarray(got).view(np.uint8), np.ascontiguousarray(want).view(np.uint8)
     )
+
+
+def _into_same_as_plain(op: str, args: list[Array], params: tuple[Any, ...]) -> None:
+    """The kernel written into a buffer (``out=``, as a plan calls it) gives its fresh
+    result's bits."""
+    plain = implementation(op, CPU)
+    want = np.asarray(plain(*args, *params))
+    out = np.full(want.shape, np.nan, want.dtype)
+    assert plain(*args, *params, out=out) is out
+    np.testing.assert_array_equal(_bits(out), _bits(want))
+
+
+def _bits(x: Array) -> Array:
+    return np.ascontiguousarray(x).reshape(-1).view(np.uint8)
 
 
 def _run(special: declare.Specialised, *args: Array | float, out: Array | None = None) -> Array:
@@ -93,14 +108,13 @@ def test_dot_of_a_stack_of_rows_is_one_gemm_into_the_buffer(dtype: Any, b: tuple
 
 @pytest.mark.parametrize("axis", [0, 1, 2])
 def test_stack_into_the_buffer(axis: int) -> None:
-    _same_as_plain("stack", [_normal(3, 4), _normal(4, 3).T, _normal(3, 4)], (axis,))
+    _into_same_as_plain("stack", [_normal(3, 4), _normal(4, 3).T, _normal(3, 4)], (axis,))
 
 
-def test_concat_or_stack_of_mixed_dtypes_keeps_the_plain_kernel() -> None:
+def test_concat_or_stack_of_mixed_dtypes_into_a_buffer_of_their_common_dtype() -> None:
     items = [_normal(2, 3), _normal(2, 3, dtype=np.float64)]
     for op in ("concat", "stack"):
-        want = implementation(op, CPU)(*items, 0)
-        assert specialisation(op, CPU, _site(items, (0,), want)) is None
+        _into_same_as_plain(op, items, (0,))
 
 
 @pytest.mark.parametrize(("axis", "start", "length"), [(0, 1, 2), (1, 0, 3), (2, 2, 2)])
@@ -121,17 +135,23 @@ def test_slice_is_the_same_view(index: int) -> None:
     assert np.shares_memory(_run(special, x), x)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_sigmoid_into_the_buffer_with_the_plain_kernels_limits(dtype: Any) -> None:
-    x = np.concatenate([_normal(5, 7, dtype=dtype) * 10, [[-1e4, -100, -88, 0, 88, 100, 1e4]]])
+def _plan_same_as_plain(op: str, args: list[Array]) -> None:
+    """A lone element-wise node of a compiled plan (a region of one) gives its plain
+    kernel's bits, NaNs and signed zeros too, call after call."""
+    tensors = [tagged(a, tn.Float32 if a.dtype == np.float32 else tn.Float64) for a in args]
+    f = tn.compile(lambda: getattr(ops, op)(*tensors))
     with np.errstate(all="ignore"):  # as a plan runs it (executor._run): e^1e4 is inf
-        _same_as_plain("sigmoid", [x.astype(dtype)], ())
+        want = implementation(op, CPU)(*args)
+        for _ in range(2):
+            got = f().numpy()
+            assert (got.shape, got.dtype) == (want.shape, want.dtype)
+            np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
-def test_sigmoid_of_another_dtype_keeps_the_plain_kernel() -> None:
-    x = _normal(2, 3, dtype=np.float16)
-    site = Site(((x.shape, x.dtype),), (), x.shape, np.dtype(np.float32))
-    assert specialisation("sigmoid", CPU, site) is None
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_lone_sigmoid_in_a_plan_keeps_the_plain_kernels_limits(dtype: Any) -> None:
+    x = np.concatenate([_normal(5, 7, dtype=dtype) * 10, [[-1e4, -100, -88, 0, 88, 100, 1e4]]])
+    _plan_same_as_plain("sigmoid", [x.astype(dtype)])
 
 
 @pytest.mark.parametrize("order", [(1, 0), (2, 1, 0), (0, 2, 1), (1, 2, 0)])
@@ -148,7 +168,7 @@ def test_concat_into_the_buffer(axis: int) -> None:
     # items of different lengths, one column-major (a strided operand is copied the same way)
     parts = [_normal(*[2, 3, 4][:axis], n, *[2, 3, 4][axis + 1 :]) for n in (1, 3, 2)]
     parts[1] = np.asfortranarray(parts[1])
-    _same_as_plain("concat", parts, (axis,))
+    _into_same_as_plain("concat", parts, (axis,))
 
 
 @pytest.mark.parametrize(("dims", "keep"), [((0,), False), ((1,), True), ((0, 2), False)])
@@ -185,7 +205,7 @@ def test_softmax_into_the_buffer(shape: tuple[int, ...], k: int) -> None:
 @pytest.mark.parametrize(("shape", "k"), [((8, 10), 1), ((3, 4, 5), 2), ((2, 3, 64), 1)])
 def test_softmax_grad_into_the_buffer(shape: tuple[int, ...], k: int) -> None:
     y = implementation("softmax", CPU)(_normal(*shape), k)
-    _same_as_plain("softmax_grad", [_normal(*shape), y], (k,))
+    _into_same_as_plain("softmax_grad", [_normal(*shape), y], (k,))
 
 
 def _awkward_rows(rows: int, width: int, dtype: Any) -> Array:
@@ -242,7 +262,7 @@ def test_a_rows_softmax_and_its_gradient_do_not_depend_on_the_rows_beside_it() -
 def test_softmax_grad_of_transposed_and_broadcast_cotangents() -> None:
     y = implementation("softmax", CPU)(_normal(6, 5), 1)
     g = _normal(5, 6).T  # not contiguous: the sums are taken over a contiguous copy
-    _same_as_plain("softmax_grad", [g, y], (1,))
+    _into_same_as_plain("softmax_grad", [g, y], (1,))
     want = implementation("softmax_grad", CPU)(np.ascontiguousarray(g), y, 1)
     np.testing.assert_array_equal(implementation("softmax_grad", CPU)(g, y, 1), want)
     row = _normal(5)
@@ -257,14 +277,31 @@ def _nll_grad_args(t: Array) -> list[Array | float]:
     return [np.asarray(1.5, t.dtype), t, y]
 
 
+def _softmax2(x: Array) -> Array:
+    return np.asarray(implementation("softmax", CPU)(_normal(*x.shape), 2))
+
+
+def _nll_grad_by_formula(args: list[Array | float], k: int) -> None:
+    """softmax_nll_grad's kernel, fresh and into a buffer, gives the bits of its general
+    formula ``g / S * (y * T - t)`` (its short way for rows summing to 1 too)."""
+    g, t, y = args
+    group = group_sums(t, k)
+    want = np.multiply(y, group)
+    want -= t
+    want *= (g / np.add.reduce(group, axis=None)).astype(want.dtype)
+    got = implementation("softmax_nll_grad", CPU)(g, t, y, k)
+    np.testing.assert_array_equal(_bits(got), _bits(want))
+    _into_same_as_plain("softmax_nll_grad", [g, t, y], (k,))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_softmax_nll_grad_with_one_hot_and_soft_targets(dtype: Any) -> None:
     one_hot = np.eye(10, dtype=dtype)[rng.integers(0, 10, 32)]
-    _same_as_plain("softmax_nll_grad", _nll_grad_args(one_hot), (1,))
+    _nll_grad_by_formula(_nll_grad_args(one_hot), 1)
     soft = rng.random((32, 10)).astype(dtype)
-    _same_as_plain("softmax_nll_grad", _nll_grad_args(soft), (1,))
+    _nll_grad_by_formula(_nll_grad_args(soft), 1)
     args = _nll_grad_args(one_hot)
-    _same_as_plain("softmax_nll_grad", [0.25, *args[1:]], (1,))  # g a number
+    _nll_grad_by_formula([0.25, *args[1:]], 1)  # g a number
 
 
 def test_softmax_nll_grad_rows_summing_to_one_take_the_short_way_to_the_same_bits() -> None:
@@ -272,19 +309,22 @@ def test_softmax_nll_grad_rows_summing_to_one_take_the_short_way_to_the_same_bit
     t = np.zeros((8, 4), np.float32)
     t[:, 0], t[:, 1] = 0.25, 0.75
     args = _nll_grad_args(t)
-    _same_as_plain("softmax_nll_grad", args, (1,))
+    _nll_grad_by_formula(args, 1)
     y = np.asarray(args[2]).copy()
     y[0, 0], y[1, 1], y[2, 2] = np.inf, np.nan, -0.0
-    _same_as_plain("softmax_nll_grad", [args[0], t, y], (1,))
+    _nll_grad_by_formula([args[0], t, y], 1)
     t[5, 1] = 0.5  # one row sums to 0.75: the general way
-    _same_as_plain("softmax_nll_grad", [args[0], t, y], (1,))
-    transposed = np.ascontiguousarray(t.T).T  # not contiguous: the general way
-    _same_as_plain("softmax_nll_grad", [args[0], transposed, y], (1,))
+    _nll_grad_by_formula([args[0], t, y], 1)
+    transposed = np.ascontiguousarray(t.T).T
+    _nll_grad_by_formula([args[0], transposed, y], 1)  # not contiguous: summed over a copy
+    t4 = np.zeros((2, 3, 4), np.float32)
+    t4[0, 0, 0] = t4[1, 2, 3] = 1.0  # groups of two dims, each summing to 1
+    _nll_grad_by_formula([np.asarray(1.5, np.float32), t4, _softmax2(t4)], 2)
 
 
 def test_softmax_nll_grad_with_all_zero_targets_is_nan_not_an_exception() -> None:
     with np.errstate(all="ignore"):
-        _same_as_plain("softmax_nll_grad", _nll_grad_args(np.zeros((4, 3), np.float32)), (1,))
+        _nll_grad_by_formula(_nll_grad_args(np.zeros((4, 3), np.float32)), 1)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -299,10 +339,10 @@ def test_relu_grad_keeps_g_or_gives_plus_zero_even_for_inf_and_nan(dtype: Any) -
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_relu_into_the_buffer(dtype: Any) -> None:
+def test_a_lone_relu_in_a_plan(dtype: Any) -> None:
     x = _normal(6, 5, dtype=dtype)
     x[0, :3] = [np.nan, -0.0, np.inf]
-    _same_as_plain("relu", [x], ())
+    _plan_same_as_plain("relu", [x])
 
 
 def test_relu_grad_of_a_broadcast_gradient() -> None:
@@ -362,11 +402,15 @@ def test_relu_grad_given_other_buffers_views_them_afresh() -> None:
 def test_nll_loss_unmasked_and_with_a_zero_probability(dtype: Any) -> None:
     args = _nll_grad_args(np.eye(10, dtype=dtype)[rng.integers(0, 10, 32)])
     t, y = np.asarray(args[1]), np.asarray(args[2]).copy()
-    _same_as_plain("nll_loss", [t, y], ())
-    _same_as_plain("nll_loss", [rng.random((32, 10)).astype(dtype), y], ())
-    y[0, :] = 0.0  # ln 0 where the target is 0 (and where it is not): the masked form
-    with np.errstate(all="ignore"):
-        _same_as_plain("nll_loss", [t, y], ())
+    soft = rng.random((32, 10)).astype(dtype)
+    y0 = y.copy()
+    y0[0, :] = 0.0  # ln 0 where the target is 0 (and where it is not): the masked form
+    for truth, pred in ((t, y), (soft, y), (t, y0)):
+        with np.errstate(all="ignore"):
+            _into_same_as_plain("nll_loss", [truth, pred], ())
+            got = implementation("nll_loss", CPU)(truth, pred)
+            masked = -t_log_p(truth, pred).sum() / truth.sum()
+        np.testing.assert_allclose(got, masked, rtol=1e-6)
 
 
 def _evaluated(roots: list[Any]) -> list[Array]:
@@ -396,8 +440,8 @@ def test_small_kernels_are_written_into_the_plan_and_give_the_plain_bits(
     program = last_program()
     assert program is not None
     source = program.source
-    for name in ("maximum", "add_reduce", "matmul", "subtract", "f3", "index", "order"):
-        assert f"_{name}" in source, name  # the bodies are in the program, not called
+    for name in ("maximum", "add_reduce", "matmul", "subtract", "reciprocal", "index", "order"):
+        assert f"_{name}" in source, name  # inline bodies and ufunc passes, not calls
     assert ".T" in source
     invalidate_caches()
     with options.using(specialise=False):

@@ -332,9 +332,9 @@ def _emit_passes(
 
 
 def _call_args(gen: _Gen, parts: list[str], params: tuple[Any, ...], name: str) -> str:
-    """``a, b, `` plus ``*name, `` when there are parameters (ufuncs take none)."""
-    if params:
-        parts = [*parts, "*" + gen.const(name, params)]
+    """``a, b, `` plus ``name_0, name_1, `` for the parameters (ufuncs take none): each its
+    own constant, as a call with ``*params`` builds a tuple per call."""
+    parts = [*parts, *(gen.const(f"{name}_{i}", p) for i, p in enumerate(params))]
     return "".join(q + ", " for q in parts)
 
 
@@ -392,8 +392,8 @@ def _step(
     """Node ``s``'s step into ``out``: a device region, a host region, or one kernel."""
     if s in kernels:
         _device_region(gen, s, regions[s], kernels[s], out)
-    elif s in regions and len(regions[s]) > 1:
-        _region(gen, s, regions[s], out)
+    elif s in regions and (len(regions[s]) > 1 or memory_form(gen.g, n, gen.specialise)[0] == "out"):
+        _region(gen, s, regions[s], out)  # a lone element-wise node too, but for a site kernel
     else:
         _kernel(gen, s, n, out)
 

@@ -1,17 +1,9 @@
-"""Element-wise regions and their cache-sized blocks.
-
-A *region* is a maximal tree of element-wise nodes whose interior nodes are read only by
-their one consumer inside the region (same shape and dtype, not registered themselves). The
-region runs as one pass: block by block (~64K elements), each op applied by its
-implementation (written into ``out=``) on a few reused scratch blocks, so no interior node is ever materialised at
-full size (MShadow's expression templates, done with numpy ufuncs).
+"""Element-wise regions (docs/evaluation.md, *Fusion*) and their cache-sized blocks.
 
 Blocks split the result along one axis: the smallest ``k`` with the trailing dims after it
 holding at most ``BLOCK`` elements; each block is ``idx = (i0, ..., i_{k-1}, lo:hi)``. An
-operand that broadcasts (numpy's rule: aligned on the trailing dims) takes the part of
-``idx`` that covers its dims, with ``0`` / ``:`` where it has a size-1 dim that expands, or
-is used whole when it lies inside the block's inner dims (the ufunc broadcasts it there).
-Only the region's root is written; no operand is ever written in place.
+operand that broadcasts takes the part of ``idx`` that covers its dims (``0`` / ``:`` where a
+size-1 dim expands), or is read whole when it lies inside the block's inner dims.
 """
 
 from __future__ import annotations
@@ -44,12 +36,9 @@ def alias_safe(n: INode) -> bool:
 
 def find_regions(g: Graph, alive: list[bool], uses: list[int], fuse: bool) -> dict[int, list[int]]:
     """Region root slot -> member slots in order (root last), for every live fusable node
-    that is not interior to another region. Without ``fuse`` every region has one member.
-
-    A node is interior when every reader is a member of one region (it may be read several
-    times there: ``0.5 * x`` shared by two terms stays in a scratch block), it has the
-    region's shape and dtype, and it is not registered itself.
-    """
+    that is not interior to another region (without ``fuse``: one member each). A node is
+    interior when all its readers are members of one region of its shape and dtype, and it
+    is not registered itself."""
     readers = g.readers(alive)
     outs: dict[int, Impl | None] = {s: fusable(g.nodes[s]) for s in g.order if alive[s]}
     region_of: dict[int, int] = {}

@@ -1,19 +1,8 @@
-"""A fused region's passes, and the folds that merge neighbouring ones.
-
-Inside a region (``fuse.py``) every member is one write-into call per block. A member whose
-kernel has passes (``Kernel.passes``, ``ops.declare.implement_passes``: sigmoid on numpy is
-negative, exp, +1, reciprocal) is run pass by pass instead, the same calls its kernel makes, so that
-a pass can merge with a neighbour's. Two folds, each turning two passes into one:
-
-* ``-(c * v)`` -> ``(-c) * v`` for a number ``c``: exact (negation only flips the sign, and
-  rounding to nearest is symmetric), so the same numbers;
-* ``a * (1 / t)`` -> ``a / t``: one rounding instead of two, so within one rounding of the
-  unfolded value (the hand-written ``tanh(u) / (1 + exp(-c*x))``).
-
-So ``tanh(u) * sigmoid(c*x)`` takes 5 passes after ``u`` where the member kernels take 7.
-A fold applies only where the inner pass's value has no other reader, and only in floating
-regions. The passes read each other by object: a pass is folded in place, and one that
-nothing reads any more drops out.
+"""A fused region's passes, and the folds that merge neighbouring ones (docs/evaluation.md,
+*Fusion*): ``-(c * v)`` -> ``(-c) * v`` for a number ``c`` (exact: the same numbers) and
+``a * (1 / t)`` -> ``a / t`` (one rounding instead of two). A fold applies only where the
+inner pass has no other reader, in floating regions; passes read each other by object, so a
+pass is folded in place and one that nothing reads any more drops out.
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def views(g: Graph, s: int) -> bool:
 def writes(g: Graph, s: int, regions: dict[int, list[int]], specialise: bool) -> bool:
     """Whether step ``s`` fills memory it is given (else it may return a view of an operand)."""
     n = g.nodes[s]
-    if len(regions.get(s, ())) > 1:
+    if s in regions:  # a region, of one member too
         return True
     if n.op in ("leaf", "alias") or n.decl is ITEM:
         return False
@@ -96,7 +96,7 @@ def plan_memory(
     memory = Memory(written=written)
     for s in direct:
         memory.storage[s] = ("target", direct[s])
-    if specialise:  # the gathers' kernels are specialised ones: nothing to save without
+    if specialise:  # without: gathers that copy, the reference (tests/test_evaluate_gather.py)
         _gathers(g, steps, kernels, direct, written, memory)
     if lean:
         _buffers(g, steps, regions, written, position, last, memory)

@@ -46,9 +46,9 @@ def sigmoid(x: Array, out: Out = None) -> Array:
 
 
 SIGMOID_PASSES = ((np.negative, ()), (np.exp, ()), (np.add, (1,)), (np.reciprocal, ()))
-"""sigmoid as its passes, each ``fn(value, *numbers, out=)``: the plain kernel, its
-specialised form and a fused region's lowering (``declare.Kernel.passes``) all run these, so a
-region may merge the negation into a scale before it and the reciprocal into a product."""
+"""sigmoid as its passes, each ``fn(value, *numbers, out=)``: the plain kernel and a fused
+region's lowering (``declare.Kernel.passes``) both run these, so a region may merge the
+negation into a scale before it and the reciprocal into a product."""
 implement_passes("sigmoid", CPU, SIGMOID_PASSES)
 
 
@@ -68,12 +68,19 @@ def softplus(x: Array, out: Out = None) -> Array:
 
 @implement("relu", CPU, writes_into=True)
 def relu(x: Array, out: Out = None) -> Array:
-    return np.maximum(x, 0, out=_result(out, x))
+    return run_passes(RELU_PASSES, x, _result(out, x))
 
 
-ONES = {np.dtype(t): np.ones((), t) for t in (np.float16, np.float32, np.float64)}
-"""1 as a 0-d array of each float dtype: the same numbers as a Python 1 (NEP 50 casts it to
-the array's dtype), but numpy converts a Python number at every call (~0.2 us of a 1 us
+RELU_PASSES = ((np.maximum, (0,)),)
+"""relu as one pass: a region calls the ufunc itself, the 0 as a 0-d array of its dtype."""
+implement_passes("relu", CPU, RELU_PASSES)
+
+
+FLOATS = (np.float16, np.float32, np.float64)
+ONES = {np.dtype(t): np.ones((), t) for t in FLOATS}
+ZEROS = {np.dtype(t): np.zeros((), t) for t in FLOATS}
+"""1 and 0 as 0-d arrays of each float dtype: the same numbers as a Python number (NEP 50 casts
+it to the array's dtype), but numpy converts a Python number at every call (~0.2 us of a 1 us
 pass on the small blocks of a recurrent step). Only for numpy arrays: these kernels also
 run on cupy arrays (backends/cupy/registration.py), which take no numpy array operand."""
 
@@ -115,5 +122,6 @@ def relu_grad(g: Array, x: Array, out: Out = None) -> Array:
         r[...] = 0
         np.copyto(r, g, where=x > 0)
         return r
-    np.multiply(g.view(bits), x > 0, out=r.view(bits))
+    zero = ZEROS.get(x.dtype, 0) if type(x) is np.ndarray else 0
+    np.multiply(g.view(bits), np.greater(x, zero), out=r.view(bits))
     return r

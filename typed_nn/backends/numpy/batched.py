@@ -15,6 +15,7 @@ from ...devices import asarray_like, module_of
 from ...ops.declare import implement
 from ...tags import CPU
 from .nn import t_log_p
+from .structure import matmul
 
 Array = Any
 
@@ -68,10 +69,7 @@ def batch_sum(stacked: Array) -> Array:
     return asarray_like(stacked.sum(axis=0), stacked)
 
 
-@implement("batch_matmul", CPU)
-def batch_matmul(a: Array, b: Array) -> Array:
-    """Per item ``a_i @ b_i`` (matrices)."""
-    return np.matmul(a, b)
+implement("batch_matmul", CPU)(matmul)  # per item a_i @ b_i: numpy's matmul broadcasts
 
 
 @implement("batch_dot_shared_left", CPU)

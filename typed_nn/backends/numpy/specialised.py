@@ -1,11 +1,8 @@
-"""Kernels specialised per node when a plan is compiled (see ``ops.declare.specialise``).
-
-A compiled plan knows every operand's shape and every parameter, so the work the plain
-kernels redo per call — axes from ``k``, the matrix/tensor branch of ``dot``, result
-wrapping — is done once here, and the kernel writes into the plan's buffer. On the small
-tensors of a training step that per-call work costs as much as the arithmetic. Each
-specialised kernel computes exactly the plain kernel's numbers (``tests/test_specialised.py``).
-"""
+"""Kernels specialised per node when a plan is compiled (see ``ops.declare.specialise``),
+only for the ops whose plain kernel's per-call work (axes, branches, checks, a Python frame)
+costs as much as its arithmetic on a training step's small tensors (measured: 0.8-2.3 us a
+call on the digits MLP's). Each computes exactly the plain kernel's numbers
+(``tests/test_specialised.py``)."""
 
 from __future__ import annotations
 
@@ -24,7 +21,6 @@ from . import join as _join  # noqa: F401
 from . import layout as _layout  # noqa: F401 - the plain forms must be registered
 from . import nn as _nn
 from . import reduce as _reduce
-from . import rewritten as _rewritten
 from . import structure as _structure
 
 Array = Any
@@ -57,58 +53,6 @@ def dot(site: Site) -> Specialised | None:
         return _structure.contract_into(a, b, k, out=out)
 
     return Specialised(contract_into, writes=True)
-
-
-@specialise("append_ones", CPU)
-def append_ones(site: Site) -> Specialised:
-    """``[x | 1]`` written into the buffer (a tall one: a fresh one would fault its pages)."""
-    return Specialised(_rewritten.append_ones_into, writes=True)
-
-
-@specialise("sum_of_products", CPU)
-def sum_of_products(site: Site) -> Specialised:
-    """The plain kernel's total written into the plan's 0-d buffer: a fresh value, so the
-    operands' buffers may be reused once it is taken (an MSE's difference, scaled in place
-    into its gradient)."""
-    (count,) = site.params
-    total = _rewritten.sum_of_products
-    copyto = np.copyto
-
-    def total_into(a: Array, b: Array, *, out: Array) -> Array:
-        copyto(out, total(a, b, count))
-        return out
-
-    return Specialised(total_into, writes=True)
-
-
-@specialise("concat", CPU)
-def concat(site: Site) -> Specialised | None:
-    """``np.concatenate`` into the buffer: the plain kernel's copy, without a fresh result
-    (a fresh array of a few hundred KiB costs its page faults again on every call: the
-    attention's merged q/k/v cotangent, 19 us into the buffer, 65-78 us fresh)."""
-    (axis,) = site.params
-    if not site.shape or any(item is None or item[1] != site.dtype for item in site.operands):
-        return None  # items of another dtype: the plain kernel's promotion is left to it
-    return _joined_into(np.concatenate, axis)
-
-
-@specialise("stack", CPU)
-def stack(site: Site) -> Specialised | None:
-    """``np.stack`` into the buffer (a sequence's outputs: a fresh array above malloc's
-    mmap threshold costs its page faults at every call)."""
-    if any(item is None or item[1] != site.dtype for item in site.operands):
-        return None
-    (axis,) = site.params
-    return _joined_into(np.stack, axis)
-
-
-def _joined_into(join: Any, axis: int) -> Specialised:
-    """``join(items, axis=axis, out=)`` (``np.concatenate``, ``np.stack``) into the buffer."""
-
-    def join_into(*items: Array, out: Array) -> Array:
-        return join(items, axis=axis, out=out)
-
-    return Specialised(join_into, writes=True)
 
 
 @specialise("narrow", CPU)
@@ -168,19 +112,6 @@ def reduce_sum(site: Site) -> Specialised | None:
         dims=dims,
         dtype=dtype,
         keep=keep,
-    )
-
-
-@specialise("relu", CPU)
-def relu(site: Site) -> Specialised:
-    """``np.maximum(x, 0)`` into the buffer, without the plain kernel's buffer check; the 0 a
-    0-d array of a float ``x``'s dtype (the same number: numpy casts a Python 0 to it, at
-    every call)."""
-    x = site.operands[0]
-    same = x is not None and x[1] == site.dtype and site.dtype.kind == "f"
-    zero = np.zeros((), site.dtype) if same else 0
-    return inline_kernel(
-        "{maximum}({0}, {zero}, out={out})", writes=True, maximum=np.maximum, zero=zero
     )
 
 
@@ -273,31 +204,6 @@ def _row_max(shape: tuple[int, ...], dtype: Any) -> Any:
     return row_max
 
 
-@specialise("sigmoid", CPU)
-def sigmoid(site: Site) -> Specialised | None:
-    """The plain kernel's four passes into the buffer, without its floating-point state
-    switch: a plan runs with floating-point errors ignored already (``executor._run``)."""
-    x = site.operands[0]
-    if x is None or x[1] != site.dtype or site.dtype.kind != "f":
-        return None
-    # the plain kernel's passes, numbers as 0-d arrays (numpy converts a Python 1 per call)
-    steps = tuple(
-        (fn, tuple(np.asarray(n, site.dtype) for n in numbers))
-        for fn, numbers in _activation.SIGMOID_PASSES
-    )
-    code = "\n".join(
-        f"{{f{i}}}({'{0}' if i == 0 else '{out}'}, "
-        + "".join(f"{{n{i}_{j}}}, " for j in range(len(numbers)))
-        + "out={out})"
-        for i, (_, numbers) in enumerate(steps)
-    )
-    names: dict[str, Any] = {f"f{i}": fn for i, (fn, _) in enumerate(steps)}
-    names.update(
-        (f"n{i}_{j}", n) for i, (_, numbers) in enumerate(steps) for j, n in enumerate(numbers)
-    )
-    return inline_kernel(code, writes=True, **names)
-
-
 @specialise("softmax", CPU)
 def softmax(site: Site) -> Specialised:
     """The plain kernel's passes written into the buffer, the row maximum taken the fastest
@@ -327,91 +233,3 @@ def softmax(site: Site) -> Specialised:
         group_sums=_nn.group_sums,
         k=k,
     )
-
-
-@specialise("softmax_grad", CPU)
-def softmax_grad(site: Site) -> Specialised | None:
-    """``y * (g - sum(g * y))``, the plain kernel's passes written into the buffer (the
-    sums one einsum, ``nn.group_dots``)."""
-    (k,) = site.params
-    assert isinstance(k, int)
-    g, y = site.operands
-    if g is None or y is None or g[0] != y[0]:
-        return None
-    group_dots, dots = _nn.group_dots, _nn.DOTS
-
-    def softmax_grad_into(g: Array, y: Array, *, out: Array) -> Array:
-        if k == 1 and g.flags.c_contiguous and y.flags.c_contiguous:
-            s = _einsum(dots, g, y)[..., None]  # the plain kernel's einsum, on the same rows
-        else:
-            s = group_dots(g, y, k)
-        np.subtract(g, s, out=out)
-        out *= y
-        return out
-
-    return Specialised(softmax_grad_into, writes=True)
-
-
-@specialise("nll_loss", CPU)
-def nll_loss(site: Site) -> Specialised | None:
-    """The plain kernel's unmasked passes, ``ln(pred)`` into memory the kernel keeps and the
-    loss into the buffer (no allocation, no result check); a sum that is not finite takes
-    the plain kernel's masked form, as it does."""
-    truth, pred = site.operands
-    if truth is None or pred is None or truth[0] != pred[0] or site.shape or pred[1] != site.dtype:
-        return None
-    plain = _nn.nll_loss
-    terms = np.empty(pred[0], pred[1])
-    log, isfinite = np.log, math.isfinite
-
-    def nll_loss_into(truth: Array, pred: Array, *, out: Array) -> Array:
-        log(pred, out=terms)
-        terms.__imul__(truth)
-        total = _sum(terms, axis=None)
-        out[...] = -total / _sum(truth, axis=None) if isfinite(total) else plain(truth, pred)
-        return out
-
-    return Specialised(nll_loss_into, writes=True)
-
-
-@specialise("softmax_nll_grad", CPU)
-def softmax_nll_grad(site: Site) -> Specialised:
-    """``g / S * (y * T - t)`` (see ``rewritten.softmax_nll_grad``), written into the buffer.
-
-    ``g / S`` is taken in Python floats: a double quotient of two float32 values rounded to
-    float32 is their float32 quotient, so the scale is bit-identical (S = 0 gives inf or
-    NaN through numpy, as in the plain kernel, not a ZeroDivisionError).
-    """
-    (k,) = site.params
-    assert isinstance(k, int)
-    group_sums, sums = _nn.group_sums, _nn.SUMS
-    _, t_site, y_site = site.operands
-    # Rows whose targets sum to exactly 1 (one-hot, or soft labels): y * 1 is y and their
-    # total is the row count, exactly, so the product and the total's sum are skipped. The
-    # check compares the row sums' bytes with those of ones (0.2 us; the two passes, 1 us).
-    rows = math.prod(site.shape[:-1])
-    ones = (
-        np.ones(rows, site.dtype).tobytes()
-        if k == 1 and t_site == y_site == (site.shape, site.dtype) and site.shape
-        else None
-    )
-
-    def softmax_nll_grad_into(g: Array, t: Array, y: Array, *, out: Array) -> Array:
-        # the plain kernel's einsum, on the same rows (without np.einsum's wrapper)
-        one_dim = k == 1 and t.flags.c_contiguous
-        if one_dim and ones is not None:
-            row_sums = _einsum(sums, t)
-            if row_sums.tobytes() == ones:
-                np.subtract(y, t, out=out)
-                out *= float(g) / rows
-                return out
-            group = row_sums[..., None]
-        else:
-            group = _einsum(sums, t)[..., None] if one_dim else group_sums(t, k)
-        np.multiply(y, group, out=out)
-        out -= t
-        total = float(_sum(group, axis=None))
-        out *= float(g) / total if total else float(np.float64(g) / np.float64(total))
-        return out
-
-    return Specialised(softmax_nll_grad_into, writes=True)

@@ -66,10 +66,10 @@ def one_hot(value: Array, length: int, pos: int) -> Array:
     return out
 
 
-@implement("stack", CPU)
-def stack(*items_and_axis: Any) -> Array:
+@implement("stack", CPU, writes_into=True)
+def stack(*items_and_axis: Any, out: Array | None = None) -> Array:
     *items, axis = items_and_axis
-    return np.stack(items, axis=axis)
+    return np.stack(items, axis=axis, out=out)
 
 
 @implement("matmul", CPU, writes_into=True)
