@@ -291,8 +291,7 @@ def _straight_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out
     """A small region: one whole-array call per pass, registers kept by the program."""
     node = gen.g.nodes[root]
     names = [gen.register(node.shape, node.dtype, i) for i in range(n_regs)]
-    gen.emit(f"v{root} = {out}")
-    _emit_passes(gen, instrs, names, f"v{root}", None, 1)
+    _emit_passes(gen, instrs, names, out, None, 1, result=f"v{root}")
 
 
 def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out: str) -> None:
@@ -321,14 +320,22 @@ def _blocked_region(gen: _Gen, root: int, instrs: list[Instr], n_regs: int, out:
 
 
 def _emit_passes(
-    gen: _Gen, instrs: list[Instr], regs: list[str], out: str, blocked: Any, indent: int
+    gen: _Gen,
+    instrs: list[Instr],
+    regs: list[str],
+    out: str,
+    blocked: Any,
+    indent: int,
+    result: str = "",
 ) -> None:
-    """Each pass as ``fn(a, b, *P, out=target)``; in a blocked loop (``blocked``: operand
-    shape -> its block index name) operands are read by block."""
+    """Each pass as ``fn(a, b, *P, out=target)``, the last (dst -1) into ``out`` (as
+    ``result = fn(...)`` where ``result`` names the region's value); in a blocked loop
+    (``blocked``: operand shape -> its block index name) operands are read by block."""
     for p, args, dst in instrs:
         parts = [_operand(gen, kind, v, regs, blocked) for kind, v in args]
         call = _call_args(gen, parts, p.params, f"P_{p.label}")
-        gen.emit(f"{gen.const(p.label, p.fn)}({call}out={out if dst < 0 else regs[dst]})", indent)
+        line = f"{gen.const(p.label, p.fn)}({call}out={out if dst < 0 else regs[dst]})"
+        gen.emit(f"{result} = {line}" if result and dst < 0 else line, indent)
 
 
 def _call_args(gen: _Gen, parts: list[str], params: tuple[Any, ...], name: str) -> str:
@@ -392,7 +399,9 @@ def _step(
     """Node ``s``'s step into ``out``: a device region, a host region, or one kernel."""
     if s in kernels:
         _device_region(gen, s, regions[s], kernels[s], out)
-    elif s in regions and (len(regions[s]) > 1 or memory_form(gen.g, n, gen.specialise)[0] == "out"):
+    elif s in regions and (
+        len(regions[s]) > 1 or memory_form(gen.g, n, gen.specialise)[0] == "out"
+    ):
         _region(gen, s, regions[s], out)  # a lone element-wise node too, but for a site kernel
     else:
         _kernel(gen, s, n, out)
