@@ -9,7 +9,8 @@ no arithmetic cost, and tests can count what it scheduled (:data:`kernel_calls`,
 
 Not imported by ``import typed_nn``: a test imports it and calls :func:`register`. Its kernels
 know a result's shape only from the compiled plan's site (``options.specialise``, on by
-default); the reference evaluator (debug mode's node-by-node checks) cannot run on it.
+default); a by-node program (debug mode, ``executor.by_node``), generated unspecialised,
+cannot run on it.
 """
 
 from __future__ import annotations

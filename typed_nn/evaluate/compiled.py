@@ -27,7 +27,7 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 MAX_TRACES = 8
-"""Signatures a compiled function keeps by default (the oldest is dropped past it)."""
+"""Signatures a compiled function keeps by default (the least recently used is dropped past it)."""
 
 
 class Compiled(Generic[P, R]):

@@ -311,8 +311,8 @@ def execute(
 
 def by_node(roots: Sequence[AnyTensor]) -> list[AnyResult]:
     """Evaluate ``roots`` as a by-node program (``reference.py``): the same collection and
-    rewrites, every node one plain kernel call, its value checked; an error names the node
-    and the line that built it. Debug mode, and the re-run of a program that failed (the
+    per-op rewrites (none after batching), every node one unfused, unspecialised step, its
+    value checked; an error names the node and the line that built it. Debug mode, and the re-run of a program that failed (the
     caller copies into targets)."""
     col = collect(roots, options.cse, epoch())
     key = (tuple(col.sig), tuple(col.roots), options.key(), None, registry_version())

@@ -148,7 +148,8 @@ class EvalStats:
         self.batched = 0
         """Groups of registrations merged into one call, counted when analysed."""
         self.fallbacks = 0
-        """Compiled runs that failed and were re-run by the reference evaluator."""
+        """Programs that failed before writing a target and were re-run node by node
+        (``executor.by_node``)."""
         self.graph_captures = 0
         """Compiled steps captured as a device graph."""
         self.graph_replays = 0

@@ -1,7 +1,8 @@
 """The checks of a by-node program (debug mode, and the re-run of a program that failed).
 
 A by-node program is the plan's own program generated neither fused, batched nor specialised
-(``executor.by_node``): every node is one kernel call, so after each one its value is checked
+(``executor.by_node``): every node is one step (a plain kernel call, or an element-wise
+node as a region of one), so after each one its value is checked
 (shape, dtype, device, then debug mode's ``hooks.node_checks``) and an error names the exact
 node and the line that built it.
 """

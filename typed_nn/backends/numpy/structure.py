@@ -16,7 +16,7 @@ Array = Any
 
 def is_matmul(a_rank: int, b_rank: int, k: int) -> bool:
     """Whether ``dot(a, b, k)`` is numpy's ``a @ b`` (else it is ``np.tensordot``'s GEMM):
-    the plain kernel and its write-into and specialised forms all decide here, so each takes
+    the plain kernel (with or without ``out=``) and its site kernel all decide here, so each takes
     the same BLAS call and gives the same numbers."""
     return k == 1 and (b_rank == 1 or (a_rank == 2 and b_rank == 2))
 
