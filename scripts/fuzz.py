@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:
             print(f"fuzz: program {count} of seed {seed} failed ({sanitize=}, {threads=}):")
             print(f"{type(exc).__name__}: {exc}")
-            print(f"again: python scripts/fuzz.py --seed {seed} --program {count}")
+            again = f"python scripts/fuzz.py --seed {seed} --program {count}"
+            print(f"again: {again}{' --sanitize' if sanitize else ''}")
             return 1
         count += 1
         sanitized += sanitize
