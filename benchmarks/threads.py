@@ -110,7 +110,7 @@ def split_sweep(repeats: int) -> None:
     saved = threads.SPLIT_MIN
     threads.SPLIT_MIN = 0
     print(f"{'elements':>10} {'1 thread':>10} {'2 threads':>10} {'speed-up':>9}")
-    for size in (1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 23):
+    for size in (1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 23):
         x = tn.tensor(np.linspace(-3, 3, size, dtype=np.float32), tn.Float32, tn.CPU, tn.Dim1)
         inner = max(1, (1 << 22) // size)
         best = {1: float("inf"), 2: float("inf")}
@@ -126,14 +126,23 @@ def split_sweep(repeats: int) -> None:
     threads.SPLIT_MIN = saved
 
 
+PARK = 0.3
+"""Seconds of rest before each timing: the threads the other library just used (OpenBLAS's
+workers, PyTorch's OpenMP team) spin for a while after their last task, and a spinning
+thread takes the second core from whichever library runs next."""
+
+
 def race_threads(torch: Any, fns: tuple[Fn, Fn], repeats: int) -> dict[tuple[str, int], float]:
-    """Minimum wall time of each library at 1 and 2 threads, alternated within each repeat."""
+    """Minimum wall time of each library at 1 and 2 threads, alternated within each repeat;
+    the library not being timed is set to one thread and its threads left to park."""
     best: dict[tuple[str, int], float] = {}
     for r in range(repeats + 1):  # the first round warms up (plans, pools, thread start)
         for n in (1, 2):
-            tn.set_num_threads(n)
-            torch.set_num_threads(n)
             for name, fn in zip(("typed_nn", "PyTorch"), fns, strict=True):
+                ours = name == "typed_nn"
+                tn.set_num_threads(n if ours else 1)
+                torch.set_num_threads(1 if ours else n)
+                time.sleep(PARK)
                 start = time.perf_counter()
                 fn()
                 took = time.perf_counter() - start

@@ -29,11 +29,11 @@ __all__ = ["SPLIT_MIN", "get_num_threads", "run_parts", "set_num_threads", "spli
 
 T = TypeVar("T")
 
-SPLIT_MIN = 1 << 20
-"""Elements from which a fused element-wise region is split across threads (float32: 4 MB).
-Handing a run to a worker and waiting for it costs ~16 us (measured on the shared 2-vCPU
-machine, load 7); at 2^20 elements the chain of ``benchmarks/chain.py`` takes ~3 ms, so the
-hand-off stays under 1 %. ``benchmarks/threads.py --sweep`` times the split at each size."""
+SPLIT_MIN = 1 << 19
+"""Elements from which a fused element-wise region is split across threads (float32: 2 MB).
+``benchmarks/threads.py --sweep`` on the 2-vCPU reference VM, quiet (load 0.4), four runs of
+the chain at 2 threads against 1: 2^17 elements 0.83-0.93x (the hand-off costs more than
+half the pass), 2^18 1.00-1.08x, 2^19 1.16-1.48x, 2^20 1.17-1.60x, 2^23 1.52-1.60x."""
 
 _count: list[int] = []
 """The thread count once known (set, or read from the BLAS at first use)."""
