@@ -13,7 +13,8 @@ argument and of one of their rows, returned views of inputs. One source runs thr
 * typed_nn compiled: the body is ``tn.compile``\\ d, called twice.
 
 Calls pass the arguments distinct, one tensor twice (``body(A, A)``) or a state as an argument
-(``body(S0, B)``). ``run_program`` compares every way, and every call, with the reference;
+(``body(S0, B)``); the second call may change which memory they share (``body(S1, B)`` after
+``body(S0, B)``, ``body(A, B)`` after ``body(A, A)``). ``run_program`` compares every way, and every call, with the reference;
 ``options.sanitize`` runs them under the sanitizer too, ``threads`` with every fused region split
 across threads in tiny blocks.
 """
@@ -33,7 +34,16 @@ from typed_nn import ops as tn_ops
 from typed_nn.evaluate import options
 
 UNARY = ("tanh", "sin", "sigmoid", "relu", "square", "negative")
-CALLS = ("distinct", "same twice", "state as argument")
+CALLS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
+    "distinct": (("A", "B"), ("A", "B")),
+    "same twice": (("A", "A"), ("A", "A")),
+    "state as argument": (("S0", "B"), ("S0", "B")),
+    # the second call's argument is another closed-over tensor than the first's (a program
+    # planned for one aliasing must not serve the other)
+    "states swapped": (("S0", "B"), ("S1", "B")),
+    "sharing changes": (("A", "A"), ("A", "B")),
+}
+"""How ``body`` is called: the names of its two arguments at the first and second call."""
 
 
 @dataclass
@@ -188,7 +198,7 @@ def make_program(seed: int, steps: int = 14) -> Program:
         kept = [w.new("ops.tanh(A + B)", (n, m))]
     w.lines.append(f"return ({', '.join(kept)},)")
     source = "def body(A, B):\n" + "".join(f"    {line}\n" for line in w.lines)
-    return Program(source, n, m, str(rng.choice(CALLS)), seed)
+    return Program(source, n, m, str(rng.choice(list(CALLS))), seed)
 
 
 class _NumpyOps:
@@ -287,12 +297,9 @@ def _inputs(program: Program) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _arguments(program: Program, scope: dict[str, Any]) -> tuple[Any, Any]:
-    if program.call == "same twice":
-        return scope["A"], scope["A"]
-    if program.call == "state as argument":
-        return scope["S0"], scope["B"]
-    return scope["A"], scope["B"]
+def _arguments(program: Program, scope: dict[str, Any], call: int) -> tuple[Any, Any]:
+    first, second = CALLS[program.call][call]
+    return scope[first], scope[second]
 
 
 def _run_numpy(program: Program) -> list[list[np.ndarray]]:
@@ -302,8 +309,8 @@ def _run_numpy(program: Program) -> list[list[np.ndarray]]:
     scope.update(arrays)
     body = _body(program, scope)
     calls = []
-    for _ in range(2):
-        out = body(*_arguments(program, scope))
+    for call in range(2):
+        out = body(*_arguments(program, scope, call))
         states = [scope[k].copy() for k in ("A", "B", "S0", "S1")]
         calls.append([np.array(o, copy=True) for o in out] + states)
     return calls
@@ -318,8 +325,9 @@ def _run_typed(program: Program, compiled: bool) -> list[list[np.ndarray]]:
     fn = tn.compile(body) if compiled else body
     calls: list[list[np.ndarray]] = []
     held: list[tuple[Any, np.ndarray]] = []
-    for _ in range(2):
-        out = [o if compiled else tn.evaluate(o) for o in fn(*_arguments(program, scope))]
+    for call in range(2):
+        args = _arguments(program, scope, call)
+        out = [o if compiled else tn.evaluate(o) for o in fn(*args)]
         values = [o.numpy().copy() for o in out]
         # an input returned (or a row of one) is that live tensor, as in eager code; the
         # values computed stay valid after the next call

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import typed_nn as tn
+from typed_nn import ops
 from typed_nn.evaluate.compiled import Compiled
 from typed_nn.evaluate.step import memory_layout, signature
 
@@ -172,3 +173,26 @@ def test_a_function_that_writes_keeps_one_step_per_sharing_of_its_arguments() ->
         run(x, x)  # t and u one memory: planned for that
         run(x, y)
     assert f.traces == 2
+
+
+def test_an_argument_over_another_closed_over_tensor_than_at_the_trace_traces_again() -> None:
+    """``f(P)`` then ``f(Q)``, ``f`` writing both: a program planned for ``x`` being ``P``
+    (reads of ``x`` done before ``P`` is written) must not serve ``x`` being ``Q``. Before one
+    memory layout per Step, the second call reused it and returned numbers off by 11.5."""
+    start = np.arange(16, dtype=np.float32).reshape(4, 4)
+
+    def run(compiled: bool) -> list[Any]:
+        p = tn.tensor(start, tn.Float32, tn.CPU, tn.Dim2, copy=True)
+        q = tn.tensor(start * 3.0 + 1.0, tn.Float32, tn.CPU, tn.Dim2, copy=True)
+
+        def f(x: Any) -> Any:
+            p.assign(p * 0.5 + x)
+            q.assign(q * 0.5 + ops.transpose(x))
+            return x * 1.0 + p
+
+        g = tn.compile(f) if compiled else (lambda x: tn.evaluate(f(x)))
+        values = [g(arg).numpy().copy() for arg in (p, q, p, q)]
+        return [*values, p.numpy().copy(), q.numpy().copy()]
+
+    for got, want in zip(run(True), run(False), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
