@@ -196,3 +196,28 @@ def test_an_argument_over_another_closed_over_tensor_than_at_the_trace_traces_ag
 
     for got, want in zip(run(True), run(False), strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_a_closed_over_tensor_read_as_the_argument_it_was_passed_as_traces_again() -> None:
+    """``f(S0)`` writes a row of its argument, then reads the closed-over ``S0``: one memory at
+    the trace, so ``S0`` reads as the argument's new value. ``f(S1)`` must not reuse that
+    program (it would read ``S1`` for ``S0``): the fuzzer's program 412 of seed 12144406."""
+    rng = np.random.default_rng(1)
+
+    def run(compiled: bool) -> list[Any]:
+        s0, s1, w, b = (
+            tn.tensor(rng.uniform(-1, 1, (4, 4)), tn.Float32, tn.CPU, tn.Dim2) for _ in range(4)
+        )
+
+        def f(a: Any, b: Any) -> Any:
+            a[3].assign(ops.sin(b[0]) * 0.5)
+            return ops.tanh(s0 @ w) * 2.0
+
+        g = tn.compile(f) if compiled else (lambda a, b: tn.evaluate(f(a, b)))
+        return [g(arg, b).numpy().copy() for arg in (s0, s1, s0)]
+
+    rng = np.random.default_rng(1)
+    want = run(False)
+    rng = np.random.default_rng(1)
+    for got, expected in zip(run(True), want, strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)

@@ -116,6 +116,10 @@ class Step:
         """Module fields set so far: a later set may have swapped what the program holds."""
         held: dict[int, Tensor[Any, Any, Any]] = {}
         self.program, returned, leaves = _build(outputs, assigns, placeholders, held)
+        stand_ins = {id(p) for p in placeholders.values()}
+        for t in trace.through.values():  # read as an argument's value: its memory must stay it
+            if id(t) not in stand_ins:
+                held.setdefault(id(t), t)
         self.held = [(t, t._array) for t in held.values()]
         """Closed-over tensors (read or assigned) with the memory the program binds."""
         scopes = _names_read(fn, leaves)

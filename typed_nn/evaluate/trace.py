@@ -95,6 +95,9 @@ class Trace:
         self.fn = fn
         self.assigns: dict[int, tuple[Tensor[Any, Any, Any], AnyTensor]] = {}
         self.modes: dict[int, tuple[Any, bool]] = {}
+        self.through: dict[int, Tensor[Any, Any, Any]] = {}
+        """Tensors read as another tensor's assigned value (one memory when traced: a tensor
+        closed over and passed as an argument): the program holds only while they still are."""
 
     def read_mode(self, module: object, training: bool) -> None:
         """``module.training`` was read while tracing, as ``training``."""
@@ -140,6 +143,7 @@ class Trace:
                         t,
                         x,
                     )
+                self.through[id(x)] = x
                 return expr
         return x
 
