@@ -77,8 +77,9 @@ def test_guard_accepts_exactly_the_calls_of_its_signature(
     key2, arrays2, numbers2 = signature(body, names, static_names, second)
     bound = step.guard(second)
     same = key2 == key
-    if step.assigns:  # its writes were planned for the trace's sharing (no closed-over tensor)
-        same = same and memory_layout(arrays2, {}) == memory_layout(arrays1, {})
+    if step.assigns:  # its writes were planned for the trace's sharing, between the arguments
+        held_at = step.held_at or {}  # and with the tensors it holds (static ones here)
+        same = same and memory_layout(arrays2, held_at) == memory_layout(arrays1, held_at)
     if bound is None:
         assert not same or step.stale()
         return
