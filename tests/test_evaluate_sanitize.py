@@ -75,6 +75,27 @@ def test_a_step_that_writes_into_a_live_value_is_stopped(sanitizing: None) -> No
         tn.evaluate(ops.exp(x) + x)
 
 
+def test_a_by_node_program_stops_a_step_that_writes_into_what_it_reads(
+    sanitizing: None,
+) -> None:
+    """A by-node program (debug mode, a failed program's re-run) checks after each step only
+    the values the step read and the memory they view: it shares no buffer, so nothing else
+    can change. Its operand, or the tensor its operand is a view of, changed: stopped."""
+    from typed_nn.evaluate.executor import by_node
+
+    def scribbles(x: Any) -> Any:
+        out = np.exp(x)
+        x[...] = 7.0  # writes into its operand, which is read again below
+        return out
+
+    declare.implement("exp", tn.CPU, priority=10)(scribbles)
+    for view in (False, True):  # the leaf itself; a view of it
+        x = x44()  # fresh values: the kernel's write must change them
+        operand = ops.transpose(x) if view else x
+        with pytest.raises(tn.SanitizerError, match=r"it changed the live value of node \d+"):
+            by_node([ops.exp(operand) + x])
+
+
 def test_a_kernel_returning_its_operand_is_stopped(sanitizing: None) -> None:
     """Only a layout op may return a view of an operand: the memory plan counts on it."""
 

@@ -476,6 +476,7 @@ def generate(
         gen.watch.append("CHK")
     if options.sanitize:
         gen.sanitizer = _sanitizer(gen, steps, regions, direct, copies, memory, lean is not None)
+        gen.sanitizer.operands_only = by_node  # no buffer shared: a step can touch only those
     if lean is not None:
         gen.sources = lean[0]
     results = _steps(gen, steps, regions, direct, kernels, memory, lean is not None)

@@ -116,6 +116,10 @@ class Sanitizer:
         self.viewed: dict[int, list[int]] = {}
         """Value -> the values its memory lives on in (it is a view of them)."""
         self.owned: set[int] = set()
+        self.operands_only = False
+        """Check after a step only the live values it read: a by-node program shares no
+        buffer, so a step can change nothing else; checking every live value after every step
+        made debug mode's training loops several times slower."""
 
     def start(self) -> None:
         """A run begins: the buffers the program keeps hold nothing yet."""
@@ -147,11 +151,19 @@ class Sanitizer:
         if n.op != "leaf":
             self._check_operands(s, n, value)
         self.last[s] = self.last_read.get(s, here)
-        for t, (array, check) in self.values.items():
+        for t in self._watched(s, n):
+            array, check = self.values[t]
             if self.last[t] > here and _bytes(array) != check:
                 self._fail(s, f"it changed the live value of node {t} ({self.nodes[t].op})")
         self.values[s] = (value, _bytes(value))
         self._release(here, value)
+
+    def _watched(self, s: int, n: Any) -> Any:
+        """The live values to check after step ``s``: all, or only its operands (a write
+        through an operand that is a view changes that view's own bytes too)."""
+        if not self.operands_only:
+            return list(self.values)
+        return [a for a in n.args if type(a) is not tuple and a in self.values]
 
     def finish(self, *values: Any) -> None:
         """The run ended: no returned value (of ``returned``) shares memory with an input or a
