@@ -32,9 +32,11 @@ pyright --pythonpath "$(command -v python)" typed_nn
 echo "== the evaluator's differential fuzzer (40 s, a fresh seed; scripts/fuzz.py)"
 python scripts/fuzz.py --seconds 40
 echo "== pytest"
-# pytest exits 5 when it collected no test: that is a failure here, not a pass.
+# Each pass runs on the machine's cores (pytest-xdist; at most 4 workers: the MPI tests start
+# two ranks each). pytest exits 5 when it collected no test: that is a failure here, not a pass.
+parallel=(-n auto --maxprocesses 4)
 status=0
-python -m pytest -q -p no:cacheprovider || status=$?
+python -m pytest -q -p no:cacheprovider "${parallel[@]}" || status=$?
 if [ "$status" -ne 0 ]; then
     echo "pytest failed with exit code $status" >&2
     exit "$status"
@@ -43,7 +45,7 @@ echo "== pytest, debug mode (TYPED_NN_DEBUG=1: beartype, jaxtyping, NaN/Inf chec
 status=0
 # The install test (README install command in a fresh venv, then mypy and pyright on a user
 # file) ran in the normal pass: debug mode changes nothing it checks.
-TYPED_NN_DEBUG=1 python -m pytest -q -p no:cacheprovider -m "not install" || status=$?
+TYPED_NN_DEBUG=1 python -m pytest -q -p no:cacheprovider "${parallel[@]}" -m "not install" || status=$?
 if [ "$status" -ne 0 ]; then
     echo "pytest in debug mode failed with exit code $status" >&2
     exit "$status"

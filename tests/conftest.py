@@ -126,13 +126,18 @@ def _isolate_gpu_backend(monkeypatch: pytest.MonkeyPatch, module: types.ModuleTy
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """In debug mode the evaluator runs node by node, so that every value is checked for NaN and
     Inf: its optimisations (sharing, rewrites, fusion, pool, batching, plan reuse) are off by
-    design. Their tests measure exactly those optimisations; they run in the normal pass."""
+    design. Their tests measure exactly those optimisations; they run in the normal pass, as do
+    the type checkers' tests (``static``: debug mode changes nothing they read)."""
     import typed_nn.debug
 
     if not typed_nn.debug.is_enabled():
         return
     skip = pytest.mark.skip(reason="debug mode evaluates node by node: optimisations are off")
+    static = pytest.mark.skip(reason="the type checkers read source: the normal pass runs them")
     for item in items:
+        if item.get_closest_marker("static") is not None:
+            item.add_marker(static)
+            continue
         name = item.path.name
         measures_optimiser = (
             name.startswith("test_evaluate_")

@@ -16,7 +16,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import checkers
+import pytest
 from differences import Difference, differences, stale
+
+pytestmark = pytest.mark.static  # the checkers read source: debug mode changes none of it
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```python\n(.*?)```", re.S)

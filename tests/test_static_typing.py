@@ -19,6 +19,8 @@ import pytest
 from checkers import Errors, mypy_errors, pyrefly_errors, pyright_errors, ty_errors
 from differences import Difference, differences, stale
 
+pytestmark = pytest.mark.static  # the checkers read source: debug mode changes none of it
+
 ROOT = Path(__file__).resolve().parent.parent
 STATIC = ROOT / "tests" / "static"
 MARKER = re.compile(r"#\s*E:\s*(.+?)\s*$")
