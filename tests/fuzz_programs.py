@@ -12,9 +12,10 @@ argument and of one of their rows, returned views of inputs. One source runs thr
   as code that reads values before it writes their inputs does);
 * typed_nn compiled: the body is ``tn.compile``\\ d, called twice.
 
-Calls pass the arguments distinct, one tensor twice (``body(A, A)``) or a state as an argument
-(``body(S0, B)``); the second call may change which memory they share (``body(S1, B)`` after
-``body(S0, B)``, ``body(A, B)`` after ``body(A, A)``). ``run_program`` compares every way, and every call, with the reference;
+Calls pass the arguments distinct, one tensor twice (``body(A, A)``), a state as an argument
+(``body(S0, B)``) or two rows of one closed-over tensor (``body(R[0], R[1])``); the second call
+may change which memory they share (``body(S1, B)`` after ``body(S0, B)``, ``body(A, B)`` after
+``body(A, A)``, ``body(A, A)`` after ``body(R[0], R[1])``). ``run_program`` compares every way, and every call, with the reference;
 ``options.sanitize`` runs them under the sanitizer too, ``threads`` with every fused region split
 across threads in tiny blocks.
 """
@@ -32,6 +33,7 @@ from helpers import split_on_threads
 import typed_nn as tn
 from typed_nn import ops as tn_ops
 from typed_nn.evaluate import options
+from typed_nn.tags import dim_of_rank
 
 UNARY = ("tanh", "sin", "sigmoid", "relu", "square", "negative")
 CALLS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
@@ -42,6 +44,11 @@ CALLS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
     # planned for one aliasing must not serve the other)
     "states swapped": (("S0", "B"), ("S1", "B")),
     "sharing changes": (("A", "A"), ("A", "B")),
+    "state, then distinct": (("S0", "B"), ("A", "B")),
+    # rows of one closed-over (2, N, M) tensor R: two parts of one memory, not one memory
+    "rows of one tensor": (("R[0]", "R[1]"), ("R[0]", "R[1]")),
+    "rows, then one tensor twice": (("R[0]", "R[1]"), ("A", "A")),
+    "rows, then one row twice": (("R[0]", "R[1]"), ("R[0]", "R[0]")),
 }
 """How ``body`` is called: the names of its two arguments at the first and second call."""
 
@@ -98,7 +105,7 @@ def _statement(w: _Writer) -> None:
         (
             "unary", "unary", "binary", "binary", "scale", "matmul", "concat", "nested",
             "stack", "row", "loop", "layout", "reduce", "assign", "assign_row", "keep",
-            "spread", "classify", "tproduct",
+            "spread", "classify", "tproduct", "assign_tensor", "assign_kept",
         )
     )  # fmt: skip
     if kind == "unary":
@@ -161,6 +168,18 @@ def _statement(w: _Writer) -> None:
         target = w.choice(("S0", "S1", "A", "B"))
         w.lines.append(_materialise(w))
         w.lines.append(f"assign({target}, ops.tanh({_table(w)} + {target} * 0.5))")
+    elif kind == "assign_tensor":  # a tensor assigned as it is: its value after earlier assigns
+        target, source = w.choice(("S0", "S1", "A", "B")), w.choice(("S0", "S1", "A", "B"))
+        if rng.random() < 0.5:
+            source = f"ops.permute({source}, (0, 1))"  # an identity view: the tensor itself
+        w.lines.append(_materialise(w))
+        w.lines.append(f"assign({target}, {source})")
+    elif kind == "assign_kept":  # a value both assigned and returned: the result is a copy
+        target = w.choice(("S0", "S1", "A", "B"))
+        v = w.new(f"ops.sin({_table(w)}) + {target} * 0.5", (n, m))
+        w.lines.append(_materialise(w))
+        w.lines.append(f"assign({target}, {v})")
+        w.kept.append(v)
     elif kind == "assign_row":
         target, i = w.choice(("S0", "A")), int(rng.integers(n))
         w.lines.append(_materialise(w))
@@ -233,6 +252,10 @@ class _NumpyOps:
         return x.T.copy()
 
     @staticmethod
+    def permute(x: Any, axes: tuple[int, ...]) -> Any:
+        return np.transpose(x, axes).copy()
+
+    @staticmethod
     def reshape(x: Any, shape: tuple[int, ...]) -> Any:
         return x.reshape(shape).copy()
 
@@ -294,12 +317,25 @@ def _inputs(program: Program) -> dict[str, np.ndarray]:
     n, m = program.n, program.m
     arrays = {k: rng.uniform(-1, 1, (n, m)).astype(np.float32) for k in ("A", "B", "S0", "S1")}
     arrays["W"] = (rng.uniform(-1, 1, (m, m)) / m).astype(np.float32)
+    arrays["R"] = rng.uniform(-1, 1, (2, n, m)).astype(np.float32)
     return arrays
 
 
+STATES = ("A", "B", "S0", "S1", "R")
+"""The tensors whose values after each call are compared (``R[0]``/``R[1]`` may be passed)."""
+
+
 def _arguments(program: Program, scope: dict[str, Any], call: int) -> tuple[Any, Any]:
+    """The call's two arguments: a tensor of ``scope``, or a row ``R[i]`` of one (a new view
+    object at every call, as ``x[i]`` in a loop is)."""
     first, second = CALLS[program.call][call]
-    return scope[first], scope[second]
+    return _argument(first, scope), _argument(second, scope)
+
+
+def _argument(name: str, scope: dict[str, Any]) -> Any:
+    if name.endswith("]"):
+        return scope[name[0]][int(name[2:-1])]
+    return scope[name]
 
 
 def _run_numpy(program: Program) -> list[list[np.ndarray]]:
@@ -311,13 +347,16 @@ def _run_numpy(program: Program) -> list[list[np.ndarray]]:
     calls = []
     for call in range(2):
         out = body(*_arguments(program, scope, call))
-        states = [scope[k].copy() for k in ("A", "B", "S0", "S1")]
+        states = [scope[k].copy() for k in STATES]
         calls.append([np.array(o, copy=True) for o in out] + states)
     return calls
 
 
 def _run_typed(program: Program, compiled: bool) -> list[list[np.ndarray]]:
-    tensors = {k: tn.tensor(v, tn.Float32, tn.CPU, tn.Dim2) for k, v in _inputs(program).items()}
+    tensors = {
+        k: tn.tensor(v, tn.Float32, tn.CPU, dim_of_rank(v.ndim))
+        for k, v in _inputs(program).items()
+    }
     scope: dict[str, Any] = {"ops": tn_ops, "assign": _tn_assign, "classify": _tn_classify}
     scope["mat"] = _identity if compiled else _evaluated
     scope.update(tensors)
@@ -331,13 +370,13 @@ def _run_typed(program: Program, compiled: bool) -> list[list[np.ndarray]]:
         values = [o.numpy().copy() for o in out]
         # an input returned (or a row of one) is that live tensor, as in eager code; the
         # values computed stay valid after the next call
-        inputs = [scope[k].numpy() for k in ("A", "B", "S0", "S1")]
+        inputs = [scope[k].numpy() for k in STATES]
         held += [
             (o, v)
             for o, v in zip(out, values, strict=True)
             if not any(np.shares_memory(o.numpy(), a) for a in inputs)
         ]
-        states = [scope[k].numpy().copy() for k in ("A", "B", "S0", "S1")]
+        states = [scope[k].numpy().copy() for k in STATES]
         calls.append(values + states)
     for o, v in held:  # results stay valid after the next call
         np.testing.assert_array_equal(o.numpy(), v, err_msg="a result changed after a later call")
@@ -355,7 +394,7 @@ def run_program(program: Program, sanitize: bool = False, threads: int = 1) -> N
             got = _run_typed(program, compiled)
             how = "compiled" if compiled else "eager"
             for call, (g, r) in enumerate(zip(got, want, strict=True)):
-                names = [f"result {k}" for k in range(len(g) - 4)] + ["A", "B", "S0", "S1"]
+                names = [f"result {k}" for k in range(len(g) - len(STATES))] + list(STATES)
                 for name, a, b in zip(names, g, r, strict=True):
                     np.testing.assert_allclose(
                         a,

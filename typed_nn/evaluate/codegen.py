@@ -359,20 +359,22 @@ def _operand(gen: _Gen, kind: str, v: Any, regs: list[str], blocked: Any) -> str
 
 
 def _copy_and_write_back(
-    gen: _Gen, copies: dict[int, int], results: list[int], copied: list[int]
+    gen: _Gen, copies: dict[int, list[int]], results: list[int], memory: Memory
 ) -> None:
-    """The schedule's end: copy the roots that may view an input or a target, copy the roots
-    computed aside into their targets, then (an evaluation's program) fill ``env``."""
-    for s in copied:
+    """The schedule's end: copy the roots that may view an input or a target (and the values
+    to copy into targets that may, ``memory.aside``), copy the roots computed aside into their
+    targets, then (an evaluation's program) fill ``env``."""
+    for s in (*memory.copied, *memory.aside):
         gen.emit(f"v{s} = v{s}.copy()")
     if copies and "WRITING" not in gen.ns:
         gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
-    for s, e in copies.items():
+    for s, into in copies.items():
         # The device's copy goes through a temporary where the value overlaps the target; the
         # root's value is then the target (a second copy would read changed memory).
         copy = gen.const(f"copyto{s}", device_of(gen.g.nodes[s].device).copy)
-        gen.emit(f"{copy}({gen.env(e)}, v{s})")
-        gen.emit(f"v{s} = {gen.env(e)}")
+        for e in into:
+            gen.emit(f"{copy}({gen.env(e)}, v{s})")
+        gen.emit(f"v{s} = {gen.env(into[-1])}")
     if gen.sources is None:  # an evaluation's program: its values go back into env
         for s in results:
             gen.emit(f"env[{s}] = v{s}")
@@ -419,7 +421,7 @@ def _sanitizer(
     steps: list[int],
     regions: dict[int, list[int]],
     direct: dict[int, int],
-    copies: dict[int, int],
+    copies: dict[int, list[int]],
     memory: Memory,
     lean: bool,
 ) -> Sanitizer:
@@ -450,7 +452,7 @@ def generate(
     alive: list[bool],
     regions: dict[int, list[int]],
     direct: dict[int, int],
-    copies: dict[int, int],
+    copies: dict[int, list[int]],
     fired: list[str],
     kernels: dict[int, tuple[Any, list[Ref]]] | None = None,
     *,
@@ -480,8 +482,12 @@ def generate(
     if lean is not None:
         gen.sources = lean[0]
     results = _steps(gen, steps, regions, direct, kernels, memory, lean is not None)
-    _copy_and_write_back(gen, copies, results, memory.copied)
-    returned = "".join(f"v{r}, " for r in (g.roots[: lean[1]] if lean else ()))
+    _copy_and_write_back(gen, copies, results, memory)
+    # a returned value that is also written into a target is that target's memory: a copy
+    returned = "".join(
+        f"v{r}.copy(), " if r in direct or r in copies else f"v{r}, "
+        for r in (g.roots[: lean[1]] if lean else ())
+    )
     if gen.sanitizer is not None:
         gen.emit(f"SAN.finish({''.join(f'v{r}, ' for r in gen.sanitizer.returned)})")
     head = "def _run(env, alloc):"

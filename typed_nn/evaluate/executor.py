@@ -121,7 +121,7 @@ def _analyse(
     kernels = _compile_device_regions(g, regions)
     stats.fused_regions += sum(len(m) > 1 for m in regions.values())
     direct: dict[int, int] = {}
-    copies: dict[int, int] = {}
+    copies: dict[int, list[int]] = {}  # a value may be assigned to several targets
     for _, r, e, alias in targets:
         n = g.nodes[r]
         ok = n.op not in ("leaf", "alias") and r not in direct and alias != -2
@@ -142,7 +142,10 @@ def _analyse(
             ok = uses[r] == g.roots.count(r) and not any(
                 not device_of(g.nodes[d].device).host_pool for d in direct
             )
-        (direct if ok else copies)[r] = e
+        if ok:
+            direct[r] = e
+        else:
+            copies.setdefault(r, []).append(e)
     if direct:
         g.order = _writes_last(g, alive, direct)
     return generate(g, alive, regions, direct, copies, fired, kernels, lean=lean, by_node=by_node)

@@ -66,14 +66,15 @@ def writes(g: Graph, s: int, regions: dict[int, list[int]], specialise: bool) ->
 @dataclass
 class Memory:
     """The plan: ``storage`` of each ``written`` step (see the module doc), ``buffers`` (shape,
-    dtype, kept) by number, the gathers whose operands fill them (no step of their own), and
-    the roots copied when handed out."""
+    dtype, kept) by number, the gathers whose operands fill them (no step of their own), the
+    roots copied when handed out, and the values copied aside before the copies into targets."""
 
     storage: dict[int, tuple[str, Any]] = field(default_factory=dict)
     written: set[int] = field(default_factory=set)
     buffers: list[tuple[tuple[int, ...], Any, bool]] = field(default_factory=list)
     gathered: set[int] = field(default_factory=set)
     copied: list[int] = field(default_factory=list)
+    aside: list[int] = field(default_factory=list)
 
 
 def plan_memory(
@@ -82,7 +83,7 @@ def plan_memory(
     regions: dict[int, list[int]],
     direct: dict[int, int],
     kernels: dict[int, Any],
-    copies: dict[int, int],
+    copies: dict[int, list[int]],
     lean: bool,
     specialise: bool,
 ) -> Memory:
@@ -103,6 +104,7 @@ def plan_memory(
     for s in written:
         memory.storage.setdefault(s, ("fresh", None))
     memory.copied = _copied(g, written, direct, copies)
+    memory.aside = _aside(g, written, direct, copies)
     return memory
 
 
@@ -262,21 +264,41 @@ def small(n: INode) -> bool:
 
 
 def _copied(
-    g: Graph, written: set[int], direct: dict[int, int], copies: dict[int, int]
+    g: Graph, written: set[int], direct: dict[int, int], copies: dict[int, list[int]]
 ) -> list[int]:
     """The roots handed out as they are whose value may view an input's memory or a target's
     (a layout op of a leaf, a row of one): copied when handed out."""
-    found: list[int] = []
-    for r in dict.fromkeys(g.roots):
-        if r in copies or r in direct or g.nodes[r].op in ("leaf", "alias"):
-            continue
-        todo, seen = [r], set()
-        while todo:
-            s = todo.pop()
-            if g.nodes[s].op == "leaf" or (s in direct and s != r):
-                found.append(r)
-                break
-            if s not in written and s not in seen and views(g, s):
-                seen.add(s)
-                todo.extend(a for a in g.nodes[s].args if not is_number(a))
-    return found
+    return [
+        r
+        for r in dict.fromkeys(g.roots)
+        if r not in copies
+        and r not in direct
+        and g.nodes[r].op not in ("leaf", "alias")
+        and _views_given(g, written, direct, r)
+    ]
+
+
+def _aside(
+    g: Graph, written: set[int], direct: dict[int, int], copies: dict[int, list[int]]
+) -> list[int]:
+    """The values copied into targets that may view memory given to the program (a tensor
+    assigned as it is, a view of one): with more than one copy, one may write the memory
+    another reads (``S0.assign(b); b.assign(b * 2.0); S0.assign(S0)`` copies ``b`` last), so
+    these are copied aside before any."""
+    if sum(len(into) for into in copies.values()) < 2:
+        return []
+    return [s for s in copies if _views_given(g, written, direct, s)]
+
+
+def _views_given(g: Graph, written: set[int], direct: dict[int, int], r: int) -> bool:
+    """Whether ``r``'s value may view memory given to the program: a leaf's, or a target's
+    that another value is written into."""
+    todo, seen = [r], set()
+    while todo:
+        s = todo.pop()
+        if g.nodes[s].op == "leaf" or (s in direct and s != r):
+            return True
+        if s not in written and s not in seen and views(g, s):
+            seen.add(s)
+            todo.extend(a for a in g.nodes[s].args if not is_number(a))
+    return False

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..data.module import replaced as replaced_fields
 from ..data.tensor import AnyTensor, Tensor, TensorLike
-from ..devices import device_of
+from ..devices import data_pointer, device_of, module_of
 from ..errors import CompileError, OperandError, message
 from ..ops.node import format_site, user_site
 from . import hooks
@@ -128,17 +128,14 @@ class Step:
         """(closure cell, tensor) and (globals, name, tensor) that ``fn`` read a tensor from."""
         self.assigns = bool(assigns)
         """Whether the program writes tensors in place (cached results are stale after it)."""
-        self.arity = n = len(names)
-        tensors = sum(type(want) is tuple for want in key)
-        held_at = {memory_base(array): -1 - j for j, (_, array) in enumerate(self.held)}
-        compared = self.assigns and (tensors > 1 or (tensors == 1 and bool(held_at)))
-        self.held_at = held_at if compared else None
-        """Where the program writes and two memories could be one: a call's memory layout
-        must be the trace's (its writes were planned for it; None: nothing to compare)."""
+        self.arity = len(names)
+        merged = self.assigns or bool(trace.through)  # the trace's values hang on sharing
+        self.held_at, self.layout = _sharing(key, self.held, merged, placeholders)
+        """Where the program writes (or the trace took two tensors over one memory for one)
+        and two memories could be one: a call's memory layout must be the trace's (its writes
+        and reads were planned for it; None: nothing to compare)."""
         self.watch = bool(scopes or self.held or self.modes)
         """Whether a call checks the names, memory and modes the trace read."""
-        traced = [placeholders[k]._array if k in placeholders else None for k in range(n)]
-        self.layout = memory_layout(traced, held_at)
         self.structure = structure
         self.returned = returned
         """Per output: (elem, device) of a computed one, an argument's index, or a closed-over
@@ -250,9 +247,11 @@ class Step:
         invalidate_caches()
         results = by_node([*outputs, *(expr for _, expr in assigns)])
         invalidate_caches()
-        for (target, _), result in zip(assigns, results[len(outputs) :], strict=True):
-            device_of(target.device).copy(target.array, result.array)  # overlap-safe
-        return [result.array for result in results[: len(outputs)]]
+        # a value may be a tensor's memory (a tensor assigned as it is) that a write changes
+        values = [r.array.copy() if assigns else r.array for r in results]
+        for (target, _), value in zip(assigns, values[len(outputs) :], strict=True):
+            device_of(target.device).copy(target.array, value)
+        return values[: len(outputs)]
 
 
 def _all_floats(values: tuple[Any, ...]) -> bool:
@@ -263,22 +262,62 @@ def _all_floats(values: tuple[Any, ...]) -> bool:
     return True
 
 
-def memory_layout(arrays: list[Any], held_at: dict[int, int]) -> list[int]:
-    """Per tensor argument, the memory it views: ``-1 - j`` for the j-th closed-over
-    tensor's, else the index of the first tensor argument over the same memory."""
-    first: dict[int, int] = {}
-    layout: list[int] = []
+def _sharing(
+    key: tuple[Any, ...], held: list[tuple[Any, Any]], merged: bool, placeholders: dict[int, Any]
+) -> tuple[dict[Any, Any] | None, list[Any]]:
+    """A Step's ``held_at`` (None where its program does not hang on which memories are one,
+    ``merged`` False, or no two could be) and its trace's memory layout."""
+    tensors = sum(type(want) is tuple for want in key)
+    held_at = held_memory([array for _, array in held])
+    compared = merged and (tensors > 1 or (tensors == 1 and bool(held_at)))
+    traced = [placeholders[k]._array if k in placeholders else None for k in range(len(key))]
+    return (held_at if compared else None), memory_layout(traced, held_at)
+
+
+def memory_layout(arrays: list[Any], held_at: dict[Any, Any]) -> list[Any]:
+    """Per tensor argument, how its memory meets the others' (the trace merged tensors over
+    exactly one memory, and its program was planned for that): ``-1 - j`` for exactly the
+    j-th closed-over tensor's memory, else the index of the first tensor argument over exactly
+    the same memory; one over another part of memory seen before (another row of the same
+    tensor, a tensor and a row of it) is ``(its index, the entries it may overlap)``.
+    ``held_at``: :func:`held_memory` of the closed-over tensors."""
+    seen: dict[Any, Any] = {}
+    layout: list[Any] = []
     for a in arrays:
         if a is not None:
-            base = memory_base(a)
-            layout.append(held_at.get(base) or first.setdefault(base, len(layout)))
+            key = memory_key(a)
+            entry = held_at.get(key)
+            if entry is None:
+                entry = seen.get(key)
+            if entry is None:
+                entry = len(layout)
+                on = ("on", key if type(key) is int else key[0])
+                parts = held_at.get(on, ()) + seen.get(on, ())
+                if parts:  # another part of memory seen before: which parts it may overlap
+                    share = module_of(a).may_share_memory
+                    entry = (entry, tuple(e for b, e in parts if share(a, b)))
+                seen[key] = entry
+                seen[on] = (*seen.get(on, ()), (a, entry))
+            layout.append(entry)
     return layout
 
 
-def memory_base(a: Any) -> int:
-    """The identity of the memory an array views (numpy and cupy keep one owner as base)."""
+def held_memory(arrays: list[Any]) -> dict[Any, Any]:
+    """What :func:`memory_layout` knows of the closed-over tensors' memory."""
+    at: dict[Any, Any] = {}
+    for j, a in enumerate(arrays):
+        key = memory_key(a)
+        at.setdefault(key, -1 - j)
+        on = ("on", key if type(key) is int else key[0])
+        at[on] = (*at.get(on, ()), (a, -1 - j))
+    return at
+
+
+def memory_key(a: Any) -> Any:
+    """The identity of the memory an array is: the array's own, or (its owner's, where it
+    starts, shape, strides) for a view (numpy and cupy keep one owner as ``base``)."""
     base = a.base if type(a) is np.ndarray else getattr(a, "base", None)
-    return id(a) if base is None else id(base)
+    return id(a) if base is None else (id(base), data_pointer(a), a.shape, a.strides)
 
 
 def _build(

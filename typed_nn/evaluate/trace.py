@@ -96,8 +96,9 @@ class Trace:
         self.assigns: dict[int, tuple[Tensor[Any, Any, Any], AnyTensor]] = {}
         self.modes: dict[int, tuple[Any, bool]] = {}
         self.through: dict[int, Tensor[Any, Any, Any]] = {}
-        """Tensors read as another tensor's assigned value (one memory when traced: a tensor
-        closed over and passed as an argument): the program holds only while they still are."""
+        """Tensors read as another tensor's assigned value, or whose assign another tensor's
+        replaced (one memory when traced: a tensor closed over and passed as an argument): the
+        program holds only while they still are."""
 
     def read_mode(self, module: object, training: bool) -> None:
         """``module.training`` was read while tracing, as ``training``."""
@@ -105,19 +106,29 @@ class Trace:
 
     def assign(self, target: Tensor[Any, Any, Any], expr: AnyTensor) -> None:
         """Record ``target.assign(expr)``. A row ``t[i]`` assigns ``t`` (its other rows as they
-        are now), so later reads of ``t`` and of its rows see the row's new value."""
+        are now), so later reads of ``t`` and of its rows see the row's new value. A tensor
+        assigned as it is (``t.assign(u)``, ``u`` or a view op that gives ``u`` back) is
+        read as an operand is: after the earlier assigns."""
+        expr = self.read(expr)
+        if type(expr) is Tensor and _same_memory(expr, target) and not self._assigned(target):
+            # t.assign(t), or of a tensor over t's memory, t unchanged so far: a no-op, where
+            # they are one memory (the program is for calls where they still are)
+            self.through[id(expr)], self.through[id(target)] = expr, target
+            return
         index: list[int] = []
         while target._view_of is not None:
             target, i = target._view_of
             index.insert(0, i)
         if index:
-            expr = _with_rows(self.read(target), index, expr)
+            current = self.read(target)
+            expr = self.built_from_values(lambda: _with_rows(current, index, expr))
         for key, (t, _) in list(self.assigns.items()):
             if t is target or not _overlaps(t, target):
                 continue
             if not _same_memory(t, target):
                 raise self._sharing("it assigns two tensors that share memory", t, target)
             del self.assigns[key]  # the same memory assigned again: the last assign wins
+            self.through[id(t)] = t
         self.assigns.pop(id(target), None)
         self.assigns[id(target)] = (target, expr)
 
@@ -134,7 +145,7 @@ class Trace:
             parent, i = x._view_of
             new = self.read(parent)
             if new is not parent:
-                return slice_(new, i)
+                return self.built_from_values(lambda: slice_(new, i))
         for t, expr in self.assigns.values():
             if _overlaps(t, x):
                 if not _same_memory(t, x):
@@ -146,6 +157,20 @@ class Trace:
                 self.through[id(x)] = x
                 return expr
         return x
+
+    def _assigned(self, x: Tensor[Any, Any, Any]) -> bool:
+        """Whether an assign in the trace so far changed memory ``x`` is over."""
+        return any(_overlaps(t, x) for t, _ in self.assigns.values())
+
+    def built_from_values(self, build: Callable[[], AnyTensor]) -> AnyTensor:
+        """A node built from what :meth:`read` gave: its operands are values after the
+        assigns already, and read again a tensor among them (``a`` read as ``S0`` after
+        ``S0.assign(a)``) would become ``a``'s own later assign."""
+        assigns, self.assigns = self.assigns, {}
+        try:
+            return build()
+        finally:
+            self.assigns = assigns
 
     def _sharing(self, what: str, assigned: AnyTensor, other: AnyTensor) -> CompileError:
         return CompileError(

@@ -1,0 +1,159 @@
+"""``tn.compile`` of functions whose tensors share memory, or assign tensors as they are: each
+compiled call gives what the same code gives eagerly (each assign written at once), for every
+argument sharing, call after call. The families an outside tester found (and the fuzzer's
+``assign_tensor``/``assign_kept`` statements and row calls, ``tests/fuzz_programs.py``, now
+cover); each test failed on 2228ab9."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import typed_nn as tn
+from typed_nn import ops
+
+M = tn.Tensor[tn.Float64, tn.CPU, tn.Dim2]
+START = {
+    "W": [[1.0, 2.0], [3.0, 4.0]],
+    "S": [[-1.0, 0.5], [2.0, -3.0]],
+    "P": [[10.0, 20.0], [30.0, 40.0]],
+    "Q": [[0.25, 0.5], [0.75, 1.0]],
+}
+
+
+def _run(
+    body: Callable[..., Any], calls: list[tuple[str, ...]], compiled: bool
+) -> list[np.ndarray]:
+    """Every call's outputs and the tensors after it: ``body(scope, *args)``, an argument named
+    ``"R0"``/``"R1"`` being a row of the (2, 2, 2) tensor ``R``, any other one of ``scope``."""
+    scope = {k: tn.tensor(np.array(v), tn.Float64, tn.CPU, tn.Dim2) for k, v in START.items()}
+    rows = np.arange(8.0).reshape(2, 2, 2) / 8.0
+    r = tn.tensor(rows, tn.Float64, tn.CPU, tn.Dim3)
+
+    fn = functools.partial(body, scope)  # the arguments after scope, as tn.compile sees them
+    run = tn.compile(fn) if compiled else (lambda *a: [tn.evaluate(o) for o in fn(*a)])
+    seen: list[np.ndarray] = []
+    kept: list[tuple[Any, np.ndarray]] = []
+    for names in calls:
+        args = [r[int(n[1])] if n.startswith("R") else scope[n] for n in names]
+        outputs = run(*args)
+        kept += [(o, o.numpy().copy()) for o in outputs]
+        seen += [o.numpy().copy() for o in outputs]
+        seen += [scope[k].numpy().copy() for k in START] + [r.numpy().copy()]
+    for o, value in kept:  # a result stays what it was after later calls and assigns
+        np.testing.assert_array_equal(o.numpy(), value)
+    return seen
+
+
+def _same_as_eager(body: Callable[..., Any], calls: list[tuple[str, ...]]) -> None:
+    for got, want in zip(_run(body, calls, True), _run(body, calls, False), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_tensor_assigned_as_it_is_has_its_value_after_the_earlier_assigns() -> None:
+    def body(s: dict[str, M], b: M) -> list[Any]:
+        s["W"].assign(b)
+        s["W"].assign(s["W"])  # W as it is now: b's value, not W's before the call
+        s["S"].assign(ops.permute(s["W"], (0, 1)))  # an identity view: W itself
+        return [s["W"] * 1.0, s["S"] * 1.0]
+
+    _same_as_eager(body, [("P",), ("Q",)])
+
+
+def test_one_tensor_for_both_arguments_assigned_one_from_the_other() -> None:
+    def body(s: dict[str, M], a: M, b: M) -> list[Any]:
+        b.assign(b * 2.0)
+        a.assign(b)
+        return [a * 1.0]
+
+    _same_as_eager(body, [("P", "P"), ("P", "Q"), ("P", "P")])
+
+
+def test_a_value_both_returned_and_assigned_is_returned_as_a_copy() -> None:
+    """The value built before the assign (eagerly, evaluated before it), in memory of its own:
+    it was the target's, and changed with every later call and assign."""
+    w = tn.tensor(np.array([1.0, 2.0, 3.0]), tn.Float64, tn.CPU, tn.Dim1)
+
+    @tn.compile
+    def step() -> tn.Vector[tn.Float64, tn.CPU]:
+        v = w * 2.0
+        w.assign(v)
+        return v
+
+    first = step()
+    assert not np.shares_memory(first.numpy(), w.numpy())
+    step()
+    w.assign(w * 0.0)
+    np.testing.assert_array_equal(first.numpy(), [2.0, 4.0, 6.0])
+
+
+def test_a_closed_over_tensor_passed_and_assigned_through_the_argument_traces_again() -> None:
+    """At the first call ``a`` is ``W``: ``a.assign`` replaced ``W.assign``, so that program
+    writes ``a`` only; the distinct call must not reuse it (``W`` was left unchanged)."""
+
+    def body(s: dict[str, M], a: M, b: M) -> list[Any]:
+        s["W"].assign(b * 2.0)
+        a.assign(b + 1.0)
+        return []
+
+    _same_as_eager(body, [("W", "Q"), ("P", "Q"), ("W", "Q"), ("P", "Q")])
+
+
+@pytest.mark.parametrize("then", [("P", "P"), ("R0", "R0")])
+def test_two_rows_of_one_tensor_are_two_memories_not_one(then: tuple[str, str]) -> None:
+    """Rows ``R[0]``, ``R[1]`` share an owner but not their elements; one tensor passed twice is
+    one memory: each is a program of its own."""
+
+    def body(s: dict[str, M], a: M, b: M) -> list[Any]:
+        b.assign(b + 1.0)
+        return [a * 1.0]
+
+    _same_as_eager(body, [("R0", "R1"), then, ("R0", "R1")])
+
+
+def test_one_tensor_assigned_to_two_targets_writes_both() -> None:
+    def body(s: dict[str, M], a: M) -> list[Any]:
+        s["W"].assign(a)
+        s["S"].assign(a)
+        return []
+
+    _same_as_eager(body, [("P",), ("Q",)])
+
+
+def test_a_tensor_assigned_then_written_is_read_before_it_is_written() -> None:
+    """``W`` takes ``b``'s value before ``b`` is written; ``W.assign(W)`` moves ``W``'s copy
+    after ``b``'s in the program, which must still read the old ``b``."""
+
+    def body(s: dict[str, M], a: M, b: M) -> list[Any]:
+        s["W"].assign(b)
+        b.assign(b * 2.0)
+        a.assign(s["W"] + a * 0.5)
+        s["W"].assign(s["W"])
+        return [s["W"][1] * 1.0]
+
+    _same_as_eager(body, [("W", "P"), ("S", "P"), ("Q", "P")])
+
+
+def test_a_row_assigned_over_a_tensor_assigned_as_it_is_keeps_its_old_value() -> None:
+    def body(s: dict[str, M], a: M) -> list[Any]:
+        s["W"].assign(a)
+        a.assign(a * 10.0)
+        s["W"][0].assign(s["Q"][1])
+        return [s["W"][1] * 1.0, s["W"] * 1.0]
+
+    _same_as_eager(body, [("P",), ("R0",), ("P",)])
+
+
+def test_a_tensor_assigned_from_itself_through_another_argument_is_unchanged() -> None:
+    def body(s: dict[str, M], a: M, b: M) -> list[Any]:
+        a.assign(s["S"])
+        row = s["S"][1]
+        s["S"][0].assign(ops.sin(row) * 0.5)
+        b.assign(a)
+        return [a * 2.0]
+
+    _same_as_eager(body, [("S", "P"), ("Q", "P"), ("S", "S"), ("Q", "P")])
