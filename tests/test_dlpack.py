@@ -38,6 +38,20 @@ def test_an_evaluated_result_is_exported_as_a_copy() -> None:
         tn.evaluate(e).__dlpack__(copy=False)
 
 
+def test_a_lazy_expression_is_evaluated_then_exported_as_a_copy() -> None:
+    """``torch.from_dlpack(x * 2.0)``, as ``np.asarray(x * 2.0)``: the value, evaluated (it
+    had been torch's "invalid capsule" error), in memory the consumer owns."""
+    x = tn.tensor(np.array([1.0, 2.0]), tn.Float64, tn.CPU, tn.Dim1)
+    e = x * 2.0
+    assert e.__dlpack_device__() == (1, 0)
+    a = np.from_dlpack(e)
+    np.testing.assert_array_equal(a, [2.0, 4.0])
+    a[0] = 5.0
+    np.testing.assert_array_equal(tn.evaluate(e).numpy(), [2.0, 4.0])
+    with pytest.raises(BufferError, match="without a copy"):
+        e.__dlpack__(copy=False)
+
+
 def test_an_own_tensor_is_exported_without_a_copy() -> None:
     x = tn.tensor(np.array([1.0, 2.0]), tn.Float64, tn.CPU, tn.Dim1)
     np.from_dlpack(x)[0] = 7.0

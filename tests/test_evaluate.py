@@ -178,10 +178,11 @@ def test_mshadow_style_update_in_place() -> None:
 def test_evaluate_out_must_match(
     out: tn.Tensor[Any, Any, Any], error: type[Exception], what: str
 ) -> None:
-    with pytest.raises(
-        error, match=rf"(?s)cannot evaluate into out: the {what} differs\..*out   : Tensor"
-    ):
+    text = rf"(?s)cannot write a value into a tensor \(t.assign\(value\), .*: the {what} differs\."
+    with pytest.raises(error, match=text + r".*tensor   : Tensor.*test_evaluate.py:\d+"):
         tn.evaluate(t32([1.0, 2.0]) + 1.0, out=out)
+    with pytest.raises(error, match=text + r".*built at : .*test_evaluate.py:\d+"):
+        out.assign(t32([1.0, 2.0]) * 2.0)
 
 
 def test_evaluate_out_must_be_a_principal_tensor() -> None:

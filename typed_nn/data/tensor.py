@@ -283,6 +283,23 @@ class TensorLike(ABC, Generic[E, Dv, D]):
             return array.astype(array.dtype if dtype is None else dtype, copy=True)
         return array if dtype is None else array.astype(dtype, copy=False)
 
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """A lazy value's DLPack export (``torch.from_dlpack(x @ w)``): evaluated first, as
+        ``np.asarray`` does, then exported as its result is (:meth:`Tensor.__dlpack__`)."""
+        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
+        return UP.evaluate(self).__dlpack__(**given, copy=copy)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(DLPack device type, device id) of the value once evaluated."""
+        return UP.evaluate(self).__dlpack_device__()
+
     # fmt: off
     # --- BEGIN GENERATED OPERATORS (scripts/gen_operators.py) ---
     @overload

@@ -179,12 +179,19 @@ def _check_out(x: AnyTensor, out: AnyTensor) -> None:
         if have != want:
             raise error(
                 message(
-                    f"cannot evaluate into out: the {what} differs.",
-                    [("value", x.describe()), ("out", out.describe())],
-                    hint=f"allocate out like the value: tn.zeros({x.shape}, tn.{x.elem.__name__}, "
+                    "cannot write a value into a tensor (t.assign(value), tn.evaluate(value, "
+                    f"out=t)): the {what} differs.",
+                    [("value", x.describe()), ("tensor", out.describe())],
+                    built_at=format_site(user_site()),
+                    hint=f"give the value the tensor's {what} ({_named(want)}), or write into "
+                    f"a tensor made like the value: tn.zeros({x.shape}, tn.{x.elem.__name__}, "
                     f"tn.{x.device.__name__}).",
                 )
             )
+
+
+def _named(v: Any) -> str:
+    return v.__name__ if isinstance(v, type) else str(v)
 
 
 # data/ cannot import the evaluator; ``x.numpy()``, ``x.eval_register()`` and
