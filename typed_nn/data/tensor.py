@@ -291,14 +291,38 @@ class TensorLike(ABC, Generic[E, Dv, D]):
         dl_device: tuple[int, int] | None = None,
         copy: bool | None = None,
     ) -> Any:
-        """A lazy value's DLPack export (``torch.from_dlpack(x @ w)``): evaluated first, as
-        ``np.asarray`` does, then exported as its result is (:meth:`Tensor.__dlpack__`)."""
-        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device}
-        return UP.evaluate(self).__dlpack__(**given, copy=copy)
+        """The DLPack capsule of a tensor's memory (no copy): ``np.from_dlpack(t)``,
+        ``torch.from_dlpack(t)``, ``cupy.from_dlpack(t)`` share it. A lazy value (``x @ w``)
+        is evaluated first, as ``np.asarray`` does.
+
+        A read-only tensor (a result of evaluation: its memory is a cached value) is exported
+        as a copy, since consumers such as PyTorch ignore DLPack's read-only flag; asking for
+        no copy (``copy=False``) is then a ``ReadOnlyError`` (a ``BufferError`` too)."""
+        t = self if isinstance(self, Tensor) else UP.evaluate(self)
+        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
+        if t._elem is BFloat16:
+            raise no_bfloat16_dlpack(f"cannot export {t.describe()} through DLPack")
+        array = t._array
+        if type(array) is np.ndarray and not array.flags.writeable:
+            if copy is False:
+                raise ReadOnlyError(
+                    message(
+                        "cannot export a read-only tensor through DLPack without a copy.",
+                        [("tensor", t.describe()), ("asked", "copy=False")],
+                        hint="results of evaluation are read-only (cached values): let the "
+                        "consumer copy (copy=None), or export a tensor you own "
+                        "(out.assign(result)).",
+                    )
+                )
+            array, given["copy"] = array.copy(), None
+        return array.__dlpack__(**{k: v for k, v in given.items() if v is not None})
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        """(DLPack device type, device id) of the value once evaluated."""
-        return UP.evaluate(self).__dlpack_device__()
+        """(DLPack device type, device id) of the memory (a lazy value's once evaluated):
+        (1, 0) on the CPU."""
+        t = self if isinstance(self, Tensor) else UP.evaluate(self)
+        device: tuple[int, int] = t._array.__dlpack_device__()
+        return device
 
     # fmt: off
     # --- BEGIN GENERATED OPERATORS (scripts/gen_operators.py) ---
@@ -785,43 +809,6 @@ class Tensor(TensorLike[E, Dv, D]):
     def array(self) -> Any:
         """The backing array (numpy on CPU, cupy on GPU); writes go to this tensor."""
         return self._array
-
-    def __dlpack__(
-        self,
-        *,
-        stream: Any = None,
-        max_version: tuple[int, int] | None = None,
-        dl_device: tuple[int, int] | None = None,
-        copy: bool | None = None,
-    ) -> Any:
-        """The DLPack capsule of this tensor's memory (no copy): ``np.from_dlpack(t)``,
-        ``torch.from_dlpack(t)``, ``cupy.from_dlpack(t)`` share it.
-
-        A read-only tensor (a result of evaluation: its memory is a cached value) is exported
-        as a copy, since consumers such as PyTorch ignore DLPack's read-only flag; asking for
-        no copy (``copy=False``) is then a ``ReadOnlyError`` (a ``BufferError`` too)."""
-        given = {"stream": stream, "max_version": max_version, "dl_device": dl_device, "copy": copy}
-        if self._elem is BFloat16:
-            raise no_bfloat16_dlpack(f"cannot export {self.describe()} through DLPack")
-        array = self._array
-        if type(array) is np.ndarray and not array.flags.writeable:
-            if copy is False:
-                raise ReadOnlyError(
-                    message(
-                        "cannot export a read-only tensor through DLPack without a copy.",
-                        [("tensor", self.describe()), ("asked", "copy=False")],
-                        hint="results of evaluation are read-only (cached values): let the "
-                        "consumer copy (copy=None), or export a tensor you own "
-                        "(out.assign(result)).",
-                    )
-                )
-            array, given["copy"] = array.copy(), None
-        return array.__dlpack__(**{k: v for k, v in given.items() if v is not None})
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        """(DLPack device type, device id) of this tensor's memory: (1, 0) on the CPU."""
-        device: tuple[int, int] = self._array.__dlpack_device__()
-        return device
 
     @overload
     def numpy(self: Tensor[Float32, Any, Any]) -> npt.NDArray[np.float32]: ...
