@@ -18,6 +18,7 @@ from typed_nn.evaluate.step import memory_layout, signature
 
 _base = np.arange(12, dtype=np.float32).reshape(3, 4)
 _other = np.zeros((3, 4), np.float32)
+_rows = tn.tensor(np.zeros((2, 3, 4), np.float32), tn.Float32, tn.CPU, tn.Dim3)
 TENSORS = [
     tn.tensor(_base, tn.Float32, tn.CPU, tn.Dim2),
     tn.Tensor(_base, tn.Float32, tn.CPU, tn.Dim2),  # the same memory, another tensor
@@ -25,6 +26,8 @@ TENSORS = [
     tn.tensor(_other, tn.Float64, tn.CPU, tn.Dim2),
     tn.tensor(np.zeros((4, 3), np.float32), tn.Float32, tn.CPU, tn.Dim2),
     tn.tensor(np.zeros(4, np.float32), tn.Float32, tn.CPU, tn.Dim1),
+    _rows[0],  # two parts of one memory
+    _rows[1],
 ]
 VALUES: list[Any] = [
     *TENSORS,

@@ -281,6 +281,24 @@ def memory_layout(arrays: list[Any], held_at: dict[Any, Any]) -> list[Any]:
     the same memory; one over another part of memory seen before (another row of the same
     tensor, a tensor and a row of it) is ``(its index, the entries it may overlap)``.
     ``held_at``: :func:`held_memory` of the closed-over tensors."""
+    seen: dict[int, int] = {}
+    layout: list[Any] = []
+    for a in arrays:  # arrays owning their memory (the common case): one is another or apart
+        if a is not None:
+            if (a.base if type(a) is np.ndarray else getattr(a, "base", None)) is not None:
+                return _parts_layout(arrays, held_at)
+            key = id(a)
+            entry = held_at.get(key)
+            if entry is None:
+                if ("on", key) in held_at:  # a closed-over tensor views part of it
+                    return _parts_layout(arrays, held_at)
+                entry = seen.setdefault(key, len(layout))
+            layout.append(entry)
+    return layout
+
+
+def _parts_layout(arrays: list[Any], held_at: dict[Any, Any]) -> list[Any]:
+    """:func:`memory_layout` where views are among the memories."""
     seen: dict[Any, Any] = {}
     layout: list[Any] = []
     for a in arrays:
