@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import typed_nn as tn
-from typed_nn import ops
+from typed_nn import nn, ops, optim
 
 M = tn.Tensor[tn.Float64, tn.CPU, tn.Dim2]
 START = {
@@ -157,3 +157,52 @@ def test_a_tensor_assigned_from_itself_through_another_argument_is_unchanged() -
         return [a * 2.0]
 
     _same_as_eager(body, [("S", "P"), ("Q", "P"), ("S", "S"), ("Q", "P")])
+
+
+def test_autodiff_takes_a_tensor_passed_and_closed_over_for_one_as_eagerly() -> None:
+    """``step(w)`` differentiating with respect to the closed-over ``w``: both paths, as
+    eagerly (the argument is ``w``); a call passing another tensor, or another object over
+    ``w``'s memory, is another graph. The compiled gradient had dropped the argument's path."""
+    start = np.arange(4.0).reshape(2, 2) / 4.0
+    w = tn.tensor(start, tn.Float64, tn.CPU, tn.Dim2)
+    other = tn.tensor(start * 2.0, tn.Float64, tn.CPU, tn.Dim2)
+    alias = tn.from_dlpack(w, tn.Float64, tn.CPU, tn.Dim2)  # w's memory, another tensor
+
+    def grad_of(x: M) -> Any:
+        return tn.grad(ops.reduce_sum(x @ w), w)
+
+    compiled = tn.compile(grad_of)
+    for x in (w, other, w, alias, w):
+        np.testing.assert_allclose(compiled(x).numpy(), tn.evaluate(grad_of(x)).numpy())
+
+
+def test_autodiff_takes_one_tensor_passed_twice_for_one_as_eagerly() -> None:
+    a = tn.tensor(np.array([[1.0, 2.0]]), tn.Float64, tn.CPU, tn.Dim2)
+    b = tn.tensor(np.array([[3.0, 5.0]]), tn.Float64, tn.CPU, tn.Dim2)
+
+    def grad_of(x: M, y: M) -> Any:
+        return tn.grad(ops.reduce_sum(x * y), x)
+
+    compiled = tn.compile(grad_of)
+    for args in ((a, a), (a, b), (a, a)):
+        np.testing.assert_allclose(compiled(*args).numpy(), tn.evaluate(grad_of(*args)).numpy())
+    assert compiled.traces == 2
+
+
+def test_a_compiled_sgd_step_over_a_parameter_passed_as_its_input_matches_eager() -> None:
+    def run(compiled: bool) -> np.ndarray:
+        tn.manual_seed(0)
+        model = nn.Linear(2, 2)
+        opt = optim.SGD(model, lr=0.1)
+
+        def step(x: tn.Tensor[tn.Float32, tn.CPU, tn.Dim2]) -> None:
+            opt.step(tn.grad(ops.reduce_sum(ops.square(model(x))), model))
+
+        run_step = tn.compile(step) if compiled else step
+        weight = model.weight
+        assert isinstance(weight, tn.Tensor)
+        for _ in range(3):
+            run_step(weight)  # the weight is the batch too
+        return weight.numpy().copy()
+
+    np.testing.assert_allclose(run(True), run(False), rtol=1e-6)

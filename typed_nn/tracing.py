@@ -15,7 +15,8 @@ class _State(threading.local):
     def __init__(self) -> None:
         self.trace: Any = None
         """The running trace (``typed_nn.evaluate.trace.Trace``), or None: ``trace.assigns``
-        (the tensors assigned so far) and ``trace.read(x)`` (what an operand ``x`` reads now)."""
+        (the tensors assigned so far), ``trace.read(x)`` (what an operand ``x`` reads now),
+        and ``trace.stands_for`` (id of an argument's stand-in -> the argument tensor)."""
 
 
 state = _State()

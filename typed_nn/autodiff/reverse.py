@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
+from .. import tracing
 from ..data.tensor import AnyTensor, Tensor
 from ..errors import NoImplementationError, message
 from ..ops.declare import NotDifferentiable
@@ -29,19 +30,35 @@ class _Lowering:
     """Data as the evaluator sees it: tensors and nodes as they are, other data kinds through
     their ``lower()``, called once per object (the originals are kept so ids stay unique).
     A row view of a tensor (``x[i]`` of a principal tensor, computed at once) becomes the
-    slice node of its tensor, so that gradients reach the tensor through it."""
+    slice node of its tensor, so that gradients reach the tensor through it. Inside a
+    ``tn.compile`` trace an argument's stand-in is the tensor passed (one leaf, as eagerly: a
+    tensor passed twice, or also read closed over, sums its paths)."""
 
     def __init__(self) -> None:
         self._done: dict[int, tuple[AnyTensor, AnyTensor]] = {}
+        trace = tracing.state.trace
+        self._stands_for: dict[int, AnyTensor] = {}
+        self._seen: dict[int, AnyTensor] = {}
+        if trace is not None:  # its program hangs on which arguments are one object
+            trace.differentiated = True
+            self._stands_for, self._seen = trace.stands_for, trace.differentiated_through
 
     def __call__(self, x: AnyTensor) -> AnyTensor:
-        if isinstance(x, Operation) or (isinstance(x, Tensor) and x._view_of is None):
+        if isinstance(x, Operation):
+            return x
+        if isinstance(x, Tensor) and x._view_of is None:
+            passed = self._stands_for.get(id(x))
+            if passed is not None:
+                return passed
+            self._seen[id(x)] = x  # reached as itself (closed over, or a grad's wrt)
             return x
         entry = self._done.get(id(x))
         if entry is None:
             if isinstance(x, Tensor) and x._view_of is not None:
                 parent, index = x._view_of
-                entry = self._done[id(x)] = (x, slice_node(self(parent), index))
+                # over the traced tensor itself (its operand lowers to the tensor passed)
+                base = parent if parent._view_of is None else self(parent)
+                entry = self._done[id(x)] = (x, slice_node(base, index))
             else:
                 entry = self._done[id(x)] = (x, self(x.lower()))
         return entry[1]

@@ -116,10 +116,7 @@ class Step:
         """Module fields set so far: a later set may have swapped what the program holds."""
         held: dict[int, Tensor[Any, Any, Any]] = {}
         self.program, returned, leaves = _build(outputs, assigns, placeholders, held)
-        stand_ins = {id(p) for p in placeholders.values()}
-        for t in trace.through.values():  # read as an argument's value: its memory must stay it
-            if id(t) not in stand_ins:
-                held.setdefault(id(t), t)
+        _hold_what_the_trace_merged(trace, placeholders, held)
         self.held = [(t, t._array) for t in held.values()]
         """Closed-over tensors (read or assigned) with the memory the program binds."""
         scopes = _names_read(fn, leaves)
@@ -129,8 +126,14 @@ class Step:
         self.assigns = bool(assigns)
         """Whether the program writes tensors in place (cached results are stale after it)."""
         self.arity = len(names)
-        merged = self.assigns or bool(trace.through)  # the trace's values hang on sharing
+        merged = self.assigns or bool(trace.through) or trace.differentiated  # hang on sharing
         self.held_at, self.layout = _sharing(key, self.held, merged, placeholders)
+        shared = any(e != k for k, e in enumerate(self.layout))
+        self.objects = (
+            object_pattern(values, self.held) if trace.differentiated and shared else None
+        )
+        """Where autodiff ran and memory was shared: which arguments are one object, or a
+        closed-over one (autodiff takes them for one tensor, as eagerly); a call must match."""
         """Where the program writes (or the trace took two tensors over one memory for one)
         and two memories could be one: a call's memory layout must be the trace's (its writes
         and reads were planned for it; None: nothing to compare)."""
@@ -187,6 +190,8 @@ class Step:
         if held_at is not None and memory_layout(arrays, held_at) != self.layout:
             return None
         if (self.watch or self.replaced != replaced_fields[0]) and self.stale():
+            return None
+        if self.objects is not None and object_pattern(args, self.held) != self.objects:
             return None
         return arrays, numbers
 
@@ -262,6 +267,18 @@ def _all_floats(values: tuple[Any, ...]) -> bool:
     return True
 
 
+def _hold_what_the_trace_merged(
+    trace: Trace, placeholders: dict[int, Any], held: dict[int, Tensor[Any, Any, Any]]
+) -> None:
+    """Hold the closed-over tensors the trace took for an argument's memory (read as its
+    assigned value, an assign it replaced) or that autodiff reached: the program is for calls
+    where they still are what they were."""
+    stand_ins = {id(p) for p in placeholders.values()}
+    for t in (*trace.through.values(), *trace.differentiated_through.values()):
+        if id(t) not in stand_ins:
+            held.setdefault(id(t), t)
+
+
 def _sharing(
     key: tuple[Any, ...], held: list[tuple[Any, Any]], merged: bool, placeholders: dict[int, Any]
 ) -> tuple[dict[Any, Any] | None, list[Any]]:
@@ -272,6 +289,18 @@ def _sharing(
     compared = merged and (tensors > 1 or (tensors == 1 and bool(held_at)))
     traced = [placeholders[k]._array if k in placeholders else None for k in range(len(key))]
     return (held_at if compared else None), memory_layout(traced, held_at)
+
+
+def object_pattern(args: Any, held: list[tuple[Any, Any]]) -> list[int]:
+    """Per tensor argument, ``-1 - j`` when it is the j-th closed-over tensor object, else the
+    index of the first argument that is the same object."""
+    first: dict[int, int] = {}
+    pattern: list[int] = []
+    for k, a in enumerate(args):
+        if type(a) is Tensor:
+            j = next((j for j, (t, _) in enumerate(held) if t is a), None)
+            pattern.append(-1 - j if j is not None else first.setdefault(id(a), k))
+    return pattern
 
 
 def memory_layout(arrays: list[Any], held_at: dict[Any, Any]) -> list[Any]:

@@ -99,6 +99,14 @@ class Trace:
         """Tensors read as another tensor's assigned value, or whose assign another tensor's
         replaced (one memory when traced: a tensor closed over and passed as an argument): the
         program holds only while they still are."""
+        self.stands_for: dict[int, Tensor[Any, Any, Any]] = {}
+        """id of an argument's stand-in -> the tensor passed (autodiff takes them for one)."""
+        self.differentiated = False
+        """Whether autodiff ran: it takes a tensor passed twice, or passed and read closed
+        over, for one (its program is for calls passing the same objects)."""
+        self.differentiated_through: dict[int, Tensor[Any, Any, Any]] = {}
+        """The tensors autodiff reached as themselves, not through an argument's stand-in
+        (held: a later call passing one of them differentiates another graph)."""
 
     def read_mode(self, module: object, training: bool) -> None:
         """``module.training`` was read while tracing, as ``training``."""
@@ -241,12 +249,14 @@ def trace_function(
     ``placeholders``, on the call's own values; ``trace``: the Trace to record into."""
     inputs: list[Any] = []
     stand_ins: dict[int, Any] = {}
+    trace = trace if trace is not None else Trace(fn)
     count = 0
     for k, (name, v) in enumerate(zip(names, values, strict=True)):
         if not placeholders or name in static:
             inputs.append(v)
         elif type(v) is Tensor:
             stand_ins[k] = Tensor._wrap(v._array, v._elem, v._device)
+            trace.stands_for[id(stand_ins[k])] = v
             inputs.append(stand_ins[k])
         elif is_float(v):
             inputs.append(Number(v, count))
@@ -256,7 +266,6 @@ def trace_function(
             count += len(v)
         else:
             inputs.append(v)
-    trace = trace if trace is not None else Trace(fn)
     state.trace = trace
     active[0] += 1
     try:
