@@ -83,6 +83,37 @@ def test_tree_map_returns_the_same_type_and_maps_trees_path_by_path() -> None:
     np.testing.assert_allclose(tn.evaluate(stepped.fc1.weight).numpy(), expected, rtol=1e-6)
 
 
+def test_tree_map_keeps_a_tied_tensor_and_a_shared_submodule_one() -> None:
+    """A tied weight mapped once (it had become two tensors: a global norm counted it twice);
+    a submodule at two paths is one module in the new tree too."""
+
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            self.mlp = MLP()
+            self.again = self.mlp.fc2
+            self.tied = self.mlp.fc1.weight
+
+        def __call__(self, x: Any) -> Any:
+            return self.again(ops.tanh(x @ ops.transpose(self.tied)))
+
+    model = Tied()
+    grads = tn.grad(ops.reduce_sum(model(_x((5, 4)))), model)
+    calls: list[Any] = []
+
+    def scale(g: Any) -> Any:
+        calls.append(g)
+        return g * 1.0
+
+    scaled = nn.tree_map(scale, grads)
+    assert len(calls) == 4  # fc1.weight, fc1.bias, fc2.weight, fc2.bias: once each
+    assert scaled.again is scaled.mlp.fc2
+    assert scaled.tied is scaled.mlp.fc1.weight
+    names = [n for n, _ in nn.named_parameters(scaled)]
+    assert names == [n for n, _ in nn.named_parameters(grads)]
+    norm = tn.model.global_norm
+    np.testing.assert_allclose(tn.evaluate(norm(scaled)).numpy(), tn.evaluate(norm(grads)).numpy())
+
+
 def test_tree_map_of_trees_of_another_structure_names_the_path() -> None:
     a, b = MLP(), MLP()
     b.fc2 = nn.Linear(8, 5)
@@ -309,6 +340,20 @@ def test_step_with_gradients_of_another_instance_of_the_model_class_is_refused()
         opt.step(nn.tree_map(lambda g: g * 0.5, grads))  # scaled: still the twin's
     np.testing.assert_array_equal(model.weight.numpy(), before)  # nothing changed
     opt.step(nn.tree_map(lambda g: g * 0.5, tn.grad(ops.reduce_sum(model(x)), model)))
+
+
+def test_step_with_the_model_itself_for_its_gradients_is_refused() -> None:
+    tn.manual_seed(0)
+    model = nn.Linear(2, 1)
+    opt = optim.SGD(model, lr=0.5)
+    before = model.weight.numpy().copy()
+    with pytest.raises(
+        tn.ModuleError,
+        match=r"(?s)SGD.step: the gradients are the model's own parameters\..*'weight', 'bias'"
+        r".*opt.step\(tn.grad\(loss, model\)\)",
+    ):
+        opt.step(model)
+    np.testing.assert_array_equal(model.weight.numpy(), before)
 
 
 def test_step_with_gradients_of_another_structure_is_refused() -> None:

@@ -446,7 +446,7 @@ def tree_map(fn: Callable[..., AnyTensor], m: M, *rest: M) -> M:
     require_module(m, "tree_map")
     for i, other in enumerate(rest):
         require_module(other, f"tree_map (tree {i + 2})")
-    new = cast(M, _map(fn, m, rest, type(m).__name__, False))
+    new = cast(M, _map(fn, m, rest, type(m).__name__, False, {}))
     owner = gradient_of(m)
     if owner is not None:  # clipped or scaled gradients are still that model's
         mark_gradient_of(new, owner)
@@ -466,33 +466,56 @@ def gradient_of(tree: Module) -> Module | None:
 
 
 def _map(
-    fn: Callable[..., AnyTensor], node: Any, rest: tuple[Any, ...], path: str, buf: bool
+    fn: Callable[..., AnyTensor],
+    node: Any,
+    rest: tuple[Any, ...],
+    path: str,
+    buf: bool,
+    done: dict[tuple[int, ...], Any],
 ) -> Any:
+    """``done``: what each (node, rest's nodes) became, so that a tensor or module at two paths
+    (a tied weight, a shared submodule) is one in the new tree too."""
     for other in rest:
         _same_kind(node, other, path)
-    if isinstance(node, TensorLike):
-        return node if buf else fn(node, *rest)
-    if isinstance(node, Module):
-        new = object.__new__(type(node))
-        object.__setattr__(new, "_tn_buffers", node._tn_buffers)
-        if "_tn_training" in vars(node):
-            object.__setattr__(new, "_tn_training", vars(node)["_tn_training"])
-        for name, value in _fields(node):
-            kids = tuple(_field_of(o, name, path) for o in rest)
-            inner = buf or name in node._tn_buffers
-            object.__setattr__(new, name, _map(fn, value, kids, f"{path}.{name}", inner))
-        return new
+    if isinstance(node, TensorLike | Module):
+        key = (id(node), *map(id, rest))
+        if key not in done:
+            done[key] = _map_new(fn, node, rest, path, buf, done)
+        return done[key]
     if isinstance(node, list | tuple):
         items = [
-            _map(fn, v, tuple(o[i] for o in rest), f"{path}[{i}]", buf) for i, v in enumerate(node)
+            _map(fn, v, tuple(o[i] for o in rest), f"{path}[{i}]", buf, done)
+            for i, v in enumerate(node)
         ]
         return items if isinstance(node, list) else type(node)(items)
     if isinstance(node, dict):
         return {
-            k: _map(fn, v, tuple(o[k] for o in rest), f"{path}[{k!r}]", buf)
+            k: _map(fn, v, tuple(o[k] for o in rest), f"{path}[{k!r}]", buf, done)
             for k, v in node.items()
         }
     return node  # configuration, a stateful object (a generator): shared
+
+
+def _map_new(
+    fn: Callable[..., AnyTensor],
+    node: Any,
+    rest: tuple[Any, ...],
+    path: str,
+    buf: bool,
+    done: dict[tuple[int, ...], Any],
+) -> Any:
+    """A tensor's ``fn`` (a buffer as it is), or a module's copy with its fields mapped."""
+    if isinstance(node, TensorLike):
+        return node if buf else fn(node, *rest)
+    new = object.__new__(type(node))
+    object.__setattr__(new, "_tn_buffers", node._tn_buffers)
+    if "_tn_training" in vars(node):
+        object.__setattr__(new, "_tn_training", vars(node)["_tn_training"])
+    for name, value in _fields(node):
+        kids = tuple(_field_of(o, name, path) for o in rest)
+        inner = buf or name in node._tn_buffers
+        object.__setattr__(new, name, _map(fn, value, kids, f"{path}.{name}", inner, done))
+    return new
 
 
 def _field_of(other: Module, name: str, path: str) -> object:
