@@ -185,6 +185,15 @@ def _pairs(owner: str, model: Module, grads: object) -> list[tuple[Any, AnyTenso
                 hint="pass tn.grad(loss, model) of this optimizer's model.",
             )
         )
+    own = [p for p, w in weights if found[p] is w]
+    if own:  # opt.step(model): the weights would be their own gradients
+        raise ModuleError(
+            message(
+                f"{owner}.step: the gradients are the model's own parameters.",
+                [("parameters", listed(own)), ("given", type(grads).__name__)],
+                hint="pass the gradients, opt.step(tn.grad(loss, model)), not the model.",
+            )
+        )
     source = gradient_of(grads)  # the same structure, but another instance's?
     if source is not None and source is not model:
         raise ModuleError(
