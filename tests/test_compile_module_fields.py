@@ -179,3 +179,30 @@ def test_a_list_set_as_a_field_is_copied_as_nn_module_list_copies() -> None:
     m.layers.append(nn.Linear(3, 2))
     assert len(source) == 2
     assert len(m.layers) == 2
+
+
+def test_a_name_rebound_to_another_module_or_optimizer_is_traced_again() -> None:
+    """A closure's model and optimizer rebound between calls (a new model, a new optimizer to
+    restart Adam's counts): the next call is another program, as eagerly. The program had
+    kept the old objects (the old optimizer's moments and count)."""
+    from typed_nn import ops, optim
+
+    tn.manual_seed(0)
+    model = nn.Linear(3, 1)
+    opt = optim.Adam(model, lr=0.1)
+
+    def step(x: tn.Matrix[tn.Float32, tn.CPU]) -> None:
+        opt.step(tn.grad(ops.reduce_mean(ops.square(model(x))), model))
+
+    compiled = tn.compile(step)
+    for _ in range(3):
+        compiled(_x())
+    opt = optim.Adam(model, lr=0.1)  # restart the counts
+    compiled(_x())
+    assert opt.step_count == 1
+    assert compiled.traces == 2
+    model = nn.Linear(3, 1)
+    predict = tn.compile(lambda x: model(x))
+    predict(_x())
+    model = nn.Linear(3, 1)
+    np.testing.assert_array_equal(predict(_x()).numpy(), _plain(model, _x()))

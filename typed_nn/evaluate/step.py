@@ -10,10 +10,12 @@ the program replays as one CUDA graph after its first run (``replay.py``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from ..data.module import Module
 from ..data.module import replaced as replaced_fields
 from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..devices import data_pointer, device_of, module_of
@@ -434,8 +436,9 @@ def _view_of_argument(obj: Any, arg_of: dict[int, int]) -> tuple[int, list[int]]
 
 
 def _names_read(fn: Callable[..., Any], leaves: set[int]) -> list[tuple[Any, str, Any]]:
-    """(scope, name, tensor) of each global name (scope: the globals) and closure cell
-    (scope: the cell) of ``fn`` that held a leaf tensor when traced."""
+    """(scope, name, object) of each global name (scope: the globals) and closure cell
+    (scope: the cell) of ``fn`` that held, when traced, a leaf tensor, a module or one of
+    typed_nn's stateful objects (an optimizer): rebound, the program no longer is ``fn``'s."""
     code = getattr(fn, "__code__", None)
     if code is None:
         return []
@@ -443,4 +446,13 @@ def _names_read(fn: Callable[..., Any], leaves: set[int]) -> list[tuple[Any, str
     found = [(fn.__globals__, name, fn.__globals__.get(name)) for name in code.co_names]
     cells = zip(code.co_freevars, fn.__closure__ or (), strict=True)
     found += [(cell, name, cell.cell_contents) for name, cell in cells]
-    return [entry for entry in found if isinstance(entry[2], Tensor) and id(entry[2]) in leaves]
+    return [entry for entry in found if _traced_state(entry[2], leaves)]
+
+
+def _traced_state(v: object, leaves: set[int]) -> bool:
+    if isinstance(v, Tensor):
+        return id(v) in leaves
+    if isinstance(v, Module):
+        return True
+    kind = type(v)  # an optimizer, a loss scaler: typed_nn's objects holding tensors
+    return kind.__module__.startswith("typed_nn.") and not isinstance(v, type | ModuleType)
