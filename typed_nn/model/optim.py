@@ -274,8 +274,9 @@ def _schedule_in_trace(owner: str) -> CompileError:
             f"{owner}.step inside tn.compile cannot run a learning-rate schedule: Python runs "
             "once, at trace time.",
             [("lr", "a callable schedule")],
-            hint="build the optimizer with a number and set opt.lr = schedule(step) between "
-            "calls (a run-time number: no retrace).",
+            hint="call opt.prepare_step(opt.step_count) before each call of the compiled step "
+            "(it sets that step's learning rate, a run-time number: no retrace; fit does), or "
+            "build the optimizer with a number and set opt.lr between calls.",
         )
     )
 
