@@ -247,6 +247,40 @@ def test_load_state_dict_lists_every_problem_and_changes_nothing() -> None:
         np.testing.assert_array_equal(v, before[k])
 
 
+class TiedLM(nn.Module):
+    def __init__(self) -> None:
+        self.emb = nn.Embedding(6, 4)
+        self.out = nn.Linear(4, 6, bias=False)
+        self.out.weight = self.emb.weight
+
+
+def test_a_tied_weight_is_in_the_state_dict_under_each_name_as_pytorch_lists_it() -> None:
+    model = TiedLM()
+    sd = nn.state_dict(model)
+    assert list(sd) == ["emb.weight", "out.weight"]
+    other = TiedLM()
+    nn.load_state_dict(other, {"emb.weight": sd["emb.weight"]})  # one name is enough
+    np.testing.assert_array_equal(other.out.weight.numpy(), sd["emb.weight"])
+    assert nn.load_state_dict(TiedLM(), {}, strict=False) == ["emb.weight", "out.weight"]
+
+
+@needs_torch
+def test_a_pytorch_model_with_a_tied_weight_loads_both_ways() -> None:
+    class TorchLM(torch.nn.Module):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.emb = torch.nn.Embedding(6, 4)
+            self.out = torch.nn.Linear(4, 6, bias=False)
+            self.out.weight = self.emb.weight
+
+    theirs, ours = TorchLM(), TiedLM()
+    nn.load_state_dict(ours, theirs.state_dict())
+    np.testing.assert_array_equal(ours.out.weight.numpy(), theirs.emb.weight.detach().numpy())
+    back = TorchLM()
+    back.load_state_dict({k: torch.from_numpy(v) for k, v in nn.state_dict(ours).items()})
+    np.testing.assert_array_equal(back.out.weight.detach().numpy(), ours.emb.weight.numpy())
+
+
 def test_load_state_dict_not_strict_returns_the_missing_keys() -> None:
     model = MLP()
     sd = nn.state_dict(MLP())

@@ -425,10 +425,11 @@ def named_buffers(m: Module) -> list[tuple[str, AnyTensor]]:
 
 def named_persistent(m: Module) -> list[tuple[str, AnyTensor]]:
     """Parameters and ``nn.buffer`` fields in field order (PyTorch's state-dict order):
-    what a state dict holds. Generator states are left out, as PyTorch's state dicts keep
-    no random state (a checkpoint keeps them)."""
+    what a state dict holds, a tensor under every path it has (a tied weight, a shared
+    submodule's), as PyTorch's state dicts list it. Generator states are left out, as
+    PyTorch's state dicts keep no random state (a checkpoint keeps them)."""
     require_module(m, "state_dict")
-    return _unique(m, (PARAM, BUFFER))
+    return [(path, leaf) for path, kind, leaf in _walk(m, "", PARAM) if kind in (PARAM, BUFFER)]
 
 
 def buffers(m: Module) -> list[AnyTensor]:

@@ -44,7 +44,8 @@ def state_dict(m: Module) -> dict[str, npt.NDArray[Any]]:
 
 def load_state_dict(m: Module, sd: Mapping[str, Any], strict: bool = True) -> list[str]:
     """Copy ``sd``'s arrays (numpy arrays, tensors, or ``torch.Tensor``\\ s) into ``m``'s
-    parameters and buffers of the same names. Every problem — a missing or (with ``strict``)
+    parameters and buffers of the same names (a tied tensor from the first of its names the
+    dict has). Every problem — a missing or (with ``strict``)
     unexpected key, another shape or element type — is found first and reported together,
     and then nothing has changed. Returns the keys of ``m`` that ``sd`` lacks (``strict=False``
     only; with ``strict`` they are an error)."""
@@ -57,9 +58,14 @@ def load_state_dict(m: Module, sd: Mapping[str, Any], strict: bool = True) -> li
                 hint="pass nn.state_dict(model), or a torch model's state_dict().",
             )
         )
-    missing = [k for k in entries if k not in sd]
+    # A tensor under several paths (tied) is loaded from the first of them the dict has.
+    paths: dict[int, list[str]] = {}
+    for k, t in entries.items():
+        paths.setdefault(id(t), []).append(k)
+    found = {ks[0]: next((k for k in ks if k in sd), None) for ks in paths.values()}
+    missing = [k for ks in paths.values() if found[ks[0]] is None for k in ks]
     unexpected = [k for k in sd if k not in entries]
-    values = {k: _host(sd[k]) for k in entries if k in sd}
+    values = {first: _host(sd[k]) for first, k in found.items() if k is not None}
     problems = [
         f"{k}: {_mismatch(entries[k], v)}" for k, v in values.items() if _mismatch(entries[k], v)
     ]
