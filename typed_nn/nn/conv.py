@@ -159,6 +159,11 @@ class BatchNorm(Mixed, Generic[FE, Dv, CE]):
         self.running_var = buffer(ones((num_features,), e, dv))
         self.num_batches_tracked = buffer(zeros((), Int64, dv))  # as PyTorch counts them
 
+    # (N, C) or (N, C, H, W): another rank is a static error
+    @overload
+    def __call__(self, x: TensorLike[CE, Dv, Dim2]) -> TensorLike[CE, Dv, Dim2]: ...
+    @overload
+    def __call__(self, x: TensorLike[CE, Dv, Dim4]) -> TensorLike[CE, Dv, Dim4]: ...
     def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
         check_batch_norm_input("BatchNorm", type(self), x, self.num_features, self.training)
         self._input(x)
