@@ -478,11 +478,22 @@ def _map(
     (a tied weight, a shared submodule) is one in the new tree too."""
     for other in rest:
         _same_kind(node, other, path)
-    if isinstance(node, TensorLike | Module):
-        key = (id(node), *map(id, rest))
-        if key not in done:
-            done[key] = _map_new(fn, node, rest, path, buf, done)
+    key = (id(node), *map(id, rest))
+    if key in done:
         return done[key]
+    if isinstance(node, TensorLike):
+        done[key] = node if buf else fn(node, *rest)
+        return done[key]
+    if isinstance(node, Module):
+        new = done[key] = object.__new__(type(node))
+        object.__setattr__(new, "_tn_buffers", node._tn_buffers)
+        if "_tn_training" in vars(node):
+            object.__setattr__(new, "_tn_training", vars(node)["_tn_training"])
+        for name, value in _fields(node):
+            kids = tuple(_field_of(o, name, path) for o in rest)
+            inner = buf or name in node._tn_buffers
+            object.__setattr__(new, name, _map(fn, value, kids, f"{path}.{name}", inner, done))
+        return new
     if isinstance(node, list | tuple):
         items = [
             _map(fn, v, tuple(o[i] for o in rest), f"{path}[{i}]", buf, done)
@@ -495,28 +506,6 @@ def _map(
             for k, v in node.items()
         }
     return node  # configuration, a stateful object (a generator): shared
-
-
-def _map_new(
-    fn: Callable[..., AnyTensor],
-    node: Any,
-    rest: tuple[Any, ...],
-    path: str,
-    buf: bool,
-    done: dict[tuple[int, ...], Any],
-) -> Any:
-    """A tensor's ``fn`` (a buffer as it is), or a module's copy with its fields mapped."""
-    if isinstance(node, TensorLike):
-        return node if buf else fn(node, *rest)
-    new = object.__new__(type(node))
-    object.__setattr__(new, "_tn_buffers", node._tn_buffers)
-    if "_tn_training" in vars(node):
-        object.__setattr__(new, "_tn_training", vars(node)["_tn_training"])
-    for name, value in _fields(node):
-        kids = tuple(_field_of(o, name, path) for o in rest)
-        inner = buf or name in node._tn_buffers
-        object.__setattr__(new, name, _map(fn, value, kids, f"{path}.{name}", inner, done))
-    return new
 
 
 def _field_of(other: Module, name: str, path: str) -> object:
