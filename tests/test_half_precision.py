@@ -62,6 +62,23 @@ def test_factories_make_16_bit_data(elem: type[FloatTag]) -> None:
     assert repr(tn.zeros((2,), elem, CPU)) == f"Tensor[{elem.__name__}, CPU, Dim1](2)"
 
 
+@pytest.mark.parametrize("elem", [Float16, BFloat16])
+def test_erf_and_gelu_of_16_bit_data_are_float32_s_rounded(elem: type[FloatTag]) -> None:
+    """Over [-10, 10]: erf's polynomials pass float16's 65504 from |x| = 3.5 (they gave NaN);
+    16-bit erf is float32's, rounded once."""
+    grid = np.linspace(-10.0, 10.0, 401, dtype=np.float32)
+    x = tn.tensor(grid.astype(elem.dtype), elem, CPU, Dim1)
+    x32 = tn.tensor(grid.astype(elem.dtype).astype(np.float32), Float32, CPU, Dim1)
+    want = ops.erf(x32).numpy().astype(elem.dtype)
+    np.testing.assert_array_equal(ops.erf(x).numpy(), want)
+    gelu = ops.gelu(x).numpy().astype(np.float32)
+    assert np.isfinite(gelu).all()
+    eps = float(ml_dtypes.finfo(elem.dtype).eps)  # gelu's 1 + erf(x) in 16 bits: cancellation
+    np.testing.assert_allclose(gelu, ops.gelu(x32).numpy(), rtol=2e-2, atol=2 * eps)
+    slope = tn.grad(ops.reduce_sum(ops.gelu(x)), x).numpy().astype(np.float32)
+    assert np.isfinite(slope).all()
+
+
 def test_import_typed_nn_leaves_ml_dtypes_until_bfloat16_is_used() -> None:
     code = (
         "import sys, typed_nn as tn\n"

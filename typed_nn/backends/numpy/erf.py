@@ -5,7 +5,7 @@ Cephes' rational approximations (``ndtr.c``), accurate to float64 rounding (meas
 ``x * T(x^2) / U(x^2)`` for ``|x| < 1``, and ``1 - erfc(|x|)`` with the sign of ``x`` beyond,
 ``erfc(a) = e^(-a^2) P(a) / Q(a)`` (``R``/``S`` from ``a = 8``). Both branches are computed
 over the whole array (a ``where`` picks), so one kernel is a fixed chain of whole-array
-passes, in the operand's dtype.
+passes, in the operand's dtype (float32 for 16-bit data, whose range the polynomials pass).
 """
 
 from __future__ import annotations
@@ -48,6 +48,9 @@ def _polynomial(x: Array, coefficients: tuple[float, ...], monic: bool) -> Array
 @implement("erf", CPU, writes_into=True)
 def erf(x: Array, out: Array | None = None) -> Array:
     # numpy's functions: on cupy arrays they dispatch to cupy's (__array_ufunc__/_function__)
+    dtype = x.dtype
+    if dtype.itemsize < 4:  # 16-bit data: the polynomials pass 65504 (inf / inf); float32,
+        x = x.astype(np.float32)  # each element rounded once at the end
     a = np.absolute(x)
     z = x * x
     small = x * _polynomial(z, T, False) / _polynomial(z, U, True)
@@ -55,7 +58,7 @@ def erf(x: Array, out: Array | None = None) -> Array:
     far = _polynomial(a, R, False) / _polynomial(a, S, True)
     tail = np.exp(-z) * np.where(a < 8, near, far)
     large = np.copysign(1 - tail, x)
-    result = np.where(a < 1, small, large).astype(x.dtype, copy=False)
+    result = np.where(a < 1, small, large).astype(dtype, copy=False)
     if out is None:
         return result
     out[...] = result  # every operand read before out is written: alias-safe
