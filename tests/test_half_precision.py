@@ -73,7 +73,7 @@ def test_erf_and_gelu_of_16_bit_data_are_float32_s_rounded(elem: type[FloatTag])
     np.testing.assert_array_equal(ops.erf(x).numpy(), want)
     gelu = ops.gelu(x).numpy().astype(np.float32)
     assert np.isfinite(gelu).all()
-    eps = 2.0 ** -10 if elem is Float16 else 2.0 ** -7  # 1 + erf(x) in 16 bits: cancellation
+    eps = 2.0**-10 if elem is Float16 else 2.0**-7  # 1 + erf(x) in 16 bits: cancellation
     np.testing.assert_allclose(gelu, ops.gelu(x32).numpy(), rtol=2e-2, atol=2 * eps)
     slope = tn.grad(ops.reduce_sum(ops.gelu(x)), x).numpy().astype(np.float32)
     assert np.isfinite(slope).all()

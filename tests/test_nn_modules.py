@@ -114,6 +114,30 @@ def test_tree_map_keeps_a_tied_tensor_and_a_shared_submodule_one() -> None:
     np.testing.assert_allclose(tn.evaluate(norm(scaled)).numpy(), tn.evaluate(norm(grads)).numpy())
 
 
+def test_two_parameters_with_one_gradient_node_are_two_gradients() -> None:
+    """``x + (b1 + b2)``: both biases' gradient is one node. The tree had listed it once (as a
+    tied weight): clipping counted it once and opt.step refused the tree; so for an LSTM over
+    one step (its two biases)."""
+
+    class TwoBias(nn.Module):
+        def __init__(self) -> None:
+            self.b1 = tn.zeros((3,), tn.Float32, tn.CPU)
+            self.b2 = tn.zeros((3,), tn.Float32, tn.CPU)
+
+        def __call__(self, x: Any) -> Any:
+            return x + (self.b1 + self.b2)
+
+    model = TwoBias()
+    grads = tn.grad(ops.reduce_sum(ops.square(model(_x((4, 3)) * 0.0 + 1.0))), model)
+    assert [n for n, _ in nn.named_parameters(grads)] == ["b1", "b2"]
+    clipped = tn.model.clip_by_global_norm(grads, 1.0)  # each 8.0: norm sqrt(6 * 64)
+    np.testing.assert_allclose(tn.evaluate(clipped.b1).numpy(), [1 / np.sqrt(6.0)] * 3, 1e-6)
+    optim.SGD(model, lr=0.1).step(grads)
+    lstm = nn.LSTM(2, 3)
+    one_step = tn.zeros((1, 4, 2), tn.Float32, tn.CPU) + 1.0
+    optim.SGD(lstm, lr=0.1).step(tn.grad(ops.reduce_sum(lstm(one_step)[0]), lstm))
+
+
 def test_tree_map_of_trees_of_another_structure_names_the_path() -> None:
     a, b = MLP(), MLP()
     b.fc2 = nn.Linear(8, 5)

@@ -19,7 +19,8 @@ from ..data.factories import scalar
 from ..data.module import Module, mark_gradient_of, named_parameters, tree_map
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, OperandError, ShapeError, message
-from ..ops.node import format_site, user_site
+from ..ops.layout import RESHAPE
+from ..ops.node import build, format_site, user_site
 from ..ops.rules import describe
 from ..ops.special import zeros_like
 from ..tags import FE, D, DeviceTag, Dim0, DimTag, Dv, Float32, Float64, FloatTag, tag_name
@@ -395,7 +396,7 @@ def _pull(fn: str, outs: list[AnyTensor], seeds: list[AnyTensor], wrt: object) -
     if isinstance(wrt, Module):  # a tree of the module's type, its parameters' gradients
         named = named_parameters(wrt)
         items = [_input(fn, t, f"wrt.{path}") for path, t in named]
-        found = _fill(backpropagate(outs, seeds, items), items)
+        found = _distinct(_fill(backpropagate(outs, seeds, items), items))
         by_leaf = {id(t): g for t, g in zip(items, found, strict=True)}
         tree = tree_map(lambda p: by_leaf[id(p)], wrt)
         mark_gradient_of(tree, wrt)
@@ -419,6 +420,20 @@ def _pull(fn: str, outs: list[AnyTensor], seeds: list[AnyTensor], wrt: object) -
             hint="pass the tensors to differentiate by, e.g. tn.grad(loss, (w, b)).",
         )
     )
+
+
+def _distinct(grads: list[AnyTensor]) -> list[AnyTensor]:
+    """One object per parameter: two parameters whose gradient is one node (``x + (b1 +
+    b2)``, an LSTM's two biases over one step) get one each, a view of it, so that the tree
+    lists both (one object under two paths is a tied weight, counted once)."""
+    seen: set[int] = set()
+    out = []
+    for g in grads:
+        if id(g) in seen:
+            g = build(RESHAPE, (g,), (g.shape,))
+        seen.add(id(g))
+        out.append(g)
+    return out
 
 
 def _fill(grads: list[AnyTensor | None], wrt: Sequence[AnyTensor]) -> list[AnyTensor]:
