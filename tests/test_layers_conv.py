@@ -122,6 +122,16 @@ def test_embedding_matches_pytorch_and_accumulates_repeated_indices() -> None:
 
 
 # --- finite differences and LIFO -----------------------------------------------------------
+def test_conv2d_and_its_gradients_of_an_empty_batch_are_empty() -> None:
+    """N = 0, as PyTorch gives (the kernel's reshape had asked numpy to infer a dim of 0)."""
+    x = tn.zeros((0, 1, 4, 4), tn.Float32, tn.CPU)
+    w = tn.ones((2, 1, 3, 3), tn.Float32, tn.CPU)
+    assert tn.evaluate(ops.conv2d(x, w, padding=1)).numpy().shape == (0, 2, 4, 4)
+    gx, gw = tn.grad(ops.reduce_sum(ops.conv2d(x, w)), [x, w])
+    assert tn.evaluate(gx).numpy().shape == (0, 1, 4, 4)
+    np.testing.assert_array_equal(tn.evaluate(gw).numpy(), np.zeros((2, 1, 3, 3)))
+
+
 def test_pool_and_flatten_finite_differences() -> None:
     x = rng.standard_normal((2, 2, 5, 5))
     for template in (MaxPool2dLayer, AvgPool2dLayer):

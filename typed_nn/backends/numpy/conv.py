@@ -70,8 +70,9 @@ def _by_channel(g: Array) -> Array:
 def conv2d(x: Array, w: Array, stride: Pair, padding: Pair) -> Array:
     cols = _im2col(x, (w.shape[2], w.shape[3]), stride, padding)
     n, oh, ow = cols.shape[3:]
-    out = w.reshape(w.shape[0], -1) @ cols.reshape(-1, n * oh * ow)  # (O, N*H'*W')
-    return module_of(x).ascontiguousarray(out.reshape(-1, n, oh, ow).transpose(1, 0, 2, 3))
+    k = cols.shape[0] * cols.shape[1] * cols.shape[2]  # not -1: an empty batch has n = 0
+    out = w.reshape(w.shape[0], -1) @ cols.reshape(k, n * oh * ow)  # (O, N*H'*W')
+    return module_of(x).ascontiguousarray(out.reshape(w.shape[0], n, oh, ow).transpose(1, 0, 2, 3))
 
 
 @implement("conv2d_grad_weight", CPU)
