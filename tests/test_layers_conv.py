@@ -14,7 +14,7 @@ from composite_helpers import collect, fd_input, fd_param, init_params
 from helpers import Array, check_layer_gradients, layer_feed, t64
 
 import typed_nn as tn
-from typed_nn import ops
+from typed_nn import nn, ops
 from typed_nn.layers import (
     AvgPool2dLayer,
     Conv2dLayer,
@@ -122,6 +122,16 @@ def test_embedding_matches_pytorch_and_accumulates_repeated_indices() -> None:
 
 
 # --- finite differences and LIFO -----------------------------------------------------------
+def test_sizes_may_be_numpy_integers_as_docs_layers_md_says() -> None:
+    c: Any = np.int64(3)  # a channel count read from an array (run time: typed int)
+    conv = nn.Conv2d(c, c, c)
+    assert conv.weight.shape == (3, 3, 3, 3)
+    assert all(type(d) is int for d in conv.weight.shape)
+    zero: Any = np.int64(0)
+    with pytest.raises(tn.ShapeError, match="kernel_size must be an int >= 1"):
+        nn.Conv2d(3, 3, zero)
+
+
 def test_conv2d_and_its_gradients_of_an_empty_batch_are_empty() -> None:
     """N = 0, as PyTorch gives (the kernel's reshape had asked numpy to infer a dim of 0)."""
     x = tn.zeros((0, 1, 4, 4), tn.Float32, tn.CPU)

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
+import numpy as np
+
 from .errors import ShapeError, message
 from .tags import dim_of_rank
 
@@ -164,9 +166,10 @@ def shift_index(shape: Shape, index: Sequence[int], carry: int = 1) -> tuple[int
 
 
 def check_shape(shape: object, what: str) -> tuple[int, ...]:
-    """A shape tuple of non-negative ints with at most ``MAX_RANK`` (6) dims."""
+    """A shape tuple of non-negative ints (numpy integers too, made ints) with at most
+    ``MAX_RANK`` (6) dims."""
     if not isinstance(shape, tuple) or not all(
-        isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape
+        isinstance(d, int | np.integer) and not isinstance(d, bool) and d >= 0 for d in shape
     ):
         raise ShapeError(
             message(
@@ -175,4 +178,4 @@ def check_shape(shape: object, what: str) -> tuple[int, ...]:
             )
         )
     dim_of_rank(len(shape))
-    return shape
+    return tuple(int(d) for d in shape)

@@ -22,6 +22,8 @@ on both sides. Output sizes: ``H' = (H + 2 * padding - KH) // stride + 1`` (same
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ShapeError, message
 from ..shape import format_shape
@@ -59,11 +61,14 @@ def as_pair(
 ) -> tuple[int, int]:
     """``value`` (an int, or an (H, W) pair) as an (H, W) pair of ints >= ``minimum``; else a
     ``ShapeError`` that begins with ``cannot`` (what could not be made) and names ``name``."""
-    pair = (value, value) if isinstance(value, int) else value
+    pair = (value, value) if isinstance(value, int | np.integer) else value
     if (
         not isinstance(pair, tuple)
         or len(pair) != 2
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= minimum for v in pair)
+        or not all(
+            isinstance(v, int | np.integer) and not isinstance(v, bool) and v >= minimum
+            for v in pair
+        )
     ):
         raise ShapeError(
             message(
@@ -72,7 +77,7 @@ def as_pair(
                 hint=f"e.g. {name}=2 or {name}=(2, 3) for (along H, along W).",
             )
         )
-    return pair[0], pair[1]
+    return int(pair[0]), int(pair[1])  # numpy integers too (docs/layers.md: sizes)
 
 
 def _pair(op: str, name: str, value: object, minimum: int) -> tuple[int, int]:
