@@ -274,6 +274,13 @@ def test_sublayer_arguments() -> None:
         cls("w")
     with pytest.raises(tn.LayerError, match=r"sublayer 'nope': Wrapper has no such sublayer"):
         cls.create_sublayers().set("nope", 1)
+    as_dict: Any = {"fc": (3, 2)}  # as Sequential takes them: a typed error with the builder
+    with pytest.raises(
+        tn.LayerError,
+        match=r"(?s)sublayers must be the composite's SublayerArgs\..*received : dict"
+        r".*create_sublayers\(\)\.set\('fc', \*args\)",
+    ):
+        cls("w", as_dict)
 
 
 def test_an_unconfigured_composite_cannot_be_created() -> None:

@@ -321,6 +321,15 @@ class ComposeKernel(Layer[KIn, KOut, Decl], Generic[KIn, KOut, DIn, DOut, Decl])
     # --- instances ----------------------------------------------------------------------
     def __init__(self, name: str, sublayers: SublayerArgs | None = None) -> None:
         super().__init__(name)
+        given_value: object = sublayers  # a dict (as Sequential takes) reaches here untyped
+        if given_value is not None and not isinstance(given_value, SublayerArgs):
+            first = type(self).topology.order[0]
+            raise _error(
+                f"cannot create layer '{name}': sublayers must be the composite's SublayerArgs.",
+                [("received", f"{type(sublayers).__name__} {sublayers!r}")],
+                f"{type(self).__name__}.create_sublayers().set({first!r}, *args) for each "
+                "sublayer that takes constructor arguments.",
+            )
         given = sublayers.args if sublayers is not None else {}
         self.sublayers: dict[str, LayerInstance] = {}
         for sub in self.topology.order:
