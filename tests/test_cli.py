@@ -286,8 +286,15 @@ def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert err == f"typed-nn: error: --resume {missing}: no such checkpoint file\n"
     err = _error(["train", "digits", "--checkpoint", str(tmp_path)], capsys)
     assert err == f"typed-nn: error: --checkpoint {tmp_path} is a folder (name a file in it)\n"
-    err = _error(["train", "digits", "--checkpoint-every", "0"], capsys)
+    every = ["train", "digits", "--checkpoint-every", "0"]
+    err = _error([*every, "--checkpoint", str(tmp_path / "c.ckpt")], capsys)
     assert err == "typed-nn: error: --checkpoint-every must be at least 1, got 0\n"
+    err = _error(["train", "digits", "--checkpoint-every", "2"], capsys)  # it was ignored
+    assert (
+        err == "typed-nn: error: --checkpoint-every needs --checkpoint PATH (where to write them)\n"
+    )
+    err = _error(["train", "digits", "--model", "cnn", "--widths", "64"], capsys)
+    assert err == "typed-nn: error: --widths sets the MLP's hidden widths: --model cnn has none\n"
     # A checkpoint of another optimizer (or, with the cosine schedule, another --epochs).
     ckpt = tmp_path / "run.ckpt"
     base = ["train", "digits", "--widths", "8", "--epochs", "1", "--no-progress"]
@@ -295,9 +302,11 @@ def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     capsys.readouterr()
     argv = [*base, "--epochs", "2", "--resume", str(ckpt), "--out", str(tmp_path / "b")]
     assert main(argv) == 1
-    err = capsys.readouterr().err
-    assert err == (
+    err = capsys.readouterr().err  # the whole message: what differs and the fix
+    assert err.startswith(
         f"typed-nn: error: cannot load the checkpoint {ckpt}: it was saved from another model "
         "or optimizer.\n"
     )
+    assert "file has" in err
+    assert "hint: nothing was changed." in err
     assert not (tmp_path / "b").exists()

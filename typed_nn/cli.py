@@ -121,7 +121,12 @@ def _add_training_options(train: argparse.ArgumentParser) -> None:
     train.add_argument("--epochs", type=int, default=25, metavar="N", help="passes over the data")
     train.add_argument("--batch-size", type=int, default=32, metavar="B", help="mini-batch size")
     train.add_argument(
-        "--widths", type=int, nargs="+", default=[128], metavar="W", help="hidden layer widths"
+        "--widths",
+        type=int,
+        nargs="+",
+        default=None,
+        metavar="W",
+        help="hidden layer widths of --model mlp (default: 128)",
     )
     train.add_argument(
         "--activation", choices=get_args(ActivationName), default="relu", help="hidden activation"
@@ -175,7 +180,11 @@ def _add_output_options(train: argparse.ArgumentParser) -> None:
         help="write a checkpoint (weights, optimizer state, epoch, history) to PATH while training",
     )
     train.add_argument(
-        "--checkpoint-every", type=int, default=1, metavar="N", help="epochs between checkpoints"
+        "--checkpoint-every",
+        type=int,
+        default=None,
+        metavar="N",
+        help="epochs between checkpoints (default: 1; with --checkpoint)",
     )
     train.add_argument(
         "--resume",
@@ -193,12 +202,18 @@ def _validate(args: argparse.Namespace) -> None:
     for flag, value in (("--epochs", args.epochs), ("--batch-size", args.batch_size)):
         if value < 1:
             raise UsageError(f"{flag} must be at least 1, got {value}")
+    if args.widths is not None and args.model != "mlp":
+        raise UsageError(f"--widths sets the MLP's hidden widths: --model {args.model} has none")
+    args.widths = [128] if args.widths is None else args.widths
     if any(w < 1 for w in args.widths):
         raise UsageError(f"--widths must all be at least 1, got {args.widths}")
     if args.lr is not None and not (args.lr > 0 and math.isfinite(args.lr)):
         raise UsageError(f"--lr must be a finite number > 0, got {args.lr}")
     if args.seed < 0:
         raise UsageError(f"--seed must be at least 0, got {args.seed}")
+    if args.checkpoint_every is not None and args.checkpoint is None:
+        raise UsageError("--checkpoint-every needs --checkpoint PATH (where to write them)")
+    args.checkpoint_every = 1 if args.checkpoint_every is None else args.checkpoint_every
     if args.checkpoint_every < 1:
         raise UsageError(f"--checkpoint-every must be at least 1, got {args.checkpoint_every}")
     if args.resume is not None and not args.resume.is_file():
@@ -373,6 +388,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = str(err).splitlines()
         report(f"{lines[0]} ({lines[-1].removeprefix('hint: ')})")
         return 2
-    except (TypedNNError, OSError) as err:
-        report(str(err).splitlines()[0])
+    except (TypedNNError, OSError) as err:  # the whole message: what differs, the fix
+        report(str(err))
         return 1
