@@ -61,6 +61,7 @@ class Conv2d(Mixed, Generic[FE, Dv, CE]):
     ) -> None:
         e, dv = _tags(elem, device)
         self._set_precision(precision, e)
+        in_channels, out_channels = _pair("Conv2d", "channels", (in_channels, out_channels), 1)
         kh, kw = _pair("Conv2d", "kernel_size", kernel_size, 1)
         self.stride = _pair("Conv2d", "stride", stride, 1)
         self.padding = _pair("Conv2d", "padding", padding, 0)
