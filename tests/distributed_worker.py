@@ -9,7 +9,8 @@ SIGKILL in the middle of the second epoch while rank 0 saves weights after every
 ``raise`` (rank 1 raises there instead, inside ``abort_on_error``), ``disagree`` (one ``fit``
 per way rank 1 can differ from rank 0: data, batch size, epochs, optimizer, seed; each error
 printed on one line), ``leave`` (rank 1 leaves the run after its first epoch, its error caught:
-rank 0 must not wait for it forever).
+rank 0 must not wait for it forever), ``batchnorm`` (a batch-norm model with early stopping:
+each rank prints its test accuracies and running mean).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import typed_nn as tn
 from typed_nn import nn, ops, optim
 from typed_nn.distributed import abort_on_error, world
 from typed_nn.model import SGD, Adam, Momentum, Optimizer, save_weights
-from typed_nn.train import Dataset, History, LambdaCallback, fit
+from typed_nn.train import Dataset, EarlyStopping, History, LambdaCallback, fit
 from typed_nn.train.classifier import build_mlp
 
 N_SAMPLES = 203  # 203 = 12 * 16 + 11: the last batch is smaller, and odd
@@ -51,6 +52,15 @@ DIFFERENCES: dict[str, dict[str, Any]] = {
     "seed": {"seed": 1},
 }
 """What rank 1 changes in ``disagree`` mode, by name."""
+
+
+class BatchNormNet(nn.Module):
+    def __init__(self) -> None:
+        tn.manual_seed(0)
+        self.fc1, self.bn, self.fc2 = nn.Linear(N_FEATURES, 16), nn.BatchNorm(16), nn.Linear(16, 4)
+
+    def __call__(self, x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Matrix[tn.Float32, tn.CPU]:
+        return self.fc2(ops.relu(self.bn(self.fc1(x))))
 
 
 def optimizer(name: str) -> Optimizer:
@@ -102,6 +112,16 @@ def main(mode: str, out: str) -> None:
         arrays = {name: t.numpy() for name, t in params.items()}  # every rank: compared
         arrays["loss"], arrays["acc"] = np.array(history.train_loss), np.array(history.train_acc)
         np.savez(f"{out}.rank{w.rank}.npz", allow_pickle=False, **arrays)
+    elif mode == "batchnorm":  # each rank's statistics from its part: rank 0's after an epoch
+        bn_net = BatchNormNet()
+        history = fit(
+            bn_net, data(), optim.SGD(bn_net, 0.1), epochs=12, batch_size=16, test=data(),
+            callbacks=[EarlyStopping("test_acc", patience=1)],
+        )  # fmt: skip
+        mean = nn.state_dict(bn_net)["bn.running_mean"]
+        lines = w.all_gather_object(f"{history.test_acc} {mean.tolist()}")
+        if w.is_root:
+            print("\n".join(lines), flush=True)
     elif mode == "collectives":
         t = tn.tensor(
             np.arange(6, dtype=np.float32).reshape(2, 3) + 10 * w.rank, tn.Float32, tn.CPU, tn.Dim2

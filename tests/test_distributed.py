@@ -152,6 +152,18 @@ def test_collectives_on_tensors_across_two_ranks() -> None:
 
 
 @needs_mpi
+def test_batch_norm_ranks_score_save_and_stop_on_one_model() -> None:
+    """Each rank's running statistics came from its part of the batches, so the ranks scored
+    different models, and early stopping stopped one rank while the other waited (a stall):
+    rank 0's buffers are broadcast after every epoch."""
+    done = _run(2, str(WORKER), "batchnorm", "-")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2
+    assert lines[0] == lines[1]
+
+
+@needs_mpi
 def test_the_command_trains_data_parallel_under_mpiexec(tmp_path: Path) -> None:
     main = "import sys; from typed_nn.cli import main; sys.exit(main())"
     args = ["-c", main, "train", "digits", "--epochs", "1", "--widths", "16", "--no-progress"]

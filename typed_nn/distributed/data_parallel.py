@@ -38,6 +38,7 @@ __all__ = [
     "data_digest",
     "epoch_totals",
     "shard",
+    "sync_buffers",
     "sync_parameters",
 ]
 
@@ -214,6 +215,16 @@ def sync_parameters(
         world.broadcast(w)
         for _, t in sorted(optimizer.state(w).items()):
             world.broadcast(t)
+
+
+def sync_buffers(world: World, state: ModelState) -> None:
+    """Give every rank rank 0's buffers (batch-norm statistics, which each rank updated from
+    its part of the batches), as PyTorch's DistributedDataParallel broadcasts them: the ranks
+    then score, save and stop on one model."""
+    if world.size <= 1:
+        return
+    for entry in state.buffers.values():
+        world.broadcast(entry.read())
 
 
 def _check_alike(world: World, lines: list[str], headline: str, hint: str) -> None:

@@ -21,6 +21,7 @@ from ..distributed.data_parallel import (
     epoch_totals,
     local_order,
     shard,
+    sync_buffers,
 )
 from ..distributed.world import World
 from ..ops import mse_loss
@@ -161,6 +162,7 @@ class FitLoop:
         for epoch in range(first, self.epochs):
             self.trainee.set_training(True)
             epoch_loss, acc = self._train_epoch(epoch)
+            sync_buffers(self.world, self.trainee.state())  # rank 0's statistics everywhere
             self._check_finite(epoch)
             self.trainee.set_training(False)
             self._record(epoch, epoch_loss, acc)
