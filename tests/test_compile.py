@@ -519,3 +519,49 @@ def test_a_replayed_step_invalidates_cached_results_of_what_it_wrote() -> None:
     assert float(tn.evaluate(total).numpy()) == 3.0
     compiled(0.5)  # replayed
     assert float(tn.evaluate(total).numpy()) == 0.0
+
+
+def test_every_kind_of_parameter_binds_as_in_a_plain_call() -> None:
+    """Keyword-only parameters, ``*args``, ``**kwargs``, a ``functools.partial`` with a keyword
+    and a method: each had been passed back to ``fn`` by position (stray TypeErrors, a tuple
+    for ``*args``). Tensors among them are arguments; floats are run-time numbers."""
+    import functools
+
+    x = tn.tensor(np.ones(2), tn.Float64, tn.CPU, tn.Dim1)
+    y = tn.tensor(np.full(2, 2.0), tn.Float64, tn.CPU, tn.Dim1)
+
+    @tn.compile
+    def keyword_only(a: Any, *, scale: float, shift: Any) -> Any:
+        return a * scale + shift
+
+    assert keyword_only(x, scale=2.0, shift=y).numpy().tolist() == [4.0, 4.0]
+    assert keyword_only(y, scale=3.0, shift=x).numpy().tolist() == [7.0, 7.0]
+    assert keyword_only.traces == 1  # another tensor, another float: the same program
+
+    @tn.compile
+    def variadic(a: Any, *rest: Any, **named: Any) -> Any:
+        total = a
+        for r in rest:
+            total = total + r
+        return total * named.get("k", 1.0)
+
+    assert variadic(x).numpy().tolist() == [1.0, 1.0]
+    assert variadic(x, y, y).numpy().tolist() == [5.0, 5.0]
+    assert variadic(x, y, k=0.5).numpy().tolist() == [1.5, 1.5]
+    assert variadic(x, k=y).numpy().tolist() == [2.0, 2.0]
+    partial = tn.compile(functools.partial(lambda a, b, c: a + b * c, c=3.0))
+    assert partial(x, y).numpy().tolist() == [7.0, 7.0]
+
+    class Scaler:
+        def __init__(self, by: float) -> None:
+            self.by = by
+
+        @tn.compile
+        def __call__(self, a: Any) -> Any:
+            return a * self.by
+
+    assert Scaler(2.0)(x).numpy().tolist() == [2.0, 2.0]
+    assert Scaler(5.0)(x).numpy().tolist() == [5.0, 5.0]  # another object: another trace
+    loose: Any = keyword_only  # what the checkers refuse, at run time
+    with pytest.raises(tn.CompileError, match=r"cannot call compiled .*keyword_only: missing"):
+        loose(x, scale=2.0)

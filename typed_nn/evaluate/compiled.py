@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, ParamSpec, TypeVar, overload
@@ -63,6 +64,13 @@ class Compiled(Generic[P, R]):
             )
         self._names = list(self._signature.parameters)
         self._arity = len(self._names)
+        self._plain = all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            for p in self._signature.parameters.values()
+        )
+        """Positional parameters only: a call's values are its arguments in order; else they
+        are flattened (:func:`_flat_call`)."""
+        self._calls: dict[tuple[Any, ...], Callable[..., Any]] = {}
         self._max = max_traces
         self._steps: list[Step] = []
         """The traced Steps (one per signature, and per memory layout where it writes), the
@@ -81,12 +89,12 @@ class Compiled(Generic[P, R]):
         result: R
         with self._lock:  # a Step's program serves one call at a time
             steps = self._steps
-            if steps and not kwargs:  # most calls repeat the last call's signature
+            if steps and not kwargs and self._plain:  # most calls repeat the last signature
                 fits = steps[0].guard(args)
                 if fits is not None:
                     result = steps[0].run(fits[0], fits[1], args)
                     return result
-            values = self._bind(args, kwargs)
+            call, names, values = self._bind(args, kwargs)
             for step in steps:  # the most recently used first
                 fits = step.guard(values)
                 if fits is not None:
@@ -94,16 +102,41 @@ class Compiled(Generic[P, R]):
                     steps.insert(0, step)
                     result = step.run(fits[0], fits[1], values)
                     return result
-            key, arrays, numbers = signature(self.fn, self._names, self._static, values)
-            result = self._trace(key, values).run(arrays, numbers, values)
+            key, arrays, numbers = signature(self.fn, names, self._static, values)
+            result = self._trace(key, values, call, names).run(arrays, numbers, values)
         return result
 
-    def _bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if not kwargs and len(args) == self._arity:
-            return args
-        bound = self._signature.bind(*args, **kwargs)
+    def __get__(self, obj: object, owner: object = None) -> Any:
+        """A compiled method: bound to ``obj``, as a function is (``obj`` is an argument,
+        by value: one trace per object)."""
+        return self if obj is None else types.MethodType(self, obj)
+
+    def _bind(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[Callable[..., Any], list[str], Any]:
+        """What runs ``fn`` on the call's values, their names, and the values: the arguments
+        in order, or (keyword-only, ``*args``, ``**kwargs`` parameters) flattened, one per
+        tensor or number, the call's shape last."""
+        if self._plain and not kwargs and len(args) == self._arity:
+            return self.fn, self._names, args
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise CompileError(
+                message(
+                    f"cannot call compiled {qualname(self.fn)}: {err}.",
+                    [("signature", f"{qualname(self.fn)}{self._signature}")],
+                    hint="call it as you would call the function itself.",
+                )
+            ) from err
         bound.apply_defaults()
-        return [bound.arguments[n] for n in self._names]
+        if self._plain:
+            return self.fn, self._names, [bound.arguments[n] for n in self._names]
+        names, values, shape = _flat_call(self._signature, bound.arguments)
+        call = self._calls.get(shape)
+        if call is None:
+            call = self._calls[shape] = _unflattening(self.fn, shape)
+        return call, [*names, CALL], [*values, shape]
 
     @property
     def _last(self) -> Step | None:
@@ -124,7 +157,9 @@ class Compiled(Generic[P, R]):
         self._steps.clear()
         self._warned = self._quiet
 
-    def _trace(self, key: tuple[Any, ...], values: Any) -> Step:
+    def _trace(
+        self, key: tuple[Any, ...], values: Any, call: Callable[..., Any], names: list[str]
+    ) -> Step:
         for stale in [s for s in self._steps if s.key == key and s.stale()]:
             self._steps.remove(stale)
             if stale.replaced != replaced_fields[0]:
@@ -141,7 +176,8 @@ class Compiled(Generic[P, R]):
             if not self._warned:
                 self._warned = True
                 keys = [s.key for s in self._steps] + [key]
-                changing = [n for i, n in enumerate(self._names) if len({k[i] for k in keys}) > 1]
+                width = min(len(k) for k in keys)
+                changing = [n for i, n in enumerate(names[:width]) if len({k[i] for k in keys}) > 1]
                 self._warn(
                     f"{self._max + 1} times: its arguments' signature keeps changing.",
                     ("changing", ", ".join(changing) or "closed-over tensors"),
@@ -150,7 +186,7 @@ class Compiled(Generic[P, R]):
                 )
             self._steps.pop()  # the least recently used
         self.traces += 1
-        step = Step(self.fn, self._names, self._static, key, values, self._cuda_graph)
+        step = Step(call, names, self._static | {CALL}, key, values, self._cuda_graph)
         self._steps.insert(0, step)
         return step
 
@@ -161,6 +197,54 @@ class Compiled(Generic[P, R]):
                 RetraceWarning,
                 stacklevel=4,  # the caller of the compiled function
             )
+
+
+CALL = "<call>"
+"""The name of a flattened call's last value: its shape (which parameter each value is)."""
+
+
+def _flat_call(
+    sig: inspect.Signature, arguments: dict[str, Any]
+) -> tuple[list[str], list[Any], tuple[Any, ...]]:
+    """Names and values, one per positional or keyword-only parameter and per ``*args`` /
+    ``**kwargs`` item, and the call's shape: (positional count, ``*args`` count, keyword-only
+    names, ``**kwargs`` keys)."""
+    names: list[str] = []
+    values: list[Any] = []
+    positional, extra, keyword, keys = 0, 0, [], []
+    for name, p in sig.parameters.items():
+        v = arguments[name]
+        if p.kind is p.VAR_POSITIONAL:
+            names += [f"{name}[{i}]" for i in range(len(v))]
+            values += v
+            extra = len(v)
+        elif p.kind is p.VAR_KEYWORD:
+            names += [f"{name}[{k!r}]" for k in v]
+            values += v.values()
+            keys = list(v)
+        else:
+            names.append(name)
+            values.append(v)
+            if p.kind is p.KEYWORD_ONLY:
+                keyword.append(name)
+            else:
+                positional += 1
+    return names, values, (positional, extra, tuple(keyword), tuple(keys))
+
+
+def _unflattening(fn: Callable[..., Any], shape: tuple[Any, ...]) -> Callable[..., Any]:
+    """``fn`` called on flattened values (:func:`_flat_call`; the shape, last, dropped)."""
+    positional, extra, keyword, keys = shape
+    n = positional + extra
+
+    @functools.wraps(fn)
+    def call(*flat: Any) -> Any:
+        named = dict(zip(keyword, flat[n : n + len(keyword)], strict=True))
+        more = dict(zip(keys, flat[n + len(keyword) : -1], strict=True))
+        return fn(*flat[:n], **named, **more)
+
+    call.__tn_call_of__ = fn  # type: ignore[attr-defined]  # whose names a trace reads
+    return call
 
 
 def _check_arguments(fn: object, static: object, max_traces: object, cuda_graph: object) -> None:

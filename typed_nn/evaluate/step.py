@@ -439,6 +439,7 @@ def _names_read(fn: Callable[..., Any], leaves: set[int]) -> list[tuple[Any, str
     """(scope, name, object) of each global name (scope: the globals) and closure cell
     (scope: the cell) of ``fn`` that held, when traced, a leaf tensor, a module or one of
     typed_nn's stateful objects (an optimizer): rebound, the program no longer is ``fn``'s."""
+    fn = getattr(fn, "__tn_call_of__", fn)  # a flattened call's: the function's own names
     code = getattr(fn, "__code__", None)
     if code is None:
         return []
