@@ -130,15 +130,15 @@ class Step:
         self.arity = len(names)
         merged = self.assigns or bool(trace.through) or trace.differentiated  # hang on sharing
         self.held_at, self.layout = _sharing(key, self.held, merged, placeholders)
+        """``held_at``: where the program writes (or the trace took two tensors over one
+        memory for one) and two memories could be one, a call's memory layout must be the
+        trace's (its writes and reads were planned for it; None: nothing to compare)."""
         shared = any(e != k for k, e in enumerate(self.layout))
         self.objects = (
             object_pattern(values, self.held) if trace.differentiated and shared else None
         )
         """Where autodiff ran and memory was shared: which arguments are one object, or a
         closed-over one (autodiff takes them for one tensor, as eagerly); a call must match."""
-        """Where the program writes (or the trace took two tensors over one memory for one)
-        and two memories could be one: a call's memory layout must be the trace's (its writes
-        and reads were planned for it; None: nothing to compare)."""
         self.watch = bool(scopes or self.held or self.modes)
         """Whether a call checks the names, memory and modes the trace read."""
         self.structure = structure
@@ -321,7 +321,7 @@ def memory_layout(arrays: list[Any], held_at: dict[Any, Any]) -> list[Any]:
             key = id(a)
             entry = held_at.get(key)
             if entry is None:
-                if ("on", key) in held_at:  # a closed-over tensor views part of it
+                if _on(key) in held_at:  # a closed-over tensor views part of it
                     return _parts_layout(arrays, held_at)
                 entry = seen.setdefault(key, len(layout))
             layout.append(entry)
@@ -340,7 +340,7 @@ def _parts_layout(arrays: list[Any], held_at: dict[Any, Any]) -> list[Any]:
                 entry = seen.get(key)
             if entry is None:
                 entry = len(layout)
-                on = ("on", key if type(key) is int else key[0])
+                on = _on(key)
                 parts = held_at.get(on, ()) + seen.get(on, ())
                 if parts:  # another part of memory seen before: which parts it may overlap
                     share = module_of(a).may_share_memory
@@ -357,9 +357,14 @@ def held_memory(arrays: list[Any]) -> dict[Any, Any]:
     for j, a in enumerate(arrays):
         key = memory_key(a)
         at.setdefault(key, -1 - j)
-        on = ("on", key if type(key) is int else key[0])
+        on = _on(key)
         at[on] = (*at.get(on, ()), (a, -1 - j))
     return at
+
+
+def _on(key: Any) -> tuple[str, int]:
+    """The entry of a memory key's owner: what any part of that owner's memory is under."""
+    return ("on", key if type(key) is int else key[0])
 
 
 def memory_key(a: Any) -> Any:

@@ -162,7 +162,8 @@ class FitLoop:
         for epoch in range(first, self.epochs):
             self.trainee.set_training(True)
             epoch_loss, acc = self._train_epoch(epoch)
-            sync_buffers(self.world, self.trainee.state())  # rank 0's statistics everywhere
+            if self.world.size > 1:  # rank 0's statistics everywhere
+                sync_buffers(self.world, self.trainee.state())
             self._check_finite(epoch)
             self.trainee.set_training(False)
             self._record(epoch, epoch_loss, acc)
