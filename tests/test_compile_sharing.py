@@ -206,3 +206,17 @@ def test_a_compiled_sgd_step_over_a_parameter_passed_as_its_input_matches_eager(
         return weight.numpy().copy()
 
     np.testing.assert_allclose(run(True), run(False), rtol=1e-6)
+
+
+def test_a_row_of_a_tensor_assigned_its_own_old_value_reads_that_value() -> None:
+    """``S.assign(T)`` where ``T`` holds ``S``'s old value (``T.assign(S)`` first): a row
+    ``S[1]`` read after it is a row of that old value, not a CompileError about reading part
+    of assigned memory (the fuzzer, program 24558 of seed 11686819)."""
+
+    def body(s: dict[str, M]) -> list[Any]:
+        s["Q"].assign(s["S"])
+        s["S"][1].assign(s["S"][0] * 10.0)
+        s["S"].assign(s["Q"])
+        return [s["S"][1] * 1.0]
+
+    _same_as_eager(body, [(), ()])

@@ -152,7 +152,7 @@ class Trace:
         if x._view_of is not None:
             parent, i = x._view_of
             new = self.read(parent)
-            if new is not parent:
+            if new is not parent or self._assigned(parent):  # (assigned its own old value)
                 return self.built_from_values(lambda: slice_(new, i))
         for t, expr in self.assigns.values():
             if _overlaps(t, x):
