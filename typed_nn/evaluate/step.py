@@ -321,7 +321,7 @@ def memory_layout(arrays: list[Any], held_at: dict[Any, Any]) -> list[Any]:
             key = id(a)
             entry = held_at.get(key)
             if entry is None:
-                if _on(key) in held_at:  # a closed-over tensor views part of it
+                if ("on", key) in held_at:  # _on(key), inline: a closed-over tensor views it
                     return _parts_layout(arrays, held_at)
                 entry = seen.setdefault(key, len(layout))
             layout.append(entry)
