@@ -81,3 +81,37 @@ def test_the_plan_cache_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     stats.reset()
     tn.evaluate(ops.exp(x) + 5.0)
     assert stats.analyses == 0
+
+
+def test_plans_idle_for_a_while_are_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typed_nn.evaluate import executor
+
+    monkeypatch.setattr(executor, "IDLE_EVALUATIONS", 8)
+    executor.clear_plan_cache()
+    x = t32(rng.normal(size=4))
+    tn.evaluate(ops.exp(x) + 1.0)  # a plan, then a steady loop of another structure
+    for _ in range(20):
+        tn.evaluate(ops.tanh(x))
+    assert len(executor._plans()) == 1
+    stats.reset()
+    tn.evaluate(ops.tanh(x))
+    assert stats.analyses == 0  # the loop's plan stayed
+
+
+def test_a_one_node_graph_is_collected_as_the_walk_collects_it() -> None:
+    """``collect`` takes a node over leaf tensors without its walk: the same slots and key."""
+    from typed_nn.evaluate.cache import epoch
+    from typed_nn.evaluate.collect import Collected, _Walk, collect
+
+    x = t32(rng.normal(size=(2, 3)))
+    y = t32(rng.normal(size=(2, 3)))
+    same_memory = tn.from_dlpack(np.from_dlpack(x), tn.Float32, tn.CPU, tn.Dim2)
+    exprs = [x + y, y + x, x + x, x + same_memory, x * 2.0, ops.concat([x, y, x, 3.0 * y])]
+    for e in exprs:
+        walked = Collected()
+        walk = _Walk(walked, True, epoch(), False)
+        walk.slots_for(e)
+        walked.roots.append(walk.slot_of[id(e)])
+        col = collect([e], True, epoch())
+        assert (col.sig, col.roots, len(col.env)) == (walked.sig, walked.roots, len(walked.env))
+        assert [s for _, s in col.leaves] == [s for _, s in walked.leaves]

@@ -72,12 +72,53 @@ def collect(roots: Sequence[Any], cse: bool, epoch: int, *, by_object: bool = Fa
     (``tn.compile``: each is bound to its own array at every call).
     """
     col = Collected()
+    if len(roots) == 1 and cse and not by_object and _one_node(col, roots[0], epoch):
+        return col
     walk = _Walk(col, cse, epoch, by_object)
     for root in roots:
         root = _lower(root, col)
         walk.slots_for(root)
         col.roots.append(walk.slot_of[id(root)])
     return col
+
+
+def _one_node(col: Collected, root: Any, epoch: int) -> bool:
+    """``root`` collected when it is a node not cached whose operands are leaf tensors and
+    numbers (an eager loop's usual evaluation): the slots :class:`_Walk` would give, without
+    its walk. False (``col`` untouched) otherwise."""
+    if type(root) is _Tensor or not isinstance(root, _Operation):
+        return False
+    if root._result is not None and root._epoch == epoch:
+        return False
+    operands = root._operands
+    for o in operands:
+        to = type(o)
+        if to is not _Tensor and to is not float and to is not int:
+            return False
+    env, objs, sig, leaves = col.env, col.objs, col.sig, col.leaves
+    cons: dict[Any, int] = {}
+    slot_of: dict[int, int] = {}
+    for o in reversed(operands):  # the walk's stack takes the last operand first
+        if type(o) is _Tensor and id(o) not in slot_of:
+            arr = o._array
+            ident = o._identity()
+            s = cons.get(ident)
+            if s is None:
+                s = cons[ident] = len(env)
+                env.append(arr)
+                objs.append(o)
+                sig.append((arr.shape, arr.dtype, o._device))
+            slot_of[id(o)] = s
+            leaves.append((o, s))
+    refs: list[Any] = [root._decl, root._params]
+    for o in operands:
+        to = type(o)
+        refs.append(slot_of[id(o)] if to is _Tensor else (to, o))
+    col.roots.append(len(env))
+    env.append(None)
+    objs.append(root)
+    sig.append(tuple(refs))
+    return True
 
 
 class _Walk:

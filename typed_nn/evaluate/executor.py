@@ -48,8 +48,9 @@ _local = threading.local()
 MAX_PLANS = 512
 """Analysed plans kept per thread (each may hold a few scratch blocks)."""
 IDLE_EVALUATIONS = 4096
-"""A plan no evaluation of the thread used in this many is forgotten (a stream of ever new
-shapes, then a steady loop: the old shapes' plans and their buffers go)."""
+"""A plan no evaluation of the thread used in this many is forgotten, at the next multiple
+of it (a stream of ever new shapes, then a steady loop: the old shapes' plans and their
+buffers go)."""
 
 
 def _plans() -> dict[Any, Program]:
@@ -232,27 +233,42 @@ def _prepare(
         for j, t in targets.items():
             tlist.append((j, col.roots[j], len(env) + len(tlist), _alias(col, t)))
     key = (tuple(col.sig), tuple(col.roots), options.key(), tuple(tlist), registry_version())
-    program = _plans().pop(key, None) if options.plan_cache else None
+    program = _cached(key)
     if program is None:
         stats.analyses += 1
-        program = _analyse(col, tlist)
+        program = _keep(key, _analyse(col, tlist))
     else:
         stats.plan_hits += 1
-    _keep(key, program)
     if tlist:
         assert targets is not None
         env.extend(targets[j].array for j, *_ in tlist)
     return program, col
 
 
-def _keep(key: Any, program: Program) -> None:
-    """Cache ``program`` as the most recently used (last); forget the oldest past the bounds."""
+def _cached(key: Any) -> Program | None:
+    """The plan cache's program for ``key``, marked used now; None on a miss (or with the
+    cache off). A hit costs one lookup; every IDLE_EVALUATIONS-th evaluation forgets the
+    plans idle that long."""
+    clock = _local.clock = getattr(_local, "clock", 0) + 1
+    plans = _plans()
+    if clock % IDLE_EVALUATIONS == 0:
+        for k in [k for k, p in plans.items() if clock - p.used > IDLE_EVALUATIONS]:
+            del plans[k]  # its buffers go with it
+    program = plans.get(key) if options.plan_cache else None
+    if program is not None:
+        program.used = clock
+    return program
+
+
+def _keep(key: Any, program: Program) -> Program:
+    """Cache ``program`` (analysed on a miss); past the bound forget the least recently
+    used."""
     plans = _plans()
     plans[key] = program
-    clock = program.used = _local.clock = getattr(_local, "clock", 0) + 1
-    oldest = next(iter(plans.values()))
-    if len(plans) > MAX_PLANS or clock - oldest.used > IDLE_EVALUATIONS:
-        del plans[next(iter(plans))]  # its buffers go with it
+    program.used = _local.clock
+    if len(plans) > MAX_PLANS:
+        del plans[min(plans, key=lambda k: plans[k].used)]
+    return program
 
 
 FAILED = object()
@@ -319,9 +335,7 @@ def by_node(roots: Sequence[AnyTensor]) -> list[AnyResult]:
     caller copies into targets)."""
     col = collect(roots, options.cse, epoch())
     key = (tuple(col.sig), tuple(col.roots), options.key(), None, registry_version())
-    program = _plans().pop(key, None) if options.plan_cache else None
-    program = program or _analyse(col, [], by_node=True)  # not counted: stats are the plans'
-    _keep(key, program)
+    program = _cached(key) or _keep(key, _analyse(col, [], by_node=True))  # not counted
     checks = program.checks
     assert checks is not None
     checks.objs = col.objs
@@ -348,34 +362,30 @@ def _results(
 ) -> list[AnyResult]:
     """The roots' tensors; every computed node caches its value (interior ones as bare arrays,
     wrapped when read: ``cache.cached``)."""
-    by_slot: dict[int, AnyResult] = {}
-    stored: dict[int, Any] = {}
-    wanted = set(root_slots)
     now = epoch()
+    computed: dict[int, Any] = {}
     for s in program.results:  # cache.store, inlined: this loop runs for every node
         obj = objs[s]
         value = env[s]
-        if s in wanted:
-            value = by_slot[s] = result_tensor(value, obj._elem, obj._device)
-        obj._result = value
+        if s in root_slots:
+            value = result_tensor(value, obj._elem, obj._device)
+        obj._result = computed[s] = value
         obj._epoch = now
-        stored[s] = value
     for s, x in merged:
-        if s in stored:
-            x._result = stored[s]
+        if s in computed:
+            x._result = computed[s]
             x._epoch = now
     if options.sanitize:
-        for s, value in stored.items():
+        for s, value in computed.items():
             sanitize.remember(objs[s], value, now)
         for s, x in merged:
-            if s in stored:
-                sanitize.remember(x, stored[s], now)
+            if s in computed:
+                sanitize.remember(x, computed[s], now)
     out: list[AnyResult] = []
     for j, r in enumerate(root_slots):
         target = targets.get(j) if targets else None
         if target is not None and env[r] is target.array:
             out.append(target)
         else:
-            res = by_slot.get(r)
-            out.append(res if res is not None else objs[r])
+            out.append(computed.get(r, objs[r]))
     return out
