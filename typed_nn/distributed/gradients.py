@@ -29,6 +29,7 @@ from .. import ops
 from ..data.factories import zeros
 from ..data.tensor import Tensor, TensorLike
 from ..devices import module_of
+from ..evaluate.cache import overwrite
 from ..ops.declare import OpDecl, Operand, Params, implement
 from ..ops.node import build
 from ..tags import CPU, GPU, DeviceTag, ElemTag
@@ -77,7 +78,7 @@ class GradientAllReduce:
         """This rank's share of the next step's global batch (its samples / the batch's)."""
         self._weight = weight
         for t in self._weights.values():
-            t.array[...] = weight
+            overwrite(t, weight)
 
     def _weight_of(self, elem: type[ElemTag], device: type[DeviceTag]) -> Tensor[Any, Any, Any]:
         t = self._weights.get((elem, device))

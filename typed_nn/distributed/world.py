@@ -33,6 +33,7 @@ import numpy as np
 
 from ..data.tensor import Tensor
 from ..errors import DistributedError, OperandError, message, missing_dependency
+from ..evaluate.cache import invalidate_caches
 from ..tags import D, Dv, E, Float32, Float64
 
 __all__ = [
@@ -135,6 +136,7 @@ class World:
         _check_tensor(t, "broadcast")
         self._check_root(root)
         self.broadcast_array(t.array, root)
+        invalidate_caches()  # t's memory changed: results cached from it are stale
         return t
 
     def all_gather(self, t: Tensor[E, Dv, Any]) -> Tensor[E, Dv, Any]:

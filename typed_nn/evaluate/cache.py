@@ -20,6 +20,7 @@ __all__ = [
     "cached",
     "epoch",
     "invalidate_caches",
+    "overwrite",
     "result_tensor",
     "store",
 ]
@@ -39,6 +40,14 @@ def invalidate_caches() -> None:
     _State.epoch += 1
     if options.sanitize:
         sanitize.forget()
+
+
+def overwrite(tensor: Tensor[Any, Any, Any], values: Any) -> None:
+    """Write ``values`` into ``tensor``'s memory outside an evaluation (a loader, an
+    optimizer's count or learning rate, a layer's state): results cached before were computed
+    from the old values, so they are forgotten, as ``assign`` forgets them."""
+    tensor.array[...] = values
+    invalidate_caches()
 
 
 def cached(node: Operation[Any, Any, Any]) -> Tensor[Any, Any, Any] | None:

@@ -31,6 +31,7 @@ from .. import devices, ops, tracing
 from ..data.factories import tensor
 from ..data.tensor import AnyTensor, Tensor
 from ..errors import LayerError, message
+from ..evaluate.cache import overwrite
 from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site
 from ..tags import CPU, GPU, DeviceTag, Dim1, Int64
@@ -148,7 +149,7 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
                     self._starts[device] = counter
             else:  # in place: a compiled step reads this tensor
                 start = np.array([seed, counter], np.int64)
-                gen.state.array[...] = devices.array_module(device).asarray(start)
+                overwrite(gen.state, devices.array_module(device).asarray(start))
 
     def __repr__(self) -> str:
         return f"DropoutLayer({self.name!r}, {self.rate}, seed={self.seed})"

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..data.tensor import AnyTensor, Tensor
 from ..errors import LayerError, RankError, ShapeError, message
+from ..evaluate.cache import overwrite
 from ..ops.node import format_site, user_site
 from ..ops.special import ZeroTensor
 from ..policies import AnyPolicyObject, PolicyContainer, change_policy
@@ -111,7 +112,7 @@ class ConstantParamLayer(ParamSourceLayer):
             initializer.get_param(name, data)
         else:
             assert isinstance(data, Tensor)  # init allocates a principal tensor
-            data.array[...] = type(self).fill_value
+            overwrite(data, type(self).fill_value)
 
 
 class OnesParamLayer(ConstantParamLayer):

@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from .. import devices
 from ..data.tensor import Tensor
+from ..evaluate.cache import overwrite
 
 __all__ = ["StateEntry", "StateKind", "tensor_entry"]
 
@@ -40,6 +41,6 @@ def tensor_entry(name: str, kind: StateKind, tensor: AnyTensor) -> StateEntry:
     (on its device), so everything that holds the tensor sees the new values."""
 
     def write(values: npt.NDArray[Any]) -> None:
-        tensor.array[...] = devices.array_module(tensor.device).asarray(values)
+        overwrite(tensor, devices.array_module(tensor.device).asarray(values))
 
     return StateEntry(name, kind, lambda: tensor, write)

@@ -32,6 +32,7 @@ from ..data.module import (
 )
 from ..data.tensor import Tensor, TensorLike
 from ..errors import LayerError, OperandError, message
+from ..evaluate.cache import overwrite
 from ..inference_mode import inference
 from ..inference_mode import state as inference_state
 from ..shape import format_shape
@@ -276,7 +277,7 @@ def _module_summary(model: Module, example: object, depth: int) -> ModelSummary:
             result = _call(model, args)
     finally:
         for t, before in kept:
-            t.array[...] = before
+            overwrite(t, before)
     rows = []
     for path, sub, level in rows_of:
         out, calls = seen.get(id(sub), (None, 0))

@@ -41,6 +41,7 @@ from .. import devices
 from ..data.module import Module, named_buffers, named_parameters
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CheckpointError, OperandError, ParamError, bad_argument, brief, message
+from ..evaluate.cache import overwrite
 from ..layers.protocol import Layer
 from ..layers.state import model_state
 from ..layers.state_entry import StateEntry
@@ -424,14 +425,14 @@ def _write_state(
     }
     stateful = {id(w) for w in optimizer.weights_with_state()}
     for name, weight in named.items():
-        weight.array[...] = values[name]
+        overwrite(weight, values[name])
         if not optimizer.slots:
             continue
         if (name, optimizer.slots[0]) in states or id(weight) in stateful:
             # Saved state is restored; state the saved run had not made yet starts at zero.
             for slot, tensor in optimizer.state_tensors(weight).items():
                 saved = states.get((name, slot))
-                tensor.array[...] = saved if saved is not None else 0
+                overwrite(tensor, saved if saved is not None else 0)
     for name, entry in (state.generators or {}).items():
         entry.write(arrays[GENERATOR + name])
 

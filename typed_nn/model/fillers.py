@@ -30,6 +30,7 @@ import numpy.typing as npt
 from .. import devices
 from ..data.tensor import Tensor, check_writable
 from ..errors import ElemTypeError, OperandError, ParamError, message
+from ..evaluate.cache import overwrite
 from ..policies import (
     PNormVarScale,
     PolicyContainer,
@@ -110,7 +111,7 @@ def _store(tensor: Tensor[Any, Any, Any], values: npt.NDArray[Any]) -> None:
     values = values.astype(tensor.elem.dtype, copy=False)
     if tensor.device.name != "CPU":
         values = devices.array_module(tensor.device).asarray(values)
-    tensor.array[...] = values
+    overwrite(tensor, values)
 
 
 def _check_finite(filler: str, **values: float) -> None:

@@ -23,6 +23,7 @@ import numpy.typing as npt
 from .. import devices
 from ..data.tensor import Tensor, TensorLike
 from ..errors import ElemTypeError, OperandError, ParamError, ShapeError, message
+from ..evaluate.cache import overwrite
 from ..shape import format_shape
 from ..tags import D, Dv, E, elem_of_dtype
 from .fillers import Filler
@@ -129,7 +130,7 @@ class ParamInitializer:
         values = array.astype(dst.elem.dtype, copy=False)
         if dst.device.name != "CPU":
             values = devices.array_module(dst.device).asarray(values)
-        dst.array[...] = values
+        overwrite(dst, values)
 
     # --- name map ------------------------------------------------------------------------
 

@@ -36,6 +36,7 @@ from ..data.factories import scalar as tn_scalar
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CompileError, ElemTypeError, OperandError, ParamError, message
 from ..evaluate import EvalPlan
+from ..evaluate.cache import overwrite
 from ..ops import exp, sqrt, square
 from ..tags import Dim0, FloatTag, dim_of_rank
 from ..tracing import state as trace_state
@@ -133,7 +134,7 @@ class Optimizer(ABC):
     def step_count(self, value: int) -> None:
         self._host_steps = int(value)
         for count, _ in self._numbers.values():
-            count.array[...] = value
+            overwrite(count, value)
 
     def current_lr(self) -> float:
         """The learning rate the next step uses (the schedule's value at ``step_count``)."""
@@ -247,7 +248,7 @@ class Optimizer(ABC):
     def _set_lr_tensors(self, value: float) -> None:
         self._lr = value
         for _, lr in self._numbers.values():
-            lr.array[...] = value
+            overwrite(lr, value)
 
     def _slot(self, weight: AnyWeight, names: tuple[str, ...]) -> dict[str, AnyWeight]:
         """This weight's state tensors (zeros at first)."""

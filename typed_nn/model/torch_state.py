@@ -25,6 +25,7 @@ import numpy.typing as npt
 from .. import devices
 from ..data.tensor import Tensor, TensorLike
 from ..errors import OperandError, ParamError, brief, listed, message
+from ..evaluate.cache import overwrite
 from ..shape import format_shape
 from .torch_mapping import TorchMapping, TorchParam
 from .weights import SHOWN, _writable, checked_tensors
@@ -129,7 +130,7 @@ def from_torch_state_dict(
         target = params[name]
         if target.device.name != "CPU":
             value = devices.array_module(target.device).asarray(value)
-        target.array[...] = value
+        overwrite(target, value)
     return TorchLoadReport(tuple(values), tuple(missing), tuple(unexpected), unmapped)
 
 

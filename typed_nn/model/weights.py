@@ -42,6 +42,7 @@ from ..errors import (
     listed,
     message,
 )
+from ..evaluate.cache import overwrite
 from ..tags import dim_of_rank, tag_name
 from .atomic_write import write_atomic
 from .load_buffer import LoadBuffer
@@ -228,7 +229,7 @@ def load_weights(
     values = {name: _value(entries[name], data, base, t, into) for name, t in targets.items()}
     for name, target in targets.items():
         if target is not None:
-            target.array[...] = values[name]
+            overwrite(target, values[name])
         elif isinstance(into, LoadBuffer):
             dim = dim_of_rank(len(entries[name].shape))
             into.set(name, Tensor(values[name], into.elem, into.device, dim))

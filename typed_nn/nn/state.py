@@ -13,6 +13,7 @@ from ..data.module import Module, named_persistent, require_module
 from ..data.tensor import AnyTensor, Tensor
 from ..devices import array_module
 from ..errors import ModuleError, listed, message
+from ..evaluate.cache import overwrite
 
 __all__ = ["load_state_dict", "state_dict"]
 
@@ -85,7 +86,7 @@ def load_state_dict(m: Module, sd: Mapping[str, Any], strict: bool = True) -> li
     for k, v in values.items():
         target = entries[k]
         assert isinstance(target, Tensor)  # _mismatch refused any other
-        target.array[...] = array_module(target.device).asarray(v)
+        overwrite(target, array_module(target.device).asarray(v))
     return missing
 
 
