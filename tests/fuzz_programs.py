@@ -50,6 +50,12 @@ CALLS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
     "rows of one tensor": (("R[0]", "R[1]"), ("R[0]", "R[1]")),
     "rows, then one tensor twice": (("R[0]", "R[1]"), ("A", "A")),
     "rows, then one row twice": (("R[0]", "R[1]"), ("R[0]", "R[0]")),
+    # "~X": another tensor object over X's memory (a DLPack import of it, new at every call):
+    # the memory, not the object, decides which arguments are one
+    "distinct, then one memory imported twice": (("A", "B"), ("~A", "~A")),
+    "distinct, then a tensor and an import of it": (("A", "B"), ("A", "~A")),
+    "distinct, then an import of a state": (("A", "B"), ("~S0", "B")),
+    "distinct, then an import of a row": (("A", "B"), ("~R[0]", "R[0]")),
 }
 """How ``body`` is called: the names of its two arguments at the first and second call."""
 
@@ -348,9 +354,14 @@ def _arguments(program: Program, scope: dict[str, Any], call: int) -> tuple[Any,
 
 
 def _argument(name: str, scope: dict[str, Any]) -> Any:
-    if name.endswith("]"):
-        return scope[name[0]][int(name[2:-1])]
-    return scope[name]
+    imported = name.startswith("~")
+    name = name.removeprefix("~")
+    x = scope[name[0]][int(name[2:-1])] if name.endswith("]") else scope[name]
+    if not imported:
+        return x
+    if isinstance(x, tn.Tensor):
+        return tn.from_dlpack(np.from_dlpack(x), tn.Float32, tn.CPU, dim_of_rank(x.rank))
+    return x.view()  # numpy's side: another object too (autodiff tells objects apart)
 
 
 def _run_numpy(program: Program) -> list[list[np.ndarray]]:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import typed_nn as tn
 from typed_nn import ops
 from typed_nn.evaluate.compiled import Compiled
-from typed_nn.evaluate.step import memory_layout, signature
+from typed_nn.evaluate.step import HeldMemory, memory_layout, signature
 
 _base = np.arange(12, dtype=np.float32).reshape(3, 4)
 _other = np.zeros((3, 4), np.float32)
@@ -81,7 +81,7 @@ def test_guard_accepts_exactly_the_calls_of_its_signature(
     bound = step.guard(second)
     same = key2 == key
     if step.assigns:  # its writes were planned for the trace's sharing, between the arguments
-        held_at = step.held_at or {}  # and with the tensors it holds (static ones here)
+        held_at = step.held_at or HeldMemory([])  # and with the tensors it holds (static ones)
         same = same and memory_layout(arrays2, held_at) == memory_layout(arrays1, held_at)
     if bound is None:
         assert not same or step.stale()

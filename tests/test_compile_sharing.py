@@ -220,3 +220,60 @@ def test_a_row_of_a_tensor_assigned_its_own_old_value_reads_that_value() -> None
         return [s["S"][1] * 1.0]
 
     _same_as_eager(body, [(), ()])
+
+
+def _imported(t: M) -> M:
+    """Another tensor object over ``t``'s memory (a DLPack import has its own numpy base)."""
+    return tn.from_dlpack(np.from_dlpack(t), tn.Float64, tn.CPU, tn.Dim2)
+
+
+def _bump_then_read(t: M, u: M) -> tn.TensorLike[tn.Float64, tn.CPU, tn.Dim2]:
+    t.assign(t + 1.0)
+    return u * 10.0  # u over t's memory reads the new value, as eagerly
+
+
+@pytest.mark.parametrize("pair", ["two imports", "a tensor and its import"])
+def test_arguments_over_one_memory_are_one_memory_whatever_their_objects(pair: str) -> None:
+    """A program traced for separate memories must not serve a call whose arguments share
+    memory through distinct objects (outside tester 5, r4)."""
+    step = tn.compile(_bump_then_read)
+    fresh = [tn.tensor(np.zeros((1, 3)), tn.Float64, tn.CPU, tn.Dim2) for _ in range(2)]
+    np.testing.assert_array_equal(step(*fresh).numpy(), np.full((1, 3), 0.0))
+    buf = np.zeros((1, 3))
+    w = tn.from_dlpack(buf, tn.Float64, tn.CPU, tn.Dim2)
+    t = tn.from_dlpack(buf, tn.Float64, tn.CPU, tn.Dim2) if pair == "two imports" else w
+    u = _imported(w)
+    np.testing.assert_array_equal(step(t, u).numpy(), np.full((1, 3), 10.0))
+    np.testing.assert_array_equal(buf, np.ones((1, 3)))
+    assert step.traces == 2
+
+
+def test_an_argument_over_a_closed_over_tensors_memory_reads_its_assigned_value() -> None:
+    w = tn.tensor(np.ones((1, 2)), tn.Float64, tn.CPU, tn.Dim2)
+
+    @tn.compile
+    def body(x: M) -> tn.TensorLike[tn.Float64, tn.CPU, tn.Dim2]:
+        w.assign(w * 10.0)
+        return x + 0.5
+
+    np.testing.assert_array_equal(body(tn.zeros((1, 2), tn.Float64, tn.CPU)).numpy(), [[0.5, 0.5]])
+    np.testing.assert_array_equal(body(_imported(w)).numpy(), [[100.5, 100.5]])
+
+
+def test_arguments_over_overlapping_parts_of_a_buffer_are_refused_after_a_warm_up() -> None:
+    """Reading after an assign a tensor over part of the assigned memory is a CompileError, on
+    the first call as on a call after a program traced for separate memories."""
+
+    def shift(
+        t: tn.Tensor[tn.Float64, tn.CPU, tn.Dim1], u: tn.Tensor[tn.Float64, tn.CPU, tn.Dim1]
+    ) -> Any:
+        t.assign(u * 1.0)
+        return t + u
+
+    step = tn.compile(shift)
+    step(tn.zeros((5,), tn.Float64, tn.CPU), tn.zeros((5,), tn.Float64, tn.CPU))
+    b = np.arange(6.0)
+    parts = [tn.from_dlpack(b[k : k + 5], tn.Float64, tn.CPU, tn.Dim1) for k in (0, 1)]
+    with pytest.raises(tn.CompileError, match="over part of the memory an earlier assign changed"):
+        step(*parts)
+    np.testing.assert_array_equal(b, np.arange(6.0))  # nothing written

@@ -283,12 +283,12 @@ def _hold_what_the_trace_merged(
 
 def _sharing(
     key: tuple[Any, ...], held: list[tuple[Any, Any]], merged: bool, placeholders: dict[int, Any]
-) -> tuple[dict[Any, Any] | None, list[Any]]:
+) -> tuple[HeldMemory | None, list[Any]]:
     """A Step's ``held_at`` (None where its program does not hang on which memories are one,
     ``merged`` False, or no two could be) and its trace's memory layout."""
     tensors = sum(type(want) is tuple for want in key)
-    held_at = held_memory([array for _, array in held])
-    compared = merged and (tensors > 1 or (tensors == 1 and bool(held_at)))
+    held_at = HeldMemory([array for _, array in held])
+    compared = merged and (tensors > 1 or (tensors == 1 and bool(held)))
     traced = [placeholders[k]._array if k in placeholders else None for k in range(len(key))]
     return (held_at if compared else None), memory_layout(traced, held_at)
 
@@ -305,73 +305,74 @@ def object_pattern(args: Any, held: list[tuple[Any, Any]]) -> list[int]:
     return pattern
 
 
-def memory_layout(arrays: list[Any], held_at: dict[Any, Any]) -> list[Any]:
+class HeldMemory:
+    """What :func:`memory_layout` knows of the closed-over tensors' memory: the entry
+    (``-1 - j``) of each by its array's identity and by its address, and every array with its
+    entry (for overlaps); ``views``: whether one is a view (then every call takes the
+    address path)."""
+
+    __slots__ = ("arrays", "by_address", "by_id", "views")
+
+    def __init__(self, arrays: list[Any]) -> None:
+        self.arrays = [(a, -1 - j) for j, a in enumerate(arrays)]
+        self.by_id: dict[int, int] = {}
+        self.by_address: dict[Any, int] = {}
+        for a, entry in self.arrays:
+            self.by_id.setdefault(id(a), entry)
+            self.by_address.setdefault(address(a), entry)
+        self.views = any(_base(a) is not None for a in arrays)
+
+
+def memory_layout(arrays: list[Any], held: HeldMemory) -> list[Any]:
     """Per tensor argument, how its memory meets the others' (the trace merged tensors over
     exactly one memory, and its program was planned for that): ``-1 - j`` for exactly the
     j-th closed-over tensor's memory, else the index of the first tensor argument over exactly
-    the same memory; one over another part of memory seen before (another row of the same
-    tensor, a tensor and a row of it) is ``(its index, the entries it may overlap)``.
-    ``held_at``: :func:`held_memory` of the closed-over tensors."""
+    the same memory; one that may overlap memory seen before (another row of the same tensor,
+    a tensor and a row of it, two DLPack imports of overlapping parts of one buffer) is
+    ``(its index, the entries it may overlap)``."""
+    if held.views:
+        return _address_layout(arrays, held)
     seen: dict[int, int] = {}
     layout: list[Any] = []
+    by_id = held.by_id
     for a in arrays:  # arrays owning their memory (the common case): one is another or apart
         if a is not None:
             if (a.base if type(a) is np.ndarray else getattr(a, "base", None)) is not None:
-                return _parts_layout(arrays, held_at)
+                return _address_layout(arrays, held)
             key = id(a)
-            entry = held_at.get(key)
+            entry = by_id.get(key)
             if entry is None:
-                if ("on", key) in held_at:  # _on(key), inline: a closed-over tensor views it
-                    return _parts_layout(arrays, held_at)
                 entry = seen.setdefault(key, len(layout))
             layout.append(entry)
     return layout
 
 
-def _parts_layout(arrays: list[Any], held_at: dict[Any, Any]) -> list[Any]:
-    """:func:`memory_layout` where views are among the memories."""
-    seen: dict[Any, Any] = {}
+def _address_layout(arrays: list[Any], held: HeldMemory) -> list[Any]:
+    """:func:`memory_layout` where a view is among the memories: memory compared by address
+    (two views of one memory need not share a ``base``: DLPack imports each have their own)."""
+    same: dict[Any, Any] = dict(held.by_address)
+    parts: list[tuple[Any, Any]] = list(held.arrays)
     layout: list[Any] = []
     for a in arrays:
         if a is not None:
-            key = memory_key(a)
-            entry = held_at.get(key)
+            key = address(a)
+            entry = same.get(key)
             if entry is None:
-                entry = seen.get(key)
-            if entry is None:
-                entry = len(layout)
-                on = _on(key)
-                parts = held_at.get(on, ()) + seen.get(on, ())
-                if parts:  # another part of memory seen before: which parts it may overlap
-                    share = module_of(a).may_share_memory
-                    entry = (entry, tuple(e for b, e in parts if share(a, b)))
-                seen[key] = entry
-                seen[on] = (*seen.get(on, ()), (a, entry))
+                share = module_of(a).may_share_memory
+                overlaps = tuple(e for b, e in parts if share(a, b))
+                entry = same[key] = (len(layout), overlaps) if overlaps else len(layout)
+                parts.append((a, entry))
             layout.append(entry)
     return layout
 
 
-def held_memory(arrays: list[Any]) -> dict[Any, Any]:
-    """What :func:`memory_layout` knows of the closed-over tensors' memory."""
-    at: dict[Any, Any] = {}
-    for j, a in enumerate(arrays):
-        key = memory_key(a)
-        at.setdefault(key, -1 - j)
-        on = _on(key)
-        at[on] = (*at.get(on, ()), (a, -1 - j))
-    return at
+def _base(a: Any) -> Any:
+    return a.base if type(a) is np.ndarray else getattr(a, "base", None)
 
 
-def _on(key: Any) -> tuple[str, int]:
-    """The entry of a memory key's owner: what any part of that owner's memory is under."""
-    return ("on", key if type(key) is int else key[0])
-
-
-def memory_key(a: Any) -> Any:
-    """The identity of the memory an array is: the array's own, or (its owner's, where it
-    starts, shape, strides) for a view (numpy and cupy keep one owner as ``base``)."""
-    base = a.base if type(a) is np.ndarray else getattr(a, "base", None)
-    return id(a) if base is None else (id(base), data_pointer(a), a.shape, a.strides)
+def address(a: Any) -> tuple[Any, ...]:
+    """Exactly which memory an array is: where it starts, its shape, strides and dtype."""
+    return (data_pointer(a), a.shape, a.strides, a.dtype.str)
 
 
 def _build(
