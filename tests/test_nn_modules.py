@@ -3,6 +3,7 @@ the catalogue against PyTorch, optimizers eager and compiled, state dicts, and e
 
 from __future__ import annotations
 
+import gc
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -404,6 +405,24 @@ def test_step_with_gradients_of_another_instance_of_the_model_class_is_refused()
         opt.step(nn.tree_map(lambda g: g * 0.5, grads))  # scaled: still the twin's
     np.testing.assert_array_equal(model.weight.numpy(), before)  # nothing changed
     opt.step(nn.tree_map(lambda g: g * 0.5, tn.grad(ops.reduce_sum(model(x)), model)))
+
+
+def test_gradients_of_a_model_no_longer_held_are_still_refused() -> None:
+    """The twin made inline, or deleted before the step (outside tester 6, bug_twin_grads2)."""
+    tn.manual_seed(0)
+    model = nn.Linear(4, 3)
+    opt = optim.SGD(model, lr=0.1)
+    x = _x((2, 4))
+    before = model.weight.numpy().copy()
+    with pytest.raises(tn.ModuleError, match="another Linear"):
+        opt.step(tn.grad(ops.reduce_sum(nn.Linear(4, 3)(x)), nn.Linear(4, 3)))
+    twin = nn.Linear(4, 3)
+    grads = tn.grad(ops.reduce_sum(twin(x)), twin)
+    del twin
+    gc.collect()
+    with pytest.raises(tn.ModuleError, match="another Linear"):
+        opt.step(grads)
+    np.testing.assert_array_equal(model.weight.numpy(), before)
 
 
 def test_step_with_the_model_itself_for_its_gradients_is_refused() -> None:

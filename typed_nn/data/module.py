@@ -25,7 +25,6 @@ import enum
 import functools
 import threading
 import types
-import weakref
 from collections.abc import Callable, Iterator
 from typing import Any, Self, SupportsIndex, TypeVar, cast
 
@@ -456,14 +455,15 @@ def tree_map(fn: Callable[..., AnyTensor], m: M, *rest: M) -> M:
 
 def mark_gradient_of(tree: Module, model: Module) -> None:
     """Record that ``tree`` holds the gradients of ``model`` (``tn.grad`` / ``tn.vjp`` of a
-    module), so an optimizer of another model of the same class can refuse them."""
-    object.__setattr__(tree, "_tn_gradient_of", weakref.ref(model))
+    module), so an optimizer of another model of the same class can refuse them. A strong
+    reference: gradients of a model made inline (``tn.grad(loss_of(Twin()), ...)``) or
+    deleted since are still another model's."""
+    object.__setattr__(tree, "_tn_gradient_of", model)
 
 
 def gradient_of(tree: Module) -> Module | None:
     """The model whose gradients ``tree`` holds (:func:`mark_gradient_of`), if known."""
-    ref = vars(tree).get("_tn_gradient_of")
-    return None if ref is None else cast(Module | None, ref())
+    return cast(Module | None, vars(tree).get("_tn_gradient_of"))
 
 
 def _map(
