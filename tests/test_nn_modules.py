@@ -146,6 +146,32 @@ def test_tree_map_of_trees_of_another_structure_names_the_path() -> None:
         nn.tree_map(lambda p, q: p + q, a, b)
 
 
+class _Heads(nn.Module):
+    def __init__(self) -> None:
+        self.layers = [nn.Linear(4, 4), nn.Linear(4, 2)]
+        self.heads = {"a": nn.Linear(2, 2)}
+
+    def __call__(self, x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Matrix[tn.Float32, tn.CPU]:
+        return self.heads["a"](self.layers[1](ops.relu(self.layers[0](x))))
+
+
+def test_tree_map_of_a_model_with_list_and_dict_fields_and_its_gradients() -> None:
+    """The model's fields are its watched list and dict, the gradients' plain ones: one
+    structure (outside tester 6, bug_tree_map)."""
+    tn.manual_seed(0)
+    model = _Heads()
+    grads = tn.grad(ops.reduce_sum(model(_x((3, 4)))), model)
+    stepped = nn.tree_map(lambda p, g: p - 0.1 * g, model, grads)
+    for (name, p), (_, g), (_, q) in zip(
+        nn.named_parameters(model),
+        nn.named_parameters(grads),
+        nn.named_parameters(stepped),
+        strict=True,
+    ):
+        np.testing.assert_allclose(q.numpy(), p.numpy() - 0.1 * g.numpy(), err_msg=name)
+    nn.tree_map(lambda g, p: g + 0.0 * p, grads, model)
+
+
 @pytest.mark.parametrize(
     ("value", "hint"),
     [

@@ -520,12 +520,18 @@ def _field_of(other: Module, name: str, path: str) -> object:
     return vars(other)[name]
 
 
+def _kind(x: Any) -> type:
+    """``x``'s type, a module's watched list or dict field taken for a list or dict (a
+    gradient tree holds plain ones)."""
+    return list if type(x) is _FieldList else dict if type(x) is _FieldDict else type(x)
+
+
 def _same_kind(node: Any, other: Any, path: str) -> None:
     if isinstance(node, TensorLike) and isinstance(other, TensorLike):
         if node.shape == other.shape:
             return
         problem = f"shapes {node.shape} and {other.shape}"
-    elif type(node) is type(other) or not isinstance(node, Module | list | tuple | dict):
+    elif _kind(node) is _kind(other) or not isinstance(node, Module | list | tuple | dict):
         lengths = isinstance(node, list | tuple | dict) and len(node) != len(other)
         keys = isinstance(node, dict) and set(node) != set(other)
         if not (lengths or keys):
