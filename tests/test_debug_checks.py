@@ -199,6 +199,20 @@ def test_typed_nn_own_errors_still_win_where_they_apply() -> None:
         tn.tensor([[1.0]], as_any(tn.CPU), tn.CPU, tn.Dim2)
 
 
+def test_numbers_are_accepted_where_the_hint_takes_a_wider_number() -> None:
+    """The numeric tower, as the type checkers read hints: ``tn.tensor(1.0, ...)`` (numpy's
+    ``ArrayLike`` declares numbers as ``complex``) and an int for a ``float`` (tester 6)."""
+
+    @beartype_tagged
+    def scale(x: float) -> float:
+        return x * 2.0
+
+    assert scale(3) == 6.0
+    checked_tensor = beartype_tagged(tn.tensor)
+    for number in (1.0, 3, True):
+        assert checked_tensor(number, tn.Float32, tn.CPU, tn.Dim0).shape == ()
+
+
 def test_nodes_built_through_checked_functions_record_the_user_line() -> None:
     line = sys._getframe().f_lineno + 1
     node = tn.ops.exp(t32([1.0]))

@@ -60,8 +60,12 @@ def _keep_global_random() -> None:
 
 _keep_global_random()
 
-CONF = BeartypeConf(is_color=False, hint_overrides=TagOverrides({_Marker: _Marker}))
-"""beartype's configuration in debug mode (no colour codes: messages are matched in tests)."""
+CONF = BeartypeConf(
+    is_color=False, is_pep484_tower=True, hint_overrides=TagOverrides({_Marker: _Marker})
+)
+"""beartype's configuration in debug mode: no colour codes (messages are matched in tests);
+the numeric tower, as the type checkers read hints (an int where ``float`` or ``complex`` is
+declared: numpy's ``ArrayLike`` declares numbers as ``complex``)."""
 
 
 def beartype_tagged(fn: F) -> F:
