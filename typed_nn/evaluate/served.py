@@ -18,10 +18,11 @@ from typing import Any
 
 from .. import inference_mode
 from ..data.module import Module, replaced
-from ..data.tensor import Tensor
+from ..data.tensor import Tensor, TensorLike
 from ..errors import RetraceWarning, message
 from . import hooks
 from .compiled import Compiled
+from .executor import execute
 
 __all__ = ["SIGNATURES"]
 
@@ -67,9 +68,10 @@ class _Served:
 
 
 def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwargs: Any) -> Any:
-    """``call(module, *args, **kwargs)``, compiled where it repeats (the module doc)."""
+    """``call(module, *args, **kwargs)``, compiled where it repeats (the module doc); its
+    results are values either way."""
     if kwargs or hooks.node_checks or not all(type(a) is Tensor for a in args):
-        return call(module, *args, **kwargs)
+        return _as_written(call, module, args, kwargs)
     table: dict[Any, _Served] | None = module.__dict__.get("_tn_served")
     if table is None:
         table = module.__dict__["_tn_served"] = {}  # not a field: no Module.__setattr__
@@ -77,12 +79,12 @@ def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwarg
     if served is None:
         served = table[call] = _Served(call)
     if served.refused:
-        return call(module, *args)
+        return _as_written(call, module, args, {})
     key = tuple((a._elem, a._device, a._array.shape) for a in args)
     if key not in served.seen:
         if len(served.seen) < 10 * SIGNATURES:
             served.seen.add(key)
-        return call(module, *args)
+        return _as_written(call, module, args, {})
     compiled = served.compiled
     traces, fields = compiled.traces, replaced[0]
     try:
@@ -91,7 +93,7 @@ def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwarg
         if compiled.traces == traces:
             raise  # the program itself failed: what the call would raise
         served.refused = True  # the trace failed: the call, as written, says why if it must
-        return call(module, *args)
+        return _as_written(call, module, args, {})
     if compiled.traces == traces:
         return result
     if replaced[0] != fields or served.thrashing(key, module):
@@ -101,6 +103,44 @@ def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwarg
         served.refused = True
         compiled.clear()
     return result
+
+
+def _as_written(
+    call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwargs: Any
+) -> Any:
+    """The call run as written, its lazy results evaluated: a block's calls return values
+    whether or not they ran compiled (a result kept across a write into the input is the
+    value of its call, not a graph that reads the input again)."""
+    result = call(module, *args, **kwargs)
+    lazy: list[Any] = []
+    _lazy_in(result, lazy)
+    if not lazy:
+        return result
+    values = dict(zip(map(id, lazy), execute(lazy), strict=True))
+    return _replaced(result, values)
+
+
+def _lazy_in(x: Any, found: list[Any]) -> None:
+    if isinstance(x, TensorLike):
+        if type(x) is not Tensor:
+            found.append(x)
+    elif isinstance(x, tuple | list):
+        for item in x:
+            _lazy_in(item, found)
+    elif isinstance(x, dict):
+        for item in x.values():
+            _lazy_in(item, found)
+
+
+def _replaced(x: Any, values: dict[int, Any]) -> Any:
+    if isinstance(x, TensorLike):
+        return values.get(id(x), x)
+    if isinstance(x, tuple | list):
+        items = [_replaced(item, values) for item in x]
+        return type(x)(items) if not hasattr(x, "_fields") else type(x)(*items)
+    if isinstance(x, dict):
+        return {k: _replaced(v, values) for k, v in x.items()}
+    return x
 
 
 inference_mode.module_call[:] = [serve]
