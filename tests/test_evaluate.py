@@ -330,3 +330,22 @@ def test_evaluate_into_a_read_only_out_is_a_read_only_error() -> None:
         tn.ReadOnlyError, match=r"^cannot evaluate into out: the tensor's memory is read-only\."
     ):
         tn.evaluate(tn.zeros((2,), tn.Float32, tn.CPU) * 2.0, out=out)
+
+
+def test_evaluating_what_is_not_typed_nn_data_says_what_to_pass() -> None:
+    with pytest.raises(tn.OperandError, match=r"^cannot evaluate: x must be typed_nn data"):
+        tn.evaluate(1.0)  # type: ignore[arg-type]
+    t = tn.zeros((2, 2), tn.Float32, tn.CPU)
+    with pytest.raises(
+        tn.OperandError,
+        match=r"(?s)^cannot write a value into a tensor \(t\.assign\(value\).*received : 1\.5 "
+        r"\(float\).*hint: to fill it with a number: "
+        r"t\.assign\(tn\.zeros\(\(2, 2\), tn\.Float32, tn\.CPU\) \+ 1\.5\)\.",
+    ):
+        t.assign(1.5)  # type: ignore[arg-type]
+    with pytest.raises(
+        tn.OperandError,
+        match=r"hint: wrap arrays with tn\.tensor\(array, tn\.Float32, tn\.CPU, tn\.Dim2\)\.",
+    ):
+        t.assign(np.ones((2, 2)))  # type: ignore[arg-type]
+    np.testing.assert_array_equal(t.numpy(), np.zeros((2, 2)))

@@ -133,10 +133,7 @@ def evaluate(x: TensorLike[E, Dv, D], out: Tensor[E, Dv, D] | None = None) -> Te
     recorded as an update of ``t``, and ``evaluate(x)`` is an error.
     """
     if not isinstance(x, TensorLike):
-        raise bad_argument(
-            OperandError, "cannot evaluate", "x", "typed_nn data (a tensor or an expression)", x,
-            "wrap arrays with tn.tensor(array, elem, device, dim).",
-        )  # fmt: skip
+        raise _not_data(x, out)
     trace = tracing()
     if trace is not None:
         return _traced(trace, x, out)
@@ -158,6 +155,26 @@ def evaluate(x: TensorLike[E, Dv, D], out: Tensor[E, Dv, D] | None = None) -> Te
     # out's memory changed: cached results that read it are stale.
     executor.invalidate_caches()
     return out
+
+
+def _not_data(x: object, out: object) -> OperandError:
+    if not isinstance(out, Tensor):
+        return bad_argument(
+            OperandError, "cannot evaluate", "x", "typed_nn data (a tensor or an expression)", x,
+            "wrap arrays with tn.tensor(array, elem, device, dim).",
+        )  # fmt: skip
+    tags = f"tn.{out.elem.__name__}, tn.{out.device.__name__}"
+    number = isinstance(x, int | float) and not isinstance(x, bool)
+    return bad_argument(
+        OperandError,
+        "cannot write a value into a tensor (t.assign(value), tn.evaluate(value, out=t))",
+        "value",
+        "typed_nn data (a tensor or an expression)",
+        x,
+        f"to fill it with a number: t.assign(tn.zeros({out.shape}, {tags}) + {x!r})."
+        if number
+        else f"wrap arrays with tn.tensor(array, {tags}, tn.Dim{len(out.shape)}).",
+    )
 
 
 def _check_out(x: AnyTensor, out: AnyTensor) -> None:
