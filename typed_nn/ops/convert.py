@@ -57,7 +57,8 @@ ASTYPE = OpDecl("astype", 1, _infer_astype, params=("elem",), vjp=_astype_vjp)
 
 def astype(x: TensorLike[E, Dv, D], elem: type[E2]) -> TensorLike[E2, Dv, D]:
     """``x`` with its elements converted to ``elem`` (numpy's casting: floats to ints truncate
-    toward zero; NaN and out-of-range values give unspecified integers).
+    toward zero; NaN and out-of-range values give unspecified integers). To ``x``'s own
+    element type it is ``x`` itself, as PyTorch's ``x.to(dtype)`` (numpy's ``astype`` copies).
 
     >>> astype(tensor([1.7, -1.7], Float64, CPU, Dim1), Int32).numpy()
     array([ 1, -1], dtype=int32)
