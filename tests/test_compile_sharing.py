@@ -277,3 +277,29 @@ def test_arguments_over_overlapping_parts_of_a_buffer_are_refused_after_a_warm_u
     with pytest.raises(tn.CompileError, match="over part of the memory an earlier assign changed"):
         step(*parts)
     np.testing.assert_array_equal(b, np.arange(6.0))  # nothing written
+
+
+def test_a_row_passed_as_an_argument_after_an_assign_of_its_tensor_says_to_index_inside() -> None:
+    """A row ``w[1]`` made outside is another tensor over part of ``w``: the error says to pass
+    ``w`` and take the row inside, which compiles (outside tester 5, r12)."""
+    w = tn.tensor(np.arange(1.0, 7.0).reshape(3, 2), tn.Float64, tn.CPU, tn.Dim2)
+
+    def body(x: tn.Tensor[tn.Float64, tn.CPU, tn.Dim1]) -> Any:
+        w.assign(w * 10.0)
+        return x + 0.5
+
+    with pytest.raises(
+        tn.CompileError,
+        match=r"(?s)over part of the memory an earlier assign changed.*a row passed as an "
+        r"argument, or a view made outside, is another tensor over part of its memory: pass "
+        r"the tensor and index it inside",
+    ):
+        tn.compile(body)(w[1])
+    np.testing.assert_array_equal(w.numpy(), np.arange(1.0, 7.0).reshape(3, 2))
+
+    @tn.compile
+    def inside(t: M, i: int) -> Any:
+        t.assign(t * 10.0)
+        return t[i] + 0.5
+
+    np.testing.assert_array_equal(inside(w, 1).numpy(), [30.5, 40.5])

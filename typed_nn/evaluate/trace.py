@@ -186,8 +186,10 @@ class Trace:
                 f"cannot compile {qualname(self.fn)}: {what}.",
                 [("assigned", assigned.describe()), ("also", other.describe())],
                 built_at=format_site(user_site()),
-                hint="read and assign the tensor itself, or its rows t[i]; pass separate "
-                "tensors (copies) where a function should see separate values.",
+                hint="read and assign the tensor itself, or rows t[i] of it taken inside the "
+                "function (a row passed as an argument, or a view made outside, is another "
+                "tensor over part of its memory: pass the tensor and index it inside); pass "
+                "copies where the function should see separate values.",
             )
         )
 
