@@ -49,6 +49,13 @@ norm = nn.LayerNorm(4)
 assert_type(norm(seq3), tn.Tensor3[tn.Float32, tn.CPU])
 for name, p in nn.named_parameters(model):
     print(name, p.shape)
+# A bias is typed as a tensor, as PyTorch types it (None at run time with bias=False).
+assert_type(grads.fc1.bias, tn.Vector[tn.Float32, tn.CPU])
+assert_type(ops.reduce_sum(grads.fc1.bias), tn.Scalar[tn.Float32, tn.CPU])
+assert_type(nn.Conv2d(1, 4, 3).bias.shape, tuple[int, ...])
+unbiased = nn.Linear(4, 3, bias=False)
+if unbiased.bias is not None:
+    print(unbiased.bias.shape)
 
 
 @tn.compile

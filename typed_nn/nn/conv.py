@@ -31,7 +31,9 @@ class Conv2d(Mixed, Generic[FE, Dv, CE]):
     and ``bias`` (out,) drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)), fan_in = in·kh·kw."""
 
     weight: TensorLike[FE, Dv, Dim4]
-    bias: TensorLike[FE, Dv, Dim1] | None
+    bias: TensorLike[FE, Dv, Dim1]
+    """None with ``bias=False``, typed as a tensor as PyTorch types it (the common case reads
+    ``grads.fc.bias`` with no narrowing)."""
 
     @overload
     def __init__(self: Conv2d[Float32, CPU], in_channels: int, out_channels: int, kernel_size: Pair, stride: Pair = 1, padding: Pair = 0, *, bias: bool = True, gen: Gen = None) -> None: ...  # fmt: skip
@@ -68,11 +70,12 @@ class Conv2d(Mixed, Generic[FE, Dv, CE]):
         fan_in = in_channels * kh * kw
         shape = (out_channels, in_channels, kh, kw)
         self.weight = init.fan_in_uniform(shape, fan_in, e, dv, gen)
-        self.bias = init.fan_in_uniform((out_channels,), fan_in, e, dv, gen) if bias else None
+        self.bias = init.fan_in_uniform((out_channels,), fan_in, e, dv, gen) if bias else None  # type: ignore[assignment]
 
     def __call__(self, x: TensorLike[CE, Dv, Dim4]) -> TensorLike[CE, Dv, Dim4]:
         self._input(x)
-        w, b = self._param(self.weight), self.bias
+        w = self._param(self.weight)
+        b: TensorLike[FE, Dv, Dim1] | None = self.bias  # None with bias=False
         y = conv2d_forward(
             "Conv2d", x, w, None if b is None else self._param(b), self.stride, self.padding
         )

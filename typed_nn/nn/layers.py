@@ -40,7 +40,9 @@ class Linear(Mixed, Generic[FE, Dv, CE]):
     BFloat16 (``CE``), the parameters kept in ``elem`` (see ``typed_nn.nn.precision``)."""
 
     weight: TensorLike[FE, Dv, Dim2]
-    bias: TensorLike[FE, Dv, Dim1] | None
+    bias: TensorLike[FE, Dv, Dim1]
+    """None with ``bias=False``, typed as a tensor as PyTorch types it (the common case reads
+    ``grads.fc.bias`` with no narrowing)."""
 
     @overload
     def __init__(self: Linear[Float32, CPU], in_features: int, out_features: int, *, bias: bool = True, gen: Gen = None) -> None: ...  # fmt: skip
@@ -69,14 +71,14 @@ class Linear(Mixed, Generic[FE, Dv, CE]):
         self._set_precision(precision, e)
         self.in_features, self.out_features = in_features, out_features
         self.weight = init.fan_in_uniform((out_features, in_features), in_features, e, dv, gen)
-        self.bias = init.fan_in_uniform((out_features,), in_features, e, dv, gen) if bias else None
+        self.bias = init.fan_in_uniform((out_features,), in_features, e, dv, gen) if bias else None  # type: ignore[assignment]
 
     def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
         _last_dim(self, x, self.in_features, "in_features")
         self._input(x)
         xa: AnyTensor = x  # any rank: ops.matmul's overloads are per rank
         y: AnyTensor = ops.matmul(xa, ops.transpose(self._param(self.weight)))
-        b = self.bias
+        b: TensorLike[FE, Dv, Dim1] | None = self.bias  # None with bias=False
         return cast(TensorLike[CE, Dv, D], y if b is None else y + self._param(b))
 
 
