@@ -185,6 +185,17 @@ def test_evaluate_out_must_match(
         out.assign(t32([1.0, 2.0]) * 2.0)
 
 
+def test_a_write_that_differs_in_several_ways_names_them_all() -> None:
+    w = tn.zeros((3, 4), Float32, CPU)
+    with pytest.raises(
+        tn.ShapeError,
+        match=r"(?s): the shape and element differ\..*hint: give the value the tensor's shape "
+        r"\(3, 4\) and element Float32; or write into a tensor made like the value: "
+        r"tn\.zeros\(\(7,\), tn\.Float64, tn\.CPU\)\.",
+    ):
+        w.assign(tn.zeros((7,), Float64, CPU))  # type: ignore[arg-type]
+
+
 def test_evaluate_out_must_be_a_principal_tensor() -> None:
     x = t32([1.0, 2.0])
     with pytest.raises(tn.OperandError, match=r"evaluate\(\.\.\., out=\) needs a principal tensor"):

@@ -632,6 +632,17 @@ def test_a_recurrent_state_of_another_shape_says_what_it_must_be() -> None:
         nn.GRU(3, 5)(x, _x((6, 5)))
     with pytest.raises(tn.ShapeError, match=r"cannot apply LSTM: its initial state c0 must be"):
         nn.LSTM(3, 5)(x, (_x((1, 6, 5)), _x((1, 4, 5))))
+    with pytest.raises(
+        tn.ShapeError,
+        match=r"(?s)cannot apply LSTM: its initial state is a pair \(h0, c0\).*"
+        r"hint: lstm\(x, \(h0, c0\)\), as PyTorch's",
+    ):
+        nn.LSTM(3, 5)(x, _x((1, 6, 5)))
+
+
+def test_a_convolution_of_data_of_another_rank_says_how_to_reshape() -> None:
+    with pytest.raises(tn.RankError, match=r"e\.g\. ops\.reshape\(x, \(N, 1, 8, 8\)\)\."):
+        nn.Conv2d(1, 2, 3)(_x((2, 64)))
 
 
 @needs_torch

@@ -188,23 +188,27 @@ def _check_out(x: AnyTensor, out: AnyTensor) -> None:
         )
     check_writable(out, "evaluate into out")
     problems = [
-        (ShapeError, "shape", x.shape, out.shape),
-        (ElemTypeError, "element", x.elem, out.elem),
-        (DeviceError, "device", x.device, out.device),
+        (error, what, want)
+        for error, what, have, want in (
+            (ShapeError, "shape", x.shape, out.shape),
+            (ElemTypeError, "element", x.elem, out.elem),
+            (DeviceError, "device", x.device, out.device),
+        )
+        if have != want
     ]
-    for error, what, have, want in problems:
-        if have != want:
-            raise error(
-                message(
-                    "cannot write a value into a tensor (t.assign(value), tn.evaluate(value, "
-                    f"out=t)): the {what} differs.",
-                    [("value", x.describe()), ("tensor", out.describe())],
-                    built_at=format_site(user_site()),
-                    hint=f"give the value the tensor's {what} ({_named(want)}), or write into "
-                    f"a tensor made like the value: tn.zeros({x.shape}, tn.{x.elem.__name__}, "
-                    f"tn.{x.device.__name__}).",
-                )
+    if problems:
+        whats = " and ".join(what for _, what, _ in problems)
+        wants = " and ".join(f"{what} {_named(want)}" for _, what, want in problems)
+        raise problems[0][0](
+            message(
+                "cannot write a value into a tensor (t.assign(value), tn.evaluate(value, "
+                f"out=t)): the {whats} {'differ' if len(problems) > 1 else 'differs'}.",
+                [("value", x.describe()), ("tensor", out.describe())],
+                built_at=format_site(user_site()),
+                hint=f"give the value the tensor's {wants}; or write into a tensor made like "
+                f"the value: tn.zeros({x.shape}, tn.{x.elem.__name__}, tn.{x.device.__name__}).",
             )
+        )
 
 
 def _named(v: Any) -> str:

@@ -80,7 +80,7 @@ def _image(layer: str, x: AnyTensor) -> None:
                 f"cannot feed layer '{layer}': it takes NCHW images (rank 4), got rank {x.rank}.",
                 [("layer", layer), ("received", x.describe())],
                 built_at=format_site(user_site()),
-                hint="reshape a batch of images to (N, C, H, W), e.g. x.reshape (N, 1, 8, 8).",
+                hint="reshape a batch of images to (N, C, H, W), e.g. ops.reshape(x, (N, 1, 8, 8)).",
             )
         )
 

@@ -10,7 +10,7 @@ from typing import Any, Generic, cast, overload
 from .. import ops
 from ..data.factories import zeros
 from ..data.tensor import AnyTensor, TensorLike
-from ..errors import ShapeError, message
+from ..errors import ShapeError, message, received
 from ..layers.attention import attention_mask, check_attention_input, multi_head_attention
 from ..layers.rnn_steps import gru_cell, lstm_cell
 from ..ops.layout import permute_any
@@ -144,6 +144,17 @@ class LSTM(_Recurrent[FE, Dv, CE]):
         steps = self._steps(x)
         batch = steps[0].shape[0] if steps else 0
         if state is not None:
+            given: object = state  # callers without a type checker may pass one tensor
+            if not isinstance(given, tuple | list) or len(given) != 2:
+                raise ShapeError(
+                    message(
+                        "cannot apply LSTM: its initial state is a pair (h0, c0), each "
+                        "(1, batch, hidden_size).",
+                        [("received", received(given))],
+                        built_at=format_site(user_site()),
+                        hint="lstm(x, (h0, c0)), as PyTorch's; a GRU takes one state h0.",
+                    )
+                )
             h, c = self._state(state[0], batch, "h0"), self._state(state[1], batch, "c0")
         else:
             h, c = _zeros(self, batch), _zeros(self, batch)

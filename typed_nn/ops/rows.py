@@ -121,7 +121,7 @@ def slice(x: AnyTensor, index: int) -> AnyTensor:
                 f"cannot index {x.describe()} with {type(index).__name__} {index!r}.",
                 hint="use an int for a row; a range of rows or columns is "
                 "ops.narrow(x, dim, start, length) (x[:, -1] of a (B, T, D) tensor: "
-                "ops.narrow(x, 1, T - 1, 1)).",
+                "ops.reshape(ops.narrow(x, 1, T - 1, 1), (B, D))).",
             )
         )
     index = int(index)
