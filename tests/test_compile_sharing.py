@@ -303,3 +303,22 @@ def test_a_row_passed_as_an_argument_after_an_assign_of_its_tensor_says_to_index
         return t[i] + 0.5
 
     np.testing.assert_array_equal(inside(w, 1).numpy(), [30.5, 40.5])
+
+
+def test_an_argument_written_by_the_program_is_checked_writable_before_anything_runs() -> None:
+    """A read-only argument was a 'failed while writing its targets' error after the other
+    targets were written; it is the ReadOnlyError of an assign, and nothing is written."""
+    w = tn.tensor(np.ones((2, 3)), tn.Float64, tn.CPU, tn.Dim2)
+
+    @tn.compile
+    def step(t: M) -> Any:
+        w.assign(w * 2.0)
+        t[0].assign(t[1] + 1.0)
+        return t * 2.0
+
+    step(tn.zeros((2, 3), tn.Float64, tn.CPU))
+    frozen = np.zeros((2, 3))
+    frozen.flags.writeable = False
+    with pytest.raises(tn.ReadOnlyError, match="cannot assign: the tensor's memory is read-only"):
+        step(tn.tensor(frozen, tn.Float64, tn.CPU, tn.Dim2, copy=False))
+    np.testing.assert_array_equal(w.numpy(), np.full((2, 3), 2.0))  # the first call's only

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..data.module import Module
 from ..data.module import replaced as replaced_fields
-from ..data.tensor import AnyTensor, Tensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike, check_writable
 from ..devices import data_pointer, device_of, module_of
 from ..errors import CompileError, OperandError, message
 from ..ops.node import format_site, user_site
@@ -127,6 +127,9 @@ class Step:
         """(closure cell, tensor) and (globals, name, tensor) that ``fn`` read a tensor from."""
         self.assigns = bool(assigns)
         """Whether the program writes tensors in place (cached results are stale after it)."""
+        self.written = _written_arguments(assigns, placeholders)
+        """The arguments the program writes into (or into a row of): checked writable at
+        every call, before anything runs."""
         self.arity = len(names)
         merged = self.assigns or bool(trace.through) or trace.differentiated  # hang on sharing
         self.held_at, self.layout = _sharing(key, self.held, merged, placeholders)
@@ -222,6 +225,8 @@ class Step:
     ) -> Any:
         """Run the program on a call's arrays and numbers; the outputs, in ``fn``'s structure."""
         values: Any
+        for k in self.written:
+            check_writable(args[k], "assign")
         if hooks.node_checks:
             values = FAILED
         elif self.replay is not None:
@@ -259,6 +264,18 @@ class Step:
         for (target, _), value in zip(assigns, values[len(outputs) :], strict=True):
             device_of(target.device).copy(target.array, value)
         return values[: len(outputs)]
+
+
+def _written_arguments(
+    assigns: list[tuple[Any, Any]], placeholders: dict[int, Any]
+) -> tuple[int, ...]:
+    """The indexes of the arguments whose memory an assign writes (it or a row of it)."""
+    targets: set[int] = set()
+    for target, _ in assigns:
+        while target._view_of is not None:
+            target = target._view_of[0]
+        targets.add(id(target))
+    return tuple(k for k, p in placeholders.items() if id(p) in targets)
 
 
 def _all_floats(values: tuple[Any, ...]) -> bool:
