@@ -70,8 +70,14 @@ class _Served:
 def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwargs: Any) -> Any:
     """``call(module, *args, **kwargs)``, compiled where it repeats (the module doc); its
     results are values either way."""
-    if kwargs or hooks.node_checks or not all(type(a) is Tensor for a in args):
+    if kwargs or hooks.node_checks:
         return _as_written(call, module, args, kwargs)
+    signature = []
+    for a in args:  # a loop: all() and a generator cost more, at every call
+        if type(a) is not Tensor:
+            return _as_written(call, module, args, kwargs)
+        signature.append((a._elem, a._device, a._array.shape))
+    key = tuple(signature)
     table: dict[Any, _Served] | None = module.__dict__.get("_tn_served")
     if table is None:
         table = module.__dict__["_tn_served"] = {}  # not a field: no Module.__setattr__
@@ -80,7 +86,6 @@ def serve(call: Callable[..., Any], module: Module, args: tuple[Any, ...], kwarg
         served = table[call] = _Served(call)
     if served.refused:
         return _as_written(call, module, args, {})
-    key = tuple((a._elem, a._device, a._array.shape) for a in args)
     if key not in served.seen:
         if len(served.seen) < 10 * SIGNATURES:
             served.seen.add(key)
