@@ -135,8 +135,47 @@ def matmul_pairs() -> list[tuple[int, int, int]]:
     ]
 
 
+# A self type variable used once on purpose (it only selects the receiver): pyright warns.
+ONCE = "  # pyright: ignore[reportInvalidTypeVarUse]"
+
+
+def non_scalar(elem: str) -> str:
+    """Data of any rank but 0 (a union: the rank argument is invariant)."""
+    return " | ".join(tl(elem, f"Dim{r}") for r in range(1, MAX_RANK + 1))
+
+
+def unknown_rank_overloads(name: str) -> list[str]:
+    """The overloads of ``@`` for an operand of unknown rank (``TensorLike[E, Dv, Any]``, the
+    rank known at run time only), ahead of the concrete-rank ones: ``Any`` matches every
+    concrete rank, and a checker gives the first overload it matches (mypy and pyrefly: a
+    made-up rank, ``<unknown rank> @ Matrix`` typed as a Vector) or calls the call ambiguous
+    (pyright, ty: ``Any``). ``UnknownRankTensorLike`` (``self``) and ``UR`` (``other``) match only
+    an ``Any`` rank (typed_nn.tags.UnknownRank), and the result keeps the element and the
+    device. Type variables, so that pyright takes the first overload an ``Any`` rank matches
+    rather than calling the call ambiguous; ``self``'s is the whole type, bounded by data of
+    rank UnknownRank: mypy keeps an overload for a receiver when the receiver matches its
+    ``self`` type with the type variables erased to Any, which would keep
+    ``TensorLike[E, Dv, UR]`` for every receiver. ``other`` is matched twice, by the class
+    and then by ``UR``: pyright takes the first match once one of them has a type variable
+    there, and mypy reports a call that matches nothing against the first overload its
+    arguments resemble: the class gives "Unsupported operand types", ``UR`` would give "Value
+    of type variable". (mypy still calls ``Matrix @ <unknown
+    rank>`` ambiguous, ``TensorLike[Any, Any, Any]``: it weighs every overload that an
+    argument containing ``Any`` matches; ``self`` is not such an argument.)"""
+    unknown = tl("E", "Any")
+    return [
+        f"{IND}@overload\n"
+        f"{IND}def {name}(self: UnknownRankTensorLike, other: {unknown}) -> {unknown}: ...{ONCE}\n",
+        f"{IND}@overload\n"
+        f"{IND}def {name}(self: {non_scalar('E')}, other: {tl('E', 'UnknownRank')}) -> {unknown}: ...\n",
+        f"{IND}@overload\n"
+        f"{IND}def {name}(self: {non_scalar('E')}, other: {tl('E', 'UR')}) -> {unknown}: ...\n",
+    ]
+
+
 def matmul_block() -> str:
-    out = [
+    out = unknown_rank_overloads("__matmul__")
+    out += [
         overload("__matmul__", tl("E", f"Dim{a}"), tl("E", f"Dim{b}"), tl("E", f"Dim{r}"))
         for a, b, r in matmul_pairs()
     ]
@@ -148,7 +187,11 @@ def matmul_block() -> str:
 
 
 def getitem_block(cls: str, runtime: str) -> str:
-    out: list[str] = []
+    # Data of unknown rank first (see unknown_rank_overloads): else ``x[i]`` is a Scalar.
+    out: list[str] = [
+        f"{IND}@overload\n"
+        f"{IND}def __getitem__(self: UnknownRank{cls}, index: int) -> {cls}[E, Dv, Any]: ...{ONCE}\n"
+    ]
     for r in range(1, MAX_RANK + 1):
         out.append(
             f"{IND}@overload\n"

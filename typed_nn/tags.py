@@ -8,7 +8,7 @@ made when data or a node is built.
 
 from __future__ import annotations
 
-from typing import ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 import numpy as np
 
@@ -213,6 +213,18 @@ FE = TypeVar("FE", bound=FloatTag)
 Dv = TypeVar("Dv", bound=DeviceTag)
 D = TypeVar("D", bound=DimTag)
 D2 = TypeVar("D2", bound=DimTag)
+
+if TYPE_CHECKING:  # for the checkers only: no data has this rank
+
+    class UnknownRank(DimTag):
+        """What only a rank of ``Any`` matches (data of a rank known at run time only,
+        ``tn.zeros(x.shape, ...)``): the generated operator overloads for such an operand come
+        first and give ``TensorLike[E, Dv, Any]``, where the concrete-rank ones would give a
+        made-up rank (a checker picks the first overload an ``Any`` rank matches)."""
+
+    # A TypeVar rather than the class itself: pyright then takes the first overload an
+    # operand of unknown rank matches instead of calling the call ambiguous (``Any``).
+    UR = TypeVar("UR", bound=UnknownRank)
 
 # BFloat16 last: elem_of_dtype reaches its (lazily imported) dtype only for a bfloat16 dtype.
 ELEM_TAGS: tuple[type[ElemTag], ...] = (Float32, Float64, Int32, Int64, Float16, BFloat16)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -66,6 +66,16 @@ from ..tags import (
     dim_of_rank,
     tag_name,
 )
+
+if TYPE_CHECKING:
+    from ..tags import UR, UnknownRank
+
+    # The receivers of the generated overloads for data of unknown rank (``Any``), which no
+    # data of a concrete rank matches (scripts/gen_operators.py, unknown_rank_overloads).
+    UnknownRankTensorLike = TypeVar(
+        "UnknownRankTensorLike", bound="TensorLike[Any, Any, UnknownRank]"
+    )
+    UnknownRankTensor = TypeVar("UnknownRankTensor", bound="Tensor[Any, Any, UnknownRank]")
 
 __all__ = [
     "check_elem_on_device",
@@ -637,6 +647,12 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     def __abs__(self) -> TensorLike[E, Dv, D]:
         return UP.abs(self)
     @overload
+    def __matmul__(self: UnknownRankTensorLike, other: TensorLike[E, Dv, Any]) -> TensorLike[E, Dv, Any]: ...  # pyright: ignore[reportInvalidTypeVarUse]
+    @overload
+    def __matmul__(self: TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4] | TensorLike[E, Dv, Dim5] | TensorLike[E, Dv, Dim6], other: TensorLike[E, Dv, UnknownRank]) -> TensorLike[E, Dv, Any]: ...
+    @overload
+    def __matmul__(self: TensorLike[E, Dv, Dim1] | TensorLike[E, Dv, Dim2] | TensorLike[E, Dv, Dim3] | TensorLike[E, Dv, Dim4] | TensorLike[E, Dv, Dim5] | TensorLike[E, Dv, Dim6], other: TensorLike[E, Dv, UR]) -> TensorLike[E, Dv, Any]: ...
+    @overload
     def __matmul__(self: TensorLike[E, Dv, Dim1], other: TensorLike[E, Dv, Dim1]) -> TensorLike[E, Dv, Dim0]: ...
     @overload
     def __matmul__(self: TensorLike[E, Dv, Dim1], other: TensorLike[E, Dv, Dim2]) -> TensorLike[E, Dv, Dim1]: ...
@@ -710,6 +726,8 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     def __matmul__(self: TensorLike[E, Dv, Dim6], other: TensorLike[E, Dv, Dim6]) -> TensorLike[E, Dv, Dim6]: ...
     def __matmul__(self, other: object) -> AnyTensor:
         return UP.matmul(self, other)
+    @overload
+    def __getitem__(self: UnknownRankTensorLike, index: int) -> TensorLike[E, Dv, Any]: ...  # pyright: ignore[reportInvalidTypeVarUse]
     @overload
     def __getitem__(self: TensorLike[E, Dv, Dim1], index: int) -> TensorLike[E, Dv, Dim0]: ...
     @overload
@@ -918,6 +936,8 @@ class Tensor(TensorLike[E, Dv, D]):
 
     # fmt: off
     # --- BEGIN GENERATED GETITEM (scripts/gen_operators.py) ---
+    @overload
+    def __getitem__(self: UnknownRankTensor, index: int) -> Tensor[E, Dv, Any]: ...  # pyright: ignore[reportInvalidTypeVarUse]
     @overload
     def __getitem__(self: Tensor[E, Dv, Dim1], index: int) -> Tensor[E, Dv, Dim0]: ...
     @overload

@@ -14,7 +14,7 @@ import threading
 import types
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from ..data.module import replaced as replaced_fields
 from ..errors import CompileError, RetraceWarning, bad_argument, message
@@ -26,6 +26,8 @@ __all__ = ["Compiled", "compile"]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+_Obj = TypeVar("_Obj")
+_Rest = ParamSpec("_Rest")
 
 MAX_TRACES = 8
 """Signatures a compiled function keeps by default (the least recently used is dropped past it)."""
@@ -106,9 +108,18 @@ class Compiled(Generic[P, R]):
             result = self._trace(key, values, call, names).run(arrays, numbers, values)
         return result
 
+    @overload
+    def __get__(self, obj: None, owner: object = None) -> Compiled[P, R]: ...
+    @overload
+    def __get__(
+        self: Callable[Concatenate[_Obj, _Rest], R], obj: _Obj, owner: object = None
+    ) -> Callable[_Rest, R]: ...
     def __get__(self, obj: object, owner: object = None) -> Any:
         """A compiled method: bound to ``obj``, as a function is (``obj`` is an argument,
-        by value: one trace per object)."""
+        by value: one trace per object). Typed as a method: on the class, the Compiled
+        itself; on an instance, ``fn``'s parameters after the first, and its return type.
+        (``self`` is typed as a callable, not as ``Compiled[Concatenate[...], R]``: pyrefly
+        and ty match only the former.)"""
         return self if obj is None else types.MethodType(self, obj)
 
     def _bind(
