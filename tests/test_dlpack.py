@@ -135,3 +135,54 @@ def test_gpu_tensors_and_other_gpu_arrays_share_memory_through_dlpack(cupy_modul
     np.testing.assert_array_equal(t.numpy(), (np.arange(6.0).reshape(2, 3) * 2.0 + 1.0) * 10.0)
     from_torch = tn.from_dlpack(torch.ones(4, device="cuda"), tn.Float32, tn.GPU, tn.Dim1)
     np.testing.assert_array_equal(ops.reduce_sum(from_torch).numpy(), 4.0)
+
+
+def _expanded(base: np.ndarray, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any:
+    """A writable view whose elements may share places (as torch's ``expand`` exports)."""
+    return np.lib.stride_tricks.as_strided(base, shape, strides, writeable=True)
+
+
+def test_memory_whose_elements_share_places_is_not_written() -> None:
+    """A write through an expanded view keeps one of the values each place receives: PyTorch
+    refuses it, and so does typed_nn (outside tester 5, r6)."""
+    base = np.zeros(3)
+    t = tn.from_dlpack(_expanded(base, (4, 3), (0, 8)), tn.Float64, tn.CPU, tn.Dim2)
+    with pytest.raises(
+        tn.ReadOnlyError,
+        match=r"(?s)cannot assign: the tensor's memory is read-only.*several of its elements "
+        r"are one place in memory .*strides \(0, 8\)",
+    ):
+        t.assign(t + 1.0)
+    def double(x: tn.Tensor[tn.Float64, tn.CPU, tn.Dim2]) -> None:
+        x.assign(x * 2.0)
+
+    step = tn.compile(double)
+    step(tn.zeros((4, 3), tn.Float64, tn.CPU))
+    with pytest.raises(tn.ReadOnlyError, match="several of its elements are one place"):
+        step(t)
+    np.testing.assert_array_equal(base, np.zeros(3))
+    tn.evaluate(t * 2.0)  # reading it is fine
+
+
+@pytest.mark.parametrize(
+    ("shape", "strides", "overlaps"),
+    [
+        ((3, 4), (32, 8), False),  # contiguous
+        ((4, 3), (8, 32), False),  # transposed
+        ((4, 3), (0, 8), True),  # broadcast rows
+        ((5, 4), (8, 8), True),  # sliding windows
+        ((2, 3), (8, 16), False),  # interleaved, apart
+        ((2, 3), (16, 8), True),  # rows overlapping by one element
+        ((3, 1), (0, 8), True),
+        ((1, 5), (0, 16), False),  # a zero stride over one element
+    ],
+)
+def test_overlapping_places_are_counted_exactly(
+    shape: tuple[int, ...], strides: tuple[int, ...], overlaps: bool
+) -> None:
+    from typed_nn.data.tensor import overlaps_itself
+
+    view = _expanded(np.zeros(64), shape, strides)
+    places = {sum(i * s for i, s in zip(ix, strides, strict=True)) for ix in np.ndindex(shape)}
+    assert (len(places) < view.size) is overlaps
+    assert overlaps_itself(view) is overlaps

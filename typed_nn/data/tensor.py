@@ -881,7 +881,7 @@ class Tensor(TensorLike[E, Dv, D]):
                     f"cannot index {self.describe()} with {type(index).__name__} {index!r}.",
                     hint="use an int for a row; a range of rows or columns is "
                     "ops.narrow(x, dim, start, length) (x[:, -1] of a (B, T, D) tensor: "
-                    "ops.narrow(x, 1, T - 1, 1)).",
+                    "ops.reshape(ops.narrow(x, 1, T - 1, 1), (B, D))).",
                 )
             )
         index = int(index)
@@ -958,25 +958,51 @@ class Tensor(TensorLike[E, Dv, D]):
 
 def check_writable(tensor: Tensor[Any, Any, Any], action: str) -> None:
     """Raise ReadOnlyError before ``action`` writes into ``tensor`` when its memory is
-    read-only (numpy would raise a bare ``ValueError`` from deep inside the write)."""
+    read-only (numpy would raise a bare ``ValueError`` from deep inside the write), or when
+    several of its elements are one place in memory (a write would keep one of them)."""
     array = tensor.array
-    if type(array) is not np.ndarray or array.flags.writeable:
-        return  # cupy arrays have no read-only flag
+    if type(array) is np.ndarray and not array.flags.writeable:  # cupy has no read-only flag
+        why = (
+            "results of tn.evaluate are read-only (they are cached values), as is a read-only "
+            "numpy array shared with tn.tensor(..., copy=False)"
+        )
+    elif overlaps_itself(array):
+        why = (
+            "several of its elements are one place in memory (a broadcast or expanded view "
+            f"shared through DLPack or copy=False: strides {array.strides})"
+        )
+    else:
+        return
     raise ReadOnlyError(
         message(
             f"cannot {action}: the tensor's memory is read-only.",
-            [
-                ("tensor", tensor.describe()),
-                (
-                    "why",
-                    "results of tn.evaluate are read-only (they are cached values), as is a "
-                    "read-only numpy array shared with tn.tensor(..., copy=False)",
-                ),
-            ],
+            [("tensor", tensor.describe()), ("why", why)],
             hint="write into a tensor you allocated (tn.zeros(shape, elem, device)), or into "
             "a copy: tn.tensor(t.numpy(), elem, device, dim).",
         )
     )
+
+
+def overlaps_itself(array: Any) -> bool:
+    """Whether two of ``array``'s elements are one place in memory (a zero stride over a dim
+    of several elements, or strides that interleave)."""
+    if array.size < 2 or array.flags.c_contiguous or array.flags.f_contiguous:
+        return False
+    extent = array.itemsize  # bytes the dims taken so far span, smallest stride first
+    dims = zip(array.strides, array.shape, strict=True)
+    for stride, n in sorted((abs(s), n) for s, n in dims if n > 1):
+        if stride < extent:  # may land inside what the smaller dims cover: count the places
+            return _places(array) < int(array.size)
+        extent += stride * (n - 1)
+    return False
+
+
+def _places(array: Any) -> int:
+    """How many distinct places in memory ``array``'s elements are."""
+    offsets: Any = np.zeros((), np.int64)
+    for stride, n in zip(array.strides, array.shape, strict=True):
+        offsets = np.add.outer(offsets, np.arange(n, dtype=np.int64) * stride)
+    return int(np.unique(offsets).size)
 
 
 def _shape_of(array: Any) -> str:
