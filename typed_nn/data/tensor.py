@@ -986,7 +986,8 @@ def check_writable(tensor: Tensor[Any, Any, Any], action: str) -> None:
 def overlaps_itself(array: Any) -> bool:
     """Whether two of ``array``'s elements are one place in memory (a zero stride over a dim
     of several elements, or strides that interleave)."""
-    if array.size < 2 or array.flags.c_contiguous or array.flags.f_contiguous:
+    flags = getattr(array, "flags", None)  # a device's own array type may have none
+    if flags is None or array.size < 2 or flags.c_contiguous or flags.f_contiguous:
         return False
     extent = array.itemsize  # bytes the dims taken so far span, smallest stride first
     dims = zip(array.strides, array.shape, strict=True)

@@ -128,8 +128,7 @@ class Step:
         self.assigns = bool(assigns)
         """Whether the program writes tensors in place (cached results are stale after it)."""
         self.written = _written_arguments(assigns, placeholders)
-        """The arguments the program writes into (or into a row of): checked writable at
-        every call, before anything runs."""
+        """The arguments written into (or a row of them): checked writable before each run."""
         self.arity = len(names)
         merged = self.assigns or bool(trace.through) or trace.differentiated  # hang on sharing
         self.held_at, self.layout = _sharing(key, self.held, merged, placeholders)
@@ -144,9 +143,8 @@ class Step:
         closed-over one (autodiff takes them for one tensor, as eagerly); a call must match."""
         self.watch = bool(scopes or self.held or self.modes)
         """Whether a call checks the names, memory and modes the trace read."""
-        self.structure = structure
-        self.returned = returned
-        """Per output: (elem, device) of a computed one, an argument's index, or a closed-over
+        self.structure, self.returned = structure, returned
+        """``returned``, per output: (elem, device) of a computed one, an argument's index, or a closed-over
         tensor returned as it is."""
         self.flat: Any = None
         if structure is not None and structure[0] in (tuple, list):
