@@ -9,7 +9,7 @@ import pytest
 from helpers import t32, untyped
 
 import typed_nn as tn
-from typed_nn import CPU, Dim0, Dim1, Dim2, Float32, Float64, Int32, Int64
+from typed_nn import CPU, Dim0, Dim1, Dim2, Float32, Float64, Int32, Int64, ops
 
 
 def test_tensor_from_nested_lists() -> None:
@@ -402,3 +402,19 @@ def test_assign_into_a_shared_read_only_array_is_a_read_only_error() -> None:
     shared = tn.tensor(data, Float32, CPU, Dim1, copy=False)
     with pytest.raises(ValueError, match=r"cannot assign: the tensor's memory is read-only"):
         shared.assign(t32([0.0, 0.0]))
+
+
+def test_indexing_with_other_than_an_int_says_how_to_take_a_column() -> None:
+    x = tn.zeros((2, 3, 4), tn.Float32, tn.CPU)
+    hint = (
+        r"hint: use an int for a row; a range of rows or columns is ops\.narrow\(x, dim, start, "
+        r"length\) \(x\[:, -1\] of a \(B, T, D\) tensor: ops\.reshape\(ops\.narrow\(x, 1, T - 1, "
+        r"1\), \(B, D\)\)\)\."
+    )
+    for index in (slice(None), 1.0):
+        with pytest.raises(tn.ShapeError, match=hint):
+            x[index]  # type: ignore[index]
+        with pytest.raises(tn.ShapeError, match=hint):
+            (x + 1.0)[index]  # type: ignore[index]  # a lazy value's rows
+    column = ops.reshape(ops.narrow(x, 1, 2, 1), (2, 4))
+    assert column.shape == (2, 4)  # the hint's recipe gives numpy's x[:, -1]

@@ -879,9 +879,7 @@ class Tensor(TensorLike[E, Dv, D]):
             raise ShapeError(
                 message(
                     f"cannot index {self.describe()} with {type(index).__name__} {index!r}.",
-                    hint="use an int for a row; a range of rows or columns is "
-                    "ops.narrow(x, dim, start, length) (x[:, -1] of a (B, T, D) tensor: "
-                    "ops.reshape(ops.narrow(x, 1, T - 1, 1), (B, D))).",
+                    hint=ROW_INDEX_HINT,
                 )
             )
         index = int(index)
@@ -954,6 +952,13 @@ class Tensor(TensorLike[E, Dv, D]):
         return self._slice(index)
     # --- END GENERATED GETITEM ---
     # fmt: on
+
+
+ROW_INDEX_HINT = (
+    "use an int for a row; a range of rows or columns is ops.narrow(x, dim, start, length) "
+    "(x[:, -1] of a (B, T, D) tensor: ops.reshape(ops.narrow(x, 1, T - 1, 1), (B, D)))."
+)
+"""What ``x[...]`` takes, said when it is given something else (``Tensor`` and ``ops.slice``)."""
 
 
 def check_writable(tensor: Tensor[Any, Any, Any], action: str) -> None:

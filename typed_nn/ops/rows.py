@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..data.tensor import AnyTensor, TensorLike
+from ..data.tensor import ROW_INDEX_HINT, AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..tags import MAX_RANK, Dim0, Dim1, Dv, E
 from . import layout
@@ -119,9 +119,7 @@ def slice(x: AnyTensor, index: int) -> AnyTensor:
         raise ShapeError(
             message(
                 f"cannot index {x.describe()} with {type(index).__name__} {index!r}.",
-                hint="use an int for a row; a range of rows or columns is "
-                "ops.narrow(x, dim, start, length) (x[:, -1] of a (B, T, D) tensor: "
-                "ops.reshape(ops.narrow(x, 1, T - 1, 1), (B, D))).",
+                hint=ROW_INDEX_HINT,
             )
         )
     index = int(index)
