@@ -792,6 +792,31 @@ def test_summary_of_a_module_lists_its_submodules_and_changes_no_state() -> None
         summary(object(), None)  # type: ignore[arg-type]
 
 
+def test_summary_counts_a_tied_weight_and_a_shared_submodule_once() -> None:
+    """As ``sum(p.numel() for p in model.parameters())`` (outside tester 8, m_misc)."""
+    from typed_nn.layers import summary
+
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            self.shared = nn.Linear(4, 4)
+            self.layers = [self.shared, nn.Linear(4, 4), self.shared]
+            self.head = nn.Linear(4, 2)
+            self.aux = nn.Linear(4, 2)
+            self.aux.weight = self.head.weight
+
+        def __call__(self, x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Matrix[tn.Float32, tn.CPU]:
+            for layer in self.layers:
+                x = layer(x)
+            return self.head(x) + self.aux(x)
+
+    tn.manual_seed(0)
+    table = str(summary(Tied(), _x((3, 4))))
+    unique = 2 * 20 + 10 + 2  # shared and layers[1], head, aux's own bias
+    assert f"Total params: {unique:,}" in table
+    assert f"Trainable params: {unique:,}" in table
+    assert "Non-trainable params: 0" in table
+
+
 def test_a_module_exports_to_onnx_with_its_state_dict_names(tmp_path: Any) -> None:
     onnx = pytest.importorskip("onnx", reason="the onnx extra")
     ort = pytest.importorskip("onnxruntime", reason="onnxruntime runs the exported model")

@@ -30,7 +30,7 @@ from ..data.module import (
     named_persistent,
     named_submodules,
 )
-from ..data.tensor import Tensor, TensorLike
+from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import LayerError, OperandError, message
 from ..evaluate.cache import overwrite
 from ..inference_mode import inference
@@ -291,9 +291,9 @@ def _module_summary(model: Module, example: object, depth: int) -> ModelSummary:
         rows=tuple(rows),
         input=", ".join(_shapes(a) for a in args),
         output=_shapes(result),
-        total_params=sum(math.prod(t.shape) for _, t in total),
-        trainable_params=sum(math.prod(t.shape) for _, t in params),
-        param_bytes=sum(math.prod(t.shape) * np.dtype(t.elem.dtype).itemsize for _, t in total),
+        total_params=_count_once(total),
+        trainable_params=_count_once(params),
+        param_bytes=sum(math.prod(t.shape) * np.dtype(t.elem.dtype).itemsize for t in _once(total)),
     )
 
 
@@ -331,7 +331,18 @@ def _shapes(value: object) -> str:
 
 
 def _tree_count(m: Module) -> int:
-    return sum(math.prod(t.shape) for _, t in named_persistent(m))
+    return _count_once(named_persistent(m))
+
+
+def _once(named: list[tuple[str, AnyTensor]]) -> list[AnyTensor]:
+    """Each tensor once: a tied weight, a shared submodule's, is listed under every path."""
+    return list({id(t): t for _, t in named}.values())
+
+
+def _count_once(named: list[tuple[str, AnyTensor]]) -> int:
+    """Values in ``named``, a tensor at several paths counted once (as PyTorch's
+    ``sum(p.numel() for p in model.parameters())``)."""
+    return sum(math.prod(t.shape) for t in _once(named))
 
 
 def _call(model: Module, args: tuple[object, ...]) -> object:
