@@ -877,3 +877,36 @@ def test_state_dicts_of_something_else_than_a_module_say_so() -> None:
         nn.load_state_dict({"w": np.zeros(2)}, {})  # type: ignore[arg-type]
     with pytest.raises(tn.ModuleError, match=r"nn\.state_dict needs an nn\.Module"):
         nn.state_dict([MLP()])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: nn.Linear(-3, 2), r"cannot create Linear: in_features must be an int >= 0\."),
+        (lambda: nn.Linear(4, 2.5), r"out_features must be an int >= 0\."),  # type: ignore[call-overload]
+        (lambda: nn.Embedding(-1, 3), r"cannot create Embedding: num_embeddings must be"),
+        (lambda: nn.LSTM(3, -1), r"cannot create LSTM: hidden_size must be an int >= 0\."),
+        (lambda: nn.GRU(True, 4), r"cannot create GRU: input_size must be an int >= 0\."),
+        (lambda: nn.LayerNorm(4, eps=-1.0), r"cannot create LayerNorm: eps must be a positive"),
+        (lambda: nn.BatchNorm(3, eps=0.0), r"cannot create BatchNorm: eps must be a positive"),
+        (lambda: nn.BatchNorm(3, momentum=1.5), r"momentum must be a number in \[0, 1\]\."),
+        (
+            lambda: nn.BatchNorm(3, momentum=None),  # type: ignore[call-overload]
+            r"(?s)momentum must be a number in \[0, 1\].*hint: PyTorch's momentum=None \(a "
+            r"cumulative average\) is not supported",
+        ),
+    ],
+)
+def test_a_bad_constructor_argument_is_refused_when_the_module_is_built(
+    make: Callable[[], object], match: str
+) -> None:
+    """Not at the first call, as a stray TypeError or as NaN (outside tester 8)."""
+    with pytest.raises(tn.ParamError, match=match):
+        make()
+
+
+def test_sizes_given_as_numpy_ints_are_kept_as_ints() -> None:
+    layer = nn.Linear(np.int64(3), np.int32(2))  # type: ignore[call-overload]
+    assert type(layer.in_features) is int and type(layer.out_features) is int
+    norm = nn.BatchNorm(np.int64(3), momentum=np.float32(0.5))  # type: ignore[call-overload]
+    assert norm.momentum == 0.5

@@ -15,7 +15,7 @@ from ..ops.conv import Pair, as_pair
 from ..ops.node import format_site, user_site
 from ..policies.precision import ComputeIn
 from ..tags import CPU, FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim4, Dv, Float32, FloatTag, Int64
-from . import init
+from . import checks, init
 from .layers import Gen, _tags
 from .precision import CE, PC, Mixed
 
@@ -156,7 +156,9 @@ class BatchNorm(Mixed, Generic[FE, Dv, CE]):
     ) -> None:
         e, dv = _tags(elem, device)
         self._set_precision(precision, e)
-        self.num_features, self.momentum, self.eps = num_features, momentum, eps
+        self.num_features = checks.size("BatchNorm", "num_features", num_features)
+        self.momentum = checks.fraction("BatchNorm", "momentum", momentum)
+        self.eps = checks.positive("BatchNorm", "eps", eps)
         self.weight = ones((num_features,), e, dv)
         self.bias = zeros((num_features,), e, dv)
         self.running_mean = buffer(zeros((num_features,), e, dv))

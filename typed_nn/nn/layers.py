@@ -19,7 +19,7 @@ from ..ops.node import format_site, user_site
 from ..ops.random import Generator, default_generator
 from ..policies.precision import ComputeIn
 from ..tags import CPU, FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dv, Float32, FloatTag, IntTag
-from . import init
+from . import checks, init
 from .precision import CE, PC, Mixed
 
 __all__ = ["Dropout", "Embedding", "LayerNorm", "Linear", "Sequential"]
@@ -69,6 +69,8 @@ class Linear(Mixed, Generic[FE, Dv, CE]):
     ) -> None:
         e, dv = _tags(elem, device)
         self._set_precision(precision, e)
+        in_features = checks.size("Linear", "in_features", in_features)
+        out_features = checks.size("Linear", "out_features", out_features)
         self.in_features, self.out_features = in_features, out_features
         self.weight = init.fan_in_uniform((out_features, in_features), in_features, e, dv, gen)
         self.bias = init.fan_in_uniform((out_features,), in_features, e, dv, gen) if bias else None  # type: ignore[assignment]
@@ -113,6 +115,8 @@ class Embedding(Mixed, Generic[FE, Dv, CE]):
     ) -> None:
         e, dv = _tags(elem, device)
         self._set_precision(precision, e)
+        num_embeddings = checks.size("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = checks.size("Embedding", "embedding_dim", embedding_dim)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.weight = init.normal((num_embeddings, embedding_dim), e, dv, gen)
 
@@ -161,6 +165,7 @@ class LayerNorm(Mixed, Generic[FE, Dv, CE]):
     ) -> None:
         e, dv = _tags(elem, device)
         self._set_precision(precision, e)
+        dim, eps = checks.size("LayerNorm", "dim", dim), checks.positive("LayerNorm", "eps", eps)
         self.dim, self.eps = dim, eps
         self.weight = ones((dim,), e, dv)
         self.bias = zeros((dim,), e, dv)

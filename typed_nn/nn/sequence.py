@@ -18,7 +18,7 @@ from ..ops.node import format_site, user_site
 from ..ops.special import ZeroTensor
 from ..policies.precision import ComputeIn
 from ..tags import CPU, FE, DeviceTag, Dim1, Dim2, Dim3, Dv, Float32, FloatTag
-from . import init
+from . import checks, init
 from .layers import Gen, Linear, _tags
 from .precision import CE, PC, Mixed
 
@@ -48,6 +48,9 @@ class _Recurrent(Mixed, Generic[FE, Dv, CE]):
     ) -> None:
         e, dv = _tags(elem, device)
         self._set_precision(precision, e)
+        name = type(self).__name__
+        input_size = checks.size(name, "input_size", input_size)
+        hidden_size = checks.size(name, "hidden_size", hidden_size)
         self.input_size, self.hidden_size, self.batch_first = input_size, hidden_size, batch_first
         g = self.gates * hidden_size
         shapes = (("weight_ih_l0", (g, input_size)), ("weight_hh_l0", (g, hidden_size)))
