@@ -153,6 +153,7 @@ def test_memory_whose_elements_share_places_is_not_written() -> None:
         r"are one place in memory .*strides \(0, 8\)",
     ):
         t.assign(t + 1.0)
+
     def double(x: tn.Tensor[tn.Float64, tn.CPU, tn.Dim2]) -> None:
         x.assign(x * 2.0)
 

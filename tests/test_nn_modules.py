@@ -907,6 +907,7 @@ def test_a_bad_constructor_argument_is_refused_when_the_module_is_built(
 
 def test_sizes_given_as_numpy_ints_are_kept_as_ints() -> None:
     layer = nn.Linear(np.int64(3), np.int32(2))  # type: ignore[call-overload]
-    assert type(layer.in_features) is int and type(layer.out_features) is int
+    assert type(layer.in_features) is int
+    assert type(layer.out_features) is int
     norm = nn.BatchNorm(np.int64(3), momentum=np.float32(0.5))  # type: ignore[call-overload]
     assert norm.momentum == 0.5
