@@ -54,9 +54,22 @@ def _cross_entropy_grad() -> Expr:
     return tn.grad(ops.cross_entropy(x, labels), x)
 
 
+def _log_exp_gradient(values: Any) -> Expr:
+    x = t32(values)
+    return tn.grad(ops.reduce_sum(ops.log(ops.exp(x)) * t32(values + 1.0)), x)
+
+
+def test_log_of_exp_has_the_identitys_gradient_where_exp_overflows() -> None:
+    """The forward is rewritten to x; its backward (g / exp(x)) * exp(x) was NaN or inf
+    there (outside tester 7, repro_logexp_grad)."""
+    x = np.array([100.0, -100.0, 1.0], np.float32)
+    np.testing.assert_array_equal(tn.evaluate(_log_exp_gradient(x)).numpy(), x + 1.0)
+
+
 CASES: dict[str, Callable[[], Expr]] = {
     "log_softmax_grad(label_pick_grad(s, labels), y) in one pass": _cross_entropy_grad,
     "log(exp(x)) -> x": lambda: ops.log(ops.exp(t32(X))) * 2.0,
+    "exp_grad(log_grad(g, exp(x)), x) -> g": lambda: _log_exp_gradient(X),
     "x + 0 -> x": lambda: (t32(X) + tn.ZeroTensor((3, 4), tn.Float32, tn.CPU)) * 2.0,
     "x - 0 -> x": lambda: ops.exp(t32(X) - tn.ZeroTensor((4,), tn.Float32, tn.CPU)),
     "x * 0 -> 0": lambda: t32(X) * tn.ZeroTensor((4,), tn.Float32, tn.CPU) + 1.0,

@@ -315,6 +315,24 @@ def test_a_tied_weight_is_in_the_state_dict_under_each_name_as_pytorch_lists_it(
     assert nn.load_state_dict(TiedLM(), {}, strict=False) == ["emb.weight", "out.weight"]
 
 
+def test_different_values_for_one_tied_weight_are_refused() -> None:
+    """Which to load would be a guess (PyTorch keeps the last key's silently; outside tester
+    8, c_basic): a problem reported with the others, and nothing changes."""
+    model = TiedLM()
+    before = nn.state_dict(model)
+    sd = {"emb.weight": before["emb.weight"] + 1.0, "out.weight": before["emb.weight"] * 0.0}
+    with pytest.raises(
+        tn.ModuleError,
+        match=r"(?s)nothing was changed.*problem : emb\.weight and out\.weight are one tied "
+        r"tensor, but the dict holds different values for them",
+    ):
+        nn.load_state_dict(model, sd)
+    np.testing.assert_array_equal(model.emb.weight.numpy(), before["emb.weight"])
+    same = {"emb.weight": before["emb.weight"] + 1.0, "out.weight": before["emb.weight"] + 1.0}
+    nn.load_state_dict(model, same)
+    np.testing.assert_array_equal(model.out.weight.numpy(), same["out.weight"])
+
+
 @needs_torch
 def test_a_pytorch_model_with_a_tied_weight_loads_both_ways() -> None:
     class TorchLM(torch.nn.Module):  # type: ignore[misc]

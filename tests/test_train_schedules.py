@@ -127,7 +127,7 @@ def test_clipping_a_module_tree_matches_torch_clip_grad_norm(max_norm: float) ->
     clipped = clip_by_global_norm(grads, max_norm)
     assert type(clipped) is _Net
     names = [name for name, _ in nn.named_parameters(grads)]
-    assert names == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "scale"]
+    assert names == ["scale", "fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]  # as PyTorch
     params = [torch.zeros(g.shape, dtype=torch.float64) for g in nn.parameters(grads)]
     for p, g in zip(params, nn.parameters(grads), strict=True):
         p.grad = torch.from_numpy(g.numpy().copy())

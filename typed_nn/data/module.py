@@ -370,14 +370,20 @@ generator's: a buffer that state dicts leave out, as PyTorch's keep no random st
 
 
 def _walk(node: object, path: str, kind: int) -> Iterator[tuple[str, int, AnyTensor]]:
-    """(path, kind, leaf) for every data leaf under ``node``, in field order."""
+    """(path, kind, leaf) for every data leaf under ``node``: a module's own parameters, then
+    its own buffers, then what its other fields hold, each in field order (PyTorch's order)."""
     if isinstance(node, TensorLike):
         yield path, kind, node
     elif isinstance(node, Module):
         buffered = node._tn_buffers
-        for name, value in _fields(node):
+        fields = list(_fields(node))
+        own = [(n, v) for n, v in fields if isinstance(v, TensorLike)]
+        for name, leaf in sorted(own, key=lambda f: f[0] in buffered):  # a stable sort
             inner = BUFFER if kind == PARAM and name in buffered else kind
-            yield from _walk(value, _join(path, name), inner)
+            yield _join(path, name), inner, leaf
+        for name, value in fields:
+            if not isinstance(value, TensorLike):
+                yield from _walk(value, _join(path, name), kind)
     elif isinstance(node, list | tuple):
         for i, value in enumerate(node):
             yield from _walk(value, _join(path, str(i)), kind)
@@ -404,8 +410,9 @@ def _unique(m: Module, kinds: tuple[int, ...]) -> list[Any]:
 
 
 def named_parameters(m: Module) -> list[tuple[str, AnyTensor]]:
-    """Every parameter of ``m`` with its dotted path (``"layers.0.weight"``), in field order;
-    a tensor under two paths is listed once, under its first."""
+    """Every parameter of ``m`` with its dotted path (``"layers.0.weight"``), in PyTorch's
+    order (a module's own parameters, then its submodules'); a tensor under two paths is
+    listed once, under its first."""
     require_module(m, "named_parameters")
     return _unique(m, (PARAM,))
 
@@ -423,7 +430,8 @@ def named_buffers(m: Module) -> list[tuple[str, AnyTensor]]:
 
 
 def named_persistent(m: Module) -> list[tuple[str, AnyTensor]]:
-    """Parameters and ``nn.buffer`` fields in field order (PyTorch's state-dict order):
+    """Parameters and ``nn.buffer`` fields in PyTorch's state-dict order (a module's own
+    parameters, its own buffers, then its submodules', each in field order):
     what a state dict holds, a tensor under every path it has (a tied weight, a shared
     submodule's), as PyTorch's state dicts list it. Generator states are left out, as
     PyTorch's state dicts keep no random state (a checkpoint keeps them)."""

@@ -345,6 +345,21 @@ def _log_exp(g: Graph, n: INode) -> Ref | None:
     return g.nodes[x].args[0] if g.op(x) == "exp" else None
 
 
+@rule("exp_grad", name="exp_grad(log_grad(g, exp(x)), x) -> g")
+def _log_exp_grad(g: Graph, n: INode) -> Ref | None:
+    """log(exp(x))'s backward, (g / exp(x)) * exp(x), is g as its forward is x: computed, it
+    is NaN where exp(x) overflows or underflows."""
+    h, x = n.args
+    inner = g.node(h)
+    if inner is None or inner.op != "log_grad":
+        return None
+    grad, u = inner.args
+    e = g.node(u)
+    if e is None or e.op != "exp" or e.args[0] != x or not _same_value_type(g, n, grad):
+        return None
+    return grad
+
+
 @rule("stop_gradient", name="stop_gradient(x) -> x")
 def _stop_gradient(g: Graph, n: INode) -> Ref | None:
     return n.args[0]  # it only cuts gradients, which are built before evaluation

@@ -3,7 +3,7 @@ dotted names, as host arrays; loading checks everything before it changes anythi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -45,10 +45,10 @@ def state_dict(m: Module) -> dict[str, npt.NDArray[Any]]:
 
 def load_state_dict(m: Module, sd: Mapping[str, Any], strict: bool = True) -> list[str]:
     """Copy ``sd``'s arrays (numpy arrays, tensors, or ``torch.Tensor``\\ s) into ``m``'s
-    parameters and buffers of the same names (a tied tensor from the first of its names the
-    dict has). Every problem — a missing or (with ``strict``)
-    unexpected key, another shape or element type — is found first and reported together,
-    and then nothing has changed. Returns the keys of ``m`` that ``sd`` lacks (``strict=False``
+    parameters and buffers of the same names (a tied tensor from any of its names the dict
+    has: different values under two of them are a problem). Every problem — a missing or
+    (with ``strict``) unexpected key, another shape or element type — is found first and
+    reported together, and then nothing has changed. Returns the keys of ``m`` that ``sd`` lacks (``strict=False``
     only; with ``strict`` they are an error)."""
     entries = _entries(m, "load_state_dict")
     if not isinstance(sd, Mapping):
@@ -59,7 +59,8 @@ def load_state_dict(m: Module, sd: Mapping[str, Any], strict: bool = True) -> li
                 hint="pass nn.state_dict(model), or a torch model's state_dict().",
             )
         )
-    # A tensor under several paths (tied) is loaded from the first of them the dict has.
+    # A tensor under several paths (tied) is loaded from the first of them the dict has (the
+    # others must hold the same values).
     paths: dict[int, list[str]] = {}
     for k, t in entries.items():
         paths.setdefault(id(t), []).append(k)
@@ -70,6 +71,7 @@ def load_state_dict(m: Module, sd: Mapping[str, Any], strict: bool = True) -> li
     problems = [
         f"{k}: {_mismatch(entries[k], v)}" for k, v in values.items() if _mismatch(entries[k], v)
     ]
+    problems += _disagreeing(paths.values(), sd, values)
     if strict and missing:
         problems.append(f"missing keys: {listed(missing)}")
     if strict and unexpected:
@@ -88,6 +90,31 @@ def load_state_dict(m: Module, sd: Mapping[str, Any], strict: bool = True) -> li
         assert isinstance(target, Tensor)  # _mismatch refused any other
         overwrite(target, array_module(target.device).asarray(v))
     return missing
+
+
+def _disagreeing(
+    paths: Iterable[list[str]], sd: Mapping[str, Any], values: dict[str, Any]
+) -> list[str]:
+    """The tied tensors for which ``sd`` gives different values under two of its names
+    (which one to load would be a guess: PyTorch keeps the last key's silently)."""
+    problems = []
+    for ks in paths:
+        given = [k for k in ks if k in sd]
+        chosen = values.get(ks[0]) if given else None
+        for k in given[1:]:
+            other = _host(sd[k])
+            if chosen is not None and not _same_values(chosen, other):
+                problems.append(
+                    f"{given[0]} and {k} are one tied tensor, but the dict holds different "
+                    "values for them"
+                )
+                break
+    return problems
+
+
+def _same_values(a: Any, b: Any) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and bool(np.array_equal(a, b, equal_nan=True))
 
 
 def _host(value: Any) -> Any:
