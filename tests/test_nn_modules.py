@@ -929,3 +929,14 @@ def test_sizes_given_as_numpy_ints_are_kept_as_ints() -> None:
     assert type(layer.out_features) is int
     norm = nn.BatchNorm(np.int64(3), momentum=np.float32(0.5))  # type: ignore[call-overload]
     assert norm.momentum == 0.5
+
+
+def test_adamw_is_named_adamw_in_its_messages() -> None:
+    """Its rule is Adam's with decoupled weight decay; the messages said Adam (tester 8)."""
+    model = nn.Linear(2, 2)
+    with pytest.raises(tn.ParamError, match=r"^AdamW: lr must be a finite number >= 0\."):
+        optim.AdamW(model, lr=-1.0)
+    with pytest.raises(tn.ParamError, match=r"^AdamW: betas\[0\] must be in \[0, 1\)"):
+        optim.AdamW(model, betas=(2.0, 0.9))
+    with pytest.raises(tn.ParamError, match=r"^Adam: lr must be"):
+        optim.Adam(model, lr=-1.0)

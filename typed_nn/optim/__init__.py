@@ -137,7 +137,9 @@ class AdamW(Optimizer[M]):
         *,
         weight_decay: float = 0.01,
     ) -> None:
-        rule = rules.Adam(lr, betas, eps, weight_decay=weight_decay, decoupled_weight_decay=True)
+        rule = rules.Adam(
+            lr, betas, eps, weight_decay=weight_decay, decoupled_weight_decay=True, label="AdamW"
+        )
         super().__init__(model, rule)
 
 
