@@ -165,13 +165,22 @@ def test_another_model_is_refused(tmp_path: Path) -> None:
         ),
         (
             Momentum(lambda t: 0.1 / (t + 1), 0.9),
-            "  learning rate at step 2 : file has 0.05, optimizer has 0.03333333333333333\n",
+            "  learning rate at step 2 : file has 0.05, the schedule gives 0.03333333333333333\n",
         ),
     ],
 )
 def test_another_optimizer_is_refused(tmp_path: Path, optimizer: Optimizer, line: str) -> None:
     path = saved_run(tmp_path)
     assert line in refused(path, *trained(1, optimizer))
+
+
+def test_a_number_learning_rate_is_restored_as_saved(tmp_path: Path) -> None:
+    """A loop that set the rate by hand resumes (it was refused as another optimizer; PyTorch's
+    optimizer state restores the rate too; outside tester 8, a_resume)."""
+    path = saved_run(tmp_path)
+    params, optimizer = trained(1, Momentum(0.003, 0.9))
+    load_checkpoint(path, params, optimizer)
+    assert optimizer.lr == 0.05
 
 
 def test_damaged_files_are_refused(tmp_path: Path) -> None:

@@ -371,6 +371,10 @@ def load_checkpoint(path: PathLike, model: Model, optimizer: AnyOptimizer) -> Ch
     step_count = optimizer_saved["step_count"]
     assert isinstance(step_count, int)
     optimizer.step_count = step_count
+    if not callable(rule.lr):  # a number: the saved run's rate (checked otherwise)
+        saved_lr = optimizer_saved["lr"]
+        assert isinstance(saved_lr, float | int)
+        rule.lr = float(saved_lr)
     rng, history, epoch = info["rng"], info["history"], info["epoch"]
     extra = {
         n[len(EXTRA) :]: a.astype(a.dtype.newbyteorder("="))  # an owned, writable copy

@@ -227,12 +227,14 @@ def optimizer_problems(
             )
     step_count = saved["step_count"]
     assert isinstance(step_count, int)
-    lr = optimizer.lr(step_count) if callable(optimizer.lr) else optimizer.lr
-    if float(lr) != saved["lr"]:  # JSON keeps a float exactly
+    # A number learning rate is restored, as PyTorch's optimizer state restores it (a loop
+    # may have set it by hand); a schedule must give the saved rate at the saved step.
+    schedule = optimizer.lr if callable(optimizer.lr) else None
+    if schedule is not None and float(schedule(step_count)) != saved["lr"]:
         problems.append(
             (
                 f"learning rate at step {step_count}",
-                f"file has {saved['lr']!r}, optimizer has {float(lr)!r}",
+                f"file has {saved['lr']!r}, the schedule gives {float(schedule(step_count))!r}",
             )
         )
     for name, weight in named.items() if same_model else ():
