@@ -940,3 +940,22 @@ def test_adamw_is_named_adamw_in_its_messages() -> None:
         optim.AdamW(model, betas=(2.0, 0.9))
     with pytest.raises(tn.ParamError, match=r"^Adam: lr must be"):
         optim.Adam(model, lr=-1.0)
+
+
+def test_a_module_given_another_librarys_array_says_how_to_wrap_it() -> None:
+    """It said the last dim was not in_features (it was), or pasted the array (tester 8)."""
+    with pytest.raises(
+        tn.OperandError,
+        match=r"(?s)cannot apply Linear: its input is not typed_nn data\.\n"
+        r"  received : numpy\.ndarray \(5, 64\) of float64\n.*"
+        r"hint: copy it into Float32: tn\.tensor\(x, tn\.Float32, tn\.CPU, tn\.Dim2\)\.",
+    ):
+        nn.Linear(64, 10)(np.zeros((5, 64)))  # type: ignore[arg-type]
+    with pytest.raises(
+        tn.OperandError,
+        match=r"(?s)cannot build sub: operand 1 is not typed_nn data\.\n"
+        r"  lhs      : numpy\.ndarray \(3, 4\) of float32\n.*hint: wrap it: tn\.tensor\(x, "
+        r"tn\.Float32, tn\.CPU, tn\.Dim2\) \(a copy\), or tn\.from_dlpack\(x, tn\.Float32, "
+        r"tn\.CPU, tn\.Dim2\) \(shared\)\.",
+    ):
+        np.zeros((3, 4), np.float32) - _x((3, 4))

@@ -89,15 +89,15 @@ class Optimizer(ABC):
     slots: ClassVar[tuple[str, ...]] = ()
     """The names of the state tensors the rule keeps per weight (saved in checkpoints)."""
 
-    label = ""
+    _label = ""
     """The name messages give the optimizer (the class's, unless an instance sets another:
     ``optim.AdamW`` is this module's Adam with decoupled weight decay)."""
 
     def __init__(self, lr: LearningRate, weight_decay: float) -> None:
-        self.label = self.label or type(self).__name__
+        self._label = self._label or type(self).__name__
         if not callable(lr):
-            _non_negative(self.label, "lr", lr)
-        _non_negative(self.label, "weight_decay", weight_decay)
+            _non_negative(self._label, "lr", lr)
+        _non_negative(self._label, "weight_decay", weight_decay)
         self.weight_decay = weight_decay
         self._schedule: Callable[[int], float] | None = lr if callable(lr) else None
         self._lr = 0.0 if callable(lr) else float(lr)
@@ -120,7 +120,7 @@ class Optimizer(ABC):
         if callable(value):
             self._schedule = value
             return
-        _non_negative(self.label, "lr", value)
+        _non_negative(self._label, "lr", value)
         self._schedule = None
         self._set_lr_tensors(float(value))
 
@@ -147,7 +147,7 @@ class Optimizer(ABC):
             return self._lr
         lr = self._schedule(self.step_count)
         if not (type(lr) is float and 0 <= lr < math.inf):  # the common case, checked cheaply
-            _non_negative(self.label, f"lr (at step {self.step_count})", lr)
+            _non_negative(self._label, f"lr (at step {self.step_count})", lr)
         return float(lr)
 
     def prepare_step(self, step: int) -> None:
@@ -158,7 +158,7 @@ class Optimizer(ABC):
         if self._schedule is None:
             return
         self._lr_set_per_call, self._host_steps = True, int(step)
-        _non_negative(self.label, f"lr (at step {step})", self._schedule(step))
+        _non_negative(self._label, f"lr (at step {step})", self._schedule(step))
         self._set_lr_tensors(float(self._schedule(step)))
 
     def state(self, weight: AnyWeight) -> dict[str, AnyWeight]:
@@ -202,10 +202,10 @@ class Optimizer(ABC):
         """Update every parameter of ``grads`` once, in place. Eagerly the gradients are
         evaluated first, in one plan, so no update changes a gradient still to be read;
         inside ``tn.compile`` the step is recorded, its count advancing in the program."""
-        pairs = _pairs(grads, self.label)
+        pairs = _pairs(grads, self._label)
         tracing = trace_state.trace is not None
         if tracing and self._schedule is not None and not self._lr_set_per_call:
-            raise _schedule_in_trace(self.label)
+            raise _schedule_in_trace(self._label)
         if not pairs:
             return
         if not tracing:
@@ -235,7 +235,7 @@ class Optimizer(ABC):
         """The rule for every (weight, grad) of ``grads`` with this step's ``numbers``: the
         form for a compiled training step, where the gradients are lazy and the updates are
         written after every read. The caller counts the step (``step_count += 1``)."""
-        for weight, grad in _pairs(grads, self.label):
+        for weight, grad in _pairs(grads, self._label):
             self.update(weight, grad, numbers)
 
     @abstractmethod
@@ -349,18 +349,18 @@ class Adam(Optimizer):
         decoupled_weight_decay: bool = True,
         label: str = "",
     ) -> None:
-        self.label = label
+        self._label = label
         super().__init__(lr, weight_decay)
         for i, beta in enumerate(betas):
             _require(
                 _in_unit(beta),
-                self.label,
+                self._label,
                 f"betas[{i}] must be in [0, 1)",
                 beta,
                 "use e.g. (0.9, 0.999).",
             )
         ok = _positive(eps)
-        _require(ok, self.label, "eps must be a finite number > 0", eps, "use e.g. 1e-8.")
+        _require(ok, self._label, "eps must be a finite number > 0", eps, "use e.g. 1e-8.")
         self.betas = (float(betas[0]), float(betas[1]))
         self.eps = eps
         self.decoupled_weight_decay = decoupled_weight_decay

@@ -76,8 +76,8 @@ class Linear(Mixed, Generic[FE, Dv, CE]):
         self.bias = init.fan_in_uniform((out_features,), in_features, e, dv, gen) if bias else None  # type: ignore[assignment]
 
     def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
-        _last_dim(self, x, self.in_features, "in_features")
         self._input(x)
+        _last_dim(self, x, self.in_features, "in_features")
         xa: AnyTensor = x  # any rank: ops.matmul's overloads are per rank
         y: AnyTensor = ops.matmul(xa, ops.transpose(self._param(self.weight)))
         b: TensorLike[FE, Dv, Dim1] | None = self.bias  # None with bias=False

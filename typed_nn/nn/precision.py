@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from .. import ops
 from ..data.module import Module
 from ..data.tensor import AnyTensor, TensorLike
-from ..errors import ElemTypeError, ParamError, message
+from ..errors import ElemTypeError, OperandError, ParamError, message
 from ..ops.node import format_site, user_site
+from ..ops.rules import describe, wrap_hint
 from ..policies.objects import PolicyObject
 from ..policies.precision import PrecisionPolicy
 from ..tags import FE, FloatTag
@@ -96,7 +97,16 @@ class Mixed(Module):
         its parameters' type): said here, naming the module, rather than by the first op
         that meets a parameter."""
         ce = self.compute_elem or self.param_elem
-        if ce is None or not isinstance(x, TensorLike) or x.elem is ce:
+        if not isinstance(x, TensorLike):
+            raise OperandError(
+                message(
+                    f"cannot apply {type(self).__name__}: its input is not typed_nn data.",
+                    [("received", describe(x)), ("accepted", "a tensor or an expression")],
+                    built_at=format_site(user_site()),
+                    hint=wrap_hint(x, ce),
+                )
+            )
+        if ce is None or x.elem is ce:
             return
         computes = "computes in" if self.compute_elem else "has parameters of"
         raise ElemTypeError(

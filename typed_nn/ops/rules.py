@@ -20,9 +20,10 @@ from ..errors import (
     ShapeError,
     TypedNNError,
     message,
+    received,
 )
 from ..shape import broadcast_shapes, format_shape
-from ..tags import DeviceTag, ElemTag, FloatTag, IntTag
+from ..tags import DeviceTag, ElemTag, FloatTag, IntTag, elem_of_dtype
 from .declare import OpDecl, Operand
 from .node import NumpyNumber, Operation, format_site, user_site
 
@@ -46,10 +47,34 @@ and is excluded explicitly; ``np.bool_`` is neither ``np.integer`` nor ``np.floa
 
 
 def describe(x: Operand) -> str:
-    """How an operand is shown in messages."""
+    """How an operand is shown in messages (another library's array by its type, shape and
+    dtype, not its values)."""
     if isinstance(x, TensorLike):
         return x.describe()
-    return f"{type(x).__name__} {x!r}"
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if isinstance(shape, tuple) and dtype is not None:
+        return f"{type(x).__module__.split('.')[0]}.{type(x).__name__} {tuple(shape)} of {dtype}"
+    return received(x, 80)
+
+
+def wrap_hint(x: object, elem: type[ElemTag] | None = None) -> str:
+    """How to make typed_nn data of ``x``: another library's array wrapped with its tags
+    (``elem``: the element the data should have, else the array's own)."""
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if not (isinstance(shape, tuple) and dtype is not None):
+        return "wrap arrays with tn.tensor(array, elem, device, dim)."
+    try:  # numpy's dtype, or another library's named as numpy names it (torch.float32)
+        own = elem_of_dtype(np.dtype(str(dtype).rsplit(".", 1)[-1]))
+    except TypeError:
+        own = None
+    want = elem or own
+    tags = f"tn.{want.__name__ if want else 'Float32'}, tn.CPU, tn.Dim{len(shape)}"
+    if want is not own:  # a copy converts it; DLPack shares memory as it is
+        source = "x" if isinstance(x, np.ndarray) else "np.asarray(x)"
+        return f"copy it into {want.__name__ if want else 'Float32'}: tn.tensor({source}, {tags})."
+    if isinstance(x, np.ndarray):
+        return f"wrap it: tn.tensor(x, {tags}) (a copy), or tn.from_dlpack(x, {tags}) (shared)."
+    return f"share its memory: tn.from_dlpack(x, {tags}) (the device where it lives)."
 
 
 def label(decl: OpDecl, i: int) -> str:
@@ -73,7 +98,7 @@ def require_data(fn: str, what: str, x: object) -> AnyTensor:
                 f"cannot build {fn}: {what} is not typed_nn data.",
                 [(what, describe(x)), ("accepted", "typed_nn data")],
                 built_at=site(),
-                hint="wrap arrays with tn.tensor(array, elem, device, dim).",
+                hint=wrap_hint(x),
             )
         )
     return x
@@ -99,7 +124,7 @@ def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor
                     f"cannot build {decl.name}: operand {i + 1} is not typed_nn data.",
                     [(label(decl, i), describe(x)), ("accepted", accepted)],
                     built_at=site(),
-                    hint="wrap arrays with tn.tensor(array, elem, device, dim).",
+                    hint=wrap_hint(x),
                 )
             )
     if not tensors:
