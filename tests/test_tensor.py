@@ -198,7 +198,8 @@ def test_slices_of_rank_3_and_4() -> None:
 def test_slice_out_of_bound(index: int) -> None:
     m = t32(np.zeros((3, 2)))
     with pytest.raises(
-        tn.ShapeError, match=rf"(?s)ID out of bound\..*index : {index}.*valid : -3 \.\. 2"
+        tn.ShapeError,
+        match=rf"(?s)^cannot take row {index} of a tensor with 3 rows \(ID out of bound\)\..*index : {index}.*valid : -3 \.\. 2",
     ):
         m[index]
 
@@ -418,3 +419,11 @@ def test_indexing_with_other_than_an_int_says_how_to_take_a_column() -> None:
             (x + 1.0)[index]  # type: ignore[index]  # a lazy value's rows
     column = ops.reshape(ops.narrow(x, 1, 2, 1), (2, 4))
     assert column.shape == (2, 4)  # the hint's recipe gives numpy's x[:, -1]
+
+
+def test_a_lazy_values_row_out_of_bound_says_which_and_how_many() -> None:
+    x = tn.zeros((4, 2), tn.Float32, tn.CPU)
+    with pytest.raises(
+        tn.ShapeError, match=r"^cannot take row 4 of data with 4 rows \(ID out of bound\)\."
+    ):
+        (x + 1.0)[4]

@@ -889,7 +889,7 @@ class Tensor(TensorLike[E, Dv, D]):
         if not -n <= index < n:
             raise ShapeError(
                 message(
-                    "ID out of bound.",
+                    f"cannot take row {index} of a tensor with {n} rows (ID out of bound).",
                     [
                         ("data", self.describe()),
                         ("index", str(index)),

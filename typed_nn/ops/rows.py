@@ -34,7 +34,7 @@ def _infer_slice(decl: OpDecl, operands: tuple[Operand, ...], params: Params) ->
     if not 0 <= index < n:
         raise ShapeError(
             message(
-                "ID out of bound.",
+                f"cannot take row {index} of data with {n} rows (ID out of bound).",
                 [("data", x.describe()), ("index", str(index)), ("valid", f"0 .. {n - 1}")],
                 built_at=site(),
                 hint="index dim 0 within its size.",
