@@ -427,3 +427,19 @@ def test_a_lazy_values_row_out_of_bound_says_which_and_how_many() -> None:
         tn.ShapeError, match=r"^cannot take row 4 of data with 4 rows \(ID out of bound\)\."
     ):
         (x + 1.0)[4]
+
+
+def test_a_bfloat16_numpy_scalar_is_a_number_operand() -> None:
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    x = tn.ones((2,), tn.BFloat16, tn.CPU)
+    np.testing.assert_array_equal((x * ml_dtypes.bfloat16(0.5)).numpy().astype(np.float32), 0.5)
+
+
+def test_the_mean_loss_of_an_empty_batch_says_so() -> None:
+    logits = tn.zeros((0, 3), tn.Float32, tn.CPU)
+    labels = tn.zeros((0,), tn.Int64, tn.CPU)
+    with pytest.raises(
+        tn.ShapeError, match=r"^cannot take the mean loss of an empty batch \(no positions"
+    ):
+        ops.cross_entropy(logits, labels)
+    assert ops.cross_entropy(logits, labels, reduction="sum").numpy() == 0.0

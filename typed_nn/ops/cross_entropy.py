@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar, overload
 from ..data.factories import scalar
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, ParamError, ShapeError, message
+from ..shape import format_shape
 from ..tags import FE, D, Dim0, Dim1, Dim2, Dim3, Dv, FloatTag, IntTag
 from .activation import softplus
 from .node import build
@@ -135,6 +136,15 @@ def binary_cross_entropy_with_logits(
 def _reduce(terms: AnyTensor, reduction: str) -> AnyTensor:
     if reduction == "none":
         return terms
+    if reduction == "mean" and 0 in terms.shape:
+        raise ShapeError(
+            message(
+                "cannot take the mean loss of an empty batch (no positions to average).",
+                [("positions", format_shape(terms.shape))],
+                built_at=site(),
+                hint="skip empty batches, or use reduction='sum' (0 for no positions).",
+            )
+        )
     every = (tuple(range(terms.rank)), False)
     return build(REDUCE_MEAN if reduction == "mean" else REDUCE_SUM, (terms,), every)
 

@@ -181,7 +181,7 @@ class NumpyNumber(Exception):
 def _python_number(x: Operand) -> Operand:
     """A numpy number as the Python number of its value (float(), not .item(): a longdouble's
     .item() stays a numpy scalar); anything else as it is."""
-    if isinstance(x, np.floating):
+    if isinstance(x, np.floating) or (isinstance(x, np.generic) and x.dtype.name == "bfloat16"):
         return float(x)
     if isinstance(x, np.integer):
         return int(x)

@@ -46,6 +46,13 @@ _NUMBERS = (int, float, np.integer, np.floating)
 and is excluded explicitly; ``np.bool_`` is neither ``np.integer`` nor ``np.floating``)."""
 
 
+def _number(x: object) -> bool:
+    """A Python or numpy number (ml_dtypes' bfloat16 scalar too), not a bool."""
+    if isinstance(x, _NUMBERS):
+        return not isinstance(x, bool)
+    return isinstance(x, np.generic) and x.dtype.name == "bfloat16"
+
+
 def describe(x: Operand) -> str:
     """How an operand is shown in messages (another library's array by its type, shape and
     dtype, not its values)."""
@@ -111,7 +118,7 @@ def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor
         t = type(x)
         if t is Tensor or t is Operation or isinstance(x, TensorLike):  # exact types first
             tensors.append(x)
-        elif decl.numbers and isinstance(x, _NUMBERS) and not isinstance(x, bool):
+        elif decl.numbers and _number(x):
             if isinstance(x, np.generic):
                 raise NumpyNumber  # build() converts it to a Python number and checks again
             continue
