@@ -13,10 +13,12 @@ and only the softmax outside the model is built and evaluated. PyTorch: the same
 under ``torch.no_grad()``; numpy: the same arithmetic written by hand (the floor: no graph at
 all). Targets (issue 35): batch-1 MLP <= 1.0x PyTorch eager, the block <= 1.2x.
 
-2026-11-27 (load 0.8): batch 1 32.4 us vs 21.3 us (1.52x; the graph built at every call:
-3.06x); batch 32 1.30x (2.20x); the block 0.96x (1.49x). What remains at batch 1 is the
-softmax's own evaluation outside the model (~20 us: the collect, the plan lookup, the wrapping
-of one node), an evaluation's fixed cost; the model's compiled call is ~11 us. (Once a process
+2026-11-28 (load 0.9): batch 1 27.5 us vs 21.3 us (1.29x; it was 31.4 us, 1.42x, the day
+before); the block 0.92x. What remains at batch 1: the softmax's own evaluation outside the
+model, ~14 us of which its kernel is ~4 us (a node over leaf tensors is now collected without
+the walk, 2.8 -> 1.6 us; a plan-cache hit is one lookup; build 2 us, run and results ~3 us),
+and the model's served compiled call, ~10 us (its kernels ~6 us, guard and binding ~2 us, the
+block's check of the call's signature ~1 us). (Once a process
 opened a compiled block, every module call checks whether one is open: ~0.7 us a call, which
 the "eager" rows here pay.)
 
