@@ -810,6 +810,21 @@ def test_summary_of_a_module_lists_its_submodules_and_changes_no_state() -> None
         summary(object(), None)  # type: ignore[arg-type]
 
 
+def test_summary_shows_a_module_whose_call_a_base_class_defines() -> None:
+    """MaxPool2d's ``__call__`` is its base class's: its output showed as '-' (tester 8)."""
+    from typed_nn.layers import summary
+
+    class Pooled(nn.Module):
+        def __init__(self) -> None:
+            self.pool = nn.MaxPool2d(2)
+
+        def __call__(self, x: tn.Tensor4[tn.Float32, tn.CPU]) -> tn.Tensor4[tn.Float32, tn.CPU]:
+            return self.pool(self.pool(x))
+
+    table = str(summary(Pooled(), tn.zeros((1, 1, 8, 8), tn.Float32, tn.CPU)))
+    assert "pool (MaxPool2d)  (1, 1, 2, 2) (2 calls)" in table
+
+
 def test_summary_counts_a_tied_weight_and_a_shared_submodule_once() -> None:
     """As ``sum(p.numel() for p in model.parameters())`` (outside tester 8, m_misc)."""
     from typed_nn.layers import summary

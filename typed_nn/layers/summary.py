@@ -302,8 +302,10 @@ def _observing(
     classes: set[type], seen: dict[int, tuple[object, int]]
 ) -> Generator[None, None, None]:
     """Each module's outputs while ``summary`` runs its forward: the classes' ``__call__``
-    wrapped for the duration (Python looks special methods up on the class)."""
-    saved = {cls: cls.__dict__["__call__"] for cls in classes if "__call__" in cls.__dict__}
+    (or the base class's that defines it) wrapped for the duration (Python looks special
+    methods up on the class)."""
+    owners = {next((c for c in cls.__mro__ if "__call__" in c.__dict__), cls) for cls in classes}
+    saved = {cls: cls.__dict__["__call__"] for cls in owners if "__call__" in cls.__dict__}
 
     def wrap(call: Any) -> Any:
         def observed(self: Any, *a: Any, **k: Any) -> Any:
