@@ -81,3 +81,38 @@ def test_a_value_read_again_after_a_state_entry_is_written() -> None:
     np.testing.assert_array_equal(doubled.numpy(), [2.0, 2.0, 2.0])
     tensor_entry("t", "buffer", t).write(np.full(3, 5.0, np.float32))
     np.testing.assert_array_equal(doubled.numpy(), [10.0, 10.0, 10.0])
+
+
+def test_a_constant_filler_forgets_cached_results() -> None:
+    from typed_nn.model import ConstantFiller
+
+    w = tn.tensor(np.ones(4, np.float32), tn.Float32, tn.CPU, tn.Dim1)
+    doubled = w * 2.0
+    np.testing.assert_array_equal(doubled.numpy(), np.full(4, 2.0))
+    ConstantFiller(5.0).fill(w)
+    np.testing.assert_array_equal(doubled.numpy(), np.full(4, 10.0))
+
+
+# Writes into a tensor's memory that need no ``overwrite``: tensors made on the line before
+# (nothing can have read them yet) and the batch buffers only a compiled step reads.
+FRESH_WRITES = {
+    "typed_nn/layers/dropout.py": 1,
+    "typed_nn/train/regression.py": 2,
+    "typed_nn/distributed/gradients.py": 1,
+    "typed_nn/evaluate/cache.py": 1,
+}
+
+
+def test_the_library_writes_into_tensors_only_through_overwrite() -> None:
+    """A raw write (``t.array[...] = v``, ``t.array.fill(v)``) leaves cached results stale:
+    each library write goes through ``evaluate.cache.overwrite`` (or is listed above)."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    raw = re.compile(r"\.array\[[^\]]*\]\s*[-+*/]?=[^=]|\.array\.fill\(|np\.copyto\(\w+\.array")
+    found: dict[str, int] = {}
+    for path in sorted((root / "typed_nn").rglob("*.py")):
+        hits = len(raw.findall(path.read_text()))
+        if hits:
+            found[str(path.relative_to(root))] = hits
+    assert found == FRESH_WRITES

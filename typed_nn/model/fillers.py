@@ -142,7 +142,7 @@ class ConstantFiller(Filler):
                     hint="use an integer value for integer tensors.",
                 )
             )
-        t.array.fill(self.value)
+        overwrite(t, self.value)
 
     def __repr__(self) -> str:
         return f"ConstantFiller({self.value!r})"
