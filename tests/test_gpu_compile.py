@@ -94,3 +94,29 @@ def test_a_fused_kernel_failing_last_in_a_gpu_step_changes_no_target(
     flaky = _Flaky(FusedKernel.__call__)
     monkeypatch.setattr(FusedKernel, "__call__", lambda k, *a, **kw: flaky(k, *a, **kw))
     _check_same(_fail_last_call(kind, flaky), clean)
+
+
+def _bump_then_read(t: Any, u: Any) -> Any:
+    t.assign(t + 1.0)
+    return u * 10.0  # u over t's memory reads the new value, as eagerly
+
+
+@pytest.mark.gpu
+def test_two_device_arrays_over_one_memory_are_one_memory_for_the_guard(
+    cupy_module: Any,
+) -> None:
+    """A cupy import of a buffer has no ``base``: two imports of one buffer looked like two
+    memories, so a program traced for separate memories served them (review)."""
+    tn.devices.array_module(tn.GPU)
+    step = tn.compile(_bump_then_read)
+    separate = [tn.zeros((1, 3), tn.Float64, tn.GPU) for _ in range(2)]
+    np.testing.assert_array_equal(step(*separate).numpy(), np.zeros((1, 3)))
+    one = cupy_module.zeros((1, 3))
+    second = (
+        cupy_module.from_dlpack(one)
+        if hasattr(cupy_module, "from_dlpack")
+        else type(one)._of(one._a)  # the emulator: another array object over one memory
+    )
+    t, u = (tn.Tensor(a, tn.Float64, tn.GPU, tn.Dim2) for a in (one, second))
+    np.testing.assert_array_equal(step(t, u).numpy(), np.full((1, 3), 10.0))
+    assert step.traces == 2

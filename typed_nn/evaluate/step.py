@@ -18,7 +18,7 @@ import numpy as np
 from ..data.module import Module
 from ..data.module import replaced as replaced_fields
 from ..data.tensor import AnyTensor, Tensor, TensorLike, check_writable
-from ..devices import data_pointer, device_of, module_of
+from ..devices import data_pointer, device_of, device_of_array
 from ..errors import CompileError, OperandError, message
 from ..ops.node import format_site, user_site
 from . import hooks
@@ -323,8 +323,8 @@ def object_pattern(args: Any, held: list[tuple[Any, Any]]) -> list[int]:
 class HeldMemory:
     """What :func:`memory_layout` knows of the closed-over tensors' memory: the entry
     (``-1 - j``) of each by its array's identity and by its address, and every array with its
-    entry (for overlaps); ``views``: whether one is a view (then every call takes the
-    address path)."""
+    entry (for overlaps); ``views``: whether one does not own its memory (then every call
+    takes the address path)."""
 
     __slots__ = ("arrays", "by_address", "by_id", "views")
 
@@ -335,7 +335,7 @@ class HeldMemory:
         for a, entry in self.arrays:
             self.by_id.setdefault(id(a), entry)
             self.by_address.setdefault(address(a), entry)
-        self.views = any(_base(a) is not None for a in arrays)
+        self.views = not all(map(_owner, arrays))
 
 
 def memory_layout(arrays: list[Any], held: HeldMemory) -> list[Any]:
@@ -352,7 +352,7 @@ def memory_layout(arrays: list[Any], held: HeldMemory) -> list[Any]:
     by_id = held.by_id
     for a in arrays:  # arrays owning their memory (the common case): one is another or apart
         if a is not None:
-            if (a.base if type(a) is np.ndarray else getattr(a, "base", None)) is not None:
+            if type(a) is not np.ndarray or not a.flags.owndata:  # _owner(a), inline
                 return _address_layout(arrays, held)
             key = id(a)
             entry = by_id.get(key)
@@ -363,8 +363,9 @@ def memory_layout(arrays: list[Any], held: HeldMemory) -> list[Any]:
 
 
 def _address_layout(arrays: list[Any], held: HeldMemory) -> list[Any]:
-    """:func:`memory_layout` where a view is among the memories: memory compared by address
-    (two views of one memory need not share a ``base``: DLPack imports each have their own)."""
+    """:func:`memory_layout` where an array that may not be the only one over its memory is
+    among them: memory compared by address (two views of one memory need not share a
+    ``base``: DLPack imports each have their own, and a cupy import has none)."""
     same: dict[Any, Any] = dict(held.by_address)
     parts: list[tuple[Any, Any]] = list(held.arrays)
     layout: list[Any] = []
@@ -373,7 +374,8 @@ def _address_layout(arrays: list[Any], held: HeldMemory) -> list[Any]:
             key = address(a)
             entry = same.get(key)
             if entry is None:
-                share = module_of(a).may_share_memory
+                tag = device_of_array(a)  # the device's own test (a null device's too)
+                share = device_of(tag).may_share if tag is not None else _same_object
                 overlaps = tuple(e for b, e in parts if share(a, b))
                 entry = same[key] = (len(layout), overlaps) if overlaps else len(layout)
                 parts.append((a, entry))
@@ -381,8 +383,15 @@ def _address_layout(arrays: list[Any], held: HeldMemory) -> list[Any]:
     return layout
 
 
-def _base(a: Any) -> Any:
-    return a.base if type(a) is np.ndarray else getattr(a, "base", None)
+def _same_object(a: Any, b: Any) -> bool:
+    return a is b
+
+
+def _owner(a: Any) -> bool:
+    """Whether ``a`` is the one array over its memory: a numpy array that owns its data (a
+    view, a DLPack import, or a device array, whose imports need not say they are views, may
+    share memory with another array)."""
+    return type(a) is np.ndarray and bool(a.flags.owndata)
 
 
 def address(a: Any) -> tuple[Any, ...]:
