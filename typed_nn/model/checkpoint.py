@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import devices
-from ..data.module import Module, named_buffers, named_parameters
+from ..data.module import Module, named_buffers, named_parameters, named_persistent
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CheckpointError, OperandError, ParamError, bad_argument, brief, message
 from ..evaluate.cache import overwrite
@@ -267,6 +267,24 @@ def _module_tensors(model: Module) -> dict[str, AnyParam]:
     return cast(dict[str, AnyParam], named)
 
 
+def _under_saved_names(
+    model: Module, tensors: dict[str, AnyParam], entries: Mapping[str, Entry]
+) -> dict[str, AnyParam]:
+    """``tensors`` with a tied one under the path the file saved it as: a checkpoint names a
+    tied tensor by its first path, and which path is first changed once (a module's own
+    parameters now come before its submodules', as in PyTorch)."""
+    paths: dict[int, list[str]] = {}
+    for path, t in named_persistent(model):
+        paths.setdefault(id(t), []).append(path)
+    renamed: dict[str, AnyParam] = {}
+    for name, t in tensors.items():
+        if PARAM + name not in entries:
+            saved = [p for p in paths.get(id(t), ()) if PARAM + p in entries and p not in tensors]
+            name = saved[0] if saved else name
+        renamed[name] = t
+    return renamed
+
+
 def _check_save_arguments(
     optimizer: object, epoch: object, rng: object, history: object, extra: object
 ) -> None:
@@ -363,6 +381,8 @@ def load_checkpoint(path: PathLike, model: Model, optimizer: AnyOptimizer) -> Ch
     arrays = {name: e.array(data, base) for name, e in entries.items()}
     if crc({n: (e.elem, e.shape, arrays[n]) for n, e in entries.items()}) != info["crc32"]:
         raise damaged(source, "the tensors' bytes do not match the checksum saved with them.")
+    if isinstance(model, Module):
+        state = _State(_under_saved_names(model, state.tensors, entries), None)
     _check_matches(source, state, rule, entries, info)
     _check_writable(dict(state.tensors), source)
     _write_state(state, rule, arrays)
@@ -371,7 +391,7 @@ def load_checkpoint(path: PathLike, model: Model, optimizer: AnyOptimizer) -> Ch
     step_count = optimizer_saved["step_count"]
     assert isinstance(step_count, int)
     optimizer.step_count = step_count
-    if not callable(rule.lr):  # a number: the saved run's rate (checked otherwise)
+    if not callable(rule.lr):  # a number: the saved run's rate (checked, a finite number)
         saved_lr = optimizer_saved["lr"]
         assert isinstance(saved_lr, float | int)
         rule.lr = float(saved_lr)

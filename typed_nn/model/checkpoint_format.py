@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import zlib
 from collections.abc import Mapping
 from typing import Any, TypeAlias
@@ -230,11 +231,22 @@ def optimizer_problems(
     # A number learning rate is restored, as PyTorch's optimizer state restores it (a loop
     # may have set it by hand); a schedule must give the saved rate at the saved step.
     schedule = optimizer.lr if callable(optimizer.lr) else None
-    if schedule is not None and float(schedule(step_count)) != saved["lr"]:
+    saved_lr = saved["lr"]
+    if schedule is None and saved.get("schedule"):
+        problems.append(
+            (
+                "learning rate",
+                "the file's run used a schedule, the optimizer has a number: build it with "
+                "the schedule",
+            )
+        )
+    elif schedule is None and not (isinstance(saved_lr, float | int) and 0 <= saved_lr < math.inf):
+        problems.append(("learning rate", f"file has {saved_lr!r}, not a finite number >= 0"))
+    if schedule is not None and float(schedule(step_count)) != saved_lr:
         problems.append(
             (
                 f"learning rate at step {step_count}",
-                f"file has {saved['lr']!r}, the schedule gives {float(schedule(step_count))!r}",
+                f"file has {saved_lr!r}, the schedule gives {float(schedule(step_count))!r}",
             )
         )
     for name, weight in named.items() if same_model else ():
