@@ -997,6 +997,8 @@ def overlaps_itself(array: Any) -> bool:
     extent = array.itemsize  # bytes the dims taken so far span, smallest stride first
     dims = zip(array.strides, array.shape, strict=True)
     for stride, n in sorted((abs(s), n) for s, n in dims if n > 1):
+        if stride == 0:  # a broadcast dim (n > 1 here): the common case, decided at once
+            return True
         if stride < extent:  # may land inside what the smaller dims cover: count the places
             return _places(array) < int(array.size)
         extent += stride * (n - 1)
