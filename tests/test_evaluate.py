@@ -356,7 +356,15 @@ def test_evaluating_what_is_not_typed_nn_data_says_what_to_pass() -> None:
         t.assign(1.5)  # type: ignore[arg-type]
     with pytest.raises(
         tn.OperandError,
-        match=r"hint: wrap arrays with tn\.tensor\(array, tn\.Float32, tn\.CPU, tn\.Dim2\)\.",
+        match=r"(?s)received : numpy\.ndarray \(2, 2\) of float64\n.*"
+        r"hint: copy it into Float32: tn\.tensor\(x, tn\.Float32, tn\.CPU, tn\.Dim2\)\.",
     ):
         t.assign(np.ones((2, 2)))  # type: ignore[arg-type]
     np.testing.assert_array_equal(t.numpy(), np.zeros((2, 2)))
+    counts = tn.zeros((2,), tn.Int32, tn.CPU)
+    with pytest.raises(
+        tn.OperandError,
+        match=r"hint: to fill it with a number: t\.assign\(tn\.zeros\(\(2,\), tn\.Int32, "
+        r"tn\.CPU\) \+ 2\) \(Int32 holds whole numbers\)\.",
+    ):
+        counts.assign(np.float32(1.5))  # type: ignore[arg-type]

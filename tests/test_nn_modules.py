@@ -974,3 +974,22 @@ def test_a_module_given_another_librarys_array_says_how_to_wrap_it() -> None:
         r"tn\.CPU, tn\.Dim2\) \(shared\)\.",
     ):
         np.zeros((3, 4), np.float32) - _x((3, 4))
+
+
+@needs_torch
+def test_a_torch_tensor_given_to_a_module_gets_a_hint_that_works() -> None:
+    for data, hint in [
+        (
+            torch.zeros(5, 64),
+            r"share its memory: tn\.from_dlpack\(x, tn\.Float32, tn\.CPU, tn\.Dim2\)",
+        ),
+        (
+            torch.zeros(5, 64, dtype=torch.bfloat16),
+            r"convert it to a numpy float32 array first, then tn\.tensor\(array, tn\.Float32, "
+            r"tn\.CPU, tn\.Dim2\)",
+        ),
+    ]:
+        with pytest.raises(tn.OperandError, match=hint):
+            nn.Linear(64, 10)(data)
+    shared = tn.from_dlpack(torch.zeros(5, 64), tn.Float32, tn.CPU, tn.Dim2)  # the hint's fix
+    assert nn.Linear(64, 10)(shared).shape == (5, 10)

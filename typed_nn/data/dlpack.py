@@ -11,14 +11,27 @@ from typing import Any
 
 from .. import devices
 from ..errors import DeviceError, OperandError, message
-from ..tags import CPU, DEVICE_TAGS, DIM_TAGS, ELEM_TAGS, GPU, BFloat16, D, Dv, E
+from ..tags import CPU, DEVICE_TAGS, DIM_TAGS, ELEM_TAGS, GPU, BFloat16, D, DeviceTag, Dv, E
 from .factories import check_tags
 from .tensor import Tensor, no_bfloat16_dlpack
 
-__all__ = ["from_dlpack"]
+__all__ = ["dlpack_device_of", "from_dlpack"]
 
 _DEVICE_TYPES = {1: CPU, 2: GPU, 3: CPU}
 """DLPack device types typed_nn has a device for: kDLCPU, kDLCUDA, kDLCUDAHost (pinned)."""
+
+
+def dlpack_device_of(obj: object) -> type[DeviceTag] | None:
+    """The device a DLPack producer says its memory is on (None: not a producer, or a device
+    typed_nn has no tag for)."""
+    device = getattr(obj, "__dlpack_device__", None)
+    if device is None:
+        return None
+    try:
+        kind, _ = device()
+    except Exception:
+        return None
+    return _DEVICE_TYPES.get(int(kind))
 
 
 def from_dlpack(obj: object, elem: type[E], device: type[Dv], dim: type[D]) -> Tensor[E, Dv, D]:

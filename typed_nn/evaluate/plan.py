@@ -14,7 +14,7 @@ The default plan is per thread (MetaNN master's global plan is not thread-safe).
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, cast
 
 from ..data.tensor import UP, AnyTensor, EvalHandle, Tensor, TensorLike, check_writable
 from ..errors import (
@@ -23,11 +23,11 @@ from ..errors import (
     ElemTypeError,
     OperandError,
     ShapeError,
-    bad_argument,
     message,
 )
 from ..ops.node import format_site, user_site
-from ..tags import D, Dv, E
+from ..ops.rules import describe, number_operand, wrap_hint
+from ..tags import D, Dv, E, IntTag
 from . import executor
 from .trace import tracing
 
@@ -158,22 +158,26 @@ def evaluate(x: TensorLike[E, Dv, D], out: Tensor[E, Dv, D] | None = None) -> Te
 
 
 def _not_data(x: object, out: object) -> OperandError:
-    if not isinstance(out, Tensor):
-        return bad_argument(
-            OperandError, "cannot evaluate", "x", "typed_nn data (a tensor or an expression)", x,
-            "wrap arrays with tn.tensor(array, elem, device, dim).",
-        )  # fmt: skip
-    tags = f"tn.{out.elem.__name__}, tn.{out.device.__name__}"
-    number = isinstance(x, int | float) and not isinstance(x, bool)
-    return bad_argument(
-        OperandError,
-        "cannot write a value into a tensor (t.assign(value), tn.evaluate(value, out=t))",
-        "value",
-        "typed_nn data (a tensor or an expression)",
-        x,
-        f"to fill it with a number: t.assign(tn.zeros({out.shape}, {tags}) + {x!r})."
-        if number
-        else f"wrap arrays with tn.tensor(array, {tags}, tn.Dim{len(out.shape)}).",
+    """``evaluate`` (or a write into ``out``) given what is not typed_nn data."""
+    what, doing, hint = "x", "cannot evaluate", wrap_hint(x)
+    if isinstance(out, Tensor):
+        what = "value"
+        doing = "cannot write a value into a tensor (t.assign(value), tn.evaluate(value, out=t))"
+        hint = wrap_hint(x, out.elem)
+        number = float(cast(float, x)) if number_operand(x) else None
+        if number is not None:
+            whole = issubclass(out.elem, IntTag)
+            fill = round(number) if whole else number
+            tags = f"tn.{out.elem.__name__}, tn.{out.device.__name__}"
+            hint = f"to fill it with a number: t.assign(tn.zeros({out.shape}, {tags}) + {fill!r})"
+            hint += f" ({out.elem.__name__} holds whole numbers)." if whole else "."
+    return OperandError(
+        message(
+            f"{doing}: {what} must be typed_nn data (a tensor or an expression).",
+            [("received", describe(x)), ("accepted", "typed_nn data (a tensor or an expression)")],
+            built_at=format_site(user_site()),
+            hint=hint,
+        )
     )
 
 

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ..errors import ParamError, message, received
+from ..ops.rules import number_operand
 
 __all__ = ["fraction", "positive", "size"]
 
@@ -28,7 +29,7 @@ def size(module: str, name: str, value: object, least: int = 0) -> int:
 
 def positive(module: str, name: str, value: object) -> float:
     """``value`` as a finite float above 0 (a variance's floor: 0 or less divides by 0)."""
-    if not _number(value) or not 0.0 < float(value) < math.inf:  # type: ignore[arg-type]
+    if not number_operand(value) or not 0.0 < float(value) < math.inf:  # type: ignore[arg-type]
         raise ParamError(
             message(
                 f"cannot create {module}: {name} must be a positive number.",
@@ -41,7 +42,7 @@ def positive(module: str, name: str, value: object) -> float:
 
 def fraction(module: str, name: str, value: object) -> float:
     """``value`` as a float in [0, 1] (a running average's weight of the new batch)."""
-    if not _number(value) or not 0.0 <= float(value) <= 1.0:  # type: ignore[arg-type]
+    if not number_operand(value) or not 0.0 <= float(value) <= 1.0:  # type: ignore[arg-type]
         hint = (
             "PyTorch's momentum=None (a cumulative average) is not supported: give a number "
             "in [0, 1], e.g. 0.1 (PyTorch's default)."
@@ -56,7 +57,3 @@ def fraction(module: str, name: str, value: object) -> float:
             )
         )
     return float(value)  # type: ignore[arg-type]
-
-
-def _number(value: object) -> bool:
-    return not isinstance(value, bool) and isinstance(value, int | float | np.integer | np.floating)

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from ..data.dlpack import dlpack_device_of
 from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import (
     DeviceError,
@@ -23,7 +24,7 @@ from ..errors import (
     received,
 )
 from ..shape import broadcast_shapes, format_shape
-from ..tags import DeviceTag, ElemTag, FloatTag, IntTag, elem_of_dtype
+from ..tags import CPU, DeviceTag, ElemTag, Float32, FloatTag, IntTag, elem_of_dtype
 from .declare import OpDecl, Operand
 from .node import NumpyNumber, Operation, format_site, user_site
 
@@ -46,7 +47,7 @@ _NUMBERS = (int, float, np.integer, np.floating)
 and is excluded explicitly; ``np.bool_`` is neither ``np.integer`` nor ``np.floating``)."""
 
 
-def _number(x: object) -> bool:
+def number_operand(x: object) -> bool:
     """A Python or numpy number (ml_dtypes' bfloat16 scalar too), not a bool."""
     if isinstance(x, _NUMBERS):
         return not isinstance(x, bool)
@@ -66,7 +67,8 @@ def describe(x: Operand) -> str:
 
 def wrap_hint(x: object, elem: type[ElemTag] | None = None) -> str:
     """How to make typed_nn data of ``x``: another library's array wrapped with its tags
-    (``elem``: the element the data should have, else the array's own)."""
+    (``elem``: the element the data should have, else the array's own; the device DLPack
+    says it lives on)."""
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if not (isinstance(shape, tuple) and dtype is not None):
         return "wrap arrays with tn.tensor(array, elem, device, dim)."
@@ -74,14 +76,19 @@ def wrap_hint(x: object, elem: type[ElemTag] | None = None) -> str:
         own = elem_of_dtype(np.dtype(str(dtype).rsplit(".", 1)[-1]))
     except TypeError:
         own = None
-    want = elem or own
-    tags = f"tn.{want.__name__ if want else 'Float32'}, tn.CPU, tn.Dim{len(shape)}"
-    if want is not own:  # a copy converts it; DLPack shares memory as it is
+    want = elem or own or Float32
+    where = dlpack_device_of(x) or CPU
+    tags = f"tn.{want.__name__}, tn.{where.__name__}, tn.Dim{len(shape)}"
+    if own is None:  # a dtype numpy cannot read (torch's bfloat16): through float32
+        return f"convert it to a numpy float32 array first, then tn.tensor(array, {tags})."
+    if want is not own or (where is not CPU and not isinstance(x, np.ndarray)):
+        if where is not CPU:  # DLPack shares memory as it is: convert in its own library
+            return f"convert it to {want.dtype} in its library, then tn.from_dlpack(x, {tags})."
         source = "x" if isinstance(x, np.ndarray) else "np.asarray(x)"
-        return f"copy it into {want.__name__ if want else 'Float32'}: tn.tensor({source}, {tags})."
+        return f"copy it into {want.__name__}: tn.tensor({source}, {tags})."
     if isinstance(x, np.ndarray):
         return f"wrap it: tn.tensor(x, {tags}) (a copy), or tn.from_dlpack(x, {tags}) (shared)."
-    return f"share its memory: tn.from_dlpack(x, {tags}) (the device where it lives)."
+    return f"share its memory: tn.from_dlpack(x, {tags})."
 
 
 def label(decl: OpDecl, i: int) -> str:
@@ -118,7 +125,7 @@ def tensor_operands(decl: OpDecl, operands: Sequence[Operand]) -> list[AnyTensor
         t = type(x)
         if t is Tensor or t is Operation or isinstance(x, TensorLike):  # exact types first
             tensors.append(x)
-        elif decl.numbers and _number(x):
+        elif decl.numbers and number_operand(x):
             if isinstance(x, np.generic):
                 raise NumpyNumber  # build() converts it to a Python number and checks again
             continue
