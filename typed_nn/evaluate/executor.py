@@ -252,7 +252,7 @@ def _cached(key: Any) -> Program | None:
     clock = _local.clock = getattr(_local, "clock", 0) + 1
     plans = _plans()
     if clock % IDLE_EVALUATIONS == 0:
-        for k in [k for k, p in plans.items() if clock - p.used > IDLE_EVALUATIONS]:
+        for k in [k for k, p in plans.items() if clock - p.used >= IDLE_EVALUATIONS]:
             del plans[k]  # its buffers go with it
     program = plans.get(key) if options.plan_cache else None
     if program is not None:
