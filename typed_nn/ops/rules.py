@@ -24,7 +24,16 @@ from ..errors import (
     received,
 )
 from ..shape import broadcast_shapes, format_shape
-from ..tags import CPU, DeviceTag, ElemTag, Float32, FloatTag, IntTag, elem_of_dtype
+from ..tags import (
+    CPU,
+    BFloat16,
+    DeviceTag,
+    ElemTag,
+    Float32,
+    FloatTag,
+    IntTag,
+    elem_of_dtype,
+)
 from .declare import OpDecl, Operand
 from .node import NumpyNumber, Operation, format_site, user_site
 
@@ -79,7 +88,8 @@ def wrap_hint(x: object, elem: type[ElemTag] | None = None) -> str:
     want = elem or own or Float32
     where = dlpack_device_of(x) or CPU
     tags = f"tn.{want.__name__}, tn.{where.__name__}, tn.Dim{len(shape)}"
-    if own is None:  # a dtype numpy cannot read (torch's bfloat16): through float32
+    if own is None or (own is BFloat16 and not isinstance(x, np.ndarray)):
+        # a dtype numpy cannot read (torch's bfloat16, with or without ml_dtypes): via float32
         return f"convert it to a numpy float32 array first, then tn.tensor(array, {tags})."
     if want is not own or (where is not CPU and not isinstance(x, np.ndarray)):
         if where is not CPU:  # DLPack shares memory as it is: convert in its own library
