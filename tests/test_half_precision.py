@@ -504,3 +504,17 @@ def test_tensor_takes_bfloat16_arrays_as_bfloat16() -> None:
     np.testing.assert_array_equal(t.numpy(), values)
     with pytest.raises(tn.ElemTypeError, match=r"cannot convert bfloat16 data to Int32"):
         tn.tensor(values, tn.Int32, CPU, Dim1)
+
+
+@pytest.mark.parametrize("n", [65504, 65520, 200_000])
+def test_a_float16_means_gradient_over_more_values_than_float16_counts_is_one_over_n(
+    n: int,
+) -> None:
+    """The gradient divided by N, which past 65504 is inf in Float16: 0 for every element
+    (outside tester 9, t34); times 1/N it is 1/N, a subnormal Float16."""
+    x = _half(np.ones(n), Float16, Dim1)
+    g = tn.evaluate(tn.grad(ops.reduce_mean(x), x)).numpy().astype(np.float64)
+    np.testing.assert_allclose(g, 1.0 / n, rtol=0.01)
+    target = _half(np.zeros(n), Float16, Dim1)  # d mean((x - t)^2)/dx = 2 (x - t) / N
+    g = tn.evaluate(tn.grad(ops.mse_loss(target, x), x)).numpy().astype(np.float64)
+    np.testing.assert_allclose(g, 2.0 / n, rtol=0.01)

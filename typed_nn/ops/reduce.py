@@ -181,7 +181,9 @@ def _sum_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
 
 def _mean_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
     shape = n.operands[0].shape
-    return (_spread(n, g) / prod(shape[d] for d in n.params[0]),)
+    # times 1/N, not over N: N itself may pass a 16-bit type's largest value (65504 for
+    # Float16), where 1/N is still a (subnormal) number of it
+    return (_spread(n, g) * (1.0 / prod(shape[d] for d in n.params[0])),)
 
 
 def _max_vjp(n: AnyOp, g: AnyTensor) -> Cotangents:
