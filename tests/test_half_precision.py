@@ -518,3 +518,28 @@ def test_a_float16_means_gradient_over_more_values_than_float16_counts_is_one_ov
     target = _half(np.zeros(n), Float16, Dim1)  # d mean((x - t)^2)/dx = 2 (x - t) / N
     g = tn.evaluate(tn.grad(ops.mse_loss(target, x), x)).numpy().astype(np.float64)
     np.testing.assert_allclose(g, 2.0 / n, rtol=0.01)
+
+
+def test_16_bit_normalisations_compute_in_float32() -> None:
+    """A spread of 300 squares past Float16's 65504: LayerNorm gave all zeros, BatchNorm zeros
+    and an inf running variance (outside tester 9, t04/t05/t11)."""
+    from typed_nn import nn
+    from typed_nn.policies import PMixedFloat16
+
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(4, 64)) * 300.0
+    want = (values - values.mean(-1, keepdims=True)) / values.std(-1, keepdims=True)
+    x = _half(values, Float16)
+    for norm in (nn.LayerNorm(64, precision=PMixedFloat16), nn.LayerNorm(64, elem=Float16)):
+        got = tn.evaluate(norm(x)).numpy().astype(np.float64)
+        np.testing.assert_allclose(got, want, atol=4e-3)
+    images = rng.normal(size=(8, 3, 4, 4)) * 300.0
+    bn = nn.BatchNorm(3, elem=Float16)
+    y = tn.evaluate(bn(_half(images, Float16, tn.Dim4))).numpy().astype(np.float64)
+    mean, var = images.mean((0, 2, 3)), images.var((0, 2, 3))
+    np.testing.assert_allclose(
+        y, (images - mean[:, None, None]) / np.sqrt(var[:, None, None]), atol=4e-3
+    )
+    running = bn.running_var.numpy().astype(np.float64)
+    n = images.size // 3
+    np.testing.assert_allclose(running, 0.9 + 0.1 * var * n / (n - 1), rtol=2e-3)

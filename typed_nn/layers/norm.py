@@ -37,6 +37,7 @@ from ..errors import ShapeError, message
 from ..inference_mode import inference_enabled
 from ..ops.node import format_site, user_site
 from ..policies import AnyPolicyObject, PNoUpdate, PParamTypeIs
+from ..tags import HALF_TAGS, Float32
 from .declared import Decl
 from .keys import LayerInput, LayerOutput, PortKey
 from .param_cells import (
@@ -101,9 +102,18 @@ def per_channel(v: AnyTensor, x: AnyTensor) -> AnyTensor:
     return tiled
 
 
+def _wide(*xs: AnyTensor) -> list[AnyTensor]:
+    """16-bit data as Float32 (the rest as it is): a normalisation's squared deviations and
+    its mean's rounding pass a 16-bit type's range and precision (a spread of 300 squares past
+    Float16's 65504), so both normalisations compute in Float32 and round once at the end."""
+    return [ops.astype(x, Float32) if x.elem in HALF_TAGS else x for x in xs]
+
+
 def batch_stats(x: AnyTensor) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
     """The per-channel mean, the centred data and the biased variance of ``x``, (N, C) or
-    (N, C, H, W). Built the same way by the cell and the running update (one computation)."""
+    (N, C, H, W), in Float32 for 16-bit data (``_wide``). Built the same way by the cell and
+    the running update (one computation)."""
+    (x,) = _wide(x)
     dims = (0,) if x.rank == 2 else (0, 2, 3)
     mean: AnyTensor = ops.reduce_mean(x, dims)
     centred = x - per_channel(mean, x)
@@ -153,13 +163,17 @@ def batch_norm(
     """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel of (N, C) or (N, C, H, W)
     ``x``: the batch's statistics when ``train``, else the running ones. The one computation
     of ``BatchNormLayer`` and ``nn.BatchNorm``."""
+    elem = x.elem
+    x, weight, bias, running_mean, running_var = _wide(x, weight, bias, running_mean, running_var)
     if train:
         _, centred, var = batch_stats(x)
         scale = weight / ops.sqrt(var + eps)
-        return centred * per_channel(scale, x) + per_channel(bias, x)
-    scale = weight / ops.sqrt(running_var + eps)
-    shift = bias - running_mean * scale
-    return x * per_channel(scale, x) + per_channel(shift, x)
+        y = centred * per_channel(scale, x) + per_channel(bias, x)
+    else:
+        scale = weight / ops.sqrt(running_var + eps)
+        shift = bias - running_mean * scale
+        y = x * per_channel(scale, x) + per_channel(shift, x)
+    return ops.astype(y, elem) if y.elem is not elem else y
 
 
 def check_batch_norm_input(
@@ -196,7 +210,9 @@ def update_running(
     count = math.prod(x.shape) // x.shape[1]
     mean, _, var = batch_stats(x)
     for running, batch in ((running_mean, mean), (running_var, var * (count / (count - 1)))):
-        running.assign(running * (1.0 - momentum) + batch * momentum)
+        (wide,) = _wide(running)
+        new = wide * (1.0 - momentum) + batch * momentum
+        running.assign(ops.astype(new, running.elem) if new.elem is not running.elem else new)
 
 
 _AFFINE = (("weight", OnesParamLayer, NormWeight), ("bias", ConstantParamLayer, NormBias))
@@ -281,9 +297,12 @@ def layer_norm(x: AnyTensor, weight: AnyTensor, bias: AnyTensor, eps: float) -> 
     """``(x - mean) / sqrt(var + eps) * weight + bias`` over the last dim of ``x`` (any rank
     >= 1): the one computation of MetaNN's layer and of ``nn.LayerNorm``."""
     # statistics kept as a last dim of 1, so every pass reads x in its own (row-major) order
+    elem = x.elem
+    x, weight, bias = _wide(x, weight, bias)
     centred = x - ops.reduce_mean(x, -1, keep_dim=True)
     normed = centred / ops.sqrt(ops.reduce_mean(ops.square(centred), -1, keep_dim=True) + eps)
-    return normed * weight + bias
+    y = normed * weight + bias
+    return ops.astype(y, elem) if y.elem is not elem else y
 
 
 class LayerNormLayer(SameTypeFeeds, ParamComposite[LayerInput, LayerOutput, Any, Any, Decl]):
