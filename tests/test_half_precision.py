@@ -543,3 +543,14 @@ def test_16_bit_normalisations_compute_in_float32() -> None:
     running = bn.running_var.numpy().astype(np.float64)
     n = images.size // 3
     np.testing.assert_allclose(running, 0.9 + 0.1 * var * n / (n - 1), rtol=2e-3)
+
+
+def test_a_compiled_functions_float_argument_reads_as_bfloat16_as_eagerly() -> None:
+    """ml_dtypes' bfloat16 computes with a Python number in float32: the call's number is
+    rounded to bfloat16 first, as eager evaluation's constants are (outside tester 9, t32)."""
+    x = _half([1.0, 3.0, 1000.0], BFloat16, Dim1)
+    functions: list[Any] = [lambda a, s: a / s, lambda a, s: a - s, lambda a, s: a * s + 1.0]
+    for fn in functions:
+        compiled = tn.compile(fn)
+        for s in (1 / 3, 1.00390625 + 2**-9, 0.1):
+            np.testing.assert_array_equal(compiled(x, s).numpy(), tn.evaluate(fn(x, s)).numpy())

@@ -73,6 +73,7 @@ class _Gen:
         self.registers: dict[tuple[tuple[int, ...], str, int], str] = {}
         self.sanitizer: Sanitizer | None = None
         self.number_dtypes: dict[str, Any] = {}  # a float number's name -> its operand's dtype
+        self.bfloat16_numbers: dict[int, Any] = {}  # a call's number read by bfloat16 nodes
 
     def register(self, shape: tuple[int, ...], dtype: Any, i: int) -> str:
         """Scratch register ``i`` of the straight regions of ``shape`` and ``dtype``: all share
@@ -119,6 +120,8 @@ class _Gen:
         have its dtype, a 0-d array of it (the same numbers under NEP 50, but a ufunc call
         takes half the time: numpy converts a Python number on every call)."""
         n = self.g.nodes[s]
+        if type(value) is Number and n.dtype.name == "bfloat16":
+            self.bfloat16_numbers[value.index] = n.dtype  # rounded when the program reads it
         arrays = [self.g.nodes[a].dtype for a in n.args if not is_number(a)]
         if n.dtype.kind == "f" and arrays and all(dt == n.dtype for dt in arrays):
             return _number_as_array(value, n.dtype, n.device)
@@ -494,7 +497,7 @@ def generate(
     if lean is not None:  # a call's float numbers: locals in place of their constants
         head = "def _run(A, N, alloc):"
         numbers = [(k, v.index) for k, v in gen.ns.items() if type(v) is Number]
-        gen.lines[:0] = [f"    {k} = N[{i}]" for k, i in numbers]
+        gen.lines[:0] = [f"    {k} = {_bound(gen, i)}" for k, i in numbers]
         gen.emit(f"return ({returned})")
     source = head + "\n" + ("\n".join(gen.lines) or "    pass") + "\n"
     exec(compile(source, "<typed_nn plan>", "exec"), gen.ns)
@@ -504,6 +507,14 @@ def generate(
     if lean is not None:
         program.number_dtypes = _number_dtypes(gen)
     return program
+
+
+def _bound(gen: _Gen, i: int) -> str:
+    """A call's float number ``i`` as the program reads it: a bfloat16 scalar where bfloat16
+    nodes read it, as eager evaluation's constants are (``graph.number_operand``: ml_dtypes'
+    bfloat16 takes no part in NEP 50, and computes with a Python number in float32)."""
+    dtype = gen.bfloat16_numbers.get(i)
+    return f"N[{i}]" if dtype is None else f"{gen.const(f'DT{i}', dtype.type)}(N[{i}])"
 
 
 def _number_dtypes(gen: _Gen) -> dict[int, Any]:
