@@ -446,6 +446,22 @@ def test_loss_scaler_eager_step_and_bad_settings() -> None:
         LossScaler(CPU, growth_interval=0)
 
 
+def test_loss_scaler_grows_only_to_a_finite_scale() -> None:
+    """Grown past float32's largest value, the scale became inf and every later step was
+    skipped (outside tester 9, t14); PyTorch's GradScaler keeps the last finite scale."""
+    from typed_nn.model import SGD, LossScaler
+
+    w = tn.tensor(np.full((2,), 0.5), Float32, CPU, Dim1)
+    opt = SGD(1e-3)
+    scaler = LossScaler(CPU, init_scale=2.0**125, growth_interval=1)
+    for _ in range(4):
+        loss = ops.reduce_sum(w * 1e-3)
+        (g,) = tn.grad(scaler.scale_loss(loss), (w,))
+        scaler.step(opt, [(w, g)])
+    assert float(scaler.scale.numpy()) == 2.0**127
+    np.testing.assert_allclose(w.numpy(), 0.5 - 4 * 1e-6, rtol=1e-6)  # every step taken
+
+
 @pytest.mark.parametrize("elem", HALVES)
 def test_torch_state_dict_round_trip(elem: type[FloatTag]) -> None:
     """16-bit parameters to PyTorch's names and layouts and back, values unchanged; with

@@ -144,7 +144,8 @@ class LossScaler(Generic[Dv]):
         factor = (1.0 - overflow * (1.0 - self.backoff_factor)) * (
             1.0 + grow * (self.growth_factor - 1.0)
         )
-        self.scale.assign(self.scale * factor)
+        grown = self.scale * factor  # kept only while finite, as PyTorch's GradScaler: an
+        self.scale.assign(where(grown * 0.0, self.scale, grown))  # inf scale skips every step
         self.good_steps.assign(good * (1.0 - grow))
 
 
