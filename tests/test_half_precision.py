@@ -570,3 +570,17 @@ def test_a_compiled_functions_float_argument_reads_as_bfloat16_as_eagerly() -> N
         compiled = tn.compile(fn)
         for s in (1 / 3, 1.00390625 + 2**-9, 0.1):
             np.testing.assert_array_equal(compiled(x, s).numpy(), tn.evaluate(fn(x, s)).numpy())
+
+
+def test_a_float16_cross_entropy_with_ignored_labels_divides_in_float32() -> None:
+    """The kept terms' sum (800,000 here) passes 65504: rounded to Float16 before the division
+    it was inf (outside tester 9, t35)."""
+    rows = 40_000
+    logits = np.zeros((rows, 2), np.float32)
+    logits[:, 1] = 20.0  # each kept row's loss is 20
+    labels = np.zeros(rows, np.int64)
+    labels[::2] = -100
+    x = _half(logits, Float16)
+    y = tn.tensor(labels, tn.Int64, CPU, Dim1)
+    got = float(ops.cross_entropy(x, y, ignore_index=-100).numpy())
+    assert abs(got - 20.0) < 0.05

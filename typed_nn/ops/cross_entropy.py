@@ -19,8 +19,9 @@ from ..data.factories import scalar
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, ParamError, ShapeError, message
 from ..shape import format_shape
-from ..tags import FE, D, Dim0, Dim1, Dim2, Dim3, Dv, FloatTag, IntTag
+from ..tags import FE, HALF_TAGS, D, Dim0, Dim1, Dim2, Dim3, Dv, Float32, FloatTag, IntTag
 from .activation import softplus
+from .convert import astype
 from .node import build
 from .pick import LABEL_PICK, check_labels
 from .reduce import REDUCE_MEAN, REDUCE_SUM
@@ -91,7 +92,11 @@ def cross_entropy(
     if reduction != "mean":
         return _reduce(terms, reduction)
     counted = build(WHERE, (keep, scalar(1.0, logits.elem, logits.device), zero))
-    return _reduce(terms, "sum") / _reduce(counted, "sum")
+    if logits.elem not in HALF_TAGS:
+        return _reduce(terms, "sum") / _reduce(counted, "sum")
+    # 16-bit: the sum and the count divided in Float32 (the sum alone may pass 65504)
+    terms, counted = astype(terms, Float32), astype(counted, Float32)
+    return astype(_reduce(terms, "sum") / _reduce(counted, "sum"), logits.elem)
 
 
 # fmt: off
