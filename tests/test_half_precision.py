@@ -584,3 +584,16 @@ def test_a_float16_cross_entropy_with_ignored_labels_divides_in_float32() -> Non
     y = tn.tensor(labels, tn.Int64, CPU, Dim1)
     got = float(ops.cross_entropy(x, y, ignore_index=-100).numpy())
     assert abs(got - 20.0) < 0.05
+
+
+@pytest.mark.parametrize("elem", HALVES)
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_16_bit_gelu_is_computed_in_float32(elem: type[FloatTag], approximate: Any) -> None:
+    """1 + erf(x / sqrt 2) cancels for x <= -3: rounded at each step it was 45 % off there and
+    0 below -4 (outside tester 9, t03)."""
+    values = np.linspace(-6.0, 3.0, 37)
+    x = _half(values, elem, Dim1)
+    got = tn.evaluate(ops.gelu(x, approximate)).numpy()
+    want = ops.gelu(tn.tensor(values, tn.Float64, CPU, Dim1), approximate).numpy()
+    # within one 16-bit ulp of the float64 value (its rounding, as PyTorch's, up to ties)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=_eps(elem), atol=1e-6)
