@@ -597,3 +597,22 @@ def test_16_bit_gelu_is_computed_in_float32(elem: type[FloatTag], approximate: A
     want = ops.gelu(tn.tensor(values, tn.Float64, CPU, Dim1), approximate).numpy()
     # within one 16-bit ulp of the float64 value (its rounding, as PyTorch's, up to ties)
     np.testing.assert_allclose(got.astype(np.float64), want, rtol=_eps(elem), atol=1e-6)
+
+
+@pytest.mark.parametrize("elem", HALVES)
+def test_a_whole_16_bit_module_is_built_from_draws_rounded_once(elem: type[FloatTag]) -> None:
+    """numpy's generator draws float32 and float64 only: building nn.Linear(elem=Float16)
+    failed inside it (outside tester 9, t09)."""
+    from typed_nn import nn
+
+    tn.manual_seed(0)
+    layer = nn.Linear(64, 3, elem=elem)
+    tn.manual_seed(0)
+    wide = nn.Linear(64, 3)
+    w = tn.evaluate(layer.weight).numpy()
+    rounded = tn.evaluate(wide.weight).numpy().astype(elem.dtype).astype(np.float64)
+    np.testing.assert_allclose(w.astype(np.float64), rounded, rtol=_eps(elem))  # 1/8 clamped
+    assert np.all(np.abs(w.astype(np.float32)) < 1 / 8)  # U(-1/8, 1/8), kept below the bound
+    draws = tn.evaluate(ops.normal(tn.Generator(1, CPU), (1000,), elem)).numpy()
+    assert draws.dtype == elem.dtype
+    assert abs(float(draws.astype(np.float32).std()) - 1.0) < 0.1

@@ -29,9 +29,17 @@ def philox(state: Array, stream: int) -> np.random.Generator:
     return np.random.Generator(np.random.Philox(counter=start, key=key))
 
 
+def _drawn(dtype: Any) -> Any:
+    """The dtype numpy's generator draws in for ``dtype``: float32 for the 16-bit types (it
+    draws float32 and float64 only; the values are rounded once, at the end)."""
+    return np.dtype(np.float32) if dtype.itemsize == 2 else dtype
+
+
 def _normal(
     rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, mean: float, std: float
 ) -> Array:
+    if _drawn(dtype) != dtype:
+        return _normal(rng, shape, _drawn(dtype), mean, std).astype(dtype)
     out = np.asarray(rng.standard_normal(shape, dtype=dtype))
     if std != 1.0:
         out *= dtype.type(std)
@@ -43,6 +51,9 @@ def _normal(
 def _uniform(
     rng: np.random.Generator, shape: tuple[int, ...], dtype: Any, low: float, high: float
 ) -> Array:
+    if _drawn(dtype) != dtype:  # rounded to 16 bits, a value may reach high: kept below it
+        out = _uniform(rng, shape, _drawn(dtype), low, high).astype(dtype)
+        return np.minimum(out, np.nextafter(dtype.type(high), dtype.type(low)))
     out = np.asarray(rng.random(shape, dtype=dtype))
     if (low, high) != (0.0, 1.0):
         out *= dtype.type(high - low)
