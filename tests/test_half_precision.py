@@ -616,3 +616,16 @@ def test_a_whole_16_bit_module_is_built_from_draws_rounded_once(elem: type[Float
     draws = tn.evaluate(ops.normal(tn.Generator(1, CPU), (1000,), elem)).numpy()
     assert draws.dtype == elem.dtype
     assert abs(float(draws.astype(np.float32).std()) - 1.0) < 0.1
+
+
+def test_a_pytorch_bfloat16_state_dict_loads() -> None:
+    """numpy cannot read torch's bfloat16: load_state_dict failed with a raw TypeError
+    (outside tester 9, t20); it reads the values exactly, through float32."""
+    torch = pytest.importorskip("torch")
+    from typed_nn import nn
+
+    theirs = torch.nn.Linear(4, 3).to(torch.bfloat16)
+    ours = nn.Linear(4, 3, elem=BFloat16)
+    nn.load_state_dict(ours, theirs.state_dict())
+    want = theirs.weight.detach().float().numpy()
+    np.testing.assert_array_equal(ours.weight.numpy().astype(np.float32), want)

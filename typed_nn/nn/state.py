@@ -14,6 +14,7 @@ from ..data.tensor import AnyTensor, Tensor
 from ..devices import array_module
 from ..errors import ModuleError, listed, message
 from ..evaluate.cache import overwrite
+from ..tags import BFloat16
 
 __all__ = ["load_state_dict", "state_dict"]
 
@@ -119,7 +120,10 @@ def _same_values(a: Any, b: Any) -> bool:
 
 def _host(value: Any) -> Any:
     if callable(getattr(value, "detach", None)):  # a torch.Tensor
-        return value.detach().cpu().numpy()
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":  # numpy cannot read it: exactly via float32
+            return value.float().numpy().astype(BFloat16.dtype)
+        return value.numpy()
     if isinstance(value, Tensor):
         return value.numpy()
     return value
