@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+import numpy as np
+
 from .. import tracing
 from ..data.factories import scalar
 from ..data.module import Module, parameters, tree_map
@@ -26,7 +28,7 @@ from ..errors import ParamError, message
 from ..evaluate import evaluate
 from ..ops.convert import astype
 from ..ops.reduce import reduce_sum
-from ..ops.select import where
+from ..ops.select import maximum, where
 from ..tags import CPU, FE, Dim0, Dv, Float32, dim_of_rank
 from .optim import Number, Optimizer
 
@@ -141,11 +143,14 @@ class LossScaler(Generic[Dv]):
         overflow = where(bad, one, zero)
         good = (self.good_steps + 1.0) * (1.0 - overflow)
         grow = where(good - float(self.growth_interval), zero, one)  # 1 when they are equal
+        # only to a finite scale, as PyTorch's GradScaler (an inf scale skips every step); the
+        # test reads no inf, which debug mode would report
+        limit = float(np.finfo(np.float32).max) / self.growth_factor
+        grows = where(maximum(self.scale - limit, zero), zero, grow)
         factor = (1.0 - overflow * (1.0 - self.backoff_factor)) * (
-            1.0 + grow * (self.growth_factor - 1.0)
+            1.0 + grows * (self.growth_factor - 1.0)
         )
-        grown = self.scale * factor  # kept only while finite, as PyTorch's GradScaler: an
-        self.scale.assign(where(grown * 0.0, self.scale, grown))  # inf scale skips every step
+        self.scale.assign(self.scale * factor)
         self.good_steps.assign(good * (1.0 - grow))
 
 
