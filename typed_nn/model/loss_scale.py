@@ -4,7 +4,8 @@ A Float16 backward pass underflows: gradients below 2**-24 become zero. Multiply
 by a large scale lifts them into range; the gradients are divided by it again before the
 optimizer sees them. Too large a scale overflows instead (an Inf or NaN gradient): that step
 is skipped — every weight and optimizer state keeps its value — and the scale is halved.
-After ``growth_interval`` good steps in a row the scale doubles.
+After ``growth_interval`` good steps in a row the scale doubles, while the doubled scale is
+a finite float32 (as PyTorch's: an inf scale would skip every step).
 
 Everything is a tensor and an assign, decided by ``where`` on the device, never by Python
 control flow, so the logic records into a compiled step once and replays with no retrace
