@@ -618,6 +618,14 @@ def test_a_whole_16_bit_module_is_built_from_draws_rounded_once(elem: type[Float
     assert abs(float(draws.astype(np.float32).std()) - 1.0) < 0.1
 
 
+def test_a_pytorch_bfloat16_tensor_is_data_for_tn_tensor() -> None:
+    torch = pytest.importorskip("torch")
+    data = torch.tensor([[1.5, -2.25]], dtype=torch.bfloat16)
+    x = tn.tensor(data, BFloat16, CPU, Dim2)
+    assert x.numpy().dtype == BF16
+    np.testing.assert_array_equal(x.numpy().astype(np.float32), [[1.5, -2.25]])
+
+
 def test_a_pytorch_bfloat16_state_dict_loads() -> None:
     """numpy cannot read torch's bfloat16: load_state_dict failed with a raw TypeError
     (outside tester 9, t20); it reads the values exactly, through float32."""
