@@ -82,7 +82,8 @@ def _name_of(tag: object) -> str:
 def _convert(data: object, elem: type[ElemTag], what: str) -> npt.NDArray[Any]:
     """``data`` as a host array of ``elem``'s dtype; only same-kind conversions are allowed."""
     if str(getattr(data, "dtype", "")) == "torch.bfloat16" and hasattr(data, "detach"):
-        data = data.detach().cpu().float().numpy()  # numpy cannot read it; float32 holds it
+        bf16: Any = data  # a torch.Tensor: numpy cannot read it; float32 holds it exactly
+        data = bf16.detach().cpu().float().numpy()
     try:
         array = np.asarray(devices.to_host(data) if devices.device_of_array(data) else data)
     except ValueError as exc:  # nested lists numpy cannot make one shape of
