@@ -95,29 +95,19 @@ def _one_node(col: Collected, root: Any, epoch: int) -> bool:
         to = type(o)
         if to is not _Tensor and to is not float and to is not int:
             return False
-    env, objs, sig, leaves = col.env, col.objs, col.sig, col.leaves
-    cons: dict[Any, int] = {}
-    slot_of: dict[int, int] = {}
+    walk = _Walk(col, True, epoch, False)
     for o in reversed(operands):  # the walk's stack takes the last operand first
-        if type(o) is _Tensor and id(o) not in slot_of:
-            arr = o._array
-            ident = o._identity()
-            s = cons.get(ident)
-            if s is None:
-                s = cons[ident] = len(env)
-                env.append(arr)
-                objs.append(o)
-                sig.append((arr.shape, arr.dtype, o._device))
-            slot_of[id(o)] = s
-            leaves.append((o, s))
+        if type(o) is _Tensor and id(o) not in walk.slot_of:
+            walk.take_leaf(o)
+    slot_of, env = walk.slot_of, col.env
     refs: list[Any] = [root._decl, root._params]
     for o in operands:
         to = type(o)
         refs.append(slot_of[id(o)] if to is _Tensor else (to, o))
     col.roots.append(len(env))
     env.append(None)
-    objs.append(root)
-    sig.append(tuple(refs))
+    col.objs.append(root)
+    col.sig.append(tuple(refs))
     return True
 
 
