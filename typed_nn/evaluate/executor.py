@@ -363,11 +363,12 @@ def _results(
     """The roots' tensors; every computed node caches its value (interior ones as bare arrays,
     wrapped when read: ``cache.cached``)."""
     now = epoch()
+    wanted = set(root_slots)  # a plan may have many roots (an EvalPlan of many handles)
     computed: dict[int, Any] = {}
     for s in program.results:  # cache.store, inlined: this loop runs for every node
         obj = objs[s]
         value = env[s]
-        if s in root_slots:
+        if s in wanted:
             value = result_tensor(value, obj._elem, obj._device)
         obj._result = computed[s] = value
         obj._epoch = now
