@@ -144,8 +144,8 @@ class Step:
         self.watch = bool(scopes or self.held or self.modes)
         """Whether a call checks the names, memory and modes the trace read."""
         self.structure, self.returned = structure, returned
-        """``returned``, per output: (elem, device) of a computed one, an argument's index, or a closed-over
-        tensor returned as it is."""
+        """``returned``, per output: (elem, device) of a computed one, an argument's index,
+        or a closed-over tensor returned as it is."""
         self.flat: Any = None
         if structure is not None and structure[0] in (tuple, list):
             self.flat = structure[0] if all(s is None for s in structure[1]) else None
