@@ -84,6 +84,25 @@ def test_dot_is_matmul_into_the_buffer(dtype: Any, a: tuple[int, ...], b: tuple[
     _same_as_plain("dot", [_normal(*a, dtype=dtype), _normal(*b, dtype=dtype)], (1,))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.int64])
+def test_dot_into_a_buffer_numpy_dot_refuses_or_of_a_broadcast_operand(dtype: Any) -> None:
+    """``np.dot`` (the short way to a BLAS type's product) takes only a C-contiguous
+    ``out``: into a column block or a transposed buffer the product is ``np.matmul``'s,
+    and every way gives the plain kernel's bits, as does an operand of stride 0."""
+    a, b = (10 * _normal(5, 7)).astype(dtype), (10 * _normal(7, 3)).astype(dtype)
+    plain = implementation("dot", CPU)
+    want = np.asarray(plain(a, b, 1))
+    special = specialisation("dot", CPU, _site([a, b], (1,), want))
+    assert special is not None
+    for out in (np.zeros((5, 6), dtype)[:, :3], np.zeros((3, 5), dtype).T):
+        assert not out.flags.c_contiguous
+        np.testing.assert_array_equal(_bits(_run(special, a, b, out=out)), _bits(want))
+        np.testing.assert_array_equal(_bits(plain(a, b, 1, out=out.copy())), _bits(want))
+    row = np.broadcast_to((10 * _normal(7)).astype(dtype), (5, 7))  # stride 0: dot copies it
+    out = np.zeros(want.shape, dtype)
+    np.testing.assert_array_equal(_bits(_run(special, row, b, out=out)), _bits(plain(row, b, 1)))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_tensor_contractions_are_tensordots_gemm_into_the_buffer(dtype: Any) -> None:
     a = _normal(2, 3, 4, dtype=dtype)

@@ -15,6 +15,7 @@ import numpy as np
 from ...devices import asarray_like
 from ...ops.declare import implement
 from ...tags import CPU
+from .structure import product
 
 Array = Any
 
@@ -62,11 +63,11 @@ def sum_into(x: Array, dims: tuple[int, ...], dtype: Any, out: Array | None, kee
         ones, table = _ones(rows, x.dtype), x.reshape(rows, cols)
         if out is None:
             shape = (1,) * lead + x.shape[lead:] if keep else x.shape[lead:]
-            return np.matmul(ones, table).reshape(shape)
+            return product(ones, table).reshape(shape)
         if out.ndim == 1:
-            np.matmul(ones, table, out=out)
+            product(ones, table, out)
         else:
-            out[...] = np.matmul(ones, table).reshape(out.shape)
+            out[...] = product(ones, table).reshape(out.shape)
         return out
     return add_reduce(x, dims, dtype, out, keep)
 

@@ -31,6 +31,14 @@ _einsum = c_einsum
 1.2 us a (32, 10) softmax's sums take."""
 
 
+_DOT = """if {{out}}.flags.c_contiguous:
+    {{dot}}({0}, out={{out}})
+else:
+    {{matmul}}({0}, out={{out}})"""
+"""A product of matrices or vectors as ``structure.product`` takes it (its operands filled
+in by ``format``): ``np.dot`` into a C-contiguous buffer."""
+
+
 def _trailing(site: Site, k: int) -> tuple[int, ...]:
     rank = len(site.shape)
     return tuple(range(rank - k, rank))
@@ -47,6 +55,8 @@ def dot(site: Site) -> Specialised | None:
     (k,) = site.params
     assert isinstance(k, int)
     if _structure.is_matmul(len(a[0]), len(b[0]), k):
+        if a[1] == b[1] and _structure.by_dot(len(a[0]), len(b[0]), a[1]):
+            return inline_kernel(_DOT.format("{0}, {1}"), writes=True, dot=np.dot, matmul=np.matmul)
         return Specialised(np.matmul, writes=True)
 
     def contract_into(a: Array, b: Array, *, out: Array) -> Array:
@@ -98,8 +108,9 @@ def reduce_sum(site: Site) -> Specialised | None:
         rows = math.prod(shape[: len(dims)])
         table = "{0}" if len(shape) == 2 else "{0}.reshape({table})"
         return inline_kernel(
-            "{matmul}({ones}, " + table + ", out={out})",
+            _DOT.format("{ones}, " + table),
             writes=True,
+            dot=np.dot,
             matmul=np.matmul,
             ones=np.ones(rows, dtype),
             table=(rows, site.shape[0]),
