@@ -6,7 +6,8 @@ statements are what reuses memory, writes in place or shares views in the evalua
 (``concat``/``stack``, nested), rows ``x[i]``, per-sample loops (batched), layout views
 (transpose, reshape, narrow), reductions, element-wise chains, assigns of a state or an
 argument and of one of their rows, returned views of inputs, gradients with respect to a
-tensor that may be the one passed as an argument. One source runs three ways:
+tensor that may be the one passed as an argument or one assigned earlier. One source runs
+three ways:
 
 * numpy (the reference): ``ops`` is a shim of numpy functions, ``assign`` writes in place;
 * typed_nn eager: every assign runs at once (``mat`` evaluates the values built so far first,
@@ -168,16 +169,14 @@ def _statement(w: _Writer) -> None:
     elif kind == "spread":  # a mean's gradient: element-wise ops of a repeated number
         w.new(f"-(ops.tile({w.pick(())}, ({n}, {m})) / 4.0) + 0.5", (n, m))
     elif kind == "classify":  # fit's step: probabilities and cross-entropy's backward
-        # of computed logits (a gradient with respect to a tensor the trace assigned earlier
-        # differs between eager and compiled: an open issue, kept out of this statement)
         w.new(f"classify(ops.tanh({_table(w)}))", (n, m))
     elif kind == "assign":
         target = w.choice(("S0", "S1", "A", "B"))
         w.lines.append(_materialise(w))
         w.lines.append(f"assign({target}, ops.tanh({_table(w)} + {target} * 0.5))")
-    elif kind == "grad" and not any(line.startswith("assign(") for line in w.lines):
-        # d sum(tanh(A) * s) / d s, s maybe the tensor passed as A (one leaf, as eagerly); before
-        # any assign (a gradient with respect to a tensor the trace assigned: the open issue)
+    elif kind == "grad":
+        # d sum(tanh(A) * s) / d s, s maybe the tensor passed as A (one leaf, as eagerly), maybe
+        # assigned earlier (the gradient at its new value, none into what was assigned)
         w.new(f"grad_mix(A, {w.choice(('S0', 'S1', 'B'))})", (n, m))
     elif kind == "assign_tensor":  # a tensor assigned as it is: its value after earlier assigns
         target, source = w.choice(("S0", "S1", "A", "B")), w.choice(("S0", "S1", "A", "B"))

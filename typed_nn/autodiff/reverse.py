@@ -39,13 +39,17 @@ class _Lowering:
         trace = tracing.state.trace
         self._stands_for: dict[int, AnyTensor] = {}
         self._seen: dict[int, AnyTensor] = {}
+        self._values: dict[int, tuple[AnyTensor, AnyTensor]] = {}
         if trace is not None:  # its program hangs on which arguments are one object
             trace.differentiated = True
             self._stands_for, self._seen = trace.stands_for, trace.differentiated_through
+            self._values = trace.values
 
     def __call__(self, x: AnyTensor) -> AnyTensor:
         if isinstance(x, Operation):
-            return x
+            value = self._values.get(id(x))
+            # a tensor assigned earlier in the trace, read after: the tensor, as eagerly
+            return x if value is None else self(value[1])
         if isinstance(x, Tensor) and x._view_of is None:
             passed = self._stands_for.get(id(x))
             if passed is not None:

@@ -19,6 +19,7 @@ from ..errors import CompileError, OperandError, message
 from ..ops.node import format_site, user_site
 from ..ops.rows import slice as slice_
 from ..ops.select import where
+from ..ops.stop_gradient import stop_gradient
 from ..tags import Int32, dim_of_rank
 from ..tracing import active, state
 
@@ -107,6 +108,12 @@ class Trace:
         self.differentiated_through: dict[int, Tensor[Any, Any, Any]] = {}
         """The tensors autodiff reached as themselves, not through an argument's stand-in
         (held: a later call passing one of them differentiates another graph)."""
+        self.values: dict[int, tuple[AnyTensor, Tensor[Any, Any, Any]]] = {}
+        """id of the node an assigned tensor's new value is read as -> (it, the tensor).
+        Autodiff takes it for the tensor, as eagerly, where a later read is of the tensor's
+        memory: the gradient of what reads it is the tensor's, and none goes into what was
+        assigned (the node is ``stop_gradient`` of that expression, kept for the ids)."""
+        self._values_of: dict[tuple[int, int], AnyTensor] = {}
 
     def read_mode(self, module: object, training: bool) -> None:
         """``module.training`` was read while tracing, as ``training``."""
@@ -138,7 +145,18 @@ class Trace:
             del self.assigns[key]  # the same memory assigned again: the last assign wins
             self.through[id(t)] = t
         self.assigns.pop(id(target), None)
-        self.assigns[id(target)] = (target, expr)
+        self.assigns[id(target)] = (target, self._value(target, expr))
+
+    def _value(self, x: Tensor[Any, Any, Any], expr: AnyTensor) -> AnyTensor:
+        """The node tensor ``x`` is read as after an assign of its memory gave it ``expr``'s
+        value: one per tensor and assign (another tensor over the same memory is another
+        leaf to autodiff, as eagerly)."""
+        key = (id(x), id(expr))
+        found = self._values_of.get(key)
+        if found is None:
+            found = self._values_of[key] = self.built_from_values(lambda: stop_gradient(expr))
+            self.values[id(found)] = (found, x)
+        return found
 
     def read(self, x: Any) -> Any:
         """What operand ``x`` of a node built now reads: for a tensor whose memory was
@@ -154,7 +172,7 @@ class Trace:
             new = self.read(parent)
             if new is not parent or self._assigned(parent):  # (assigned its own old value)
                 return self.built_from_values(lambda: slice_(new, i))
-        for t, expr in self.assigns.values():
+        for t, value in self.assigns.values():
             if _overlaps(t, x):
                 if not _same_memory(t, x):
                     raise self._sharing(
@@ -163,7 +181,7 @@ class Trace:
                         x,
                     )
                 self.through[id(x)] = x
-                return expr
+                return self._value(x, value)
         return x
 
     def _assigned(self, x: Tensor[Any, Any, Any]) -> bool:
