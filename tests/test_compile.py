@@ -352,6 +352,19 @@ def test_python_arithmetic_on_a_float_argument_is_an_error(fn: Any, what: str) -
         tn.compile(fn)(t64([1.0]), 3.0)
 
 
+def test_a_float_argument_with_integer_data_is_an_element_error() -> None:
+    """Not the "Python arithmetic" error (the user wrote none): the number may be any float
+    at the next call; an int argument is a static value."""
+    x = tn.tensor(np.arange(4), tn.Int64, tn.CPU, tn.Dim1)
+    with pytest.raises(
+        tn.ElemTypeError,
+        match=r"(?s)cannot build mul: a float argument of a compiled function is not an Int64 "
+        r"value.*hint: .*pass an int",
+    ):
+        tn.compile(lambda x, a: x * a)(x, 2.0)
+    np.testing.assert_array_equal(tn.compile(lambda x, a: x * a)(x, 3).numpy(), [0, 3, 6, 9])
+
+
 def test_float_arguments_combined_with_tensors_stay_run_time_numbers() -> None:
     f = tn.compile(lambda x, lr: -(lr * x) + x * lr * 2.0 + lr / (x + 1.0))
     x = t64([1.0, 3.0])

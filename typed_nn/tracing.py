@@ -8,7 +8,14 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-__all__ = ["active", "state"]
+__all__ = ["RunTimeNumber", "active", "state"]
+
+
+class RunTimeNumber(float):
+    """A float argument of a function being traced (``evaluate.trace.Number``): its value
+    now is not its value at the next call, so nothing may be decided from it."""
+
+    __slots__ = ()
 
 
 class _State(threading.local):

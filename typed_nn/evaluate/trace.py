@@ -21,7 +21,7 @@ from ..ops.rows import slice as slice_
 from ..ops.select import where
 from ..ops.stop_gradient import stop_gradient
 from ..tags import Int32, dim_of_rank
-from ..tracing import active, state
+from ..tracing import RunTimeNumber, active, state
 
 __all__ = [
     "Number",
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-class Number(float):
+class Number(RunTimeNumber):
     """A float argument while tracing: equal only to itself, so the analysis neither merges
     two of them nor folds one (``x * 1``). Every operator but those with typed_nn data is an
     error (:func:`_frozen`): it would run once, at trace time."""

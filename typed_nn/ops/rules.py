@@ -34,6 +34,7 @@ from ..tags import (
     IntTag,
     elem_of_dtype,
 )
+from ..tracing import RunTimeNumber
 from .declare import OpDecl, Operand
 from .node import NumpyNumber, Operation, format_site, user_site
 
@@ -210,6 +211,17 @@ def check_numbers(decl: OpDecl, operands: Sequence[Operand], elem: type[ElemTag]
     if not issubclass(elem, IntTag):
         return
     for x in operands:
+        if isinstance(x, RunTimeNumber):
+            raise ElemTypeError(
+                message(
+                    f"cannot build {decl.name}: a float argument of a compiled function is "
+                    f"not an {elem.__name__} value.",
+                    [("tensor element", elem.__name__), ("number", "a float argument")],
+                    built_at=site(),
+                    hint="a float argument may be any float at the next call: pass an int (a "
+                    "static value, one trace per value), or ops.astype(x, Float32) first.",
+                )
+            )
         if isinstance(x, int | float) and x == x and not elem.min <= x <= elem.max:
             raise ElemTypeError(
                 message(
