@@ -85,13 +85,28 @@ def test_clipping_inside_a_compiled_step_takes_max_norm_at_run_time() -> None:
 
     np.testing.assert_allclose(clipped(1.0).numpy(), [0.6, 0.8])
     np.testing.assert_allclose(clipped(2.5).numpy(), [1.5, 2.0])
+    np.testing.assert_allclose(clipped(math.inf).numpy(), [3.0, 4.0])  # no clipping
+    # checked at every call, before the run, as eagerly (a negative bound would ascend)
+    for bad in (-1.0, 0.0, math.nan):
+        with pytest.raises(tn.ParamError, match=r"max_norm must be a number > 0"):
+            clipped(bad)
     assert clipped.traces == 1
+
+
+def test_clipping_with_an_infinite_bound_changes_nothing() -> None:
+    """PyTorch's ``clip_grad_norm_(params, inf)``, the way to read the norm without clipping
+    (the scale was inf / inf, NaN)."""
+    a, b = t64([3.0, 0.0]), t64([[0.0, 4.0]])
+    ca, cb = clip_by_global_norm([a, b], max_norm=math.inf)
+    np.testing.assert_array_equal(ca.numpy(), a.numpy())
+    np.testing.assert_array_equal(cb.numpy(), b.numpy())
 
 
 def test_clipping_errors() -> None:
     a = t64([1.0])
-    with pytest.raises(tn.ParamError, match=r"max_norm must be a number > 0"):
-        clip_by_global_norm([a], max_norm=0.0)
+    for bad in (0.0, -1.0, math.nan, True, "1"):
+        with pytest.raises(tn.ParamError, match=r"max_norm must be a number > 0"):
+            clip_by_global_norm([a], max_norm=bad)  # type: ignore[arg-type]
     with pytest.raises(tn.ParamError, match=r"non-empty sequence of gradients"):
         clip_by_global_norm([], max_norm=1.0)
     f32: Any = tn.tensor(np.array([1.0], np.float32), tn.Float32, tn.CPU, tn.Dim1)

@@ -6,9 +6,10 @@ nodes built in another."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
-__all__ = ["RunTimeNumber", "active", "state"]
+__all__ = ["RunTimeNumber", "active", "check_number", "state"]
 
 
 class RunTimeNumber(float):
@@ -16,6 +17,18 @@ class RunTimeNumber(float):
     now is not its value at the next call, so nothing may be decided from it."""
 
     __slots__ = ()
+
+    index: int
+    """Its position among the call's float numbers."""
+
+
+def check_number(x: object, check: Callable[[object], None]) -> None:
+    """``check(x)`` (it raises where ``x`` is out of its range) now, and where ``x`` is a
+    float argument of a function being traced, on its value at every call of the program
+    (before it runs: a refused value changes nothing)."""
+    check(float.__float__(x) if isinstance(x, float) else x)
+    if isinstance(x, RunTimeNumber) and state.trace is not None:
+        state.trace.number_checks.append((x.index, check))
 
 
 class _State(threading.local):

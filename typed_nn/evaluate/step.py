@@ -112,6 +112,8 @@ class Step:
         outputs, assigns, structure, placeholders = trace_function(
             fn, names, static, values, trace=trace
         )
+        self.number_checks = tuple(trace.number_checks)
+        """(index, check) of each float argument checked at every call, before the run."""
         self.modes = tuple(trace.modes.values())
         """(module, training) of each module whose mode the trace read: another is a new trace."""
         self.replaced = replaced_fields[0]
@@ -225,6 +227,8 @@ class Step:
         values: Any
         for k in self.written:
             check_writable(args[k], "assign")
+        for i, check in self.number_checks:
+            check(numbers[i])
         if hooks.node_checks:
             values = FAILED
         elif self.replay is not None:

@@ -43,9 +43,6 @@ class Number(RunTimeNumber):
 
     __slots__ = ("index",)
 
-    index: int
-    """Its position among the call's float numbers."""
-
     def __new__(cls, value: float, index: int) -> Number:
         self = super().__new__(cls, float(value))
         self.index = index
@@ -114,6 +111,9 @@ class Trace:
         memory: the gradient of what reads it is the tensor's, and none goes into what was
         assigned (the node is ``stop_gradient`` of that expression, kept for the ids)."""
         self._values_of: dict[tuple[int, int], AnyTensor] = {}
+        self.number_checks: list[tuple[int, Callable[[object], None]]] = []
+        """(index, check) of a float argument a library function checks at every call
+        (``tracing.check_number``)."""
 
     def read_mode(self, module: object, training: bool) -> None:
         """``module.training`` was read while tracing, as ``training``."""

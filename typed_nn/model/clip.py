@@ -20,6 +20,7 @@ from ..data.module import Module, parameters, tree_map
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, ParamError, message
 from ..tags import FE, D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, FloatTag
+from ..tracing import check_number
 
 __all__ = ["clip_by_global_norm", "global_norm"]
 
@@ -92,28 +93,28 @@ def clip_by_global_norm(
 ) -> Module | list[AnyTensor]:
     """``grads`` scaled together so that their global norm is at most ``max_norm``: a list
     for a sequence, for a module's gradient tree a tree of the same type."""
-    if not _positive(max_norm):
-        raise ParamError(
-            message(
-                "clip_by_global_norm: max_norm must be a number > 0.",
-                [("declared", "a number > 0"), ("received", repr(max_norm)[:80])],
-                hint="e.g. clip_by_global_norm(grads, max_norm=1.0).",
-            )
-        )
+    check_number(max_norm, _check_max_norm)
     items = _checked(grads)
-    scale = max_norm / ops.maximum(_norm(items), max_norm)
+    # 1 / max(norm / max_norm, 1): the norm scaled to max_norm above it, and with max_norm
+    # inf (no clipping, as PyTorch's) a scale of 1, where max_norm / max(norm, inf) is NaN
+    scale = 1.0 / ops.maximum(_norm(items) / max_norm, 1.0)
     if isinstance(grads, Module):
         scaled = {id(g): g * scale for g in items}  # a shared gradient stays shared
         return tree_map(lambda g: scaled[id(g)], grads)
     return [g * scale for g in items]
 
 
-def _positive(value: object) -> bool:
-    """A number > 0 (bools are not numbers here). A float argument of a traced function is
-    checked by its value at trace time (Python arithmetic on it is an error there)."""
-    if isinstance(value, float):
-        return float.__float__(value) > 0
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+def _check_max_norm(value: object) -> None:
+    """A number > 0, inf included (bools are not numbers here); checked at every call of a
+    compiled step where it is a float argument."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ParamError(
+            message(
+                "clip_by_global_norm: max_norm must be a number > 0.",
+                [("declared", "a number > 0 (inf: no clipping)"), ("received", repr(value)[:80])],
+                hint="e.g. clip_by_global_norm(grads, max_norm=1.0).",
+            )
+        )
 
 
 def _checked(grads: object) -> list[AnyTensor]:
