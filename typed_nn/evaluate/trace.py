@@ -125,6 +125,9 @@ class Trace:
         assigned as it is (``t.assign(u)``, ``u`` or a view op that gives ``u`` back) is
         read as an operand is: after the earlier assigns."""
         expr = self.read(expr)
+        value = self.values.get(id(expr))
+        if value is not None:  # another assigned tensor's value: the program assigns its own
+            expr = value[0].operands[0]
         if type(expr) is Tensor and _same_memory(expr, target) and not self._assigned(target):
             # t.assign(t), or of a tensor over t's memory, t unchanged so far: a no-op, where
             # they are one memory (the program is for calls where they still are)
@@ -145,7 +148,7 @@ class Trace:
             del self.assigns[key]  # the same memory assigned again: the last assign wins
             self.through[id(t)] = t
         self.assigns.pop(id(target), None)
-        self.assigns[id(target)] = (target, self._value(target, expr))
+        self.assigns[id(target)] = (target, expr)
 
     def _value(self, x: Tensor[Any, Any, Any], expr: AnyTensor) -> AnyTensor:
         """The node tensor ``x`` is read as after an assign of its memory gave it ``expr``'s
@@ -166,13 +169,13 @@ class Trace:
             return x
         found = self.assigns.get(id(x))
         if found is not None:
-            return found[1]
+            return self._value(x, found[1])
         if x._view_of is not None:
             parent, i = x._view_of
             new = self.read(parent)
             if new is not parent or self._assigned(parent):  # (assigned its own old value)
                 return self.built_from_values(lambda: slice_(new, i))
-        for t, value in self.assigns.values():
+        for t, expr in self.assigns.values():
             if _overlaps(t, x):
                 if not _same_memory(t, x):
                     raise self._sharing(
@@ -181,7 +184,7 @@ class Trace:
                         x,
                     )
                 self.through[id(x)] = x
-                return self._value(x, value)
+                return self._value(x, expr)
         return x
 
     def _assigned(self, x: Tensor[Any, Any, Any]) -> bool:
