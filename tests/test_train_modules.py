@@ -177,6 +177,61 @@ def test_early_stopping_restores_the_best_parameters_and_buffers(digits: Split) 
     assert accuracy(model, digits.test) == history.test_acc[history.best_epoch]
 
 
+def test_a_run_resumed_from_the_epoch_early_stopping_stopped_at_trains_no_more(
+    digits: Split, tmp_path: Path
+) -> None:
+    """A requeued job resuming from its last checkpoint, written at the stop: the history
+    and every weight are the finished run's (it trained one epoch more)."""
+    data = Dataset(digits.train.features[:256], digits.train.labels[:256], 10)
+
+    def run(*callbacks: Any) -> tuple[History, CNN, optim.Adam[CNN]]:
+        tn.manual_seed(0)
+        model = CNN()
+        opt = optim.Adam(model, lr=0.2)  # high: the loss soon stops improving
+        stop = EarlyStopping("train_loss", patience=1)
+        history = fit(model, data, opt, epochs=30, batch_size=64, callbacks=[stop, *callbacks])
+        return history, model, opt
+
+    path = tmp_path / "run.ckpt"
+    straight, model, opt = run(ModelCheckpoint(path))
+    assert straight.stopped_early
+    resumed, again, again_opt = run(ModelCheckpoint(resume_from=path))
+    assert dataclasses.asdict(resumed) == dataclasses.asdict(straight)
+    assert again_opt.step_count == opt.step_count
+    for name, value in _state(again).items():
+        assert np.array_equal(value, _state(model)[name]), name
+
+
+class _NormedMLP(nn.Module):
+    def __init__(self) -> None:
+        self.fc1 = nn.Linear(64, 16)
+        self.norm = nn.BatchNorm(16)
+        self.fc2 = nn.Linear(16, 10)
+
+    def __call__(self, x: Batch) -> Logits:
+        return self.fc2(ops.relu(self.norm(self.fc1(x))))
+
+
+def test_a_batch_no_layer_takes_fails_before_the_first_step_and_changes_nothing() -> None:
+    """33 samples in batches of 32: the last batch of 1 cannot train a batch norm. The
+    step is traced for every batch size first, so the error comes before any update, and
+    the model is back in its mode (after any error in the run too)."""
+    rng = np.random.default_rng(0)
+    data = Dataset(rng.standard_normal((33, 64)).astype(np.float32), rng.integers(0, 10, 33), 10)
+    tn.manual_seed(0)
+    model = _NormedMLP()
+    model.eval()
+    before = _state(model)
+    with pytest.raises(tn.ShapeError, match="a training batch norm needs more than one value"):
+        fit(model, data, optim.SGD(model, lr=0.1), epochs=2, batch_size=32)
+    for name, value in _state(model).items():
+        assert np.array_equal(value, before[name]), name
+    assert (model.training, model.norm.training) == (False, False)
+    with pytest.raises(tn.TrainingError, match="the loss is"):
+        fit(model, data, optim.SGD(model, lr=1e12), epochs=3, batch_size=11)
+    assert (model.training, model.norm.training) == (False, False)
+
+
 def test_a_module_trains_with_its_own_optimizer_only(digits: Split) -> None:
     tn.manual_seed(0)
     model, other = MLP(), MLP()

@@ -108,6 +108,16 @@ class Compiled(Generic[P, R]):
             result = self._trace(key, values, call, names).run(arrays, numbers, values)
         return result
 
+    def prepare(self, *args: P.args, **kwargs: P.kwargs) -> None:
+        """Trace ``fn`` for these arguments' signature now, without running it (a call of
+        that signature then runs at once; an error the trace raises, such as a shape error,
+        is raised here, before anything is written)."""
+        with self._lock:
+            call, names, values = self._bind(args, kwargs)
+            if not any(step.guard(values) is not None for step in self._steps):
+                key = signature(self.fn, names, self._static, values)[0]
+                self._trace(key, values, call, names)
+
     @overload
     def __get__(self, obj: None, owner: object = None) -> Compiled[P, R]: ...
     @overload

@@ -107,11 +107,8 @@ class Step:
     ) -> None:
         """Trace ``fn`` on ``values`` (of signature ``key``) and analyse what it built
         (``cuda_graph``: ``tn.compile``'s switch, see ``replay.graph_replay``)."""
-        self.fn, self.names, self.static, self.key = fn, names, static, key
-        trace = Trace(fn)
-        outputs, assigns, structure, placeholders = trace_function(
-            fn, names, static, values, trace=trace
-        )
+        self.fn, self.names, self.static, self.key, trace = fn, names, static, key, Trace(fn)
+        outputs, assigns, structure, placeholders = trace_function(fn, names, static, values, trace=trace)  # fmt: skip
         self.number_checks = tuple(trace.number_checks)
         """(index, check) of each float argument checked at every call, before the run."""
         self.modes = tuple(trace.modes.values())

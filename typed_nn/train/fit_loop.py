@@ -157,28 +157,55 @@ class FitLoop:
         model in training mode for the epochs, in evaluation mode for the test set, and back
         in the mode it had at the end."""
         training = self.trainee.training
-        for callback in self.callbacks:
-            callback.on_train_begin(self.history)
-        for epoch in range(first, self.epochs):
-            self.trainee.set_training(True)
-            epoch_loss, acc = self._train_epoch(epoch)
-            if self.world.size > 1:  # rank 0's statistics everywhere
-                sync_buffers(self.world, self.trainee.state())
-            self._check_finite(epoch)
-            self.trainee.set_training(False)
-            self._record(epoch, epoch_loss, acc)
+        last = self._last_epoch(first)
+        try:
+            if first < last:
+                self.trainee.set_training(True)  # the mode the steps are traced in
+                self._prepare_steps()
             for callback in self.callbacks:
-                callback.on_epoch_end(epoch, self.history)
-            stop = self._stops_early(epoch)
-            self._save_checkpoint(epoch, stop)
-            if stop:
-                break
-        if self.best is not None:
-            restore(self.best[1])
-        self.trainee.set_training(training)
+                callback.on_train_begin(self.history)
+            for epoch in range(first, last):
+                self.trainee.set_training(True)
+                epoch_loss, acc = self._train_epoch(epoch)
+                if self.world.size > 1:  # rank 0's statistics everywhere
+                    sync_buffers(self.world, self.trainee.state())
+                self._check_finite(epoch)
+                self.trainee.set_training(False)
+                self._record(epoch, epoch_loss, acc)
+                for callback in self.callbacks:
+                    callback.on_epoch_end(epoch, self.history)
+                stop = self._stops_early(epoch)
+                self._save_checkpoint(epoch, stop)
+                if stop:
+                    break
+            if self.best is not None:
+                restore(self.best[1])
+        finally:  # an error too leaves the model in its mode
+            self.trainee.set_training(training)
         for callback in self.callbacks:
             callback.on_train_end(self.history)
         return self.history
+
+    def _last_epoch(self, first: int) -> int:
+        """The end of the epochs to train: ``first`` for a resumed run whose early stopping
+        had stopped it (the patience ran out at the checkpoint's epoch), else ``epochs``."""
+        stopping = self.early_stopping
+        if first > 0 and stopping is not None and self.waited >= stopping.patience:
+            self.history.stopped_early = first < self.epochs
+            return first
+        return self.epochs
+
+    def _prepare_steps(self) -> None:
+        """Trace the step for every batch size of an epoch (the full batch and a shorter
+        last one, or this rank's parts of them) before the first step."""
+        sizes = set()
+        for start in range(0, self.n, self.batch_size):
+            lo, hi = start, min(start + self.batch_size, self.n)
+            if self.world.size > 1:
+                lo, hi = shard(self.world, lo, hi)[:2]
+            sizes.add(hi - lo)
+        for size in sorted(sizes, reverse=True):
+            self.setup.step.prepare(size)
 
     def _train_epoch(self, epoch: int) -> tuple[float, float | None]:
         """One pass of shuffled mini-batches; the epoch's loss and accuracy (None for a

@@ -152,24 +152,33 @@ class TrainStep:
         probabilities (with a ``loss``: its loss, a rank-0 array) on the step's device (a
         fresh array: the buffer pool never hands out memory that is still referenced). All
         three arrays live on the step's device; ``rows`` must be in range."""
-        batch = self._batches.get(len(rows))
-        if batch is None:
-            y: Tensor[Any, Any, Any] = (
-                zeros((len(rows),), Int64, self.device)
-                if self.loss is None
-                else zeros((len(rows), self.classes), Float32, self.device)
-            )
-            batch = self._batches[len(rows)] = (
-                zeros((len(rows), *self.sample_shape), Float32, self.device),
-                y,
-            )
-        x, y = batch
+        x, y = self._batch(len(rows))
         gather_rows(features, rows, x.array)
         gather_rows(targets, rows, y.array)
         result = self._step(x, y, self.trainee.numbers())
         self.trainee.stepped()
         assert isinstance(result, Tensor)  # a compiled function returns evaluated tensors
         return result.array
+
+    def prepare(self, size: int) -> None:
+        """Trace the step for batches of ``size`` samples now, without running it: what a
+        trace refuses (a shape a layer cannot take, such as a training batch norm's batch of
+        one) is refused before the first step changes anything."""
+        x, y = self._batch(size)
+        self._step.prepare(x, y, self.trainee.numbers())
+
+    def _batch(self, size: int) -> tuple[Batch32, Tensor[Any, Any, Any]]:
+        """The pair of tensors batches of ``size`` samples are gathered into."""
+        batch = self._batches.get(size)
+        if batch is None:
+            y: Tensor[Any, Any, Any] = (
+                zeros((size,), Int64, self.device)
+                if self.loss is None
+                else zeros((size, self.classes), Float32, self.device)
+            )
+            x = zeros((size, *self.sample_shape), Float32, self.device)
+            batch = self._batches[size] = (x, y)
+        return batch
 
 
 class PredictGraph:
