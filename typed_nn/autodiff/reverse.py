@@ -39,7 +39,7 @@ class _Lowering:
         trace = tracing.state.trace
         self._stands_for: dict[int, AnyTensor] = {}
         self._seen: dict[int, AnyTensor] = {}
-        self._values: dict[int, tuple[AnyTensor, AnyTensor]] = {}
+        self._values: dict[int, tuple[AnyTensor, AnyTensor, AnyTensor]] = {}
         if trace is not None:  # its program hangs on which arguments are one object
             trace.differentiated = True
             self._stands_for, self._seen = trace.stands_for, trace.differentiated_through

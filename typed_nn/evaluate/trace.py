@@ -105,11 +105,11 @@ class Trace:
         self.differentiated_through: dict[int, Tensor[Any, Any, Any]] = {}
         """The tensors autodiff reached as themselves, not through an argument's stand-in
         (held: a later call passing one of them differentiates another graph)."""
-        self.values: dict[int, tuple[AnyTensor, Tensor[Any, Any, Any]]] = {}
-        """id of the node an assigned tensor's new value is read as -> (it, the tensor).
-        Autodiff takes it for the tensor, as eagerly, where a later read is of the tensor's
-        memory: the gradient of what reads it is the tensor's, and none goes into what was
-        assigned (the node is ``stop_gradient`` of that expression, kept for the ids)."""
+        self.values: dict[int, tuple[AnyTensor, Tensor[Any, Any, Any], AnyTensor]] = {}
+        """id of the node an assigned tensor's new value is read as -> (it, the tensor, the
+        expression assigned). Autodiff takes it for the tensor, as eagerly, where a later
+        read is of the tensor's memory: the gradient of what reads it is the tensor's, and
+        none goes into what was assigned (the node is ``stop_gradient`` of the expression)."""
         self._values_of: dict[tuple[int, int], AnyTensor] = {}
         self.number_checks: list[tuple[int, Callable[[object], None]]] = []
         """(index, check) of a float argument a library function checks at every call
@@ -127,7 +127,7 @@ class Trace:
         expr = self.read(expr)
         value = self.values.get(id(expr))
         if value is not None:  # another assigned tensor's value: the program assigns its own
-            expr = value[0].operands[0]
+            expr = value[2]
         if type(expr) is Tensor and _same_memory(expr, target) and not self._assigned(target):
             # t.assign(t), or of a tensor over t's memory, t unchanged so far: a no-op, where
             # they are one memory (the program is for calls where they still are)
@@ -158,7 +158,7 @@ class Trace:
         found = self._values_of.get(key)
         if found is None:
             found = self._values_of[key] = self.built_from_values(lambda: stop_gradient(expr))
-            self.values[id(found)] = (found, x)
+            self.values[id(found)] = (found, x, expr)
         return found
 
     def read(self, x: Any) -> Any:
