@@ -34,6 +34,7 @@ from typed_nn.policies import (
     PFeedbackOutput,
     PInitializerIs,
     PNoUpdate,
+    PolicyError,
     PParamTypeIs,
     PUpdate,
     SubPolicyContainer,
@@ -251,6 +252,42 @@ def test_mlp_errors() -> None:
         MLP.build("net", [3, 2], [ReLULayer, None])
     with pytest.raises(tn.LayerError, match=r"at least one layer"):
         MLP.build("net", [3], [])
+
+
+def test_a_sub_container_naming_no_sublayer_is_refused_listing_them() -> None:
+    """A typo, or a level left out (an MLP's hidden fc1 is a perceptron: fc1 -> linear ->
+    weight), would drop the policies: the weight meant to be frozen would train."""
+    with pytest.raises(PolicyError) as caught:
+        train(LinearLayer, PUpdate, SubPolicyContainer("wieght", PNoUpdate))
+    assert str(caught.value).startswith(
+        "cannot configure LinearLayer: a SubPolicyContainer names no sublayer of it.\n"
+        "  unknown   : 'wieght'\n"
+        "  sublayers : 'weight', 'bias', 'add', 'dot'\n"
+    )
+    frozen = SubPolicyContainer("weight", PNoUpdate)
+    with pytest.raises(
+        PolicyError,
+        match=r"(?s)its sublayer 'fc1' \(SingleLayerPerceptron\) was rejected.*"
+        r"unknown   : 'weight'\n  sublayers : 'linear', 'act'",
+    ):
+        MLP.build("net", [3, 4, 2], [ReLULayer, None], SubPolicyContainer("fc1", frozen))
+    with pytest.raises(PolicyError, match=r"unknown   : 'fc3'"):
+        MLP.build("net", [3, 4, 2], [ReLULayer, None], SubPolicyContainer("fc3", PNoUpdate))
+    with pytest.raises(PolicyError, match=r"sublayers : none \(not a composite\)"):
+        train(SigmoidLayer, PUpdate, SubPolicyContainer("weight", PNoUpdate))
+    net = MLP.build(
+        "net",
+        [3, 4, 2],
+        [ReLULayer, None],
+        SubPolicyContainer("fc1", SubPolicyContainer("linear", frozen)),
+        SubPolicyContainer("fc2", frozen),
+    )
+    subs = type(net).sublayer_classes
+    fc1: Any = subs["fc1"]
+    assert not fc1.sublayer_classes["linear"].sublayer_classes["weight"].is_update
+    fc2: Any = subs["fc2"]
+    assert not fc2.sublayer_classes["weight"].is_update
+    assert fc2.sublayer_classes["bias"].is_update
 
 
 def test_mlp_policies_replace_the_build_defaults() -> None:

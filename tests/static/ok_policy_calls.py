@@ -8,7 +8,9 @@ from typed_nn.layers import (
     MLP,
     AddLayer,
     LayerInMap,
+    LayerInput,
     LeftOperand,
+    LinearLayer,
     ReLULayer,
     RightOperand,
     make_infer_layer,
@@ -41,12 +43,15 @@ m = LayerInMap({LeftOperand: M32, RightOperand: M32})
 make_train_layer(AddLayer, m, PUpdate, PFeedbackOutput, PModifyDimNumIs(2))
 make_infer_layer(AddLayer, PKeepDim, PModifyDimNumIs(2))
 make_train_layer(AddLayer, m, PolicyContainer(PUpdate), PFeedbackOutput)
-base = PolicyContainer(PUpdate, SubPolicyContainer("w", PNoUpdate))
-make_train_layer(AddLayer, m, base, PFeedbackOutput, SubPolicyContainer("b", PNoUpdate))
+# (sub-containers name sublayers of the layer: a linear layer's "weight" and "bias")
+lin = LayerInMap({LayerInput: M32})
+base = PolicyContainer(PUpdate, SubPolicyContainer("weight", PNoUpdate))
+make_train_layer(LinearLayer, lin, base, PFeedbackOutput, SubPolicyContainer("bias", PNoUpdate))
 
 # A sublayer may set what its parent sets: the sublayer's own policy wins (no conflict).
-make_train_layer(AddLayer, m, PUpdate, SubPolicyContainer("w", PNoUpdate))
-make_train_layer(AddLayer, m, base, SubPolicyContainer("w", SubPolicyContainer("x", PUpdate)))
+make_train_layer(LinearLayer, lin, PUpdate, SubPolicyContainer("weight", PNoUpdate))
+make_train_layer(LinearLayer, lin, base, SubPolicyContainer("weight", PFeedbackOutput))
+PolicyContainer(PUpdate, SubPolicyContainer("w", SubPolicyContainer("x", PUpdate)))
 PolicyContainer(PKeepDim, SubPolicyContainer("w", PNoKeepDim, SubPolicyContainer("x", PKeepDim)))
 # Sub-containers of one name that set different minors, or of different names.
 PolicyContainer(SubPolicyContainer("w", PUpdate), SubPolicyContainer("w", PKeepDim))

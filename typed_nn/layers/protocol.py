@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Never, TypeAlias, TypeVar, cast, overload
 
 from ..data.tensor import AnyTensor
-from ..errors import LayerError, message
+from ..errors import LayerError, PolicyError, message
 from ..inference_mode import state as inference_state
 from ..ops.node import format_site, user_site
 from ..ops.special import ZeroTensor
@@ -430,6 +430,27 @@ def _check_forward_only(layer: type) -> None:
             )
 
 
+def _check_sublayer_names(layer: type, policies: PolicyContainer) -> None:
+    """Every ``SubPolicyContainer`` names a sublayer of ``layer`` (one naming none would be
+    dropped: a weight meant to be frozen would train)."""
+    topology = getattr(layer, "topology", None)
+    names = list(topology.sublayers) if topology is not None else []
+    unknown = [sub.name for sub in policies.subs if sub.name not in names]
+    if unknown:
+        raise PolicyError(
+            message(
+                f"cannot configure {layer.__name__}: a SubPolicyContainer names no sublayer of it.",
+                [
+                    ("unknown", ", ".join(map(repr, unknown))),
+                    ("sublayers", ", ".join(map(repr, names)) or "none (not a composite)"),
+                ],
+                built_at=format_site(user_site()),
+                hint="name a sublayer as its topology does; a sublayer's own sublayers nest: "
+                "SubPolicyContainer('fc1', SubPolicyContainer('linear', ...)).",
+            )
+        )
+
+
 def _make(
     layer: TemplateOf[LayerT], input_map: LayerInMap | None, policies: PolicyContainer
 ) -> type[LayerT]:
@@ -454,6 +475,7 @@ def _make(
     # type() makes a new class, which no checker can tie to LayerT: it subclasses layer.
     configured = cast("type[LayerT]", type(layer.__name__, (layer,), attrs))
     configured.configure(policies)
+    _check_sublayer_names(configured, policies)  # a composite's topology may hang on them
     _CONFIGURED[key] = configured
     return configured
 
