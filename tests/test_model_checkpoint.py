@@ -23,6 +23,7 @@ from typed_nn.model import (
     save_checkpoint,
     save_weights,
 )
+from typed_nn.model import checkpoint as checkpoint_module
 from typed_nn.model.checkpoint import Json
 
 Params = dict[str, tn.Tensor[tn.Float32, tn.CPU, Any]]
@@ -184,9 +185,12 @@ def test_a_number_learning_rate_is_restored_as_saved(tmp_path: Path) -> None:
 
 
 def test_a_saved_rate_that_is_no_number_is_refused_before_anything_is_written(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # a version 2 file, whose checksum covers the tensors only (3's would find the edit)
+    monkeypatch.setattr(checkpoint_module, "FORMAT_VERSION", 2)
     path = saved_run(tmp_path)
+    monkeypatch.undo()
     data = path.read_bytes()
     assert data.count(b'\\"lr\\": 0.05') == 1
     path.write_bytes(data.replace(b'\\"lr\\": 0.05', b'\\"lr\\": NaN\x20'))
@@ -211,16 +215,37 @@ def test_damaged_files_are_refused(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
     text = refused(path, *trained(1, Momentum(0.05, 0.9)))
     assert text.startswith(
-        f"cannot load the checkpoint {path}: the tensors' bytes do not match the checksum "
-        "saved with them.\n"
+        f"cannot load the checkpoint {path}: its bytes do not match the checksum saved with them.\n"
     )
     assert text.endswith(
         "hint: the file is damaged or not a typed_nn checkpoint; nothing was changed. "
         "Write it again with typed_nn.model.save_checkpoint (or fit's ModelCheckpoint)."
     )
 
+    for field in (b'\\"step_count\\": ', b'\\"epoch\\": '):  # a digit of the metadata
+        damaged = bytearray(saved_run(tmp_path).read_bytes())
+        at = damaged.index(field) + len(field)
+        damaged[at] ^= 0x02
+        path.write_bytes(bytes(damaged))
+        text = refused(path, *trained(1, Momentum(0.05, 0.9)))
+        assert "its bytes do not match the checksum saved with them" in text, field
+
     path.write_bytes(bytes(data[:-10]))  # truncated
     assert "the file is truncated" in refused(path, *trained(1, Momentum(0.05, 0.9)))
+    path.write_bytes(b"")  # a checkpoint's error, not a weight file's (except CheckpointError)
+    with pytest.raises(tn.CheckpointError) as caught:
+        load_checkpoint(path, *trained(1, Momentum(0.05, 0.9)))
+    assert str(caught.value).startswith(
+        f"cannot load the checkpoint {path}: the file has 0 bytes, fewer than the 8-byte "
+        "header length.\n"
+    )
+    assert "Write it again with typed_nn.model.save_checkpoint" in str(caught.value)
+    with pytest.raises(FileNotFoundError) as missing:
+        load_checkpoint(tmp_path / "nope.ckpt", *trained(1, Momentum(0.05, 0.9)))
+    assert str(missing.value).endswith(
+        "hint: check the path; save_checkpoint(path, model, optimizer, epoch=...) or fit's "
+        "ModelCheckpoint writes one."
+    )
 
     params = make_params()
     save_weights(path, params)  # a weight file, not a checkpoint

@@ -47,6 +47,7 @@ from ..layers.state import model_state
 from ..layers.state_entry import StateEntry
 from ..tags import CPU, dim_of_rank
 from .checkpoint_format import (
+    CHECKPOINT,
     EXTRA,
     FORMAT_VERSION,
     GENERATOR,
@@ -54,7 +55,8 @@ from .checkpoint_format import (
     PARAM,
     STATE,
     Json,
-    crc,
+    checksum,
+    damage,
     damaged,
     jsonable,
     model_problems,
@@ -216,9 +218,10 @@ def save_checkpoint(
         "epoch": epoch,
         "rng": jsonable(rng.bit_generator.state) if rng is not None else None,
         "history": dict(history) if history is not None else None,
-        "crc32": crc({n: (t.elem, t.shape, t.array) for n, t in tensors.items()}),
     }
     try:
+        layout = {n: (t.elem, t.shape, t.array) for n, t in tensors.items()}
+        info["crc32"] = checksum(layout, info)
         text = json.dumps(info)
     except (TypeError, ValueError) as exc:
         raise ParamError(
@@ -375,12 +378,15 @@ def load_checkpoint(path: PathLike, model: Model, optimizer: AnyOptimizer) -> Ch
     check_path(path, "load_checkpoint")
     state = _state_of(model, "load_checkpoint")
     rule = _rule_of(optimizer, "load_checkpoint")
-    source, data = read_file(path)
-    entries, metadata, base = parse(data, source)
+    source, data = read_file(path, CHECKPOINT)
+    entries, metadata, base = parse(data, source, damage(source))
     info = read_info(metadata, source)
     arrays = {name: e.array(data, base) for name, e in entries.items()}
-    if crc({n: (e.elem, e.shape, arrays[n]) for n, e in entries.items()}) != info["crc32"]:
-        raise damaged(source, "the tensors' bytes do not match the checksum saved with them.")
+    if (
+        checksum({n: (e.elem, e.shape, arrays[n]) for n, e in entries.items()}, info)
+        != info["crc32"]
+    ):
+        raise damaged(source, "its bytes do not match the checksum saved with them.")
     if isinstance(model, Module):
         state = _State(_under_saved_names(model, state.tensors, entries), None)
     _check_matches(source, state, rule, entries, info)

@@ -3,7 +3,8 @@
 The JSON (``__metadata__["typed_nn.checkpoint"]``) holds the format version, a hash of the
 model's structure (its parameters' and buffers' names, shapes and element types), the names of
 its random-number states, the optimizer's kind, settings, step count and learning rate there,
-the epoch, a numpy ``Generator``'s state, the history and a CRC-32 of every tensor. Reading it
+the epoch, a numpy ``Generator``'s state, the history and a CRC-32 of all of it and every
+tensor. Reading it
 checks every field; matching it against a model and an optimizer lists what differs.
 """
 
@@ -22,7 +23,7 @@ import numpy.typing as npt
 from ..data.tensor import Tensor
 from ..errors import CheckpointError, ParamError, brief, listed, message
 from .optim import Optimizer
-from .safetensors_format import CODE_OF_ELEM, Entry
+from .safetensors_format import CODE_OF_ELEM, Entry, Fail
 from .weights import little_endian
 
 __all__ = [
@@ -33,7 +34,10 @@ __all__ = [
     "PARAM",
     "STATE",
     "Json",
+    "CHECKPOINT",
+    "checksum",
     "crc",
+    "damage",
     "damaged",
     "jsonable",
     "model_problems",
@@ -48,16 +52,30 @@ Json: TypeAlias = object
 (checked when saved; the history and the generator state are stored as such)."""
 AnyParam: TypeAlias = Tensor[Any, Any, Any]
 
-FORMAT_VERSION = 2
-"""2: random-number states (``generator/<name>``); 1 had none and reads as 2."""
-READABLE = (1, 2)
+FORMAT_VERSION = 3
+"""3: the CRC covers the metadata too (:func:`checksum`); 2: random-number states
+(``generator/<name>``); 1 had none and reads as 2."""
+READABLE = (1, 2, 3)
 METADATA_KEY = "typed_nn.checkpoint"
 PARAM, STATE, EXTRA, GENERATOR = "param/", "optimizer/", "extra/", "generator/"
 
 
-def crc(layout: Mapping[str, tuple[type, tuple[int, ...], npt.NDArray[Any]]]) -> int:
-    """CRC-32 of every tensor's name, element, shape and little-endian bytes, by name."""
-    total = 0
+def checksum(
+    layout: Mapping[str, tuple[type, tuple[int, ...], npt.NDArray[Any]]], info: Mapping[str, Json]
+) -> int:
+    """A checkpoint's ``crc32``: of its metadata but the checksum itself (from version 3: a
+    damaged step count or epoch is found too), then of its tensors (:func:`crc`)."""
+    if info["version"] in (1, 2):
+        return crc(layout)
+    rest = {key: value for key, value in info.items() if key != "crc32"}
+    return crc(layout, zlib.crc32(json.dumps(rest, sort_keys=True).encode()))
+
+
+def crc(
+    layout: Mapping[str, tuple[type, tuple[int, ...], npt.NDArray[Any]]], total: int = 0
+) -> int:
+    """CRC-32 of every tensor's name, element, shape and little-endian bytes, by name
+    (continuing from ``total``)."""
     for name in sorted(layout):
         elem, shape, array = layout[name]
         total = zlib.crc32(f"{name}:{CODE_OF_ELEM[elem]}{list(shape)}".encode(), total)
@@ -100,6 +118,27 @@ def jsonable(value: object) -> Json:
     if value is None or isinstance(value, bool | int | float | str):
         return value
     raise ParamError(message("cannot store the generator state.", [("part", type(value).__name__)]))
+
+
+def damage(source: str) -> Fail:
+    """Makes the error of a checkpoint file the safetensors reader finds damaged."""
+
+    def fail(
+        what: str, items: list[tuple[str, str]] | None = None, tensor: str | None = None
+    ) -> CheckpointError:
+        return damaged(
+            source, what, [*([] if tensor is None else [("tensor", brief(tensor))]), *(items or [])]
+        )
+
+    return fail
+
+
+CHECKPOINT = (
+    "the checkpoint",
+    "save_checkpoint(path, model, optimizer, epoch=...) or fit's ModelCheckpoint",
+    "run.ckpt",
+)
+"""A checkpoint file as ``weights.read_file``'s messages say it."""
 
 
 def damaged(source: str, what: str, items: list[tuple[str, str]] | None = None) -> CheckpointError:

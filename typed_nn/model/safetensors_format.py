@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +23,7 @@ import numpy.typing as npt
 from ..errors import WeightFileError, brief, message
 from ..tags import MAX_RANK, BFloat16, ElemTag, Float16, Float32, Float64, Int32, Int64
 
-__all__ = ["DTYPE_CODES", "MAX_HEADER_BYTES", "Entry", "encode_header", "parse"]
+__all__ = ["DTYPE_CODES", "MAX_HEADER_BYTES", "Entry", "Fail", "encode_header", "parse"]
 
 DTYPE_CODES: dict[str, type[ElemTag]] = {
     "F32": Float32,
@@ -76,9 +76,12 @@ def encode_header(
     return len(raw).to_bytes(8, "little") + raw
 
 
-def parse(data: bytes, source: str) -> tuple[dict[str, Entry], dict[str, str], int]:
-    """Validate a whole file; returns its entries, its metadata and the data section's start."""
-    fail = _Fail(source)
+def parse(
+    data: bytes, source: str, fail: Fail | None = None
+) -> tuple[dict[str, Entry], dict[str, str], int]:
+    """Validate a whole file; returns its entries, its metadata and the data section's start
+    (``fail``: makes the error of a damaged file, a weight file's by default)."""
+    fail = fail if fail is not None else _Fail(source)
     if len(data) < 8:
         raise fail(f"the file has {len(data)} bytes, fewer than the 8-byte header length.")
     size = int.from_bytes(data[:8], "little")
@@ -104,6 +107,15 @@ def parse(data: bytes, source: str) -> tuple[dict[str, Entry], dict[str, str], i
     entries = {name: _entry(name, info, fail) for name, info in header.items()}
     _check_layout(entries, len(data) - 8 - size, fail)
     return entries, metadata, 8 + size
+
+
+class Fail(Protocol):
+    """Makes the error of a damaged file: ``what`` is wrong, ``items`` more lines, ``tensor``
+    the entry at fault."""
+
+    def __call__(
+        self, what: str, items: list[tuple[str, str]] | None = None, tensor: str | None = None
+    ) -> WeightFileError: ...
 
 
 class _Fail:
@@ -143,7 +155,7 @@ def _is_size(x: object) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 64
 
 
-def _entry(name: str, info: object, fail: _Fail) -> Entry:
+def _entry(name: str, info: object, fail: Fail) -> Entry:
     if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= info.keys():
         raise fail("a tensor entry lacks dtype, shape or data_offsets.", tensor=name)
     code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
@@ -174,7 +186,7 @@ def _entry(name: str, info: object, fail: _Fail) -> Entry:
     return Entry(elem, tuple(shape), offsets[0], offsets[1])
 
 
-def _check_layout(entries: dict[str, Entry], data_len: int, fail: _Fail) -> None:
+def _check_layout(entries: dict[str, Entry], data_len: int, fail: Fail) -> None:
     """Offsets in range, non-overlapping, without holes or trailing bytes."""
     for name, e in entries.items():
         if e.end > data_len:

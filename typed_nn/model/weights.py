@@ -172,22 +172,29 @@ def check_path(path: object, owner: str) -> None:
         raise bad_argument(OperandError, owner, "path", "a file path (str or PathLike)", path, hint)
 
 
-def read_file(path: PathLike) -> tuple[str, bytes]:
+WEIGHTS = ("weights", "save_weights(path, params)", "model.safetensors")
+"""What a file is, what writes one and a name for one, as messages say them."""
+
+
+def read_file(path: PathLike, kind: tuple[str, str, str] = WEIGHTS) -> tuple[str, bytes]:
     """The path as messages name it, and the bytes of the file there (a ``WeightFileError``
-    if they cannot be read)."""
+    if they cannot be read; ``kind``: the file's, as :data:`WEIGHTS`)."""
     try:
         return os.fspath(path), Path(path).read_bytes()
     except OSError as exc:
-        raise _os_error(exc, "load", Path(path)) from exc
+        raise _os_error(exc, "load", Path(path), kind) from exc
 
 
-def _os_error(exc: OSError, action: str, path: Path) -> WeightFileError:
+def _os_error(
+    exc: OSError, action: str, path: Path, kind: tuple[str, str, str] = WEIGHTS
+) -> WeightFileError:
     """A ``WeightFileError`` (``WeightFileNotFoundError`` for a missing path) for ``exc``."""
-    verb = f"cannot {action} weights {'from' if action == 'load' else 'to'} {path}"
+    what, writer, example = kind
+    verb = f"cannot {action} {what} {'from' if action == 'load' else 'to'} {path}"
     if isinstance(exc, IsADirectoryError) or path.is_dir():
-        problem, hint = "it is a folder", f"name a file in it, e.g. {path / 'model.safetensors'}."
+        problem, hint = "it is a folder", f"name a file in it, e.g. {path / example}."
     elif isinstance(exc, FileNotFoundError) and action == "load":
-        problem, hint = "no such file", "check the path; save_weights(path, params) writes one."
+        problem, hint = "no such file", f"check the path; {writer} writes one."
     elif isinstance(exc, FileNotFoundError) and not path.parent.is_dir():
         problem = "its folder does not exist"
         hint = f"create the folder first: Path({str(path.parent)!r}).mkdir(parents=True)."
