@@ -506,6 +506,38 @@ def test_an_optimizer_refuses_integer_parameters_and_non_modules() -> None:
         optim.Adam([tn.zeros((1,), tn.Float32, tn.CPU)], lr=0.1)  # type: ignore[type-var]
 
 
+def test_an_optimizers_settings_are_checked_with_typed_nn_errors() -> None:
+    """Setting ``opt.lr`` to no number was a bare ValueError / TypeError from float(); a
+    numpy number is a number; Adam's betas are a pair."""
+    model = nn.Linear(2, 2)
+    opt = optim.SGD(model, lr=0.1)
+    for bad in ("x", None, True, -1.0, float("nan")):
+        with pytest.raises(tn.ParamError, match=r"SGD: lr must be a finite number >= 0"):
+            opt.lr = bad  # type: ignore[assignment]
+    assert opt.lr == pytest.approx(0.1)
+    opt.lr = np.float32(0.25)  # type: ignore[assignment]
+    assert opt.lr == 0.25
+    with pytest.raises(tn.ParamError, match=r"Adam: betas must be a pair of numbers"):
+        optim.Adam(model, betas=(0.9, 0.99, 0.5))  # type: ignore[arg-type]
+
+
+def test_a_checkpoint_takes_only_the_models_own_optimizer(tmp_path: Any) -> None:
+    """As fit does: the state of another model's optimizer would be saved, or restored into
+    an optimizer this model does not train with."""
+    from typed_nn.model import load_checkpoint, save_checkpoint
+
+    model, other = nn.Linear(2, 2), nn.Linear(2, 2)
+    path = tmp_path / "run.ckpt"
+    for call in (
+        lambda: save_checkpoint(path, model, optim.Adam(other), epoch=1),
+        lambda: load_checkpoint(path, model, optim.Adam(other)),
+    ):
+        with pytest.raises(tn.ParamError, match=r"the optimizer was built for another model"):
+            call()
+    save_checkpoint(path, model, optim.Adam(model), epoch=1)
+    assert load_checkpoint(path, model, optim.Adam(model)).epoch == 1
+
+
 # --- image and normalisation modules --------------------------------------------------------
 
 

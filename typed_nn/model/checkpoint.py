@@ -113,8 +113,24 @@ AnyOptimizer: TypeAlias = Optimizer | ModuleOptimizer
 ``typed_nn.model`` one."""
 
 
-def _rule_of(optimizer: object, owner: str) -> Optimizer:
-    """The update rule whose state a checkpoint holds (an OperandError for anything else)."""
+def _rule_of(optimizer: object, owner: str, model: object = None) -> Optimizer:
+    """The update rule whose state a checkpoint holds (an OperandError for anything else);
+    a ``typed_nn.optim`` optimizer must be ``model``'s, where that is a module."""
+    built_for = getattr(optimizer, "model", None)
+    if isinstance(model, Module) and isinstance(built_for, Module) and built_for is not model:
+        raise ParamError(
+            message(
+                f"{owner}: the optimizer was built for another model.",
+                [
+                    (
+                        "declared",
+                        f"optim.{type(optimizer).__name__}(model) of this {type(model).__name__}",
+                    ),
+                    ("received", f"an optimizer of another {type(built_for).__name__}"),
+                ],
+                hint="pass the optimizer the model trains with: optim.Adam(model, lr=...).",
+            )
+        )
     rule = optimizer if isinstance(optimizer, Optimizer) else getattr(optimizer, "rule", None)
     if not isinstance(rule, Optimizer):
         raise OperandError(
@@ -207,7 +223,7 @@ def save_checkpoint(
     check_path(path, "save_checkpoint")
     state = _state_of(model, "save_checkpoint")
     _check_save_arguments(optimizer, epoch, rng, history, extra)
-    rule, step_count = _rule_of(optimizer, "save_checkpoint"), optimizer.step_count
+    rule, step_count = _rule_of(optimizer, "save_checkpoint", model), optimizer.step_count
     _check_state_saved(path, state.tensors, rule)
     tensors = _tensors_to_save(state, rule, extra)
     info: dict[str, Json] = {
@@ -377,7 +393,7 @@ def load_checkpoint(path: PathLike, model: Model, optimizer: AnyOptimizer) -> Ch
     """
     check_path(path, "load_checkpoint")
     state = _state_of(model, "load_checkpoint")
-    rule = _rule_of(optimizer, "load_checkpoint")
+    rule = _rule_of(optimizer, "load_checkpoint", model)
     source, data = read_file(path, CHECKPOINT)
     entries, metadata, base = parse(data, source, damage(source))
     info = read_info(metadata, source)

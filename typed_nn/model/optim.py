@@ -31,6 +31,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, TypeAlias
 
+import numpy as np
+
 from .. import devices
 from ..data.factories import scalar as tn_scalar
 from ..data.tensor import Tensor, TensorLike
@@ -60,7 +62,10 @@ def _require(ok: bool, owner: str, what: str, value: object, hint: str) -> None:
 
 
 def _non_negative(owner: str, name: str, value: object) -> None:
-    ok = isinstance(value, int | float) and math.isfinite(value) and value >= 0
+    """A finite number >= 0: a Python or numpy one (``np.float32(0.1)``), not a bool."""
+    ok = False
+    if isinstance(value, int | float | np.integer | np.floating):
+        ok = not isinstance(value, bool) and math.isfinite(value) and bool(value >= 0)
     _require(ok, owner, f"{name} must be a finite number >= 0", value, f"pass {name} >= 0.")
 
 
@@ -351,6 +356,11 @@ class Adam(Optimizer):
     ) -> None:
         self._label = label
         super().__init__(lr, weight_decay)
+        given: object = betas  # callers without a type checker may pass anything
+        pair = isinstance(given, tuple | list) and len(given) == 2
+        _require(
+            pair, self._label, "betas must be a pair of numbers", betas, "use e.g. (0.9, 0.999)."
+        )
         for i, beta in enumerate(betas):
             _require(
                 _in_unit(beta),

@@ -55,7 +55,7 @@ class Optimizer(Generic[M]):
 
     @lr.setter
     def lr(self, value: float) -> None:
-        self.rule.lr = float(value)
+        self.rule.lr = value  # checked there (a finite number >= 0)
 
     @property
     def schedule(self) -> Callable[[int], float] | None:
