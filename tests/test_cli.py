@@ -286,6 +286,20 @@ def test_resume_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert err == f"typed-nn: error: --resume {missing}: no such checkpoint file\n"
     err = _error(["train", "digits", "--checkpoint", str(tmp_path)], capsys)
     assert err == f"typed-nn: error: --checkpoint {tmp_path} is a folder (name a file in it)\n"
+    err = _error(["train", "digits", "--resume", str(tmp_path)], capsys)
+    assert (
+        err
+        == f"typed-nn: error: --resume {tmp_path} is a folder (name the checkpoint file in it)\n"
+    )
+    out = tmp_path / "o"
+    for output in ("digits_mlp.safetensors", "history.png"):  # overwritten at the end
+        err = _error(
+            ["train", "digits", "--out", str(out), "--checkpoint", str(out / output)], capsys
+        )
+        assert err == (
+            f"typed-nn: error: --checkpoint {out / output} is the run's output {output} in --out "
+            f"{out}, written over at the end (name another file)\n"
+        )
     every = ["train", "digits", "--checkpoint-every", "0"]
     err = _error([*every, "--checkpoint", str(tmp_path / "c.ckpt")], capsys)
     assert err == "typed-nn: error: --checkpoint-every must be at least 1, got 0\n"

@@ -216,17 +216,26 @@ def _validate(args: argparse.Namespace) -> None:
     args.checkpoint_every = 1 if args.checkpoint_every is None else args.checkpoint_every
     if args.checkpoint_every < 1:
         raise UsageError(f"--checkpoint-every must be at least 1, got {args.checkpoint_every}")
+    if args.resume is not None and args.resume.is_dir():
+        raise UsageError(f"--resume {args.resume} is a folder (name the checkpoint file in it)")
     if args.resume is not None and not args.resume.is_file():
         raise UsageError(f"--resume {args.resume}: no such checkpoint file")
     if args.checkpoint is not None:
-        _check_checkpoint(args.checkpoint)
+        _check_checkpoint(args.checkpoint, args.out)
     _check_out(args.out)
 
 
-def _check_checkpoint(path: Path) -> None:
-    """``--checkpoint`` names a file whose folder exists, or can be made, and is writable."""
+def _check_checkpoint(path: Path, out: Path) -> None:
+    """``--checkpoint`` names a file whose folder exists, or can be made, and is writable,
+    other than the run's outputs in ``out`` (which would overwrite it at the end)."""
     if path.is_dir():
         raise UsageError(f"--checkpoint {path} is a folder (name a file in it)")
+    clash = [name for name in OUTPUTS if (out / name).resolve() == path.resolve()]
+    if clash:
+        raise UsageError(
+            f"--checkpoint {path} is the run's output {clash[0]} in --out {out}, written over "
+            "at the end (name another file)"
+        )
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
