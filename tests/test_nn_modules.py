@@ -521,6 +521,21 @@ def test_an_optimizers_settings_are_checked_with_typed_nn_errors() -> None:
         optim.Adam(model, betas=(0.9, 0.99, 0.5))  # type: ignore[arg-type]
 
 
+def test_a_state_dict_takes_numpy_scalars_as_0_d_arrays() -> None:
+    """``sd["num_batches_tracked"] + 1`` is a numpy scalar, as PyTorch's ``tensor(5)`` is a
+    0-d tensor; a value that is no array is named in the message."""
+    norm = nn.BatchNorm(3)
+    sd: dict[str, object] = dict(nn.state_dict(norm))
+    count: object = nn.state_dict(norm)["num_batches_tracked"] + 1  # numpy: a scalar
+    assert isinstance(count, np.generic)
+    sd["num_batches_tracked"] = count
+    nn.load_state_dict(norm, sd)
+    assert int(nn.state_dict(norm)["num_batches_tracked"]) == 1
+    sd["num_batches_tracked"] = "x"
+    with pytest.raises(tn.ModuleError, match=r"num_batches_tracked: str 'x', not an array"):
+        nn.load_state_dict(norm, sd)
+
+
 def test_a_checkpoint_takes_only_the_models_own_optimizer(tmp_path: Any) -> None:
     """As fit does: the state of another model's optimizer would be saved, or restored into
     an optimizer this model does not train with."""

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from ..data.module import Module, named_persistent, require_module
 from ..data.tensor import AnyTensor, Tensor
 from ..devices import array_module
-from ..errors import ModuleError, listed, message
+from ..errors import ModuleError, brief, listed, message
 from ..evaluate.cache import overwrite
 from ..tags import BFloat16
 
@@ -126,6 +126,8 @@ def _host(value: Any) -> Any:
         return value.numpy()
     if isinstance(value, Tensor):
         return value.numpy()
+    if isinstance(value, np.generic):  # a numpy scalar (a count after += 1): a 0-d array
+        return np.asarray(value)
     return value
 
 
@@ -133,7 +135,7 @@ def _mismatch(target: AnyTensor, value: Any) -> str:
     if not isinstance(target, Tensor):
         return "the module holds an expression there, not a tensor"
     if not isinstance(value, np.ndarray):
-        return f"a {type(value).__name__}, not an array"
+        return f"{type(value).__name__} {brief(value)}, not an array"
     if value.shape != target.shape:
         return f"shape {value.shape}, the module's {target.shape}"
     if value.dtype != target.elem.dtype:
