@@ -146,6 +146,18 @@ def test_save_is_atomic_and_leaves_no_temporary(tmp_path: Path) -> None:
     assert path.stat().st_mode & 0o777 == 0o640  # overwriting keeps the file's permissions
 
 
+def test_saving_to_a_symbolic_link_writes_the_file_it_names(tmp_path: Path) -> None:
+    """As ``open(link, "wb")`` and ``torch.save`` do: ``latest -> run_5`` stays a link."""
+    target, link = tmp_path / "run_5.safetensors", tmp_path / "latest.safetensors"
+    save_weights(target, {"a": tagged(np.ones(2), tn.Float32)})
+    link.symlink_to(target.name)
+    save_weights(link, {"a": tagged(np.zeros(2), tn.Float32)})
+    assert link.is_symlink()
+    loaded = tagged(np.ones(2), tn.Float32)
+    load_weights(target, {"a": loaded})
+    np.testing.assert_array_equal(loaded.numpy(), [0.0, 0.0])
+
+
 def test_save_errors(tmp_path: Path) -> None:
     path = tmp_path / "w.safetensors"
     t = tagged(np.ones(2), tn.Float32)

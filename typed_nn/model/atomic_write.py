@@ -50,9 +50,12 @@ def write_atomic(path: Path, chunks: Iterable[bytes | memoryview]) -> None:
     """Write ``chunks`` to a locked temporary beside ``path``, fsync it, rename it over ``path``.
 
     Stale temporaries of ``path`` are removed first. A target that exists keeps its
-    permission bits; a new one gets 0o644. On any failure the temporary is removed and the
-    target is unchanged.
+    permission bits; a new one gets 0o644. A symbolic link is written through, as ``open``
+    writes (the file it names is replaced, the link stays). On any failure the temporary is
+    removed and the target is unchanged.
     """
+    if path.is_symlink():
+        path = path.resolve()
     directory = path.parent
     remove_stale_temporaries(path)
     mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
