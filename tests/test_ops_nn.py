@@ -82,6 +82,17 @@ def test_log_softmax_grad_is_the_chain_rule_from_the_output(shape: tuple[int, ..
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("shape", [(3, 0), (2, 0, 0), (0, 3), (0, 0)])
+@pytest.mark.parametrize("op", [ops.softmax, ops.log_softmax])
+def test_softmax_of_empty_data_is_empty(shape: tuple[int, ...], op: Any) -> None:
+    """As PyTorch's: rows of no element (a sequence of length 0) have no maximum to take
+    (numpy's error was an EvaluationError); eager, compiled and the gradient."""
+    x = tagged(np.zeros(shape), tn.Float64)
+    assert op(x).numpy().shape == shape
+    assert tn.compile(op)(x).numpy().shape == shape
+    assert tn.grad(ops.reduce_sum(op(x)), x).numpy().shape == shape
+
+
 @pytest.mark.parametrize("elem", FLOATS)
 def test_nll_loss_is_normalised_by_the_truth_sum(elem: Any) -> None:
     truth = np.array([[0.0, 2.0, 0.0], [1.0, 0.0, 0.5]], elem.dtype)  # sum 3.5, not 1

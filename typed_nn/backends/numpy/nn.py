@@ -67,6 +67,8 @@ def group_dots(a: Array, b: Array, k: int) -> Array:
 
 @implement("softmax", CPU)
 def softmax(x: Array, k: int) -> Array:
+    if x.size == 0:  # no rows, or rows of no element (a maximum of nothing has no value)
+        return x.copy()
     axes = _axes(x, k)
     r = np.subtract(x, x.max(axis=axes, keepdims=True))
     np.exp(r, out=r)
@@ -76,6 +78,8 @@ def softmax(x: Array, k: int) -> Array:
 
 @implement("log_softmax", CPU)
 def log_softmax(x: Array, k: int) -> Array:
+    if x.size == 0:  # as softmax's
+        return x.copy()
     axes = _axes(x, k)
     r = np.subtract(x, x.max(axis=axes, keepdims=True))
     r -= np.log(np.exp(r).sum(axis=axes, keepdims=True))

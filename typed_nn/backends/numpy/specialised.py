@@ -216,11 +216,14 @@ def _row_max(shape: tuple[int, ...], dtype: Any) -> Any:
 
 
 @specialise("softmax", CPU)
-def softmax(site: Site) -> Specialised:
+def softmax(site: Site) -> Specialised | None:
     """The plain kernel's passes written into the buffer, the row maximum taken the fastest
-    way for the shape (``_row_max``), the sums as the plain kernel's (``nn.group_sums``)."""
+    way for the shape (``_row_max``), the sums as the plain kernel's (``nn.group_sums``);
+    an empty one keeps the plain kernel."""
     (k,) = site.params
     assert isinstance(k, int)
+    if 0 in site.shape:
+        return None
     axes = _trailing(site, k)
     if k == 1 and site.shape:
         peak_of = _row_max(site.shape, site.dtype)
