@@ -293,6 +293,21 @@ def test_dropout_is_seeded_and_fresh_at_every_eager_call() -> None:
     assert not np.array_equal(y.numpy() != 0, masks[0])
 
 
+def test_dropout_layers_without_a_seed_draw_apart() -> None:
+    """Two dropout layers of one model left at the default seed dropped the same elements;
+    the default comes from the layer's name: the same name, the same stream."""
+    layers = [
+        make_train_layer(DropoutLayer, LayerInMap({LayerInput: M32}), PFeedbackOutput)(name, 0.5)
+        for name in ("net/drop1", "net/drop2", "net/drop1")
+    ]
+    masks = [
+        layer.feed_forward(layer.input_cont().set(LayerInput, ones())).get(LayerOutput).numpy() != 0
+        for layer in layers
+    ]
+    assert not np.array_equal(masks[0], masks[1])
+    np.testing.assert_array_equal(masks[0], masks[2])
+
+
 def test_dropout_mask_is_fresh_at_every_compiled_step() -> None:
     """A compiled training step replays its program: a mask made once at trace time would
     be replayed frozen. Each call draws a new one, and its backward reads that same mask."""

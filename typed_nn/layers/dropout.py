@@ -1,7 +1,8 @@
 """``DropoutLayer``: zero each element with probability ``rate`` while training (PyTorch's
 ``nn.Dropout``: the kept ones are scaled by ``1 / (1 - rate)``, so the mean is unchanged).
 
-``DropoutLayer(name, rate, *, seed=0)``; ``rate`` in [0, 1). A training layer
+``DropoutLayer(name, rate, *, seed=None)``; ``rate`` in [0, 1); no seed: one derived from the
+layer's name (two dropout layers of a model draw different masks). A training layer
 (``make_train_layer``) drops; an inference layer (``make_infer_layer``) is the identity.
 The backward (derived from the forward) multiplies by the same mask.
 
@@ -21,6 +22,7 @@ run would have.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -56,7 +58,9 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
     input_ports: ClassVar[tuple[type, ...]] = (LayerInput,)
     output_ports: ClassVar[tuple[type, ...]] = (LayerOutput,)
 
-    def __init__(self, name: str, rate: float, *, seed: int = 0) -> None:
+    def __init__(self, name: str, rate: float, *, seed: int | None = None) -> None:
+        """``seed``: the stream's; None (the default) derives it from ``name`` (its path in a
+        composite), so that two dropout layers of one model drop different elements."""
         super().__init__(name)
         given = as_real(rate)  # callers without a type checker may pass anything
         if given is None or not 0.0 <= given < 1.0:
@@ -70,7 +74,7 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
                     "(1 would drop everything).",
                 )
             )
-        seed_given: object = seed
+        seed_given: object = zlib.crc32(name.encode()) if seed is None else seed
         if not isinstance(seed_given, int | np.integer) or isinstance(seed_given, bool):
             raise LayerError(
                 message(
@@ -80,7 +84,7 @@ class DropoutLayer(SameTypeFeeds, Layer[LayerInput, LayerOutput]):
                     hint="e.g. seed=0.",
                 )
             )
-        self.rate, self.seed = given, int(seed)
+        self.rate, self.seed = given, int(seed_given)
         self.calls = 0
         """Eager training forwards so far (the counter of the next eager mask)."""
         self.generators: dict[type[DeviceTag], ops.Generator[Any]] = {}
