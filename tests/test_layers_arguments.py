@@ -117,3 +117,29 @@ def test_a_layer_with_no_declared_inputs_takes_typed_nn_data_only(case: str) -> 
             layer.feed_forward(layer.input_cont().set(LayerInput, raw))
     y = layer.feed_forward(layer.input_cont().set(LayerInput, t32(np.ones(shape))))
     assert isinstance(y.get(LayerOutput), tn.TensorLike)
+
+
+@pytest.mark.parametrize("bad", ["yes", 1, None])
+def test_attention_causal_is_a_bool(bad: object) -> None:
+    """ "yes" was taken as True."""
+    with pytest.raises(
+        tn.LayerError, match=rf"cannot create layer 'x': causal must be True or False, got {bad!r}"
+    ):
+        make_infer_layer(layers.MultiHeadAttentionLayer)("x", 4, 2, causal=bad)  # type: ignore[arg-type]
+    make_infer_layer(layers.MultiHeadAttentionLayer)("x", 4, 2, causal=np.bool_(True))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "layer", "problem"),
+    [
+        ("a", 3, "its layer must be a layer template"),
+        ("a/b", layers.AddLayer, "its name must be a non-empty str without '/'"),
+        ("", layers.AddLayer, "its name must be a non-empty str"),
+    ],
+)
+def test_a_sublayer_declaration_is_checked(name: str, layer: Any, problem: str) -> None:
+    """``Sublayer("a", 3)`` was an AttributeError when the topology was built."""
+    from typed_nn.errors import TopologyError
+
+    with pytest.raises(TopologyError, match=rf"cannot declare Sublayer\({name!r}, .*\): {problem}"):
+        layers.Sublayer(name, layer)

@@ -276,6 +276,16 @@ def _sublayer_args(
     """The parameters' shapes and the attention's heads, once the width is checked."""
     example = f"{type(layer).__name__}(name, d_model, n_heads), e.g. (name, 64, 4)."
     d_model, n_heads = check_sizes(name, {"d_model": d_model, "n_heads": n_heads}, example)
+    given: object = causal  # callers without a type checker may pass anything
+    if not isinstance(given, bool | np.bool_):
+        raise LayerError(
+            message(
+                f"cannot create layer '{name}': causal must be True or False, got {causal!r}.",
+                [("causal", repr(causal))],
+                built_at=format_site(user_site()),
+                hint="causal=True drops every key after its query.",
+            )
+        )
     if d_model % n_heads:
         raise LayerError(
             message(

@@ -58,6 +58,27 @@ class Sublayer:
     name: str
     layer: type[Any]
 
+    def __post_init__(self) -> None:
+        name: object = self.name  # callers without a type checker may pass anything
+        layer: object = self.layer
+        problem = (
+            "its name must be a non-empty str without '/' (a parameter path's separator)"
+            if not isinstance(name, str) or not name or "/" in name
+            else "its layer must be a layer template (a class, such as AddLayer)"
+            if not isinstance(layer, type)
+            else None
+        )
+        if problem is not None:
+            shown = getattr(self.layer, "__name__", repr(self.layer))
+            raise TopologyError(
+                message(
+                    f"cannot declare Sublayer({self.name!r}, {shown}): {problem}.",
+                    [("name", repr(self.name)), ("layer", repr(self.layer))],
+                    built_at=format_site(user_site()),
+                    hint='e.g. Sublayer("fc1", LinearLayer).',
+                )
+            )
+
     def __str__(self) -> str:
         return f"Sublayer({self.name!r}, {getattr(self.layer, '__name__', self.layer)})"
 
