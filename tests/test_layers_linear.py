@@ -301,3 +301,16 @@ def test_mlp_policies_replace_the_build_defaults() -> None:
     dx = backward(net, g).get(LayerInput).numpy()
     np.testing.assert_allclose(dx, (g * (1 - y**2)) @ p["net/fc1/weight"].T)
     assert sorted(collect(net)) == ["net/fc1/bias", "net/fc1/weight"]
+
+
+def test_an_input_the_layers_ops_refuse_names_the_layer() -> None:
+    """A (4, 5) batch into a linear layer made for 3 features: the dot's error, under the
+    layer (its sublayer's path) that was fed."""
+    layer = train(LinearLayer, PUpdate)("fc", 3, 2)
+    init_params(layer, {"fc/weight": rng.standard_normal((3, 2)), "fc/bias": np.zeros(2)})
+    with pytest.raises(tn.ShapeError) as caught:
+        layer_feed(layer, {LayerInput: rng.standard_normal((4, 5))})
+    assert str(caught.value).startswith(
+        "cannot feed layer 'fc/dot' (DotLayer) forward:\n"
+        "cannot build dot: contracted dims differ.\n"
+    )

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Never, TypeAlias, TypeVar, cast, overload
 
 from ..data.tensor import AnyTensor
-from ..errors import LayerError, PolicyError, message
+from ..errors import DeviceError, ElemTypeError, LayerError, PolicyError, ShapeError, message
 from ..inference_mode import state as inference_state
 from ..ops.node import format_site, user_site
 from ..ops.special import ZeroTensor
@@ -201,10 +201,16 @@ class Layer(Generic[KIn, KOut, Decl]):
             else:
                 value = check_undeclared_input(self.name, port, value)
             picked[port] = value
-        if self._record.active:
-            outputs = derived.recorded_forward(self, picked, self._record)
-        else:
-            outputs = self.forward(picked)
+        try:
+            if self._record.active:
+                outputs = derived.recorded_forward(self, picked, self._record)
+            else:
+                outputs = self.forward(picked)
+        except (ShapeError, ElemTypeError, DeviceError) as err:  # an op's, naming no layer
+            if str(err).startswith("cannot feed layer"):
+                raise
+            headline = f"cannot feed layer '{self.name}' ({type(self).__name__}) forward:"
+            raise type(err)(f"{headline}\n{err}") from err
         out: Values = self.output_cont()
         for port, value in outputs.items():
             out = out.set(port, value)
