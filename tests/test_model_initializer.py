@@ -58,9 +58,16 @@ def test_preset_from_lazy_data_and_numpy() -> None:
 def test_get_param_errors() -> None:
     init = ParamInitializer()
     init.set_param("w", t64([[1.0, 2.0]]))
-    with pytest.raises(tn.ParamError, match=r"Parameter not exist\.(.|\n)*'b'"):
+    with pytest.raises(
+        tn.ParamError,
+        match=r"cannot initialise 'b': the initializer holds no parameter of that name\.",
+    ):
         init.get_param("b", tn.zeros((1, 2), tn.Float64, tn.CPU))
-    with pytest.raises(tn.ShapeError, match=r"Shape mismatch\.(.|\n)*'w'\(1, 2\)"):
+    with pytest.raises(
+        tn.ShapeError,
+        match=r"(?s)cannot initialise 'w': the value set_param stored has shape \(1, 2\), the "
+        r"layer's parameter .*built at",
+    ):
         init.get_param("w", tn.zeros((2, 1), tn.Float64, tn.CPU))
     with pytest.raises(tn.ElemTypeError, match="cannot copy float64 parameter 'w' into Int32"):
         init.get_param("w", tn.zeros((1, 2), tn.Int32, tn.CPU))

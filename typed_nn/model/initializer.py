@@ -25,6 +25,7 @@ from ..data.tensor import Tensor, TensorLike
 from ..errors import ElemTypeError, OperandError, ParamError, ShapeError, message
 from ..evaluate.cache import overwrite
 from ..shape import format_shape
+from ..ops.node import format_site, user_site
 from ..tags import D, Dv, E, elem_of_dtype
 from .fillers import Filler
 
@@ -100,7 +101,7 @@ class ParamInitializer:
         if array is None:
             raise ParamError(
                 message(
-                    "Parameter not exist.",
+                    f"cannot initialise {name!r}: the initializer holds no parameter of that name.",
                     [
                         ("name", repr(name)),
                         ("stored", ", ".join(map(repr, self._params)) or "(none)"),
@@ -111,11 +112,13 @@ class ParamInitializer:
         if array.shape != dst.shape:
             raise ShapeError(
                 message(
-                    "Shape mismatch.",
+                    f"cannot initialise {name!r}: the value set_param stored has shape "
+                    f"{format_shape(array.shape)}, the layer's parameter {format_shape(dst.shape)}.",
                     [
                         ("parameter", f"{name!r}{format_shape(array.shape)}"),
                         ("destination", dst.describe()),
                     ],
+                    built_at=format_site(user_site()),
                     hint="the preset value must have the layer's parameter shape.",
                 )
             )
