@@ -24,8 +24,8 @@ from .. import devices
 from ..data.tensor import Tensor, TensorLike
 from ..errors import ElemTypeError, OperandError, ParamError, ShapeError, message
 from ..evaluate.cache import overwrite
-from ..shape import format_shape
 from ..ops.node import format_site, user_site
+from ..shape import format_shape
 from ..tags import D, Dv, E, elem_of_dtype
 from .fillers import Filler
 
