@@ -3,6 +3,7 @@ arguments, retracing, and the errors of functions it cannot compile."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -363,6 +364,30 @@ def test_a_float_argument_with_integer_data_is_an_element_error() -> None:
     ):
         tn.compile(lambda x, a: x * a)(x, 2.0)
     np.testing.assert_array_equal(tn.compile(lambda x, a: x * a)(x, 3).numpy(), [0, 3, 6, 9])
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x, lr: x * math.sqrt(lr),
+        lambda x, lr: x * math.exp(lr),
+        lambda x, lr: x * math.pow(lr, 2),
+        lambda x, lr: x * np.sqrt(lr),
+        lambda x, lr: x * np.float32(lr),
+    ],
+)
+def test_a_float_argument_read_by_math_or_numpy_is_an_error(fn: Any) -> None:
+    """``math.sqrt(lr)`` reads a float's value past its operators: it was frozen at the
+    trace's value (every later call scaled by sqrt of the first lr)."""
+    with pytest.raises(tn.CompileError, match=r"float argument"):
+        tn.compile(fn)(t64([1.0, 1.0]), 4.0)
+
+
+def test_a_float_argument_as_data_computes_at_every_call() -> None:
+    f = tn.compile(lambda x, lr: x * ops.sqrt(lr * tn.ones((), tn.Float64, tn.CPU)))
+    np.testing.assert_array_equal(f(t64([1.0, 1.0]), 4.0).numpy(), [2.0, 2.0])
+    np.testing.assert_array_equal(f(t64([1.0, 1.0]), 100.0).numpy(), [10.0, 10.0])
+    assert f.traces == 1
 
 
 def test_float_arguments_combined_with_tensors_stay_run_time_numbers() -> None:

@@ -20,13 +20,15 @@ class RunTimeNumber(float):
 
     index: int
     """Its position among the call's float numbers."""
+    value: float
+    """Its value at the call being traced."""
 
 
 def check_number(x: object, check: Callable[[object], None]) -> None:
     """``check(x)`` (it raises where ``x`` is out of its range) now, and where ``x`` is a
     float argument of a function being traced, on its value at every call of the program
     (before it runs: a refused value changes nothing)."""
-    check(float.__float__(x) if isinstance(x, float) else x)
+    check(x.value if isinstance(x, RunTimeNumber) else x)
     if isinstance(x, RunTimeNumber) and state.trace is not None:
         state.trace.number_checks.append((x.index, check))
 

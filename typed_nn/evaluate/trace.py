@@ -7,6 +7,8 @@ arithmetic on a float argument, ``evaluate``, ``numpy()``) is a ``CompileError``
 
 from __future__ import annotations
 
+import math
+import struct
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,7 +18,7 @@ from .. import devices
 from ..data.factories import tensor
 from ..data.tensor import AnyTensor, Tensor, TensorLike
 from ..errors import CompileError, OperandError, message
-from ..ops.node import format_site, user_site
+from ..ops.node import Operation, format_site, user_site
 from ..ops.rows import slice as slice_
 from ..ops.select import where
 from ..ops.stop_gradient import stop_gradient
@@ -36,16 +38,24 @@ __all__ = [
 ]
 
 
+FROZEN_BITS = 0x7FF8_0000_7E5E_D0CE
+"""The float a :class:`Number` is to code that reads a float's value directly (``math.sqrt``,
+numpy), which no operator of it can stop: a NaN whose payload the trace finds in any number
+computed from it (:func:`_check_no_frozen_numbers`)."""
+_FROZEN_PAYLOAD = FROZEN_BITS & 0xFFFF_FFFF
+
+
 class Number(RunTimeNumber):
     """A float argument while tracing: equal only to itself, so the analysis neither merges
     two of them nor folds one (``x * 1``). Every operator but those with typed_nn data is an
-    error (:func:`_frozen`): it would run once, at trace time."""
+    error (:func:`_frozen`): it would run once, at trace time. Its float value is a marked
+    NaN (:data:`FROZEN_BITS`); ``value`` is the call's number."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "value")
 
     def __new__(cls, value: float, index: int) -> Number:
-        self = super().__new__(cls, float(value))
-        self.index = index
+        self = super().__new__(cls, struct.unpack("<d", struct.pack("<Q", FROZEN_BITS))[0])
+        self.index, self.value = index, float(value)
         return self
 
     def __eq__(self, other: object) -> bool:
@@ -66,7 +76,7 @@ def _frozen(name: str) -> Callable[..., Any]:
             message(
                 "cannot compute with a float argument in Python inside a function tn.compile "
                 f"traces ({name}): it would run once, at trace time, and freeze the result.",
-                [("argument value when traced", repr(float.__float__(self)))],
+                [("argument value when traced", repr(self.value))],
                 built_at=format_site(user_site()),
                 hint="combine it with tensors only (-(lr * g), not -lr * g; g * lr * 2.0, not "
                 "lr * 2.0 * g), or compute the number outside and pass it as the argument.",
@@ -297,6 +307,8 @@ def trace_function(
         active[0] -= 1
         state.trace = None
     outputs, structure = flatten(fn, result)
+    if count:
+        _check_no_frozen_numbers(fn, [*outputs, *(expr for _, expr in trace.assigns.values())])
     for out in outputs:
         if isinstance(out, Tensor) and id(out) in trace.assigns:
             raise CompileError(
@@ -307,6 +319,43 @@ def trace_function(
                 )
             )
     return outputs, list(trace.assigns.values()), structure, stand_ins
+
+
+def _check_no_frozen_numbers(fn: Callable[..., Any], roots: list[Any]) -> None:
+    """No number of the traced graph was computed from a float argument in Python (its value
+    at the trace would be frozen into the program): ``math.sqrt(lr)`` and numpy read a
+    :class:`Number`'s float value, a marked NaN, past its operators."""
+    seen: set[int] = set()
+    stack = [r for r in roots if isinstance(r, Operation)]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for x in (*node.operands, *node.params):
+            if isinstance(x, Operation):
+                stack.append(x)
+            elif _frozen_number(x):
+                raise CompileError(
+                    message(
+                        f"cannot compile {qualname(fn)}: a number in it was computed from a "
+                        "float argument outside typed_nn (math or numpy functions read its "
+                        "value), so the trace's value would be frozen into the program.",
+                        [("node", node.describe())],
+                        built_at=format_site(node.site),
+                        hint="compute with typed_nn data (ops.sqrt(lr * tn.ones((), "
+                        "tn.Float32, tn.CPU)) for math.sqrt(lr)), or compute the number "
+                        "outside and pass it as the argument.",
+                    )
+                )
+
+
+def _frozen_number(x: object) -> bool:
+    """A NaN carrying :data:`FROZEN_BITS`' payload (a float, or numpy's)."""
+    if type(x) is Number or not isinstance(x, float | np.floating) or not math.isnan(x):
+        return False
+    bits: int = struct.unpack("<Q", struct.pack("<d", float.__float__(float(x))))[0]
+    return bits & 0xFFFF_FFFF == _FROZEN_PAYLOAD
 
 
 def flatten(fn: Callable[..., Any], result: Any) -> tuple[list[AnyTensor], Any]:
