@@ -29,6 +29,7 @@ import math
 import reprlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar, TypeAlias
 
 import numpy as np
@@ -41,6 +42,7 @@ from ..evaluate import EvalPlan
 from ..evaluate.cache import overwrite
 from ..ops import exp, sqrt, square
 from ..tags import Dim0, FloatTag, dim_of_rank
+from ..tracing import RunTimeNumber, check_number
 from ..tracing import state as trace_state
 from .grad_collector import GradCollector
 
@@ -112,6 +114,13 @@ class Optimizer(ABC):
         """Steps counted on the host (eager steps, ``step_count`` set): the device's count
         runs ahead of it while compiled programs step."""
         self._lr_set_per_call = False
+        self._later_lrs: dict[tuple[type, type], list[AnyWeight]] = {}
+        """A schedule's rates for the 2nd, 3rd, ... step of one compiled call, per (element,
+        device): ``prepare_step(s)`` sets the k-th to ``schedule(s + k)``."""
+        self._in_trace: tuple[object, int] = (None, 0)
+        """(the trace running, the steps it has recorded so far)."""
+        self._traced_lr: tuple[object, float, set[tuple[type, type]]] = (None, 0.0, set())
+        """(a trace, the rate set in it, the kinds whose tensor it was assigned to)."""
         self._state: dict[int, tuple[AnyWeight, dict[str, AnyWeight]]] = {}
 
     @property
@@ -125,8 +134,11 @@ class Optimizer(ABC):
         if callable(value):
             self._schedule = value
             return
-        _non_negative(self._label, "lr", value)
+        check_number(value, partial(_non_negative, self._label, "lr"))  # at every call
         self._schedule = None
+        if trace_state.trace is not None:  # recorded: a later step reads it, as eagerly
+            self._assign_lr(value)
+            return
         self._set_lr_tensors(float(value))
 
     @property
@@ -165,6 +177,9 @@ class Optimizer(ABC):
         self._lr_set_per_call, self._host_steps = True, int(step)
         _non_negative(self._label, f"lr (at step {step})", self._schedule(step))
         self._set_lr_tensors(float(self._schedule(step)))
+        for later in self._later_lrs.values():
+            for k, lr in enumerate(later, 1):
+                overwrite(lr, self._scheduled(step + k))
 
     def state(self, weight: AnyWeight) -> dict[str, AnyWeight]:
         """The state tensors of ``weight`` (e.g. ``{"m": ..., "v": ...}`` for Adam)."""
@@ -216,12 +231,56 @@ class Optimizer(ABC):
         if not tracing:
             self._eager_step(pairs)
             return
+        k = self._step_in_trace()
         for kind in {(w.elem, w.device) for w, _ in pairs}:
             count, _ = self._numbers_of(kind)
             count.assign(count + 1.0)
+            self._traced_lr_into(kind)
         for weight, grad in pairs:
-            count, lr = self._numbers_of((weight.elem, weight.device))
+            kind = (weight.elem, weight.device)
+            count, lr = self._numbers_of(kind)
+            if k and self._schedule is not None:  # the schedule's rate k steps on
+                lr = self._later_lr(kind, k)
             self.update(weight, grad, self.numbers_at(lr, count))
+
+    def _step_in_trace(self) -> int:
+        """How many steps the running trace recorded before this one."""
+        trace, done = self._in_trace
+        k = done if trace is trace_state.trace else 0
+        self._in_trace = (trace_state.trace, k + 1)
+        return k
+
+    def _later_lr(self, kind: tuple[type, type], k: int) -> AnyWeight:
+        """The rate tensor the k-th later step of a compiled call reads (made now at the
+        schedule's rate for it; ``prepare_step`` sets it at every call)."""
+        later = self._later_lrs.setdefault(kind, [])
+        while len(later) < k:
+            value = self._scheduled(self._host_steps + len(later) + 1)
+            later.append(tn_scalar(value, kind[0], kind[1]))
+        return later[k - 1]
+
+    def _scheduled(self, step: int) -> float:
+        assert self._schedule is not None
+        lr = self._schedule(step)
+        _non_negative(self._label, f"lr (at step {step})", lr)
+        return float(lr)
+
+    def _assign_lr(self, value: float) -> None:
+        """``opt.lr = value`` inside a trace: an assign of every rate tensor (the value a
+        number, or a float argument of the traced function), which later steps read; one
+        made later in the trace is assigned it when a step first reads it."""
+        self._lr = value if not isinstance(value, RunTimeNumber) else self._lr
+        self._traced_lr = (trace_state.trace, value, set())
+        for kind in self._numbers:
+            self._traced_lr_into(kind)
+
+    def _traced_lr_into(self, kind: tuple[type, type]) -> None:
+        """The rate set in the running trace, assigned to ``kind``'s tensor (once)."""
+        trace, value, done = self._traced_lr
+        if trace is trace_state.trace and trace is not None and kind not in done:
+            done.add(kind)
+            _, lr = self._numbers_of(kind)
+            lr.assign(tn_scalar(1.0, kind[0], kind[1]) * value)
 
     def _eager_step(self, pairs: list[tuple[AnyWeight, AnyGrad]]) -> None:
         """Gradients first, in one plan; the step's numbers computed on the host (rank-0
