@@ -177,7 +177,11 @@ def _statement(w: _Writer) -> None:
     elif kind == "grad":
         # d sum(tanh(A) * s) / d s, s maybe the tensor passed as A (one leaf, as eagerly), maybe
         # assigned earlier (the gradient at its new value, none into what was assigned)
-        w.new(f"grad_mix(A, {w.choice(('S0', 'S1', 'B'))})", (n, m))
+        if rng.random() < 0.3:  # with respect to a row, maybe of a tensor assigned earlier
+            row = f"{w.choice(('S0', 'A'))}[{int(rng.integers(n))}]"
+            w.new(f"grad_mix(A, {row})", (m,))
+        else:
+            w.new(f"grad_mix(A, {w.choice(('S0', 'S1', 'B'))})", (n, m))
     elif kind == "assign_tensor":  # a tensor assigned as it is: its value after earlier assigns
         target, source = w.choice(("S0", "S1", "A", "B")), w.choice(("S0", "S1", "A", "B"))
         if rng.random() < 0.5:
@@ -301,8 +305,11 @@ def _tn_classify(x: Any) -> Any:
 
 
 def _numpy_grad_mix(a: Any, s: Any) -> Any:
-    """``d sum(tanh(a) * s) / d s``, where ``a`` may be ``s`` itself (then both paths)."""
+    """``d sum(tanh(a) * s) / d s``, where ``a`` may be ``s`` itself (then both paths); a
+    row ``s`` (broadcast over ``a``'s rows) is a variable of its own: the rows' sum."""
     g = np.tanh(a)
+    if s.ndim < a.ndim:
+        return g.sum(axis=0)
     return g + (1.0 - np.tanh(a) ** 2) * s if a is s else g
 
 

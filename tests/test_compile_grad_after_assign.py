@@ -114,3 +114,30 @@ def test_two_optimizer_steps_in_one_compiled_call_train_as_uncompiled() -> None:
         (tn.compile(step) if compiled else step)(x, y)
         weights.append(nn.state_dict(net)["fc.weight"])
     np.testing.assert_allclose(weights[1], weights[0], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("order", ["row after", "row before", "row assigned"])
+def test_grad_with_respect_to_a_row_of_an_assigned_tensor(order: str) -> None:
+    """The row read after the assign is the row ``r`` to autodiff (it was zero)."""
+    x = t64(rng.standard_normal(5))
+    got = []
+    for compiled in (False, True):
+        w = t64(W0.copy())
+
+        def f(x: tn.Vector[tn.Float64, tn.CPU]) -> Any:
+            if order == "row after":
+                w.assign(w * 2.0)  # noqa: B023 (run at once)
+                r = w[1]  # noqa: B023
+            elif order == "row before":
+                r = w[1]  # noqa: B023
+                w.assign(w * 2.0)  # noqa: B023
+            else:
+                w[1].assign(w[1] * 3.0)  # noqa: B023
+                r = w[1]  # noqa: B023
+            return tn.grad(ops.reduce_sum(ops.tanh(r * x)), r)
+
+        got.append((tn.compile(f)(x) if compiled else tn.evaluate(f(x))).numpy())
+    scale = 3.0 if order == "row assigned" else 2.0
+    want = (1.0 - np.tanh(W0[1] * scale * x.numpy()) ** 2) * x.numpy()
+    for value in got:
+        np.testing.assert_allclose(value, want, rtol=1e-12, atol=1e-12)

@@ -121,6 +121,8 @@ class Trace:
         read is of the tensor's memory: the gradient of what reads it is the tensor's, and
         none goes into what was assigned (the node is ``stop_gradient`` of the expression)."""
         self._values_of: dict[tuple[int, int], AnyTensor] = {}
+        """(id of a tensor, id of an expression) -> the node it is read as: ``values``
+        holds the tensor and the expression, so neither id is reused while the trace runs."""
         self.number_checks: list[tuple[int, Callable[[object], None]]] = []
         """(index, check) of a float argument a library function checks at every call
         (``tracing.check_number``)."""
@@ -184,7 +186,8 @@ class Trace:
             parent, i = x._view_of
             new = self.read(parent)
             if new is not parent or self._assigned(parent):  # (assigned its own old value)
-                return self.built_from_values(lambda: slice_(new, i))
+                row = self.built_from_values(lambda: slice_(new, i))
+                return self._value(x, row)  # the row itself to autodiff (a wrt, as eagerly)
         for t, expr in self.assigns.values():
             if _overlaps(t, x):
                 if not _same_memory(t, x):
