@@ -208,6 +208,17 @@ def test_a_run_saved_with_a_schedule_resumes_only_with_a_schedule(tmp_path: Path
     load_checkpoint(tmp_path / "s.ckpt", *trained(1, Momentum(lambda t: 0.1 / (t + 1), 0.9)))
 
 
+def test_a_history_with_int_keys_checksums_as_the_file_holds_it(tmp_path: Path) -> None:
+    """JSON makes int keys strings (and sorts them as text): the checksum is of what the file
+    holds, so the file loads (review: it was 'damaged')."""
+    params, opt = make_params(0), Momentum(0.05, 0.9)
+    train(params, opt, 1)
+    for history in ({"per_class": {1: 0.5, 10: 0.25, 2: 0.125}}, {"m": {1: 0.5, "a": 1}}):
+        save_checkpoint(tmp_path / "h.ckpt", params, opt, epoch=1, history=history)
+        loaded = load_checkpoint(tmp_path / "h.ckpt", params, opt).history
+        assert loaded == {k: {str(n): v for n, v in d.items()} for k, d in history.items()}
+
+
 def test_damaged_files_are_refused(tmp_path: Path) -> None:
     path = saved_run(tmp_path)
     data = bytearray(path.read_bytes())

@@ -236,6 +236,7 @@ def save_checkpoint(
         "history": dict(history) if history is not None else None,
     }
     try:
+        info = json.loads(json.dumps(info))  # as the file holds it (int keys are strings)
         layout = {n: (t.elem, t.shape, t.array) for n, t in tensors.items()}
         info["crc32"] = checksum(layout, info)
         text = json.dumps(info)

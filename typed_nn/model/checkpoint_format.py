@@ -68,7 +68,7 @@ def checksum(
     if info["version"] in (1, 2):
         return crc(layout)
     rest = {key: value for key, value in info.items() if key != "crc32"}
-    return crc(layout, zlib.crc32(json.dumps(rest, sort_keys=True).encode()))
+    return crc(layout, zlib.crc32(json.dumps(rest).encode()))  # in the file's key order
 
 
 def crc(
