@@ -86,21 +86,45 @@ def test_dot_is_matmul_into_the_buffer(dtype: Any, a: tuple[int, ...], b: tuple[
 
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.int64])
 def test_dot_into_a_buffer_numpy_dot_refuses_or_of_a_broadcast_operand(dtype: Any) -> None:
-    """``np.dot`` (the short way to a BLAS type's product) takes only a C-contiguous
-    ``out``: into a column block or a transposed buffer the product is ``np.matmul``'s,
-    and every way gives the plain kernel's bits, as does an operand of stride 0."""
+    """``np.dot`` (the short way to a BLAS type's product) takes only an aligned C array
+    ``out``: into a column block, a transposed or an unaligned buffer the product is
+    ``np.matmul``'s, the plain kernel's too; an operand of stride 0 (which ``np.dot``
+    copies) gives the plain kernel's bits."""
     a, b = (10 * _normal(5, 7)).astype(dtype), (10 * _normal(7, 3)).astype(dtype)
     plain = implementation("dot", CPU)
     want = np.asarray(plain(a, b, 1))
     special = specialisation("dot", CPU, _site([a, b], (1,), want))
     assert special is not None
-    for out in (np.zeros((5, 6), dtype)[:, :3], np.zeros((3, 5), dtype).T):
-        assert not out.flags.c_contiguous
-        np.testing.assert_array_equal(_bits(_run(special, a, b, out=out)), _bits(want))
-        np.testing.assert_array_equal(_bits(plain(a, b, 1, out=out.copy())), _bits(want))
+    item = np.dtype(dtype).itemsize
+    for make in (
+        lambda: np.zeros((5, 6), dtype)[:, :3],
+        lambda: np.zeros((3, 5), dtype).T,
+        lambda: np.ndarray((5, 3), dtype, buffer=bytearray(15 * item + 1), offset=1),
+    ):
+        assert not make().flags.carray
+        np.testing.assert_array_equal(_bits(_run(special, a, b, out=make())), _bits(want))
+        np.testing.assert_array_equal(_bits(plain(a, b, 1, out=make())), _bits(want))
     row = np.broadcast_to((10 * _normal(7)).astype(dtype), (5, 7))  # stride 0: dot copies it
     out = np.zeros(want.shape, dtype)
     np.testing.assert_array_equal(_bits(_run(special, row, b, out=out)), _bits(plain(row, b, 1)))
+
+
+def test_a_product_assigned_into_an_unaligned_tensor() -> None:
+    """np.dot refuses an unaligned ``out`` (review: it was an EvaluationError after writes
+    began); eager and compiled."""
+    memory = np.ndarray((6, 4), np.float64, buffer=bytearray(6 * 4 * 8 + 1), offset=1)
+    memory[...] = 0.0
+    w = tn.tensor(memory, tn.Float64, tn.CPU, tn.Dim2, copy=False)
+    a, b = _normal(6, 5, dtype=np.float64), _normal(5, 4, dtype=np.float64)
+    w.assign(tagged(a, tn.Float64) @ tagged(b, tn.Float64))
+    np.testing.assert_allclose(memory, a @ b, rtol=1e-12)
+    w.assign(w * 0.0)
+
+    def step() -> None:
+        w.assign(tagged(a, tn.Float64) @ tagged(b, tn.Float64))
+
+    tn.compile(step)()
+    np.testing.assert_allclose(memory, a @ b, rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -31,12 +31,12 @@ _einsum = c_einsum
 1.2 us a (32, 10) softmax's sums take."""
 
 
-_DOT = """if {{out}}.flags.c_contiguous:
+_DOT = """if {{out}}.flags.carray:
     {{dot}}({0}, out={{out}})
 else:
     {{matmul}}({0}, out={{out}})"""
 """A product of matrices or vectors as ``structure.product`` takes it (its operands filled
-in by ``format``): ``np.dot`` into a C-contiguous buffer."""
+in by ``format``): ``np.dot`` into a C array (contiguous, aligned) buffer."""
 
 
 def _trailing(site: Site, k: int) -> tuple[int, ...]:

@@ -26,19 +26,21 @@ BLAS_DOT = frozenset(map(np.dtype, (np.float32, np.float64, np.complex64, np.com
 
 def by_dot(a_rank: int, b_rank: int, dtype: Any) -> bool:
     """Whether ``a @ b`` is taken as ``np.dot``: matrices and vectors of a BLAS type. It
-    makes numpy's ``matmul`` BLAS call (the same numbers) without the ufunc's dispatch: 0.4
-    to 0.9 us of a small product's 2-6 us. (Of a higher rank, ``np.dot`` is not ``@``.)"""
+    makes numpy's ``matmul`` BLAS call without the ufunc's dispatch: 0.4 to 0.9 us of a small
+    product's 2-6 us, the same bits where the operands' strides suit BLAS (other strides may
+    differ in the last bits: plain and site kernels choose alike, so they agree). Of a
+    higher rank, ``np.dot`` is not ``@``."""
     return a_rank <= 2 and b_rank <= 2 and dtype in BLAS_DOT
 
 
 def product(a: Array, b: Array, out: Array | None = None) -> Array:
     """``a @ b`` (into ``out``) for :func:`is_matmul` operands: every product of ``dot``
     and its site kernel (``specialised.dot``) is this one, so each gives the same numbers.
-    ``np.dot`` takes only a C-contiguous ``out``."""
+    ``np.dot`` takes only a C array ``out`` (contiguous, aligned, writeable)."""
     if (
         by_dot(a.ndim, b.ndim, a.dtype)
         and b.dtype == a.dtype
-        and (out is None or out.flags.c_contiguous)
+        and (out is None or out.flags.carray)
     ):
         return np.dot(a, b, out=out)
     return np.matmul(a, b, out=out)
