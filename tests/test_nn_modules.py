@@ -519,6 +519,9 @@ def test_an_optimizers_settings_are_checked_with_typed_nn_errors() -> None:
     assert opt.lr == 0.25
     with pytest.raises(tn.ParamError, match=r"Adam: betas must be a pair of numbers"):
         optim.Adam(model, betas=(0.9, 0.99, 0.5))  # type: ignore[arg-type]
+    numpy_numbers: Any = (np.float32(0.9), np.float64(0.99), np.float32(1e-8))
+    adam: Any = optim.Adam(model, betas=numpy_numbers[:2], eps=numpy_numbers[2])
+    assert adam.rule.betas[1] == 0.99
 
 
 def test_a_state_dict_takes_numpy_scalars_as_0_d_arrays() -> None:

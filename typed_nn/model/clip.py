@@ -12,6 +12,7 @@ and the norm becomes ``max_norm``. The results are lazy expressions (in a compil
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, TypeVar, overload
 
@@ -21,6 +22,7 @@ from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, ParamError, message
 from ..tags import FE, D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, FloatTag
 from ..tracing import check_number
+from .optim import real
 
 __all__ = ["clip_by_global_norm", "global_norm"]
 
@@ -107,7 +109,8 @@ def clip_by_global_norm(
 def _check_max_norm(value: object) -> None:
     """A number > 0, inf included (bools are not numbers here); checked at every call of a
     compiled step where it is a float argument."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+    number = real(value) if value != math.inf else math.inf
+    if number is None or not number > 0:
         raise ParamError(
             message(
                 "clip_by_global_norm: max_norm must be a number > 0.",

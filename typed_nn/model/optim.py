@@ -63,20 +63,31 @@ def _require(ok: bool, owner: str, what: str, value: object, hint: str) -> None:
         raise ParamError(message(f"{owner}: {what}.", [("received", repr(value))], hint=hint))
 
 
+def real(value: object) -> float | None:
+    """``value`` as a float where it is a finite number, Python's or numpy's
+    (``np.float32(0.1)``), not a bool; else None."""
+    if isinstance(value, bool | np.bool_) or not isinstance(
+        value, int | float | np.integer | np.floating
+    ):
+        return None
+    number = float(value)
+    return number if math.isfinite(number) else None
+
+
 def _non_negative(owner: str, name: str, value: object) -> None:
-    """A finite number >= 0: a Python or numpy one (``np.float32(0.1)``), not a bool."""
-    ok = False
-    if isinstance(value, int | float | np.integer | np.floating):
-        ok = not isinstance(value, bool) and math.isfinite(value) and bool(value >= 0)
+    number = real(value)
+    ok = number is not None and number >= 0
     _require(ok, owner, f"{name} must be a finite number >= 0", value, f"pass {name} >= 0.")
 
 
 def _in_unit(value: object) -> bool:
-    return isinstance(value, int | float) and 0 <= value < 1
+    number = real(value)
+    return number is not None and 0 <= number < 1
 
 
 def _positive(value: object) -> bool:
-    return isinstance(value, int | float) and math.isfinite(value) and value > 0
+    number = real(value)
+    return number is not None and number > 0
 
 
 class Optimizer(ABC):

@@ -37,11 +37,7 @@ def product(a: Array, b: Array, out: Array | None = None) -> Array:
     """``a @ b`` (into ``out``) for :func:`is_matmul` operands: every product of ``dot``
     and its site kernel (``specialised.dot``) is this one, so each gives the same numbers.
     ``np.dot`` takes only a C array ``out`` (contiguous, aligned, writeable)."""
-    if (
-        by_dot(a.ndim, b.ndim, a.dtype)
-        and b.dtype == a.dtype
-        and (out is None or out.flags.carray)
-    ):
+    if by_dot(a.ndim, b.ndim, a.dtype) and b.dtype == a.dtype and (out is None or out.flags.carray):
         return np.dot(a, b, out=out)
     return np.matmul(a, b, out=out)
 
