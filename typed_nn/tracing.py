@@ -9,7 +9,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["RunTimeNumber", "active", "check_number", "state"]
+__all__ = ["RunTimeNumber", "active", "check_each_call", "state"]
 
 
 class RunTimeNumber(float):
@@ -24,7 +24,7 @@ class RunTimeNumber(float):
     """Its value at the call being traced."""
 
 
-def check_number(x: object, check: Callable[[object], None]) -> None:
+def check_each_call(x: object, check: Callable[[object], None]) -> None:
     """``check(x)`` (it raises where ``x`` is out of its range) now, and where ``x`` is a
     float argument of a function being traced, on its value at every call of the program
     (before it runs: a refused value changes nothing)."""

@@ -107,10 +107,12 @@ class Step:
     ) -> None:
         """Trace ``fn`` on ``values`` (of signature ``key``) and analyse what it built
         (``cuda_graph``: ``tn.compile``'s switch, see ``replay.graph_replay``)."""
-        self.fn, self.names, self.static, self.key, trace = fn, names, static, key, Trace(fn)
-        outputs, assigns, structure, placeholders = trace_function(fn, names, static, values, trace=trace)  # fmt: skip
-        self.number_checks = tuple(trace.number_checks)
-        """(index, check) of each float argument checked at every call, before the run."""
+        self.fn, self.names, self.static, self.key = fn, names, static, key
+        trace = Trace(fn)
+        outputs, assigns, structure, placeholders = trace_function(
+            fn, names, static, values, trace=trace
+        )
+        self.number_checks = tuple(trace.number_checks)  # float arguments checked every call
         self.modes = tuple(trace.modes.values())
         """(module, training) of each module whose mode the trace read: another is a new trace."""
         self.replaced = replaced_fields[0]
@@ -145,9 +147,8 @@ class Step:
         self.structure, self.returned = structure, returned
         """``returned``, per output: (elem, device) of a computed one, an argument's index,
         or a closed-over tensor returned as it is."""
-        self.flat: Any = None
-        if structure is not None and structure[0] in (tuple, list):
-            self.flat = structure[0] if all(s is None for s in structure[1]) else None
+        seq: Any = structure if structure is not None and structure[0] in (tuple, list) else None
+        self.flat: Any = seq[0] if seq and all(s is None for s in seq[1]) else None
         """``tuple`` or ``list`` when ``fn`` returns one of tensors only (rebuilt directly)."""
         one = len(returned) == 1 and structure is None and type(returned[0]) is tuple
         self.single = returned[0] if one else None

@@ -125,7 +125,7 @@ class Trace:
         holds the tensor and the expression, so neither id is reused while the trace runs."""
         self.number_checks: list[tuple[int, Callable[[object], None]]] = []
         """(index, check) of a float argument a library function checks at every call
-        (``tracing.check_number``)."""
+        (``tracing.check_each_call``)."""
 
     def read_mode(self, module: object, training: bool) -> None:
         """``module.training`` was read while tracing, as ``training``."""

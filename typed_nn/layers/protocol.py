@@ -207,10 +207,12 @@ class Layer(Generic[KIn, KOut, Decl]):
             else:
                 outputs = self.forward(picked)
         except (ShapeError, ElemTypeError, DeviceError) as err:  # an op's, naming no layer
-            if str(err).startswith("cannot feed layer"):
+            if getattr(err, "layer_named", False) or str(err).startswith("cannot feed layer"):
                 raise
             headline = f"cannot feed layer '{self.name}' ({type(self).__name__}) forward:"
-            raise type(err)(f"{headline}\n{err}") from err
+            named = type(err)(f"{headline}\n{err}")
+            setattr(named, "layer_named", True)  # noqa: B010 (the innermost layer names it)
+            raise named from err
         out: Values = self.output_cont()
         for port, value in outputs.items():
             out = out.set(port, value)

@@ -222,8 +222,8 @@ def save_checkpoint(
     """
     check_path(path, "save_checkpoint")
     state = _state_of(model, "save_checkpoint")
-    _check_save_arguments(optimizer, epoch, rng, history, extra)
     rule, step_count = _rule_of(optimizer, "save_checkpoint", model), optimizer.step_count
+    _check_save_arguments(epoch, rng, history, extra)
     _check_state_saved(path, state.tensors, rule)
     tensors = _tensors_to_save(state, rule, extra)
     info: dict[str, Json] = {
@@ -305,12 +305,9 @@ def _under_saved_names(
     return renamed
 
 
-def _check_save_arguments(
-    optimizer: object, epoch: object, rng: object, history: object, extra: object
-) -> None:
-    """save_checkpoint's optimizer, epoch, generator, history and extra arrays (checked at
-    run time: callers may pass anything)."""
-    _rule_of(optimizer, "save_checkpoint")
+def _check_save_arguments(epoch: object, rng: object, history: object, extra: object) -> None:
+    """save_checkpoint's epoch, generator, history and extra arrays (checked at run time:
+    callers may pass anything)."""
     if not isinstance(epoch, int) or isinstance(epoch, bool) or epoch < 0:
         raise _bad_argument(
             "epoch", "an integer >= 0 (the epochs done)", epoch, "pass epoch=5 after five epochs."

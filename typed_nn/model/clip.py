@@ -21,7 +21,7 @@ from ..data.module import Module, parameters, tree_map
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, ParamError, message
 from ..tags import FE, D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, FloatTag
-from ..tracing import check_number
+from ..tracing import check_each_call
 from .optim import real
 
 __all__ = ["clip_by_global_norm", "global_norm"]
@@ -95,7 +95,7 @@ def clip_by_global_norm(
 ) -> Module | list[AnyTensor]:
     """``grads`` scaled together so that their global norm is at most ``max_norm``: a list
     for a sequence, for a module's gradient tree a tree of the same type."""
-    check_number(max_norm, _check_max_norm)
+    check_each_call(max_norm, _check_max_norm)
     items = _checked(grads)
     # 1 / max(norm / max_norm, 1): the norm scaled to max_norm above it, and with max_norm
     # inf (no clipping, as PyTorch's) a scale of 1, where max_norm / max(norm, inf) is NaN

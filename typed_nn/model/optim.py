@@ -42,7 +42,7 @@ from ..evaluate import EvalPlan
 from ..evaluate.cache import overwrite
 from ..ops import exp, sqrt, square
 from ..tags import Dim0, FloatTag, dim_of_rank
-from ..tracing import RunTimeNumber, check_number
+from ..tracing import RunTimeNumber, check_each_call
 from ..tracing import state as trace_state
 from .grad_collector import GradCollector
 
@@ -145,7 +145,7 @@ class Optimizer(ABC):
         if callable(value):
             self._schedule = value
             return
-        check_number(value, partial(_non_negative, self._label, "lr"))  # at every call
+        check_each_call(value, partial(_non_negative, self._label, "lr"))  # at every call
         self._schedule = None
         if trace_state.trace is not None:  # recorded: a later step reads it, as eagerly
             self._assign_lr(value)
