@@ -443,3 +443,29 @@ def test_the_mean_loss_of_an_empty_batch_says_so() -> None:
     ):
         ops.cross_entropy(logits, labels)
     assert ops.cross_entropy(logits, labels, reduction="sum").numpy() == 0.0
+
+
+def test_the_truth_value_of_data_is_an_error() -> None:
+    """``if loss:`` took any data as true (inside tn.compile, once, at the trace)."""
+    x = t32([0.0, 0.0])
+    for value in (x, ops.reduce_sum(x), ops.reduce_sum(x) * 0.0):
+        with pytest.raises(
+            tn.OperandError,
+            match=r"(?s)cannot take the truth value of .*hint: read a value first: x.item\(\) > 0",
+        ):
+            bool(value)
+    assert ops.reduce_sum(x).item() == 0.0  # the way to read it
+    f = tn.compile(lambda a: a if ops.reduce_sum(a) else -a)
+    with pytest.raises(tn.OperandError, match="cannot take the truth value"):
+        f(x)
+
+
+def test_iterating_gives_the_rows_as_numpy_does() -> None:
+    """Python's fallback (``x[i]`` until IndexError) met the row-out-of-bound error."""
+    m = tn.tensor(np.arange(6.0).reshape(3, 2), Float64, CPU, Dim2)
+    rows: list[tn.TensorLike[tn.Float64, tn.CPU, tn.Dim1]] = list(m)
+    assert [r.numpy().tolist() for r in rows] == [[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]
+    summed = tn.compile(lambda a: ops.stack([r * 2.0 for r in a]))(m)
+    np.testing.assert_array_equal(summed.numpy(), np.arange(6.0).reshape(3, 2) * 2.0)
+    with pytest.raises(tn.ShapeError, match=r"cannot iterate over .*: it has no rows"):
+        list(ops.reduce_sum(m))

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, overload
 
 import numpy as np
@@ -35,6 +35,7 @@ from ..errors import (
     CompileError,
     ElemTypeError,
     NotEvaluatedError,
+    OperandError,
     RankError,
     ReadOnlyError,
     ShapeError,
@@ -263,6 +264,44 @@ class TensorLike(ABC, Generic[E, Dv, D]):
             )
         value: float | int | bool = self.numpy().item()
         return value
+
+    def __bool__(self) -> bool:
+        """An error: Python's ``if``, ``and``, ``or`` and ``assert`` would take any data as
+        true (and inside ``tn.compile`` decide once, at the trace)."""
+        raise OperandError(
+            message(
+                f"cannot take the truth value of {self.describe()} (if, and, or, assert): "
+                "typed_nn data is not a Python bool.",
+                [("data", self.describe())],
+                hint="read a value first: x.item() > 0 (evaluates it); inside tn.compile, "
+                "select with ops.where(cond, a, b); for 'is it given', write x is not None.",
+            )
+        )
+
+    @overload
+    def __iter__(self: TensorLike[E, Dv, Dim1]) -> Iterator[TensorLike[E, Dv, Dim0]]: ...
+    @overload
+    def __iter__(self: TensorLike[E, Dv, Dim2]) -> Iterator[TensorLike[E, Dv, Dim1]]: ...
+    @overload
+    def __iter__(self: TensorLike[E, Dv, Dim3]) -> Iterator[TensorLike[E, Dv, Dim2]]: ...
+    @overload
+    def __iter__(self: TensorLike[E, Dv, Dim4]) -> Iterator[TensorLike[E, Dv, Dim3]]: ...
+    @overload
+    def __iter__(self) -> Iterator[TensorLike[E, Dv, Any]]: ...
+    def __iter__(self) -> Iterator[TensorLike[E, Dv, Any]]:
+        """The rows ``x[0]``, ``x[1]``, ..., as iterating a numpy array gives them (Python's
+        fallback, ``x[i]`` until an IndexError, met the row error instead)."""
+        row: Any = self
+        return (row[i] for i in range(self.shape[0] if self.rank else self._no_rows()))
+
+    def _no_rows(self) -> int:
+        raise ShapeError(
+            message(
+                f"cannot iterate over {self.describe()}: it has no rows.",
+                [("data", self.describe()), ("accepted", "data of rank 1 or more")],
+                hint="read its value: x.item().",
+            )
+        )
 
     def describe(self) -> str:
         """The compact form used in reprs and every error: ``Tensor[Float32, CPU, Dim2](4, 3)``."""
