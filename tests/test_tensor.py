@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import numpy as np
 import pytest
@@ -469,3 +470,22 @@ def test_iterating_gives_the_rows_as_numpy_does() -> None:
     np.testing.assert_array_equal(summed.numpy(), np.arange(6.0).reshape(3, 2) * 2.0)
     with pytest.raises(tn.ShapeError, match=r"cannot iterate over .*: it has no rows"):
         list(ops.reduce_sum(m))
+
+
+def test_ops_and_modules_take_numpy_numbers_for_their_parameters() -> None:
+    """As docs/modules.md says (np.int64 dims and counts, np.float32 rates were refused with
+    messages calling valid values out of range); statically they are ints and floats."""
+    from typed_nn import nn
+
+    x = tn.tensor(np.arange(24.0).reshape(4, 6), Float64, CPU, Dim2)
+    numbers: Any = (np.int64(0), np.int64(1), np.int64(2), np.int64(4), np.float32(0.25))
+    i0, i1, i2, i4, quarter = numbers
+    np.testing.assert_array_equal(ops.reduce_sum(x, i0).numpy(), x.numpy().sum(0))
+    np.testing.assert_array_equal(ops.narrow(x, 0, i1, 2).numpy(), x.numpy()[1:3])
+    assert ops.reshape(x, (i4, 6)).shape == (4, 6)
+    assert ops.tile(x[0], (i2, 6)).shape == (2, 6)
+    assert ops.permute(ops.reshape(x, (2, 2, 6)), (i1, i0, i2)).shape == (2, 2, 6)
+    np.testing.assert_allclose(ops.softmax(x, i1).numpy().sum(1), [1.0] * 4)
+    labels = tn.tensor(np.array([0, 1, 2, 3]), Int64, CPU, Dim1)
+    assert np.isfinite(ops.cross_entropy(x, labels, label_smoothing=quarter).item())
+    assert nn.Dropout(quarter).p == 0.25

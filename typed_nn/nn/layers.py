@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar, cast, overload
 
+import numpy as np
+
 from .. import ops
 from ..data.factories import ones, zeros
 from ..data.module import Module
@@ -236,7 +238,10 @@ class Dropout(Module, Generic[Dv]):
         self, p: float = 0.5, *, gen: Generator[Any] | None = None, device: type[DeviceTag] = CPU
     ) -> None:
         given: object = p  # callers without a type checker may pass anything
-        if not (isinstance(given, int | float) and 0.0 <= given < 1.0):
+        number = isinstance(given, int | float | np.integer | np.floating) and not isinstance(
+            given, bool
+        )
+        if not (number and 0.0 <= given < 1.0):  # type: ignore[operator]
             raise ParamError(
                 message(
                     "cannot create Dropout: p must be a probability in [0, 1).",

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar, overload
 
+import numpy as np
+
 from ..data.factories import scalar
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, ParamError, ShapeError, message
@@ -75,6 +77,7 @@ def cross_entropy(
     array(0.24131232)
     """
     _check_options("cross_entropy", reduction, label_smoothing, ignore_index)
+    label_smoothing = float(label_smoothing)  # numpy's too
     _check_logits(logits, labels)
     logp = build(LOG_SOFTMAX, (logits,), (1,))
     keep = None
@@ -163,7 +166,9 @@ def _check_options(name: str, reduction: object, smoothing: object, ignore: obje
                 hint=f"use {name}(..., reduction='mean') for the mean over positions.",
             )
         )
-    number = isinstance(smoothing, int | float) and not isinstance(smoothing, bool)
+    number = isinstance(smoothing, int | float | np.integer | np.floating) and not isinstance(
+        smoothing, bool
+    )
     if not number or not 0.0 <= smoothing <= 1.0:  # type: ignore[operator]
         raise ParamError(
             message(

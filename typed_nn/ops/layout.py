@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, overload
 
+import numpy as np
+
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..shape import deprecated, format_shape
@@ -46,7 +48,7 @@ Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 def _ints(op: str, x: AnyTensor, what: str, values: object) -> tuple[int, ...]:
     """``values`` as a tuple of ints, or a ShapeError naming the op and the argument."""
     if not isinstance(values, Sequence) or not all(
-        isinstance(v, int) and not isinstance(v, bool) for v in values
+        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values
     ):
         raise ShapeError(
             message(
@@ -56,7 +58,7 @@ def _ints(op: str, x: AnyTensor, what: str, values: object) -> tuple[int, ...]:
                 hint=f"write {what} as a tuple, e.g. (1, 0).",
             )
         )
-    return tuple(values)
+    return tuple(map(int, values))  # numpy's ints too
 
 
 def _axes(op: str, x: AnyTensor, what: str, axes: tuple[int, ...], rank: int) -> tuple[int, ...]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 from math import prod
 from typing import Any, Literal, overload
 
+import numpy as np
+
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import OperandError, RankError, ShapeError, message
 from ..tags import (
@@ -97,11 +99,12 @@ def reduced_dims(decl: OpDecl, x: AnyTensor, dims: object, first: object) -> tup
         return tuple(range(first))
     if dims is None:
         return tuple(range(x.rank))
-    items = (dims,) if isinstance(dims, int) else dims
+    items = (dims,) if isinstance(dims, int | np.integer) else dims
     if not isinstance(items, tuple) or not all(
-        isinstance(d, int) and not isinstance(d, bool) for d in items
+        isinstance(d, int | np.integer) and not isinstance(d, bool) for d in items
     ):
         raise _bad_dims(decl, x, dims)
+    items = tuple(map(int, items))  # numpy's ints too
     canonical: list[int] = []
     for d in items:
         if not -x.rank <= d < x.rank:

@@ -11,6 +11,10 @@ last one. ``trailing_dims=`` is the same count under a name that says so.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ParamError, RankError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dv, ElemTag
@@ -136,8 +140,15 @@ LOG_SOFTMAX_GRAD = OpDecl(
 )
 
 
+def _python_int(value: Any) -> Any:
+    """A numpy int as Python's (callers without a type checker may pass one)."""
+    return int(value) if isinstance(value, np.integer) else value
+
+
 def _count(op: str, k: int, trailing_dims: int | None) -> int:
-    """The one count of trailing dims, given as ``k`` or as ``trailing_dims``."""
+    """The one count of trailing dims, given as ``k`` or as ``trailing_dims`` (numpy's ints
+    as Python's)."""
+    k, trailing_dims = _python_int(k), _python_int(trailing_dims)
     if trailing_dims is None:
         return k
     if k != 1 and k != trailing_dims:
