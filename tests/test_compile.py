@@ -188,6 +188,23 @@ def test_retracing_past_the_limit_warns_once_and_names_the_argument() -> None:
     np.testing.assert_array_equal(f(x, 5).numpy(), [5.0])
 
 
+def test_a_tuple_of_tensors_retracing_says_to_pass_them_apart() -> None:
+    """A tuple is compared by value: new tensors in it every call are a new trace each; the
+    warning said 'give the argument a fixed shape' (its shapes were fixed)."""
+    f = tn.compile(lambda xs: xs[0] + xs[1], max_traces=2)
+    f((t64([1.0]), t64([2.0])))
+    f((t64([1.0]), t64([2.0])))
+    with pytest.warns(
+        tn.RetraceWarning,
+        match=r"(?s)changing : xs.*hint: pass the tensors of xs as separate arguments or \*args",
+    ):
+        f((t64([1.0]), t64([2.0])))
+    g = tn.compile(lambda *xs: xs[0] + xs[1])
+    for _ in range(3):
+        g(t64([1.0]), t64([2.0]))
+    assert g.traces == 1
+
+
 def test_keyword_arguments_and_defaults_bind_like_the_function() -> None:
     f = tn.compile(lambda x, scale=2.0: x * scale)
     x = t64([1.0])

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from ..data.module import replaced as replaced_fields
+from ..data.tensor import TensorLike
 from ..errors import CompileError, RetraceWarning, bad_argument, message
 from ..tracing import state
 from .step import Step, signature
@@ -199,11 +200,17 @@ class Compiled(Generic[P, R]):
                 keys = [s.key for s in self._steps] + [key]
                 width = min(len(k) for k in keys)
                 changing = [n for i, n in enumerate(names[:width]) if len({k[i] for k in keys}) > 1]
+                tensors_by_value = [
+                    n for n, v in zip(names, values, strict=False) if _holds_tensors(v)
+                ]
                 self._warn(
                     f"{self._max + 1} times: its arguments' signature keeps changing.",
                     ("changing", ", ".join(changing) or "closed-over tensors"),
-                    "give the argument a fixed shape, or name a value that changes on every "
-                    "call in static=() only if it really selects another program.",
+                    f"pass the tensors of {', '.join(tensors_by_value)} as separate arguments "
+                    "or *args (a tuple is compared by value: new tensors are a new trace)."
+                    if tensors_by_value
+                    else "give the argument a fixed shape, or name a value that changes on "
+                    "every call in static=() only if it really selects another program.",
                 )
             self._steps.pop()  # the least recently used
         self.traces += 1
@@ -218,6 +225,11 @@ class Compiled(Generic[P, R]):
                 RetraceWarning,
                 stacklevel=4,  # the caller of the compiled function
             )
+
+
+def _holds_tensors(value: object) -> bool:
+    """A tuple with a tensor in it (compared by value in a signature)."""
+    return type(value) is tuple and any(isinstance(v, TensorLike) for v in value)
 
 
 CALL = "<call>"

@@ -87,7 +87,9 @@ def _value(fn: Callable[..., Any], name: str, v: Any) -> Value:
                 "tensor nor hashable.",
                 [(name, type(v).__name__)],
                 built_at=format_site(user_site()),
-                hint="pass tensors, numbers or hashable values (tuples, not lists).",
+                hint="pass tensors, numbers or hashable values (tuples, not lists); tensors "
+                "as separate arguments or *args (a tuple is compared by value: each call's "
+                "new tensors would be a new trace).",
             )
         ) from None
     return Value((type(v), v))
