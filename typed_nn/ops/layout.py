@@ -47,6 +47,8 @@ Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
 def _ints(op: str, x: AnyTensor, what: str, values: object) -> tuple[int, ...]:
     """``values`` as a tuple of ints, or a ShapeError naming the op and the argument."""
+    if type(values) is tuple and all(type(v) is int for v in values):  # the common case
+        return values
     if not isinstance(values, Sequence) or not all(
         isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values
     ):

@@ -75,6 +75,17 @@ def _bad_dims(decl: OpDecl, x: AnyTensor, dims: object, what: str = "dims") -> O
     )
 
 
+def _python_ints(values: object) -> tuple[int, ...] | None:
+    """``values`` (a tuple of Python or numpy ints, no bools) as Python ints, else None."""
+    if type(values) is tuple and all(type(v) is int for v in values):  # the common case
+        return values
+    if not isinstance(values, tuple) or not all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values
+    ):
+        return None
+    return tuple(map(int, values))
+
+
 def reduced_dims(decl: OpDecl, x: AnyTensor, dims: object, first: object) -> tuple[int, ...]:
     """The canonical (non-negative, sorted) dims of ``x`` that ``dims`` / ``first`` name."""
     if dims is not None and first is not None:
@@ -99,12 +110,10 @@ def reduced_dims(decl: OpDecl, x: AnyTensor, dims: object, first: object) -> tup
         return tuple(range(first))
     if dims is None:
         return tuple(range(x.rank))
-    items = (dims,) if isinstance(dims, int | np.integer) else dims
-    if not isinstance(items, tuple) or not all(
-        isinstance(d, int | np.integer) and not isinstance(d, bool) for d in items
-    ):
+    given = (dims,) if isinstance(dims, int | np.integer) else dims
+    items = _python_ints(given)  # numpy's ints too
+    if items is None:
         raise _bad_dims(decl, x, dims)
-    items = tuple(map(int, items))  # numpy's ints too
     canonical: list[int] = []
     for d in items:
         if not -x.rank <= d < x.rank:
