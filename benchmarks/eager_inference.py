@@ -14,7 +14,8 @@ under ``torch.no_grad()``; numpy: the same arithmetic written by hand (the floor
 all). Targets (issue 35): batch-1 MLP <= 1.0x PyTorch eager, the block <= 1.2x.
 
 2026-11-28 (load 0.9): batch 1 27.5 us vs 21.3 us (1.29x; it was 31.4 us, 1.42x, the day
-before); the block 0.92x. What remains at batch 1: the softmax's own evaluation outside the
+before); the block 0.92x. Later that day, products as ``np.dot`` (no ufunc dispatch): 1.16x
+against the base's 1.26x in one ``compare_commits`` run (RESULTS.md ⁸). What remains at batch 1: the softmax's own evaluation outside the
 model, ~14 us of which its kernel is ~4 us (a node over leaf tensors is now collected without
 the walk, 2.8 -> 1.6 us; a plan-cache hit is one lookup; build 2 us, run and results ~3 us),
 and the model's served compiled call, ~10 us (its kernels ~6 us, guard and binding ~2 us, the
