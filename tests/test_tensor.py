@@ -10,6 +10,7 @@ import pytest
 from helpers import t32, untyped
 
 import typed_nn as tn
+import typed_nn.debug
 from typed_nn import CPU, Dim0, Dim1, Dim2, Float32, Float64, Int32, Int64, ops
 
 
@@ -472,6 +473,9 @@ def test_iterating_gives_the_rows_as_numpy_does() -> None:
         list(ops.reduce_sum(m))
 
 
+@pytest.mark.skipif(
+    typed_nn.debug.is_enabled(), reason="debug mode checks the annotations: ints and floats"
+)
 def test_ops_and_modules_take_numpy_numbers_for_their_parameters() -> None:
     """As docs/modules.md says (np.int64 dims and counts, np.float32 rates were refused with
     messages calling valid values out of range); statically they are ints and floats."""

@@ -227,7 +227,7 @@ def test_a_batch_no_layer_takes_fails_before_the_first_step_and_changes_nothing(
     for name, value in _state(model).items():
         assert np.array_equal(value, before[name]), name
     assert (model.training, model.norm.training) == (False, False)
-    with pytest.raises(tn.TrainingError, match="the loss is"):
+    with pytest.raises((tn.TrainingError, tn.NumericError)):  # debug mode's is the first inf
         fit(model, data, optim.SGD(model, lr=1e12), epochs=3, batch_size=11)
     assert (model.training, model.norm.training) == (False, False)
 
