@@ -108,7 +108,7 @@ def test_typed_nn_debug_1_turns_every_check_on_at_import() -> None:
         "True True",
         "True",
         "True",
-        "['check_finite', 'check_int_overflow']",
+        "['check_finite', 'check_int_overflow', 'check_int_cast']",
         "True",
     ]
 

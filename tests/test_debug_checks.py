@@ -348,3 +348,29 @@ def test_jaxtyping_reads_the_dtype_of_tensors_and_lazy_nodes() -> None:
     assert rows(x + x) == 2
     with pytest.raises(TypeCheckError, match=r"Actual value: Tensor\[Float64, CPU, Dim2\]\(2, 3\)"):
         rows(tn.zeros((2, 3), tn.Float64, tn.CPU))
+
+
+@pytest.mark.parametrize(
+    ("values", "elem", "into", "first"),
+    [
+        ([3e9, 1.0], tn.Float64, tn.Int32, r"3000000000\.0 at index \[0\], Int32 is -2147483648"),
+        ([1.0, float("nan")], tn.Float32, tn.Int64, r"nan at index \[1\], Int64 is"),
+        ([1.0, float("inf")], tn.Float64, tn.Int32, r"inf at index \[1\], Int32 is"),
+        ([3_000_000_000, 1], tn.Int64, tn.Int32, r"3000000000 at index \[0\], Int32 is"),
+    ],
+)
+def test_a_cast_to_an_integer_type_that_cannot_hold_a_value_is_reported(
+    values: list[float], elem: Any, into: Any, first: str
+) -> None:
+    """numpy gives INT_MIN for NaN and inf and wraps a large value, silently."""
+    x = tn.tensor(np.array(values), elem, tn.CPU, tn.Dim1)
+    with pytest.raises(
+        tn.NumericError,
+        match=rf"(?s)^astype to {into.__name__} met values it cannot hold.*first        : {first}",
+    ):
+        tn.ops.astype(x, into).numpy()
+
+
+def test_a_cast_to_an_integer_type_in_range_truncates_as_numpy_does() -> None:
+    x = tn.tensor(np.array([2.5, -3.7, 2.0**31 - 1]), tn.Float64, tn.CPU, tn.Dim1)
+    assert tn.ops.astype(x, tn.Int32).numpy().tolist() == [2, -3, 2**31 - 1]

@@ -6,7 +6,8 @@ Int32, silently. In debug mode, each Int32 ``add``, ``sub``, ``mul``, ``negative
 cannot wrap) and compared; the first node whose result differs stops the evaluation with a
 :class:`~typed_nn.NumericError` naming the op, the first wrapped element, the user line that
 built the node and its operands' ranges. (Int64 results are not checked: nothing wider is
-exact and fast.)
+exact and fast.) A cast to an integer type (``astype``) of a value the type cannot hold (NaN,
+an infinity, out of range: numpy gives INT_MIN or wraps) is reported the same way.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from ..errors import NumericError, message
 from ..evaluate.cache import cached
 from ..ops.declare import implementation
 from ..ops.node import Operation
-from ..tags import CPU, Int32
+from ..tags import CPU, Int32, IntTag
 from .numeric import operand_ranges
 
-__all__ = ["check_int_overflow"]
+__all__ = ["check_int_cast", "check_int_overflow"]
 
 
 def check_int_overflow(node: Operation[Any, Any, Any], result: Tensor[Any, Any, Any]) -> None:
@@ -80,3 +81,48 @@ def _wide(x: object) -> Any:
 
 def _at(index: tuple[int, ...]) -> str:
     return f" at index {list(index)}" if index else ""
+
+
+def check_int_cast(node: Operation[Any, Any, Any], result: Tensor[Any, Any, Any]) -> None:
+    """Raise NumericError when ``astype`` to an integer type met a value it cannot hold (a
+    NaN, an inf, or a number out of its range: numpy gives INT_MIN or a wrapped value)."""
+    elem = node.elem
+    if node.op.name != "astype" or not issubclass(elem, IntTag) or result.size == 0:
+        return
+    source = _values(node.operands[0])
+    if source is None:
+        return
+    if source.dtype.kind == "f":
+        bad = ~np.isfinite(source) | (source < elem.min) | (source >= float(elem.max) + 1.0)
+    else:
+        bad = (source < elem.min) | (source > elem.max)
+    if not bad.any():
+        return
+    index = tuple(int(i) for i in np.unravel_index(int(np.argmax(bad)), bad.shape))
+    raise NumericError(
+        message(
+            f"astype to {elem.__name__} met values it cannot hold (debug mode checks casts).",
+            [
+                ("node", node.describe()),
+                ("out of range", f"{int(bad.sum())} of {bad.size} elements"),
+                (
+                    "first",
+                    f"{source[index].item()!r}{_at(index)}, {elem.__name__} is {elem.min} .. "
+                    f"{elem.max}",
+                ),
+                *operand_ranges(node),
+            ],
+            built_at=node.built_at,
+            hint="keep the values in range first (ops.maximum, ops.minimum; ops.where for NaN), "
+            "or cast to a wider integer type.",
+        )
+    )
+
+
+def _values(x: object) -> Any:
+    """An operand's values on the host, as they are; None when they cannot be had."""
+    if isinstance(x, Operation) and cached(x) is not None:
+        x = cached(x)
+    if not isinstance(x, Tensor):
+        return None
+    return np.asarray(devices.to_host(x.array))

@@ -64,11 +64,12 @@ def enable() -> None:
 def _enable(feature: str) -> None:
     require("beartype", feature=feature)
     from .numeric import check_finite
-    from .overflow import check_int_overflow
+    from .overflow import check_int_cast, check_int_overflow
     from .public import wrap_facades
 
     hooks.node_checks.append(check_finite)
     hooks.node_checks.append(check_int_overflow)
+    hooks.node_checks.append(check_int_cast)
     options.sanitize = True  # the memory checks too (docs/evaluation.md, "Memory")
     wrap_facades()
     _State.enabled = True
