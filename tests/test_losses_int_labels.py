@@ -569,3 +569,16 @@ def test_gelu_silu_and_bce_on_gpu_equal_cpu(cupy_module: Any) -> None:
         results.append([value.numpy(), bce.numpy(), grad.numpy()])
     for cpu, gpu in zip(*results, strict=True):
         np.testing.assert_allclose(gpu, cpu, rtol=2e-5, atol=2e-6)
+
+
+def test_embedding_with_its_arguments_swapped_says_so() -> None:
+    """Integer weight, float indices: the hint said to convert the weight to float."""
+    ids = tn.tensor(np.array([0, 1]), tn.Int64, tn.CPU, tn.Dim1)
+    table = tagged(np.eye(3), tn.Float32)
+    with pytest.raises(
+        tn.ElemTypeError,
+        match=r"(?s)the weight is integer data and the indices float.*hint: the arguments are "
+        r"swapped: embedding\(weight, indices\)",
+    ):
+        ops.embedding(ids, table)  # type: ignore[arg-type, type-var]  # statically an error too
+    assert ops.embedding(table, ids).shape == (2, 3)

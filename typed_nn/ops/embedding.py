@@ -16,7 +16,7 @@ from typing import Any
 
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, ShapeError, message
-from ..tags import FE, DeviceTag, Dim2, Dv, ElemTag, IntTag
+from ..tags import FE, DeviceTag, Dim2, Dv, ElemTag, FloatTag, IntTag
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
 from .rules import common_device, require_float, require_rank, site, tensor_operands
@@ -42,6 +42,15 @@ def _indices(decl: OpDecl, idx: AnyTensor) -> None:
 def _infer_embedding(decl: OpDecl, operands: tuple[Operand, ...], params: Params) -> Inferred:
     w, idx = tensor_operands(decl, operands)
     device = common_device(decl, (w, idx))
+    if issubclass(w.elem, IntTag) and issubclass(idx.elem, FloatTag):
+        raise ElemTypeError(
+            message(
+                f"cannot build {decl.name}: the weight is integer data and the indices float.",
+                [("weight", w.describe()), ("indices", idx.describe())],
+                built_at=site(),
+                hint="the arguments are swapped: embedding(weight, indices), the weight first.",
+            )
+        )
     require_float(decl, w)
     require_rank(decl, w, at_least=2, at_most=2, what="weight")
     _indices(decl, idx)
