@@ -63,6 +63,12 @@ def _wide(x: object) -> Any:
     """An operand as int64 values (a number as itself); None when its values cannot be had."""
     if isinstance(x, int):
         return x
+    values = _values(x)
+    return None if values is None else values.astype(np.int64)
+
+
+def _values(x: object) -> Any:
+    """An operand's values on the host, as they are; None when they cannot be had."""
     if isinstance(x, Operation) and cached(x) is not None:
         x = cached(x)  # computed before this node
     if isinstance(x, Tensor):
@@ -76,7 +82,7 @@ def _wide(x: object) -> Any:
         return None
     if not hasattr(array, "dtype"):
         return None
-    return np.asarray(devices.to_host(array)).astype(np.int64)
+    return np.asarray(devices.to_host(array))
 
 
 def _at(index: tuple[int, ...]) -> str:
@@ -117,12 +123,3 @@ def check_int_cast(node: Operation[Any, Any, Any], result: Tensor[Any, Any, Any]
             "or cast to a wider integer type.",
         )
     )
-
-
-def _values(x: object) -> Any:
-    """An operand's values on the host, as they are; None when they cannot be had."""
-    if isinstance(x, Operation) and cached(x) is not None:
-        x = cached(x)
-    if not isinstance(x, Tensor):
-        return None
-    return np.asarray(devices.to_host(x.array))

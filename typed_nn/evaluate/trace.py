@@ -43,6 +43,7 @@ FROZEN_BITS = 0x7FF8_0000_7E5E_D0CE
 numpy), which no operator of it can stop: a NaN whose payload the trace finds in any number
 computed from it (:func:`_check_no_frozen_numbers`)."""
 _FROZEN_PAYLOAD = FROZEN_BITS & 0xFFFF_FFFF
+_FROZEN: float = struct.unpack("<d", struct.pack("<Q", FROZEN_BITS))[0]
 
 
 class Number(RunTimeNumber):
@@ -54,7 +55,7 @@ class Number(RunTimeNumber):
     __slots__ = ("index", "value")
 
     def __new__(cls, value: float, index: int) -> Number:
-        self = super().__new__(cls, struct.unpack("<d", struct.pack("<Q", FROZEN_BITS))[0])
+        self = super().__new__(cls, _FROZEN)
         self.index, self.value = index, float(value)
         return self
 

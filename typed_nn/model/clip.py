@@ -20,9 +20,9 @@ from .. import ops
 from ..data.module import Module, parameters, tree_map
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import DeviceError, ElemTypeError, ParamError, message
+from ..layers.param_cells import as_real
 from ..tags import FE, D, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, FloatTag
 from ..tracing import check_each_call
-from .optim import real
 
 __all__ = ["clip_by_global_norm", "global_norm"]
 
@@ -109,7 +109,7 @@ def clip_by_global_norm(
 def _check_max_norm(value: object) -> None:
     """A number > 0, inf included (bools are not numbers here); checked at every call of a
     compiled step where it is a float argument."""
-    number = real(value) if value != math.inf else math.inf
+    number = as_real(value) if value != math.inf else math.inf
     if number is None or not number > 0:
         raise ParamError(
             message(

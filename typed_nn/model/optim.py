@@ -32,14 +32,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeAlias
 
-import numpy as np
-
 from .. import devices
 from ..data.factories import scalar as tn_scalar
 from ..data.tensor import Tensor, TensorLike
 from ..errors import CompileError, ElemTypeError, OperandError, ParamError, message
 from ..evaluate import EvalPlan
 from ..evaluate.cache import overwrite
+from ..layers.param_cells import as_real
 from ..ops import exp, sqrt, square
 from ..tags import Dim0, FloatTag, dim_of_rank
 from ..tracing import RunTimeNumber, check_each_call
@@ -63,30 +62,19 @@ def _require(ok: bool, owner: str, what: str, value: object, hint: str) -> None:
         raise ParamError(message(f"{owner}: {what}.", [("received", repr(value))], hint=hint))
 
 
-def real(value: object) -> float | None:
-    """``value`` as a float where it is a finite number, Python's or numpy's
-    (``np.float32(0.1)``), not a bool; else None."""
-    if isinstance(value, bool | np.bool_) or not isinstance(
-        value, int | float | np.integer | np.floating
-    ):
-        return None
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
 def _non_negative(owner: str, name: str, value: object) -> None:
-    number = real(value)
+    number = as_real(value)
     ok = number is not None and number >= 0
     _require(ok, owner, f"{name} must be a finite number >= 0", value, f"pass {name} >= 0.")
 
 
 def _in_unit(value: object) -> bool:
-    number = real(value)
+    number = as_real(value)
     return number is not None and 0 <= number < 1
 
 
 def _positive(value: object) -> bool:
-    number = real(value)
+    number = as_real(value)
     return number is not None and number > 0
 
 

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar, cast, overload
 
-import numpy as np
-
 from .. import ops
 from ..data.factories import ones, zeros
 from ..data.module import Module
@@ -19,6 +17,7 @@ from ..layers.embedding import embedding_lookup
 from ..layers.norm import check_layer_norm_input, layer_norm
 from ..ops.node import format_site, user_site
 from ..ops.random import Generator, default_generator
+from ..ops.rules import number_operand
 from ..policies.precision import ComputeIn
 from ..tags import CPU, FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dv, Float32, FloatTag, IntTag
 from . import checks, init
@@ -238,10 +237,7 @@ class Dropout(Module, Generic[Dv]):
         self, p: float = 0.5, *, gen: Generator[Any] | None = None, device: type[DeviceTag] = CPU
     ) -> None:
         given: object = p  # callers without a type checker may pass anything
-        number = isinstance(given, int | float | np.integer | np.floating) and not isinstance(
-            given, bool
-        )
-        if not (number and 0.0 <= given < 1.0):  # type: ignore[operator]
+        if not (number_operand(given) and 0.0 <= given < 1.0):  # type: ignore[operator]
             raise ParamError(
                 message(
                     "cannot create Dropout: p must be a probability in [0, 1).",

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar, overload
 
-import numpy as np
-
 from ..data.factories import scalar
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, ParamError, ShapeError, message
@@ -27,7 +25,7 @@ from .convert import astype
 from .node import build
 from .pick import LABEL_PICK, check_labels
 from .reduce import REDUCE_MEAN, REDUCE_SUM
-from .rules import require_data, site
+from .rules import number_operand, require_data, site
 from .select import WHERE
 from .softmax import LOG_SOFTMAX
 
@@ -166,10 +164,7 @@ def _check_options(name: str, reduction: object, smoothing: object, ignore: obje
                 hint=f"use {name}(..., reduction='mean') for the mean over positions.",
             )
         )
-    number = isinstance(smoothing, int | float | np.integer | np.floating) and not isinstance(
-        smoothing, bool
-    )
-    if not number or not 0.0 <= smoothing <= 1.0:  # type: ignore[operator]
+    if not number_operand(smoothing) or not 0.0 <= smoothing <= 1.0:  # type: ignore[operator]
         raise ParamError(
             message(
                 f"{name}: label_smoothing must be a number in [0, 1].",

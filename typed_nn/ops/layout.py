@@ -11,10 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, overload
-
-import numpy as np
 
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
@@ -23,7 +20,7 @@ from ..tags import MAX_RANK, D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, D
 from . import batching
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
-from .rules import site, tensor_operands
+from .rules import python_ints, site, tensor_operands
 
 __all__ = [
     "PERMUTE",
@@ -46,12 +43,10 @@ Inferred = tuple[tuple[int, ...], type[ElemTag], type[DeviceTag]]
 
 
 def _ints(op: str, x: AnyTensor, what: str, values: object) -> tuple[int, ...]:
-    """``values`` as a tuple of ints, or a ShapeError naming the op and the argument."""
-    if type(values) is tuple and all(type(v) is int for v in values):  # the common case
-        return values
-    if not isinstance(values, Sequence) or not all(
-        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values
-    ):
+    """``values`` as a tuple of ints (numpy's too), or a ShapeError naming the op and the
+    argument."""
+    ints = python_ints(values)
+    if ints is None:
         raise ShapeError(
             message(
                 f"cannot build {op}: {what} must be a tuple of ints, got {values!r}.",
@@ -60,7 +55,7 @@ def _ints(op: str, x: AnyTensor, what: str, values: object) -> tuple[int, ...]:
                 hint=f"write {what} as a tuple, e.g. (1, 0).",
             )
         )
-    return tuple(map(int, values))  # numpy's ints too
+    return ints
 
 
 def _axes(op: str, x: AnyTensor, what: str, axes: tuple[int, ...], rank: int) -> tuple[int, ...]:

@@ -42,7 +42,7 @@ from .arithmetic import sign
 from .declare import NOT_DIFFERENTIABLE, OpDecl, Operand, Params
 from .layout import expand, reshape_to
 from .node import AnyOp, Cotangents, build
-from .rules import require_float, require_rank, site, tensor_operands
+from .rules import python_ints, require_float, require_rank, site, tensor_operands
 
 __all__ = [
     "sum_to",
@@ -75,17 +75,6 @@ def _bad_dims(decl: OpDecl, x: AnyTensor, dims: object, what: str = "dims") -> O
     )
 
 
-def _python_ints(values: object) -> tuple[int, ...] | None:
-    """``values`` (a tuple of Python or numpy ints, no bools) as Python ints, else None."""
-    if type(values) is tuple and all(type(v) is int for v in values):  # the common case
-        return values
-    if not isinstance(values, tuple) or not all(
-        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values
-    ):
-        return None
-    return tuple(map(int, values))
-
-
 def reduced_dims(decl: OpDecl, x: AnyTensor, dims: object, first: object) -> tuple[int, ...]:
     """The canonical (non-negative, sorted) dims of ``x`` that ``dims`` / ``first`` name."""
     if dims is not None and first is not None:
@@ -111,7 +100,7 @@ def reduced_dims(decl: OpDecl, x: AnyTensor, dims: object, first: object) -> tup
     if dims is None:
         return tuple(range(x.rank))
     given = (dims,) if isinstance(dims, int | np.integer) else dims
-    items = _python_ints(given)  # numpy's ints too
+    items = python_ints(given) if isinstance(given, tuple) else None  # numpy's ints too
     if items is None:
         raise _bad_dims(decl, x, dims)
     canonical: list[int] = []

@@ -57,6 +57,18 @@ _NUMBERS = (int, float, np.integer, np.floating)
 and is excluded explicitly; ``np.bool_`` is neither ``np.integer`` nor ``np.floating``)."""
 
 
+def python_ints(values: object) -> tuple[int, ...] | None:
+    """``values`` (a sequence of Python or numpy ints, no bools) as a tuple of Python ints,
+    else None: op parameters take numpy's ints, as numpy does."""
+    if type(values) is tuple and all(type(v) is int for v in values):  # the common case
+        return values
+    if not isinstance(values, Sequence) or not all(
+        isinstance(v, int | np.integer) and not isinstance(v, bool) for v in values
+    ):
+        return None
+    return tuple(map(int, values))
+
+
 def number_operand(x: object) -> bool:
     """A Python or numpy number (ml_dtypes' bfloat16 scalar too), not a bool."""
     if isinstance(x, _NUMBERS):
