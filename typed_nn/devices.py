@@ -15,6 +15,7 @@ for its inputs' library.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import ModuleType
@@ -225,8 +226,30 @@ def to_host(array: Any) -> npt.NDArray[Any]:
     return result
 
 
+def _data_field() -> Callable[[int], Any] | None:
+    """A reader of a numpy array's ``data`` field (``PyArrayObject_fields.data``, the first
+    field after the object header) by the array's address, or None where this interpreter's
+    layout is not the one probed. ``__array_interface__`` builds a dict for the same number:
+    1.6 us against 0.2 us, paid by every fresh tensor an eager evaluation or a compiled
+    call's guard reads."""
+    offset = object.__basicsize__  # the header: refcount and type (more on free-threaded)
+    read = ctypes.c_void_p.from_address
+    base = np.arange(24, dtype=np.float64).reshape(4, 6)
+    probes = [base, base[1:, 2:], base.T, base[2], np.empty(0), np.array(1.0)]
+    for a in probes:
+        if (read(id(a) + offset).value or 0) != a.__array_interface__["data"][0]:
+            return None
+    return lambda address: read(address + offset).value or 0
+
+
+_read_data = _data_field()
+
+
 def data_pointer(array: Any) -> int:
     """Address of the first element: the identity of a tensor's memory."""
     if isinstance(array, np.ndarray):
+        if _read_data is not None:
+            value: int = _read_data(id(array))
+            return value
         return int(array.__array_interface__["data"][0])
     return int(array.data.ptr)
