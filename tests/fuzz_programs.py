@@ -144,6 +144,10 @@ def _statement(w: _Writer) -> None:
         x, y = _table(w), _table(w)
         v = w.new(f"ops.stack([ops.sin({x}), {y} * 2.0])", (2, n, m))
         w.new(f"ops.narrow({v}, 0, 1, 1)[0] + {v}[0] * 0.5", (n, m))
+        if rng.random() < 0.5:  # items of rank 0 and 1 (a stacked item is a view, never a copy)
+            a, b = w.pick((m,)), w.pick((m,))
+            s = w.new(f"ops.stack([{a} @ {b}, ops.reduce_mean({x}), {a} @ ops.sin({b})])", (3,))
+            w.new(f"ops.stack([ops.sin({a}), {s} @ ops.stack([{b}, {a}, {b}])])", (2, m))
     elif kind == "row":
         x = w.pick((n, m), (2 * n, m))
         w.new(f"{x}[{int(rng.integers(w.shapes[x][0]))}]", w.shapes[x][1:])

@@ -54,6 +54,24 @@ def test_a_stack_of_rows_inside_a_concat_writes_every_row() -> None:
 
 # --- 2. rows read after an assign, and rows assigned, inside tn.compile ---
 
+def test_a_stack_of_numbers_writes_every_element() -> None:
+    """Items of rank 0 (dots of vectors, full reductions) computed in their places of the
+    stack: each place is a 0-d view (``v[i]`` of a vector was a copy, written and lost)."""
+    a, b = arrays(3), arrays(3)
+    A, B = tn.tensor(a, tn.Float32, tn.CPU, tn.Dim1), tn.tensor(b, tn.Float32, tn.CPU, tn.Dim1)
+    want = np.stack([a @ b, a @ (b * 2.0), np.mean(np.sin(a))])
+    inner = np.stack([np.sin(a), want[0] * np.stack([a, b, a]).T @ want])
+
+    def fn() -> Any:
+        s = ops.stack([A @ B, A @ (B * 2.0), ops.reduce_mean(ops.sin(A))])
+        return ops.stack([ops.sin(A), (A @ B) * ops.transpose(ops.stack([A, B, A])) @ s])
+
+    for got in both(fn):
+        np.testing.assert_allclose(got, inner, rtol=1e-5, atol=1e-6)
+    for got in both(lambda: ops.stack([A @ A])):
+        np.testing.assert_allclose(got, [a @ a], rtol=1e-6)
+
+
 
 def test_a_row_read_after_an_assign_reads_the_new_value() -> None:
     s, x = arrays(3, 4), arrays(3, 4)

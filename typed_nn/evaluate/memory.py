@@ -161,7 +161,7 @@ def _gathers(
         start = 0
         for i, a in enumerate(n.args):
             rows = g.nodes[a].shape[0] if n.decl is CONCAT else 1
-            storage[a] = ("rows", (c, slice(start, start + rows) if n.decl is CONCAT else i))
+            storage[a] = ("rows", (c, slice(start, start + rows) if n.decl is CONCAT else (i, ...)))
             start += rows
         memory.gathered.add(c)
 

@@ -208,7 +208,7 @@ class Sanitizer:
         (axis,) = n.params
         lead = (slice(None),) * axis
         if n.op == "stack":
-            return value[(*lead, k)]
+            return value[(*lead, k, ...)]  # a view, a 0-d one too
         sizes = [self.nodes[a].shape[axis] for a in n.args]
         start = sum(sizes[:k])
         return value[(*lead, slice(start, start + sizes[k]))]
