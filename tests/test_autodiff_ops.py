@@ -516,6 +516,7 @@ SPECS: dict[str, tuple[Case, ...] | Dedicated] = {
         C("head-axis0", lambda x: U.narrow(x, 0, 0, 2), normal(3, 5)),
         C("tail-axis-1", lambda x: U.narrow(x, -1, 3, 2), normal(3, 5)),
         C("tensor3-axis1", lambda x: U.narrow(x, 1, 1, 1), normal(2, 3, 4)),
+        C("all-of-an-empty-axis", lambda x: U.narrow(x, 1, 0, 0), normal(2, 0)),
         C("whole", lambda x: U.narrow(x, 0, 0, 3), normal(3, 2)),
     ),
     "concat": (

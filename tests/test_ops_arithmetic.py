@@ -39,6 +39,18 @@ def test_number_out_of_range_is_rejected_at_build() -> None:
         ints() * 2**40
 
 
+def test_an_int_past_every_float_is_rejected_at_build() -> None:
+    """numpy raises a bare OverflowError for it, and only when the expression is evaluated."""
+    x = tn.tensor([1.0, 2.0], tn.Float64, CPU, tn.Dim1)
+    with pytest.raises(
+        tn.ElemTypeError, match=r"cannot build mul: an int of 2001 bits has no Float64 value"
+    ):
+        x * 2**2000
+    with pytest.raises(tn.ElemTypeError, match=r"cannot build maximum: an int of 1025 bits"):
+        ops.maximum(x, -(2**1024))
+    np.testing.assert_allclose(tn.evaluate(x * 2**1000).numpy(), [2.0**1000, 2.0**1001])
+
+
 def test_numpy_integer_index() -> None:
     x = tn.tensor([[1.0, 2.0], [3.0, 4.0]], Float32, CPU, tn.Dim2)
     row = ops.exp(x)[np.int64(1)]  # type: ignore[index]  # numpy ints work at run time

@@ -71,15 +71,18 @@ def _infer(
     elem: Any = None
     device: Any = None
     shape: Any = None
-    numbers = False
+    numbers = ints = False
     for x in operands:
         t = type(x)
         if t is _Operation:
             e, d, sh = x._elem, x._device, x._shape
         elif t is _Tensor:
             e, d, sh = x._elem, x._device, x._array.shape
-        elif (t is float or t is int) and decl.numbers:
+        elif t is float and decl.numbers:
             numbers = True
+            continue
+        elif t is int and decl.numbers:  # checked for every element type (2**2000)
+            numbers = ints = True
             continue
         else:
             break
@@ -98,7 +101,7 @@ def _infer(
             shape = joined
     else:
         if elem is not None and (not float_only or issubclass(elem, FloatTag)):
-            if numbers and issubclass(elem, IntTag):
+            if ints or (numbers and issubclass(elem, IntTag)):
                 check_numbers(decl, operands, elem)
             return shape, elem, device
     return _infer_general(decl, operands, float_only)

@@ -118,7 +118,7 @@ def _narrow_vjp(n: AnyOp, c: AnyTensor) -> Cotangents:
         c,
         zero_block(c, axis, size - start - length),
     ]
-    kept = [p for p in parts if p.shape[axis]]
+    kept = [p for p in parts if p.shape[axis]] or [c]  # all empty: c is x's shape
     return (kept[0] if len(kept) == 1 else build(CONCAT, tuple(kept), (axis,)),)
 
 

@@ -218,9 +218,28 @@ def _common_tag(
     return tag
 
 
+def _has_float_value(x: int) -> bool:
+    try:
+        float(x)
+    except OverflowError:
+        return False
+    return True
+
+
 def check_numbers(decl: OpDecl, operands: Sequence[Operand], elem: type[ElemTag]) -> None:
     """A number operand must be representable in the tensor's element type."""
     if not issubclass(elem, IntTag):
+        for x in operands:  # an int past every float (numpy's OverflowError, at evaluation)
+            if type(x) is int and not _has_float_value(x):
+                raise ElemTypeError(
+                    message(
+                        f"cannot build {decl.name}: an int of {x.bit_length()} bits has no "
+                        f"{elem.__name__} value.",
+                        [("tensor element", elem.__name__), ("largest float", "1.8e308")],
+                        built_at=site(),
+                        hint="use a float: float('inf') if an infinite value is meant.",
+                    )
+                )
         return
     for x in operands:
         if isinstance(x, RunTimeNumber):
