@@ -82,6 +82,12 @@ CASES: dict[str, Case] = {
     "batchnorm1d_eval": _case(
         lambda: nn.BatchNorm(3).eval(), lambda t: t.nn.BatchNorm1d(3).eval(), x=_rand(4, 3)
     ),
+    "batchnorm1d_sequence_train": _case(
+        lambda: nn.BatchNorm(3), lambda t: t.nn.BatchNorm1d(3), x=_rand(4, 3, 7)
+    ),
+    "batchnorm3d_train": _case(
+        lambda: nn.BatchNorm(3), lambda t: t.nn.BatchNorm3d(3), x=_rand(2, 3, 2, 3, 4)
+    ),
     "layernorm": _case(lambda: nn.LayerNorm(6), lambda t: t.nn.LayerNorm(6), x=_rand(2, 3, 6)),
     "embedding": Case(
         lambda: nn.Embedding(10, 4),

@@ -54,6 +54,7 @@ def test_a_stack_of_rows_inside_a_concat_writes_every_row() -> None:
 
 # --- 2. rows read after an assign, and rows assigned, inside tn.compile ---
 
+
 def test_a_stack_of_numbers_writes_every_element() -> None:
     """Items of rank 0 (dots of vectors, full reductions) computed in their places of the
     stack: each place is a 0-d view (``v[i]`` of a vector was a copy, written and lost)."""
@@ -70,7 +71,6 @@ def test_a_stack_of_numbers_writes_every_element() -> None:
         np.testing.assert_allclose(got, inner, rtol=1e-5, atol=1e-6)
     for got in both(lambda: ops.stack([A @ A])):
         np.testing.assert_allclose(got, [a @ a], rtol=1e-6)
-
 
 
 def test_a_row_read_after_an_assign_reads_the_new_value() -> None:

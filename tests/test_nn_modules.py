@@ -630,14 +630,20 @@ def test_image_modules_refuse_what_does_not_fit() -> None:
         nn.Conv2d(2, 4, 3)(_x((1, 3, 8, 8)))
     with pytest.raises(
         tn.ShapeError,
-        match=r"(?s)cannot feed layer 'BatchNorm': a training batch norm needs more than one "
+        match=r"(?s)cannot apply BatchNorm: a training batch norm needs more than one "
         r"value per channel.*or a module's eval\(\)",
     ):
         nn.BatchNorm(3)(_x((1, 3)))
-    with pytest.raises(tn.ShapeError, match=r"has 5 channels in dim 1, the layer was built for 3"):
+    with pytest.raises(
+        tn.ShapeError,
+        match=r"(?s)cannot apply BatchNorm: its input has 5 channels in dim 1, it was built for "
+        r"3.*hint: feed data with 3 channels in dim 1, or build BatchNorm\(5\)\.",
+    ):
         nn.BatchNorm(3)(_x((4, 5)))
-    with pytest.raises(tn.RankError, match=r"needs rank 2 or 4, got rank 3"):
-        nn.BatchNorm(3)(_x((4, 3, 2)))
+    with pytest.raises(
+        tn.RankError, match=r"cannot apply BatchNorm: its input needs rank 2 to 5, got rank 1"
+    ):
+        nn.BatchNorm(3)(_x((3,)))
     # the pools' input checks are their layer templates' (one forward: layers.conv_layers.pool2d)
     with pytest.raises(
         tn.ShapeError, match=r"cannot feed layer 'MaxPool2d': its 3x3 window is larger"

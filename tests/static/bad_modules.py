@@ -26,4 +26,4 @@ opt.step(clip_by_global_norm(tn.grad(loss, b), 1.0))  # E: B
 x64 = tn.zeros((5, 4), tn.Float64, tn.CPU)
 a.fc(x64)  # E: Float64
 w: tn.Vector[tn.Float32, tn.CPU] = tn.grad(loss, a).fc.weight  # E: Dim2
-nn.BatchNorm(4)(tn.zeros((2, 3, 4), tn.Float32, tn.CPU))  # E: Dim3
+nn.BatchNorm(4)(tn.zeros((4,), tn.Float32, tn.CPU))  # E: Dim1

@@ -63,3 +63,9 @@ def step(x: tn.Matrix[tn.Float32, tn.CPU]) -> tn.Scalar[tn.Float32, tn.CPU]:
     loss = ops.reduce_mean(ops.square(model(x)))
     opt.step(tn.grad(loss, model))
     return loss
+
+# BatchNorm keeps the rank of (N, C), (N, C, L), (N, C, H, W) and (N, C, D, H, W) data
+sequence = tn.zeros((2, 3, 7), tn.Float32, tn.CPU)
+assert_type(nn.BatchNorm(3)(sequence), tn.TensorLike[tn.Float32, tn.CPU, tn.Dim3])
+volume = tn.zeros((2, 3, 2, 2, 2), tn.Float32, tn.CPU)
+assert_type(nn.BatchNorm(3)(volume), tn.TensorLike[tn.Float32, tn.CPU, tn.Dim5])

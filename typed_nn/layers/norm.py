@@ -49,6 +49,7 @@ from .param_cells import (
     check_features,
     check_number,
     check_rank,
+    feeding,
 )
 from .same_type_feeds import SameTypeFeeds, SameTypeFeeds2or4
 from .source_layers import ParamSourceLayer, check_sizes
@@ -94,11 +95,10 @@ def training(layer: type[Any]) -> bool:
 
 
 def per_channel(v: AnyTensor, x: AnyTensor) -> AnyTensor:
-    """The (C,) vector ``v`` laid out to broadcast against (N, C) or (N, C, H, W) ``x``."""
+    """The (C,) vector ``v`` laid out to broadcast against (N, C, ...) ``x``."""
     if x.rank == 2:
         return v
-    _, c, h, w = x.shape
-    tiled: AnyTensor = ops.tile(v, (c, h, w), new_dims=(1, 2))
+    tiled: AnyTensor = ops.tile(v, x.shape[1:], new_dims=tuple(range(1, x.rank - 1)))
     return tiled
 
 
@@ -110,11 +110,11 @@ def _wide(*xs: AnyTensor) -> list[AnyTensor]:
 
 
 def batch_stats(x: AnyTensor) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
-    """The per-channel mean, the centred data and the biased variance of ``x``, (N, C) or
-    (N, C, H, W), in Float32 for 16-bit data (``_wide``). Built the same way by the cell and
-    the running update (one computation)."""
+    """The per-channel mean, the centred data and the biased variance of ``x``, (N, C, ...),
+    in Float32 for 16-bit data (``_wide``). Built the same way by the cell and the running
+    update (one computation)."""
     (x,) = _wide(x)
-    dims = (0,) if x.rank == 2 else (0, 2, 3)
+    dims = (0, *range(2, x.rank))
     mean: AnyTensor = ops.reduce_mean(x, dims)
     centred = x - per_channel(mean, x)
     var: AnyTensor = ops.reduce_mean(ops.square(centred), dims)
@@ -160,9 +160,9 @@ def batch_norm(
     eps: float,
     train: bool,
 ) -> AnyTensor:
-    """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel of (N, C) or (N, C, H, W)
-    ``x``: the batch's statistics when ``train``, else the running ones. The one computation
-    of ``BatchNormLayer`` and ``nn.BatchNorm``."""
+    """``(x - mean) / sqrt(var + eps) * weight + bias`` per channel of (N, C, ...) ``x``: the
+    batch's statistics when ``train``, else the running ones. The one computation of
+    ``BatchNormLayer`` and ``nn.BatchNorm``."""
     elem = x.elem
     x, weight, bias, running_mean, running_var = _wide(x, weight, bias, running_mean, running_var)
     if train:
@@ -176,19 +176,34 @@ def batch_norm(
     return ops.astype(y, elem) if y.elem is not elem else y
 
 
+BATCH_NORM_RANKS = {(2, 4): "(N, C) or (N, C, H, W) data", (2, 3, 4, 5): "(N, C, ...) data"}
+"""What each batch norm takes: the layer, MetaNN's (typed as 2 or 4); the module, PyTorch's
+``BatchNorm1d`` (N, C) and (N, C, L), ``2d`` (N, C, H, W) and ``3d`` (N, C, D, H, W)."""
+
+
+def _rebuilt(owner: str, port: type | None, size: int) -> str:
+    """The layer, or the module (``port`` None), built for ``size`` features, in a hint."""
+    return f"the layer for {size}" if port is not None else f"{owner}({size})"
+
+
 def check_batch_norm_input(
-    owner: str, port: type, x: AnyTensor, num_features: int, train: bool
+    owner: str,
+    port: type | None,
+    x: AnyTensor,
+    num_features: int,
+    train: bool,
+    ranks: tuple[int, ...] = (2, 4),
 ) -> None:
-    """Typed errors naming ``owner`` unless ``x`` is (N, C) or (N, C, H, W) data with
-    ``num_features`` channels and, when ``train``, more than one value per channel: the
-    checks of ``BatchNormLayer`` and ``nn.BatchNorm``."""
-    check_rank(owner, port, x, (2, 4), "(N, C) or (N, C, H, W) data")
-    hint = f"feed data with {num_features} channels in dim 1, or build the layer for {x.shape[1]}."
+    """Typed errors naming ``owner`` unless ``x`` has one of ``ranks`` dims,
+    ``num_features`` channels in dim 1 and, when ``train``, more than one value per channel:
+    the checks of ``BatchNormLayer`` and ``nn.BatchNorm`` (``port`` None)."""
+    check_rank(owner, port, x, ranks, BATCH_NORM_RANKS[ranks])
+    hint = f"feed data with {num_features} channels in dim 1, or build {_rebuilt(owner, port, x.shape[1])}."
     check_features(owner, port, x, 1, num_features, "channels", hint)
     if train and math.prod(x.shape) // num_features < 2:
         raise ShapeError(
             message(
-                f"cannot feed layer '{owner}': a training batch norm needs more than one "
+                f"{feeding(owner, port)}: a training batch norm needs more than one "
                 "value per channel.",
                 [("received", x.describe())],
                 built_at=format_site(user_site()),
@@ -285,11 +300,11 @@ class LayerNormCell(_NormCell):
         return {LayerOutput: layer_norm(x, inputs[NormWeight], inputs[NormBias], self.eps)}
 
 
-def check_layer_norm_input(owner: str, port: type, x: AnyTensor, dim: int) -> None:
+def check_layer_norm_input(owner: str, port: type | None, x: AnyTensor, dim: int) -> None:
     """Typed errors naming ``owner`` unless ``x`` has rank 1 or more and a last dim of
     ``dim``: the checks of ``LayerNormLayer`` and ``nn.LayerNorm``."""
     check_rank(owner, port, x, ANY_RANK, "data of rank 1 or more")
-    hint = f"feed data whose last dim is {dim}, or build the layer for {x.shape[-1]}."
+    hint = f"feed data whose last dim is {dim}, or build {_rebuilt(owner, port, x.shape[-1])}."
     check_features(owner, port, x, -1, dim, "features", hint)
 
 

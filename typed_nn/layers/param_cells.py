@@ -49,6 +49,7 @@ __all__ = [
     "check_features",
     "check_number",
     "check_rank",
+    "feeding",
 ]
 
 ANY_RANK = tuple(range(1, MAX_RANK + 1))
@@ -121,8 +122,21 @@ class OnesParamLayer(ConstantParamLayer):
     fill_value: ClassVar[float] = 1.0
 
 
-def check_rank(layer: str, port: type, x: AnyTensor, ranks: tuple[int, ...], what: str) -> None:
-    """RankError naming ``layer`` and ``port`` unless ``x`` has one of ``ranks`` dims."""
+def feeding(layer: str, port: type | None) -> str:
+    """How a message begins: feeding a layer (at ``port``), or applying a module (``port``
+    None: PyTorch users know no ports)."""
+    return f"cannot apply {layer}" if port is None else f"cannot feed layer '{layer}'"
+
+
+def _fed(port: type | None) -> str:
+    return "its input" if port is None else f"port {key_name(port)}"
+
+
+def check_rank(
+    layer: str, port: type | None, x: AnyTensor, ranks: tuple[int, ...], what: str
+) -> None:
+    """RankError naming ``layer`` and ``port`` (None: a module's input) unless ``x`` has one
+    of ``ranks`` dims."""
     if x.rank in ranks:
         return
     if len(ranks) > 2 and ranks == tuple(range(ranks[0], ranks[-1] + 1)):  # contiguous
@@ -131,8 +145,7 @@ def check_rank(layer: str, port: type, x: AnyTensor, ranks: tuple[int, ...], wha
         shown = " or ".join(str(r) for r in ranks)
     raise RankError(
         message(
-            f"cannot feed layer '{layer}': port {key_name(port)} needs rank {shown}, "
-            f"got rank {x.rank}.",
+            f"{feeding(layer, port)}: {_fed(port)} needs rank {shown}, got rank {x.rank}.",
             [("declared", what), ("received", x.describe())],
             built_at=format_site(user_site()),
             hint=f"feed {what}.",
@@ -141,16 +154,17 @@ def check_rank(layer: str, port: type, x: AnyTensor, ranks: tuple[int, ...], wha
 
 
 def check_features(
-    layer: str, port: type, x: AnyTensor, dim: int, size: int, what: str, hint: str
+    layer: str, port: type | None, x: AnyTensor, dim: int, size: int, what: str, hint: str
 ) -> None:
-    """ShapeError naming ``layer`` and ``port`` unless dim ``dim`` of ``x`` is ``size``."""
+    """ShapeError naming ``layer`` and ``port`` (None: a module's input) unless dim ``dim``
+    of ``x`` is ``size``."""
     got = x.shape[dim]
     if got == size:
         return
     raise ShapeError(
         message(
-            f"cannot feed layer '{layer}': port {key_name(port)} has {got} {what} "
-            f"in dim {dim % x.rank}, the layer was built for {size}.",
+            f"{feeding(layer, port)}: {_fed(port)} has {got} {what} in dim {dim % x.rank}, "
+            f"{'it' if port is None else 'the layer'} was built for {size}.",
             [("declared", f"{size} {what}"), ("received", x.describe())],
             built_at=format_site(user_site()),
             hint=hint,

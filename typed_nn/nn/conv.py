@@ -14,7 +14,22 @@ from ..layers.norm import batch_norm, check_batch_norm_input, update_running
 from ..ops.conv import Pair, as_pair
 from ..ops.node import format_site, user_site
 from ..policies.precision import ComputeIn
-from ..tags import CPU, FE, D, DeviceTag, Dim0, Dim1, Dim2, Dim4, Dv, Float32, FloatTag, Int64
+from ..tags import (
+    CPU,
+    FE,
+    D,
+    DeviceTag,
+    Dim0,
+    Dim1,
+    Dim2,
+    Dim3,
+    Dim4,
+    Dim5,
+    Dv,
+    Float32,
+    FloatTag,
+    Int64,
+)
 from . import checks, init
 from .layers import Gen, _tags
 from .precision import CE, PC, Mixed
@@ -119,7 +134,8 @@ class Flatten(Module):
 
 
 class BatchNorm(Mixed, Generic[FE, Dv, CE]):
-    """Batch normalisation over (N, C) or (N, C, H, W) data, PyTorch's ``BatchNorm1d/2d``:
+    """Batch normalisation over (N, C, ...) data of rank 2 to 5, PyTorch's ``BatchNorm1d``
+    (N, C) and (N, C, L), ``2d`` (N, C, H, W) and ``3d`` (N, C, D, H, W):
     ``weight`` ones and ``bias`` zeros (C,), trained; ``running_mean`` and ``running_var``
     buffers, updated in training mode (``model.train()``) with ``momentum`` and used in
     evaluation mode (``model.eval()``). With ``precision=``, it takes and returns ``CE`` data
@@ -165,13 +181,18 @@ class BatchNorm(Mixed, Generic[FE, Dv, CE]):
         self.running_var = buffer(ones((num_features,), e, dv))
         self.num_batches_tracked = buffer(zeros((), Int64, dv))  # as PyTorch counts them
 
-    # (N, C) or (N, C, H, W): another rank is a static error
+    # (N, C), (N, C, L), (N, C, H, W) or (N, C, D, H, W): another rank is a static error
     @overload
     def __call__(self, x: TensorLike[CE, Dv, Dim2]) -> TensorLike[CE, Dv, Dim2]: ...
     @overload
+    def __call__(self, x: TensorLike[CE, Dv, Dim3]) -> TensorLike[CE, Dv, Dim3]: ...
+    @overload
     def __call__(self, x: TensorLike[CE, Dv, Dim4]) -> TensorLike[CE, Dv, Dim4]: ...
+    @overload
+    def __call__(self, x: TensorLike[CE, Dv, Dim5]) -> TensorLike[CE, Dv, Dim5]: ...
     def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
-        check_batch_norm_input("BatchNorm", type(self), x, self.num_features, self.training)
+        train = self.training
+        check_batch_norm_input("BatchNorm", None, x, self.num_features, train, (2, 3, 4, 5))
         self._input(x)
         ce = self.compute_elem
         if ce is not None:  # normalised in the parameters' type, the result cast back

@@ -172,7 +172,7 @@ class LayerNorm(Mixed, Generic[FE, Dv, CE]):
         self.bias = zeros((dim,), e, dv)
 
     def __call__(self, x: TensorLike[CE, Dv, D]) -> TensorLike[CE, Dv, D]:
-        check_layer_norm_input("LayerNorm", type(self), x, self.dim)
+        check_layer_norm_input("LayerNorm", None, x, self.dim)
         self._input(x)
         y = layer_norm(x, self._param(self.weight), self._param(self.bias), self.eps)
         return cast(TensorLike[CE, Dv, D], y)
