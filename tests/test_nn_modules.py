@@ -796,11 +796,27 @@ def test_a_generator_is_a_buffer_of_the_tree_but_not_of_the_state_dict() -> None
     assert nn.load_state_dict(model, theirs) == []  # strict: nothing missing
 
 
-def test_dropout_refuses_a_probability_outside_0_1() -> None:
+def test_dropout_refuses_a_probability_outside_0_1_set_at_creation_or_later() -> None:
     with pytest.raises(
-        tn.ParamError, match=r"cannot create Dropout: p must be a probability in \[0, 1\)"
+        tn.ParamError, match=r"cannot create Dropout: p must be a probability in \[0, 1\]"
     ):
-        nn.Dropout(1.0)
+        nn.Dropout(1.5)
+    drop = nn.Dropout(0.1)
+    drop.p = -0.5
+    with pytest.raises(
+        tn.ParamError,
+        match=r"(?s)cannot apply Dropout: p must be a probability in \[0, 1\].*p +: -0.5",
+    ):
+        drop(_x((2, 3)))
+
+
+def test_dropout_of_everything_is_zeros_as_pytorchs() -> None:
+    x = tn.tensor(np.array([[1.0, -2.0], [3.0, np.inf]], np.float32), tn.Float32, tn.CPU, tn.Dim2)
+    for drop in (nn.Dropout(1.0), nn.Dropout(0.5)):
+        drop.p = 1.0
+        np.testing.assert_array_equal(tn.evaluate(drop(x)).numpy(), [[0.0, -0.0], [0.0, np.nan]])
+        grad = tn.grad(ops.reduce_sum(drop(x)), x)
+        np.testing.assert_array_equal(grad.numpy(), np.zeros((2, 2)))
 
 
 # --- checkpoints ----------------------------------------------------------------------------

@@ -236,22 +236,31 @@ class Dropout(Module, Generic[Dv]):
     def __init__(
         self, p: float = 0.5, *, gen: Generator[Any] | None = None, device: type[DeviceTag] = CPU
     ) -> None:
-        given: object = p  # callers without a type checker may pass anything
-        if not (number_operand(given) and 0.0 <= given < 1.0):  # type: ignore[operator]
-            raise ParamError(
-                message(
-                    "cannot create Dropout: p must be a probability in [0, 1).",
-                    [("p", repr(p))],
-                    hint="e.g. nn.Dropout(0.1); p = 1 would drop everything.",
-                )
-            )
-        self.p = float(p)
+        self.p = _probability("create", p)
         self.gen = gen if gen is not None else _seeded(device)
 
     def __call__(self, x: TensorLike[FE, Dv, D]) -> TensorLike[FE, Dv, D]:
-        if not self.training or self.p == 0.0:
+        p = self.p
+        if not self.training or p == 0.0:
             return x
-        return x * ops.dropout_mask(self.gen, x.shape, 1.0 - self.p, x.elem)
+        if type(p) is not float or not 0.0 < p < 1.0:  # a field set since (model.drop.p = 1.5)
+            p = _probability("apply", p)
+            if p == 1.0:  # everything dropped, as PyTorch's (inf and NaN stay NaN)
+                return x * 0.0
+        return x * ops.dropout_mask(self.gen, x.shape, 1.0 - p, x.elem)
+
+
+def _probability(verb: str, p: object) -> float:
+    """Dropout's ``p`` as a float in [0, 1], else a ParamError (``verb``: create or apply)."""
+    if not (number_operand(p) and 0.0 <= p <= 1.0):  # type: ignore[operator]
+        raise ParamError(
+            message(
+                f"cannot {verb} Dropout: p must be a probability in [0, 1].",
+                [("p", repr(p))],
+                hint="e.g. nn.Dropout(0.1) (p is the probability of dropping an element).",
+            )
+        )
+    return float(p)  # type: ignore[arg-type]
 
 
 def _seeded(device: type[DeviceTag]) -> Generator[Any]:
