@@ -493,3 +493,16 @@ def test_ops_and_modules_take_numpy_numbers_for_their_parameters() -> None:
     labels = tn.tensor(np.array([0, 1, 2, 3]), Int64, CPU, Dim1)
     assert np.isfinite(ops.cross_entropy(x, labels, label_smoothing=quarter).item())
     assert nn.Dropout(quarter).p == 0.25
+
+
+def test_pytorchs_tensor_methods_say_where_their_equivalents_are() -> None:
+    x = tn.zeros((2, 3), tn.Float32, tn.CPU)
+    with pytest.raises(AttributeError, match=r"no attribute 'backward' \(PyTorch's backward; in "
+                       r"typed_nn: gradients are values: grads = tn.grad\(loss, wrt\)"):  # fmt: skip
+        x.backward()  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError, match=r"'Operation' object has no attribute 'detach' "
+                       r"\(PyTorch's detach; in typed_nn: ops.stop_gradient\(x\)\)"):  # fmt: skip
+        (x * 2.0).detach()  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError, match=r"^'Tensor' object has no attribute 'nothing'$"):
+        x.nothing  # type: ignore[attr-defined]  # noqa: B018
+    assert not hasattr(x, "grad")  # getattr with a default and hasattr as before
