@@ -69,6 +69,8 @@ class _Gen:
         self.sources: dict[int, Any] | None = None
         """A compiled step's program: env index -> its source (``A[k]``, or an array bound)."""
         self.buffers: dict[int, str] = {}  # Memory.buffers number -> its name
+        self.planned: set[int] = set()
+        """Steps whose out is an aligned C array the plan made (not a target or rows)."""
         self.names: dict[int, str] = {}
         self.registers: dict[tuple[tuple[int, ...], str, int], str] = {}
         self.sanitizer: Sanitizer | None = None
@@ -200,7 +202,7 @@ def _inline(gen: _Gen, s: int, form: Inline, operands: list[str], out: str | Non
         gen.emit(f"v{s} = {expression}")
         return
     gen.emit(f"v{s} = {out}")
-    for line in form.lines(operands, f"v{s}", name):
+    for line in form.lines(operands, f"v{s}", name, s in gen.planned):
         gen.emit(line)
 
 
@@ -579,6 +581,7 @@ def _out(gen: _Gen, s: int, memory: Memory, started: set[int]) -> str:
         return f"v{c}[{gen.const(f'IX{s}', rows)}]"
     n = gen.g.nodes[s]
     device = device_of(n.device)
+    gen.planned.add(s)
     if kind == "buffer" and where in gen.buffers:
         return gen.buffers[where]
     if kind == "buffer" and memory.buffers[where][2]:  # small: kept by the program

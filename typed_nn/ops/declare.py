@@ -338,20 +338,29 @@ class Inline:
     much as a small array's arithmetic). The plan's program is the only code that runs it.
 
     ``code``: lines formatted with ``str.format`` — ``{0}``, ``{1}``… the operands, ``{out}``
-    the buffer (a writing kernel: statements that fill it; its value is ``out``), each key of
-    ``names`` the name its value is bound to (literal braces doubled). A view kernel's code
-    is one expression, its value.
+    the buffer (a writing kernel: statements that fill it; its value is ``out``), ``{carray}``
+    an expression true when the buffer is an aligned C array (``True`` for a buffer the plan
+    made: Python compiles ``if True:`` to its body alone), each key of ``names`` the name its
+    value is bound to (literal braces doubled). A view kernel's code is one expression, its
+    value.
     """
 
     code: str
     names: Mapping[str, Any] = field(default_factory=dict)
 
     def lines(
-        self, operands: Sequence[str], out: str | None, name: Callable[[str], str]
+        self,
+        operands: Sequence[str],
+        out: str | None,
+        name: Callable[[str], str],
+        planned: bool = False,
     ) -> list[str]:
-        """The code with ``operands``, ``out`` and each name's ``name(key)`` filled in."""
+        """The code with ``operands``, ``out`` and each name's ``name(key)`` filled in
+        (``planned``: ``out`` is a buffer the plan made)."""
         bound = {key: name(key) for key in self.names}
-        return [line.format(*operands, out=out, **bound) for line in self.code.splitlines()]
+        carray = "True" if planned else f"{out}.flags.carray"
+        lines = self.code.splitlines()
+        return [line.format(*operands, out=out, carray=carray, **bound) for line in lines]
 
 
 @dataclass(frozen=True, slots=True)

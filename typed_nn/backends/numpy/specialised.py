@@ -31,7 +31,7 @@ _einsum = c_einsum
 1.2 us a (32, 10) softmax's sums take."""
 
 
-_DOT = """if {{out}}.flags.carray:
+_DOT = """if {{carray}}:
     {{dot}}({0}, out={{out}})
 else:
     {{matmul}}({0}, out={{out}})"""
@@ -230,9 +230,7 @@ def softmax(site: Site) -> Specialised | None:
     else:
         peak_of = partial(_max, axis=axes, keepdims=True)
     # the sums: the plain kernel's einsum on the same rows, else its group sums
-    by_rows = (
-        "if {out}.flags.c_contiguous:\n    {out} /= {einsum}({sums}, {out})[..., None]\nelse:\n    "
-    )
+    by_rows = "if {carray}:\n    {out} /= {einsum}({sums}, {out})[..., None]\nelse:\n    "
     return inline_kernel(
         "{subtract}({0}, {peak_of}({0}), out={out})\n"
         "{exp}({out}, out={out})\n"
