@@ -883,19 +883,21 @@ def _error_list(errors: Errors) -> list[ErrorInfo] | None:
     return errors.error_info_map.get(errors.file)
 
 
-def _inference_error(ctx: _Ctx) -> tuple[list[ErrorInfo], int] | None:
-    """mypy's error that it could not infer the call's type variables, if it reported one for
-    this call, with the list that keeps it and its index there."""
+def _inference_errors(ctx: _Ctx) -> tuple[list[ErrorInfo], list[int]] | None:
+    """mypy's errors that it could not infer the call's type variables (one a variable: two
+    tags may differ), if it reported any for this call, with the list that keeps them and
+    their indexes there, last first."""
     kept = _error_list(ctx.api.msg.errors)
     if not kept:
         return None
     line, column = ctx.context.line, ctx.context.column
+    found = []
     for index in range(len(kept) - 1, max(len(kept) - _RECENT_ERRORS, 0) - 1, -1):
         info = kept[index]
         at_call = info.line == line and info.column == column
         if at_call and info.message.startswith(_INFERENCE_FAILURES):
-            return kept, index
-    return None
+            found.append(index)
+    return (kept, found) if found else None
 
 
 def _typed_from_first(ctx: _Ctx, sig: CallableType, types: _Types, clashes: list[_Clash]) -> Type:
@@ -944,7 +946,7 @@ def _reword_tag_errors(ctx: _Ctx, items: Callable[[], Sequence[CallableType]]) -
 
 
 def _reword(ctx: _Ctx, items: Callable[[], Sequence[CallableType]]) -> Type:
-    failed = _inference_error(ctx)
+    failed = _inference_errors(ctx)
     if failed is None:
         return ctx.default_return_type
     types = _own_types(ctx)
@@ -952,12 +954,13 @@ def _reword(ctx: _Ctx, items: Callable[[], Sequence[CallableType]]) -> Type:
         sig = freshen_function_type_vars(item)
         clashes = _clashes(ctx, sig, types) if _fits(ctx, sig, types) else []
         if clashes:
-            kept, index = failed
-            after = kept[index + 1] if index + 1 < len(kept) else None
-            # mypy's note on a `type: ignore` of another code goes with the error it is about
-            if after and after.line == kept[index].line and "not covered by" in after.message:
-                del kept[index + 1]
-            del kept[index]
+            kept, indexes = failed
+            for index in indexes:  # last first: the earlier indexes stay where they were
+                after = kept[index + 1] if index + 1 < len(kept) else None
+                # mypy's note on a `type: ignore` of another code goes with the error it is on
+                if after and after.line == kept[index].line and "not covered by" in after.message:
+                    del kept[index + 1]
+                del kept[index]
             for clash in clashes:
                 ctx.api.fail(clash.message, clash.context, code=TAG_MISMATCH)
             return _typed_from_first(ctx, sig, types, clashes)

@@ -27,6 +27,7 @@ ops.matmul(m32, m64)  # E: Arguments "a" and "b" to "matmul" take one element ty
 ops.softmax(ids)  # E: Argument "x" to "softmax" takes data whose element type is a "FloatTag" (FE), got "Tensor[Int64, CPU, Dim1]"; convert it with ops.astype
 # After the report, the call is typed from the first argument: no second error follows.
 mixed = helper(m32, m64)  # E: convert one with ops.astype
+helper(m32, tn.zeros((3,), Float64, CPU))  # E: ("Dim2" vs "Dim1"); reshape one
 assert_type(mixed, TensorLike[Float32, CPU, Dim2])
 
 
