@@ -114,6 +114,7 @@ def _statement(w: _Writer) -> None:
             "unary", "unary", "binary", "binary", "scale", "matmul", "concat", "nested",
             "stack", "row", "loop", "layout", "reduce", "assign", "assign_row", "keep",
             "spread", "classify", "tproduct", "assign_tensor", "assign_kept", "grad",
+            "view_handed",
         )
     )  # fmt: skip
     if kind == "unary":
@@ -151,6 +152,9 @@ def _statement(w: _Writer) -> None:
     elif kind == "row":
         x = w.pick((n, m), (2 * n, m))
         w.new(f"{x}[{int(rng.integers(w.shapes[x][0]))}]", w.shapes[x][1:])
+        if rng.random() < 0.3:  # a number: a row of a row of an input (a 0-d view, eagerly)
+            i, j = int(rng.integers(n)), int(rng.integers(m))
+            w.new(f"number_row({w.choice(('S0', 'A'))}, {i}, {j})", ())
     elif kind == "loop":  # a per-sample loop: batched into one product
         x = _table(w)
         w.new(f"ops.stack([ops.tanh({x}[i] @ W) * 0.5 for i in range({n})])", (n, m))
@@ -198,6 +202,15 @@ def _statement(w: _Writer) -> None:
         w.lines.append(_materialise(w))
         w.lines.append(f"assign({target}, {v})")
         w.kept.append(v)
+    elif kind == "view_handed":  # a view of an input computed inside a graph, then handed out
+        source = w.choice(("S0", "S1", "A", "B"))
+        if rng.random() < 0.5:
+            v = w.new(f"ops.transpose({source})", (m, n))
+        else:
+            v = w.new(f"ops.reshape({source}, ({n * m},))", (n * m,))
+        u = w.new(f"{v} * 1.5", w.shapes[v])
+        w.lines.append(f"{u}, = mat({u})")
+        w.lines.append(f"{v}, = mat({v})")  # must not change with the input's next assign
     elif kind == "assign_row":
         target, i = w.choice(("S0", "A")), int(rng.integers(n))
         w.lines.append(_materialise(w))
@@ -377,6 +390,7 @@ def _argument(name: str, scope: dict[str, Any]) -> Any:
 def _run_numpy(program: Program) -> list[list[np.ndarray]]:
     arrays = {k: v.astype(np.float64) for k, v in _inputs(program).items()}
     scope: dict[str, Any] = {"ops": _NumpyOps, "assign": _numpy_assign, "mat": _identity}
+    scope["number_row"] = lambda x, i, j: x[i][j, ...]  # a live 0-d view, as typed_nn's
     scope["classify"], scope["grad_mix"] = _numpy_classify, _numpy_grad_mix
     scope.update(arrays)
     body = _body(program, scope)
@@ -395,6 +409,7 @@ def _run_typed(program: Program, compiled: bool) -> list[list[np.ndarray]]:
     }
     scope: dict[str, Any] = {"ops": tn_ops, "assign": _tn_assign, "classify": _tn_classify}
     scope["grad_mix"] = _tn_grad_mix
+    scope["number_row"] = lambda x, i, j: x[i][j]
     scope["mat"] = _identity if compiled else _evaluated
     scope.update(tensors)
     body = _body(program, scope)

@@ -220,6 +220,38 @@ def test_a_returned_view_of_an_input_stays_valid(view: Any, how: str) -> None:
     assert not np.shares_memory(r.numpy(), W.numpy())
 
 
+@pytest.mark.parametrize("view", VIEWS, ids=[v[0] for v in VIEWS])
+def test_a_view_of_an_input_computed_inside_a_graph_then_handed_out_stays_valid(
+    view: Any,
+) -> None:
+    """Evaluated as part of ``v * 2.0`` first, the view was cached as the input's memory, and
+    a later ``tn.evaluate(v)`` handed that out: it changed with the input's next assign."""
+    _, make, mirror = view
+    w0 = arrays(3, 3)
+    W = t32(w0.copy())
+    v = make(W)
+    tn.evaluate(v * 2.0)
+    r = tn.evaluate(v)
+    W.assign(W + 1.0)
+    np.testing.assert_array_equal(r.numpy(), mirror(w0))
+    assert not np.shares_memory(r.numpy(), W.numpy())
+
+
+def test_a_number_row_of_an_argument_taken_before_an_assign_reads_the_new_value() -> None:
+    """``a[0]`` of a vector is a 0-d view, eagerly and compiled (the program read it as a
+    number at the start of the call, before the assign)."""
+
+    def f(a: Any) -> Any:
+        r = a[0]
+        a[0].assign(r + 1.5)
+        return r
+
+    for fn in (f, tn.compile(f)):
+        a = tn.tensor(np.array([0.25, 7.0], np.float32), tn.Float32, tn.CPU, tn.Dim1)
+        assert float(tn.evaluate(fn(a)).item()) == 1.75
+        np.testing.assert_array_equal(a.numpy(), [1.75, 7.0])
+
+
 # --- 5. DLPack exports of cached values: see test_dlpack.py ---
 
 

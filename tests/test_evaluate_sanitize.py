@@ -15,7 +15,7 @@ from helpers import t32
 
 import typed_nn as tn
 from typed_nn import ops
-from typed_nn.evaluate import memory, options
+from typed_nn.evaluate import codegen, memory, options
 from typed_nn.evaluate.collect import collect
 from typed_nn.evaluate.graph import build_graph
 from typed_nn.evaluate.sanitize import Sanitizer, poison
@@ -114,9 +114,29 @@ def test_a_returned_view_of_an_input_is_stopped(
 ) -> None:
     monkeypatch.setattr(memory, "_copied", lambda *args: [])  # the copy switched off
     with pytest.raises(
-        tn.SanitizerError, match="the value it returns shares memory with an input or a kept"
+        tn.SanitizerError,
+        match=r"the value it hands out \(returns, or caches on its node\) shares memory with an "
+        "input or a kept buffer",
     ):
         tn.evaluate(ops.transpose(x44()))
+
+
+def test_a_cached_view_of_an_input_is_stopped(
+    sanitizing: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A view of an input computed inside a larger graph, if cached, would be what a later
+    evaluation of its node hands out (it changed with the input's next assign)."""
+    plan = memory.plan_memory
+
+    def caching_every_view(*args: Any, **kwargs: Any) -> Any:
+        planned = plan(*args, **kwargs)
+        planned.uncached = set()
+        return planned
+
+    monkeypatch.setattr(codegen, "plan_memory", caching_every_view)
+    view = ops.reshape(x44(), (16,))
+    with pytest.raises(tn.SanitizerError, match=r"\(reshape\): the value it hands out"):
+        tn.evaluate(view * 2.0)
 
 
 def test_a_cached_value_written_from_outside_is_stopped(sanitizing: None) -> None:

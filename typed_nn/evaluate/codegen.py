@@ -440,6 +440,8 @@ def _sanitizer(
     returned = {
         r for r in g.roots if r not in direct and r not in copies and g.nodes[r].op != "leaf"
     }
+    # a cached value is handed out too: a later evaluation of its node returns it
+    returned |= {s for s in cached if g.nodes[s].op != "leaf" and s not in memory.uncached}
     ns = gen.ns
 
     def kept() -> list[Any]:
@@ -562,7 +564,8 @@ def _steps(
             gen.emit(f"{gen.const('WRITING', [False])}[0] = True")
         for w in gen.watch:
             gen.emit(f"{w}.after({s}, v{s})")
-        if n.op != "leaf" and n.obj is not None and (not lean or s in g.roots):
+        handed = n.op != "leaf" and n.obj is not None and (not lean or s in g.roots)
+        if handed and s not in memory.uncached:
             results.append(s)
     return results
 

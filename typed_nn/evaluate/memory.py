@@ -74,6 +74,10 @@ class Memory:
     buffers: list[tuple[tuple[int, ...], Any, bool]] = field(default_factory=list)
     gathered: set[int] = field(default_factory=set)
     copied: list[int] = field(default_factory=list)
+    uncached: set[int] = field(default_factory=set)
+    """Values left off the nodes' caches: views of given memory computed inside a larger
+    graph (a later evaluation of the node would hand out the input's memory; computed again,
+    it is copied as any root that views an input)."""
     aside: list[int] = field(default_factory=list)
 
 
@@ -105,6 +109,13 @@ def plan_memory(
         memory.storage.setdefault(s, ("fresh", None))
     memory.copied = _copied(g, written, direct, copies)
     memory.aside = _aside(g, written, direct, copies)
+    if not lean:
+        roots = set(g.roots)
+        memory.uncached = {
+            s
+            for s in steps
+            if s not in roots and views(g, s) and _views_given(g, written, direct, s)
+        }
     return memory
 
 

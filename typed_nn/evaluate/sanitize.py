@@ -172,7 +172,11 @@ class Sanitizer:
         inputs += list(self.kept())
         for r, value in zip(self.returned, values, strict=True):
             if type(value) is np.ndarray and any(np.shares_memory(value, a) for a in inputs):
-                self._fail(r, "the value it returns shares memory with an input or a kept buffer")
+                self._fail(
+                    r,
+                    "the value it hands out (returns, or caches on its node) shares memory "
+                    "with an input or a kept buffer",
+                )
         self.values, self.last, self.viewed = {}, {}, {}
 
     def _check_operands(self, s: int, n: Any, value: Any) -> None:

@@ -450,7 +450,8 @@ def _leaf_sources(
         if k is not None:
             sources[s] = f"A[{k}]"
         elif view is not None:
-            sources[s] = f"A[{view[0]}]" + "".join(f"[{i}]" for i in view[1])
+            # [i, ...]: a view at every rank (a vector's [i] is a copy, read too early)
+            sources[s] = f"A[{view[0]}]" + "".join(f"[{i}, ...]" for i in view[1])
         else:
             sources[s] = _held(obj, held)
     return sources
