@@ -237,7 +237,7 @@ def dot_body() -> str:
         "    ``dot(Matrix(4, 3), Matrix(3, 2))`` is a Matrix(4, 2); ``dot(Vector(3), Vector(3))`` a\n"
         "    Scalar. Raises ShapeError when the contracted dims differ.\n"
         '    """\n'
-        "    return build(DOT, (a, b), (k,))\n"
+        "    return build(DOT, (a, b), (python_int(k),))\n"
     )
     return "".join(out)
 

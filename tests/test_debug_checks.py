@@ -184,12 +184,21 @@ def test_subscriptions_stay_ordinary_generic_aliases_in_debug_mode() -> None:
 
 
 def test_public_functions_are_checked_by_beartype() -> None:
+    """Each public function is wrapped; the wrapper reports what the function let through
+    (typed_nn's own checks leave it nothing to report: shown on a function that checks
+    nothing), checking numpy numbers as the Python numbers they stand for."""
     assert getattr(tn.tensor, "__wrapped__", None) is sys.modules["typed_nn.data.factories"].tensor
+
+    def scaled(x: float, times: int = 2) -> float:
+        return x * times
+
+    checked = typed_nn.debug.public.checked(scaled)
+    assert checked(np.float32(0.5), np.int64(3)) == 1.5
     with pytest.raises(
         BeartypeCallHintParamViolation,
-        match=r"tensor\(\) parameter copy='no' violates type hint <class 'bool'>",
+        match=r"scaled\(\) parameter times='3' violates type hint <class 'int'>",
     ):
-        tn.tensor([[1.0]], tn.Float32, tn.CPU, tn.Dim2, copy=as_any("no"))
+        checked(0.5, as_any("3"))
 
 
 def test_typed_nn_own_errors_still_win_where_they_apply() -> None:

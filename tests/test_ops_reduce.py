@@ -221,3 +221,12 @@ def test_other_sums_keep_numpys_reduce() -> None:
     np.testing.assert_allclose(transposed, x.T.sum(0), rtol=1e-6)
     ints = np.arange(24).reshape(6, 4)
     np.testing.assert_array_equal(sum_into(ints, (0,), ints.dtype, None, False), ints.sum(0))
+
+
+def test_a_flag_that_is_not_a_bool_is_refused_as_numpy_refuses_it() -> None:
+    x = tn.zeros((2, 3), tn.Float32, tn.CPU)
+    with pytest.raises(
+        tn.ParamError, match=r"(?s)cannot build reduce_sum: keep_dim must be a bool.*'no' \(str\)"
+    ):
+        ops.reduce_sum(x, 0, keep_dim="no")  # type: ignore[call-overload]
+    assert ops.reduce_max(x, 0, keep_dim=np.True_).shape == (1, 3)  # type: ignore[call-overload]

@@ -363,7 +363,6 @@ in a subprocess)."""
 NO_BASELINE = {"typed_nn.debug.install": "a valid call turns debug mode on for the process"}
 """Functions swept with wrong arguments only (each must fail before it changes anything)."""
 
-FLAG = "a flag, read by its truth value (as numpy reads keepdims= and copy=)"
 QUERY = "a category query: what is not typed_nn data is in no category (False)"
 GENERIC = (
     "MetaNN's generic layer functions: an object without the method is a layer without "
@@ -372,12 +371,6 @@ GENERIC = (
 PASS_THROUGH: dict[tuple[str, str], str] = {
     **{(f"typed_nn.is_{c}", "x"): QUERY for c in ("scalar", "vector", "matrix")},
     **{(f"typed_nn.is_tensor{r}", "x"): QUERY for r in (3, 4, 5, 6)},
-    ("typed_nn.tensor", "copy"): FLAG,
-    **{(f"typed_nn.ops.reduce_{r}", "keep_dim"): FLAG for r in ("sum", "mean", "max")},
-    ("typed_nn.model.load_weights", "strict"): FLAG,
-    ("typed_nn.model.from_torch_state_dict", "strict"): FLAG,
-    ("typed_nn.model.to_torch_state_dict", "strict"): FLAG,
-    ("typed_nn.model.torch_mapping.conv2d", "bias"): FLAG,
     **{
         (f"typed_nn.layers.layer_{f}", "layer"): GENERIC
         for f in ("grad_collect", "init", "neutral_invariant", "save_weights")

@@ -473,12 +473,10 @@ def test_iterating_gives_the_rows_as_numpy_does() -> None:
         list(ops.reduce_sum(m))
 
 
-@pytest.mark.skipif(
-    typed_nn.debug.is_enabled(), reason="debug mode checks the annotations: ints and floats"
-)
 def test_ops_and_modules_take_numpy_numbers_for_their_parameters() -> None:
     """As docs/modules.md says (np.int64 dims and counts, np.float32 rates were refused with
-    messages calling valid values out of range); statically they are ints and floats."""
+    messages calling valid values out of range); statically they are ints and floats. Debug
+    mode checks them as the Python numbers they stand for (beartype refused them)."""
     from typed_nn import nn
 
     x = tn.tensor(np.arange(24.0).reshape(4, 6), Float64, CPU, Dim2)
@@ -493,6 +491,27 @@ def test_ops_and_modules_take_numpy_numbers_for_their_parameters() -> None:
     labels = tn.tensor(np.array([0, 1, 2, 3]), Int64, CPU, Dim1)
     assert np.isfinite(ops.cross_entropy(x, labels, label_smoothing=quarter).item())
     assert nn.Dropout(quarter).p == 0.25
+    assert ops.concat([x, x], axis=i1).shape == (4, 12)
+    assert ops.stack([x, x], i0).shape == (2, 4, 6)
+    assert ops.squeeze(ops.unsqueeze(x, i0), i0).shape == (4, 6)
+    assert ops.dot(x, ops.transpose(x), i1).shape == (4, 4)
+    assert ops.reduce_mean(x, first=i1).shape == (6,)
+    assert ops.argmax(x, i1).shape == (4,)
+    assert ops.reduce_max(x, -1, keep_dim=np.bool_(True)).shape == (4, 1)
+    assert np.isfinite(ops.huber_loss(x, x * 0.5, delta=quarter).item())
+    assert np.isfinite(ops.cross_entropy(x, labels, ignore_index=np.int64(-100)).item())
+    assert tn.zeros((i2, 3), Float64, CPU).shape == (2, 3)
+    assert tn.scalar(quarter, Float64, CPU).item() == 0.25
+    assert tn.tensor((1.0, 2.0), Float64, CPU, Dim1).shape == (2,)  # a tuple is array-like
+    g = tn.Generator(0)
+    assert ops.normal(g, (i2, 3)).shape == (2, 3)
+    assert ops.uniform(g, (3,), low=quarter).shape == (3,)
+    assert ops.permutation(g, i4).shape == (4,)
+
+
+def test_a_copy_that_is_not_a_bool_is_refused() -> None:
+    with pytest.raises(tn.ParamError, match=r"(?s)tensor: copy must be a bool.*received : 'no'"):
+        tn.tensor([1.0], Float64, CPU, Dim1, copy="no")  # type: ignore[arg-type]
 
 
 def test_pytorchs_tensor_methods_say_where_their_equivalents_are() -> None:

@@ -108,10 +108,9 @@ def test_clipping_errors() -> None:
     for bad in (0.0, -1.0, math.nan, True, "1"):
         with pytest.raises(tn.ParamError, match=r"max_norm must be a number > 0"):
             clip_by_global_norm([a], max_norm=bad)  # type: ignore[arg-type]
-    if not typed_nn.debug.is_enabled():  # debug mode checks the annotation: a float
-        half: Any = np.float32(0.5)
-        (clipped,) = clip_by_global_norm([a], max_norm=half)  # numpy's too, as compiled
-        np.testing.assert_allclose(clipped.numpy(), [0.5])
+    half: Any = np.float32(0.5)  # numpy's too, as compiled (and in debug mode)
+    (clipped,) = clip_by_global_norm([a], max_norm=half)
+    np.testing.assert_allclose(clipped.numpy(), [0.5])
     with pytest.raises(tn.ParamError, match=r"non-empty sequence of gradients"):
         clip_by_global_norm([], max_norm=1.0)
     f32: Any = tn.tensor(np.array([1.0], np.float32), tn.Float32, tn.CPU, tn.Dim1)

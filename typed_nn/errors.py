@@ -101,6 +101,17 @@ def bad_argument(
     )
 
 
+def flag(doing: str, name: str, value: object) -> bool:
+    """``value`` as a bool where it is one (Python's or numpy's), else a ParamError: a truthy
+    ``"no"`` would read as yes (numpy refuses a string for ``copy=`` and ``keepdims=`` too)."""
+    if type(value) is bool:
+        return value
+    if type(value).__name__ == "bool" and type(value).__module__ == "numpy":  # np.bool_
+        return bool(value)
+    hint = f"pass {name}=True or {name}=False."
+    raise bad_argument(ParamError, doing, name, "a bool", value, hint)
+
+
 def listed(values: Collection[object], shown: int = 5) -> str:
     """The first ``shown`` values (each :func:`brief`), then how many more: a bounded list.
 

@@ -12,7 +12,15 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import devices
-from ..errors import ElemRangeError, ElemTypeError, RankError, ShapeError, TagError, message
+from ..errors import (
+    ElemRangeError,
+    ElemTypeError,
+    RankError,
+    ShapeError,
+    TagError,
+    flag,
+    message,
+)
 from ..shape import check_shape, deprecated
 from ..tags import (
     CPU,
@@ -135,6 +143,7 @@ def tensor(
             device=device,
             dim=dim,
         )
+    copy = flag("tensor", "copy", copy)
     array = _convert(data, elem, "tensor")
     if array.ndim != dim.rank:
         raise RankError(

@@ -23,6 +23,7 @@ import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 from beartype.roar import (
     BeartypeCallHintParamViolation,
     BeartypeCallHintReturnViolation,
@@ -82,10 +83,24 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
             except BeartypeCallHintReturnViolation:
                 pass
             raise
-        return bear(*args, **kwargs, **{_RESULT: result})
+        return bear(*_as_python(args), **_as_python(kwargs), **{_RESULT: result})
 
     setattr(call, _CHECKED, True)
     return call
+
+
+def _as_python(value: Any) -> Any:
+    r"""``value`` with numpy numbers as the Python numbers they stand for, in tuples, lists
+    and dicts too: what normal mode takes for an ``int``, a ``float`` or a ``bool`` (a shape
+    of ``np.int64``\ s), debug mode checks as one."""
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return kind(_as_python(v) for v in value)
+    if kind is dict:
+        return {k: _as_python(v) for k, v in value.items()}
+    if isinstance(value, np.generic) and not isinstance(value, np.str_ | np.bytes_):
+        return value.item()
+    return value
 
 
 def _stub(fn: Callable[..., Any]) -> types.FunctionType:
@@ -113,7 +128,12 @@ def _stub(fn: Callable[..., Any]) -> types.FunctionType:
         namespace[fn.__name__].__code__, fn.__globals__, fn.__name__, fn.__defaults__
     )
     stub.__kwdefaults__ = fn.__kwdefaults__
-    stub.__annotations__ = dict(fn.__annotations__)
+    # numpy's ArrayLike is a static union (its nested-sequence protocol refuses a tuple of
+    # floats at run time): numpy itself, then typed_nn's checks, judge the data
+    stub.__annotations__ = {
+        k: "object" if v in ("npt.ArrayLike", "ArrayLike") else v
+        for k, v in fn.__annotations__.items()
+    }
     stub.__module__ = fn.__module__
     stub.__qualname__ = fn.__qualname__
     return stub

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..errors import ParamError, bad_argument, listed, message
+from ..errors import ParamError, bad_argument, flag, listed, message
 
 __all__ = [
     "TorchBuffer",
@@ -122,7 +122,8 @@ def linear(layer: str, module: str) -> TorchMapping:
 def conv2d(layer: str, module: str, *, bias: bool = True) -> TorchMapping:
     """``Conv2dLayer`` ↔ ``nn.Conv2d``: ``weight`` (OIHW in both), ``bias`` unless
     ``bias=False``."""
-    pairs = [("weight", "weight", False)] + ([("bias", "bias", False)] if bias else [])
+    with_bias = flag("torch_mapping.conv2d", "bias", bias)
+    pairs = [("weight", "weight", False)] + ([("bias", "bias", False)] if with_bias else [])
     return _entries(layer, module, pairs)
 
 

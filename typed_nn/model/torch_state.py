@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from .. import devices
 from ..data.tensor import Tensor, TensorLike
-from ..errors import OperandError, ParamError, brief, listed, message
+from ..errors import OperandError, ParamError, brief, flag, listed, message
 from ..evaluate.cache import overwrite
 from ..shape import format_shape
 from .torch_mapping import TorchMapping, TorchParam
@@ -63,6 +63,7 @@ def to_torch_state_dict(
     ``strict=False`` (then it is left out).
     """
     _check_kinds(params, mapping, "to_torch_state_dict", principal=False)
+    strict = flag("to_torch_state_dict", "strict", strict)
     _check_covered(params, mapping, strict, "to_torch_state_dict", "written")
     state: dict[str, Array] = {}
     for entry in mapping:
@@ -100,6 +101,7 @@ def from_torch_state_dict(
             )
         )
     _check_kinds(params, mapping, "from_torch_state_dict", principal=True)
+    strict = flag("from_torch_state_dict", "strict", strict)
     unmapped = _check_covered(params, mapping, strict, "from_torch_state_dict", "loaded")
     known = set(mapping.keys)
     missing = [e.key for e in mapping if e.key not in state]

@@ -39,6 +39,7 @@ from ..errors import (
     WeightFileNotFoundError,
     bad_argument,
     brief,
+    flag,
     listed,
     message,
 )
@@ -230,7 +231,7 @@ def load_weights(
     check_path(path, "load_weights")
     source, data = read_file(path)
     entries, _, base = parse(data, source)
-    targets = _match(entries, into, strict, source)
+    targets = _match(entries, into, flag("load_weights", "strict", strict), source)
     _check_writable(targets, source)
     # Every value is read (and moved to its device) before the first parameter is written.
     values = {name: _value(entries[name], data, base, t, into) for name, t in targets.items()}

@@ -25,7 +25,7 @@ from .convert import astype
 from .node import build
 from .pick import LABEL_PICK, check_labels
 from .reduce import REDUCE_MEAN, REDUCE_SUM
-from .rules import number_operand, require_data, site
+from .rules import number_operand, python_int, require_data, site
 from .select import WHERE
 from .softmax import LOG_SOFTMAX
 
@@ -74,6 +74,7 @@ def cross_entropy(
     >>> ops.cross_entropy(logits, tn.tensor([0], tn.Int64, tn.CPU, tn.Dim1)).numpy()
     array(0.24131232)
     """
+    ignore_index = python_int(ignore_index)  # numpy's too
     _check_options("cross_entropy", reduction, label_smoothing, ignore_index)
     label_smoothing = float(label_smoothing)  # numpy's too
     _check_logits(logits, labels)

@@ -19,7 +19,7 @@ from ..errors import ElemTypeError, ShapeError, message
 from ..tags import FE, DeviceTag, Dim2, Dv, ElemTag, FloatTag, IntTag
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
-from .rules import common_device, require_float, require_rank, site, tensor_operands
+from .rules import common_device, python_int, require_float, require_rank, site, tensor_operands
 
 __all__ = ["EMBEDDING", "EMBEDDING_GRAD", "embedding", "embedding_grad"]
 
@@ -118,4 +118,4 @@ def embedding_grad(
 ) -> TensorLike[FE, Dv, Dim2]:
     """The gradient with respect to ``embedding``'s weight: (num, dim), ``g``'s rows added at
     their indices (repeated indices accumulate)."""
-    return build(EMBEDDING_GRAD, (g, indices), (num,))
+    return build(EMBEDDING_GRAD, (g, indices), (python_int(num),))

@@ -21,7 +21,7 @@ from . import batching
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
 from .rows import STACK, stack_items
-from .rules import common_device, common_elem, site, tensor_operands
+from .rules import common_device, common_elem, python_int, site, tensor_operands
 from .special import ZeroTensor
 
 __all__ = ["CONCAT", "NARROW", "STACK", "concat", "narrow", "stack"]
@@ -153,6 +153,7 @@ def _items(op: str, items: object) -> list[AnyTensor]:
 
 
 def _axis(op: str, axis: object, rank: int, first: AnyTensor) -> int:
+    axis = python_int(axis)
     if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
         valid = f"{-rank} .. {rank - 1}" if rank else "none: a scalar has no dim to join along"
         raise RankError(

@@ -24,7 +24,15 @@ from .declare import OpDecl, Operand, Params
 from .math import log, square
 from .node import AnyOp, Cotangents, build
 from .reduce import REDUCE_SUM, reduce_mean, reduce_sum
-from .rules import common_device, common_elem, require_float, require_rank, site, tensor_operands
+from .rules import (
+    common_device,
+    common_elem,
+    number_operand,
+    require_float,
+    require_rank,
+    site,
+    tensor_operands,
+)
 from .select import WHERE
 from .special import ZeroTensor
 
@@ -193,7 +201,7 @@ def huber_loss(
     ``q**2 / 2 + delta * relu(|d| - delta)``: both pieces at once, no branch.
     """
     number: object = delta
-    if not (isinstance(number, int | float) and not isinstance(number, bool) and 0 < number < inf):
+    if not (number_operand(number) and 0 < number < inf):  # type: ignore[operator]
         raise ParamError(
             message(
                 "huber_loss: delta must be a finite number > 0.",

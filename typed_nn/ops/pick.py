@@ -23,7 +23,7 @@ from ..shape import format_shape
 from ..tags import FE, DeviceTag, Dv, ElemTag, IntTag
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, build
-from .rules import common_device, require_float, site, tensor_operands
+from .rules import common_device, python_int, require_float, site, tensor_operands
 
 __all__ = [
     "LABEL_PICK",
@@ -136,4 +136,4 @@ def label_pick_grad(
 ) -> AnyTensor:
     """The gradient of ``label_pick`` with respect to ``x``: ``labels.shape + (classes,)``,
     zero but for ``g``'s values at the labels."""
-    return build(LABEL_PICK_GRAD, (g, labels), (classes,))
+    return build(LABEL_PICK_GRAD, (g, labels), (python_int(classes),))

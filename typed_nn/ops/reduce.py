@@ -20,7 +20,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from ..data.tensor import AnyTensor, TensorLike
-from ..errors import OperandError, RankError, ShapeError, message
+from ..errors import OperandError, RankError, ShapeError, flag, message
 from ..tags import (
     FE,
     D,
@@ -42,7 +42,7 @@ from .arithmetic import sign
 from .declare import NOT_DIFFERENTIABLE, OpDecl, Operand, Params
 from .layout import expand, reshape_to
 from .node import AnyOp, Cotangents, build
-from .rules import python_ints, require_float, require_rank, site, tensor_operands
+from .rules import python_int, python_ints, require_float, require_rank, site, tensor_operands
 
 __all__ = [
     "sum_to",
@@ -87,6 +87,7 @@ def reduced_dims(decl: OpDecl, x: AnyTensor, dims: object, first: object) -> tup
             )
         )
     if first is not None:
+        first = python_int(first)
         if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first <= x.rank:
             raise RankError(
                 message(
@@ -238,15 +239,18 @@ ARGMAX = OpDecl(
 def _reduce(decl: OpDecl, x: object, dims: object, first: object, keep_dim: bool) -> AnyTensor:
     (data,) = tensor_operands(decl, (x,))
     axes = reduced_dims(decl, data, dims, first)
+    given: object = keep_dim  # callers without a type checker may pass anything
+    keep = keep_dim if type(given) is bool else flag(f"cannot build {decl.name}", "keep_dim", given)
     if not axes:
-        decl.infer(decl, (data,), ((), bool(keep_dim)))  # the same checks, then MetaNN's identity
+        decl.infer(decl, (data,), ((), keep))  # the same checks, then MetaNN's identity
         return data
-    return build(decl, (data,), (axes, bool(keep_dim)))
+    return build(decl, (data,), (axes, keep))
 
 
 def _argmax(x: object, axis: object) -> AnyTensor:
     (data,) = tensor_operands(ARGMAX, (x,))
     require_rank(ARGMAX, data, at_least=1)
+    axis = python_int(axis)
     if isinstance(axis, bool) or not isinstance(axis, int):
         raise _bad_dims(ARGMAX, data, axis, "axis")
     (canonical,) = reduced_dims(ARGMAX, data, axis, None)

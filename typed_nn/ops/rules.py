@@ -52,6 +52,8 @@ __all__ = [
 ]
 
 _LABELS = ("lhs", "rhs", "third", "fourth")
+_V = TypeVar("_V")
+
 _NUMBERS = (int, float, np.integer, np.floating)
 """What may stand for an operand where an op takes numbers (not bools: ``bool`` is an ``int``
 and is excluded explicitly; ``np.bool_`` is neither ``np.integer`` nor ``np.floating``)."""
@@ -67,6 +69,14 @@ def python_ints(values: object) -> tuple[int, ...] | None:
     ):
         return None
     return tuple(map(int, values))
+
+
+def python_int(value: _V) -> _V:
+    """A numpy int as Python's, anything else as it is (the check that follows judges it):
+    op parameters take numpy's ints, as numpy does. (Typed as what it was given: where a
+    parameter is annotated ``int``, a numpy int is what a caller without a type checker
+    passed.)"""
+    return int(value) if isinstance(value, np.integer) else value  # type: ignore[return-value]
 
 
 def number_operand(x: object) -> bool:

@@ -11,10 +11,6 @@ last one. ``trailing_dims=`` is the same count under a name that says so.
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ParamError, RankError, ShapeError, message
 from ..tags import FE, D, DeviceTag, Dv, ElemTag
@@ -23,7 +19,7 @@ from .declare import OpDecl, Operand, Params
 from .math import exp
 from .node import AnyOp, Cotangents, build
 from .reduce import group_sums
-from .rules import common_device, common_elem, require_float, site, tensor_operands
+from .rules import common_device, common_elem, python_int, require_float, site, tensor_operands
 
 __all__ = [
     "LOG_SOFTMAX",
@@ -140,15 +136,10 @@ LOG_SOFTMAX_GRAD = OpDecl(
 )
 
 
-def _python_int(value: Any) -> Any:
-    """A numpy int as Python's (callers without a type checker may pass one)."""
-    return int(value) if isinstance(value, np.integer) else value
-
-
 def _count(op: str, k: int, trailing_dims: int | None) -> int:
     """The one count of trailing dims, given as ``k`` or as ``trailing_dims`` (numpy's ints
     as Python's)."""
-    k, trailing_dims = _python_int(k), _python_int(trailing_dims)
+    k, trailing_dims = python_int(k), python_int(trailing_dims)
     if trailing_dims is None:
         return k
     if k != 1 and k != trailing_dims:

@@ -12,7 +12,7 @@ from ..data.tensor import AnyTensor, TensorLike
 from ..errors import OperandError, RankError, ShapeError, message
 from ..tags import MAX_RANK, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E
 from .layout import reshape_to
-from .rules import describe, site
+from .rules import describe, python_int, site
 
 __all__ = ["squeeze", "unsqueeze"]
 
@@ -32,6 +32,7 @@ def _operand(op: str, x: object) -> AnyTensor:
 
 def _dim(op: str, x: AnyTensor, dim: object, rank: int) -> int:
     """``dim`` counted from 0 among ``rank`` positions (negative counts from the end)."""
+    dim = python_int(dim)
     if isinstance(dim, bool) or not isinstance(dim, int) or not -rank <= dim < rank:
         valid = f"{-rank} .. {rank - 1}" if rank else "none: a scalar has no dim to drop"
         raise RankError(

@@ -22,7 +22,7 @@ from . import batching, layout
 from .declare import OpDecl, Operand, Params
 from .node import AnyOp, Cotangents, Operation, build
 from .reduce import sum_to
-from .rules import common_device, common_elem, site, tensor_operands
+from .rules import common_device, common_elem, python_int, site, tensor_operands
 
 __all__ = [
     "DOT",
@@ -401,7 +401,7 @@ def dot(a: AnyTensor, b: AnyTensor, k: int = 1) -> AnyTensor:
     ``dot(Matrix(4, 3), Matrix(3, 2))`` is a Matrix(4, 2); ``dot(Vector(3), Vector(3))`` a
     Scalar. Raises ShapeError when the contracted dims differ.
     """
-    return build(DOT, (a, b), (k,))
+    return build(DOT, (a, b), (python_int(k),))
 # --- END GENERATED DOT ---
 # fmt: on
 
