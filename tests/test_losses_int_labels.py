@@ -9,6 +9,7 @@ and every error by its text.
 
 from __future__ import annotations
 
+import inspect
 import math
 from typing import Any
 
@@ -381,7 +382,7 @@ def test_a_label_out_of_range_names_its_value_and_position() -> None:
     with pytest.raises(
         tn.IndexRangeError,
         match=r"label out of range: 4 at position \(1,\) is not a class in 0 \.\. 3\.\n"
-        r"  labels  : 3 values, min 0, max 4\n  classes : 4 \(the last dim of the logits\)",
+        r"  labels +: 3 values, min 0, max 4\n  classes +: 4 \(the last dim of the logits\)",
     ):
         ops.cross_entropy(LOGITS, int_labels(np.array([0, 4, 1]))).numpy()
     seq = tagged(np.zeros((2, 3, 4), np.float32), tn.Float32)
@@ -389,6 +390,20 @@ def test_a_label_out_of_range_names_its_value_and_position() -> None:
         ops.cross_entropy(seq, int_labels(np.array([[0, 1, 2], [-1, 0, 0]]))).numpy()
     with pytest.raises(tn.IndexRangeError, match=r"hint: labels are class numbers 0 \.\. C - 1"):
         ops.cross_entropy(LOGITS, int_labels(np.array([0, -100, 1])), ignore_index=-1).numpy()
+
+
+def test_a_label_out_of_range_names_the_line_that_built_the_loss() -> None:
+    """The check runs in the kernel, when the values are read: the node and its line are
+    the evaluation's (eagerly, compiled, and in debug mode alike)."""
+    labels = int_labels(np.array([0, 4, 1]))
+    loss = ops.cross_entropy(LOGITS, labels)  # the line named
+    line = f"test_losses_int_labels.py:{inspect.currentframe().f_lineno - 1}"  # type: ignore[union-attr]
+    located = rf"(?s)  node +: label_pick\[Float32, CPU, Dim1\]\(3\)\n  built at : {line}\nhint:"
+    with pytest.raises(tn.IndexRangeError, match=located):
+        loss.numpy()
+    compiled = tn.compile(lambda x, y: ops.cross_entropy(x, y))
+    with pytest.raises(tn.IndexRangeError, match=r"(?s)label out of range: 4.*  built at : "):
+        compiled(LOGITS, labels)
 
 
 def test_float_labels_are_refused_when_built() -> None:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..data.tensor import AnyTensor, Tensor
 from ..devices import device_of
-from ..errors import EvaluationError, TypedNNError, message
+from ..errors import EvaluationError, IndexRangeError, TypedNNError, message
 from ..fp_errors import ignore_fp_errors, restore_fp_errors
 from ..ops.declare import registry_version
 from . import hooks, sanitize
@@ -285,6 +285,11 @@ def _run(program: Program, *inputs: Any) -> Any:
     token = ignore_fp_errors()
     try:
         result = program.fn(*inputs, alloc)
+    except IndexRangeError:  # bad indices: the re-run by node names the node and its line
+        if writing[0]:
+            raise
+        stats.fallbacks += 1
+        return FAILED
     except TypedNNError:
         raise
     except Exception as exc:
@@ -342,6 +347,8 @@ def by_node(roots: Sequence[AnyTensor]) -> list[AnyResult]:
     token = ignore_fp_errors()
     try:
         program.fn(col.env, buffer_pool().empty if options.pool else np.empty)
+    except IndexRangeError as exc:  # a kernel's check of the values: which node, built where
+        raise checks.located(exc) from None
     except TypedNNError:
         raise
     except Exception as exc:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import devices
-from ..errors import EvaluationError, message
+from ..errors import EvaluationError, IndexRangeError, message
 from ..ops.rules import describe
 from . import hooks
 from .cache import result_tensor
@@ -59,6 +59,17 @@ class NodeChecks:
             result = result_tensor(value, obj.elem, n.device)
             for check in hooks.node_checks:
                 check(obj, result)
+
+    def located(self, exc: IndexRangeError) -> IndexRangeError:
+        """A kernel's error about its operands' values, with the node that raised it and
+        the line that built it (a kernel knows neither)."""
+        n, obj = self.g.nodes[self.step], self.node(self.step)
+        shown, built_at = about(obj, n.op)
+        text, _, hint = str(exc).partition("\nhint: ")
+        headline, *lines = text.split("\n")
+        items = [tuple(part.strip() for part in line.split(" : ", 1)) for line in lines]
+        fields = [(k, v) for k, v in items] + [("node", shown)]
+        return IndexRangeError(message(headline, fields, built_at=built_at, hint=hint or None))
 
     def failed(self, exc: Exception) -> EvaluationError:
         """The error of the step that raised ``exc``, naming its node and operands."""
