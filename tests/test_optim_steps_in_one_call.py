@@ -68,6 +68,28 @@ def test_a_rate_from_a_float_argument_is_checked_at_every_call() -> None:
     assert two.traces == 1
 
 
+def test_opt_lr_reads_the_rate_a_compiled_call_set_last() -> None:
+    """``opt.lr = lr`` of a float argument runs in the program at every call: ``opt.lr``
+    after the calls is the last call's (it read the trace's, and a checkpoint saved it),
+    as in eager code and debug mode."""
+    m = _One()
+    opt = optim.SGD(m, lr=0.05)
+
+    @tn.compile
+    def step(lr: float) -> None:
+        opt.lr = lr
+        opt.step(tn.grad(m(), m))
+
+    for lr in (0.05, 0.01, 0.02):
+        step(lr)
+    assert opt.lr == 0.02
+    opt.lr = 0.3  # set between calls, then a call sets its own
+    assert opt.lr == 0.3
+    step(0.07)
+    assert opt.lr == 0.07
+    np.testing.assert_allclose(m.w.numpy(), [-0.15])
+
+
 @pytest.mark.parametrize("compiled", [False, True])
 def test_a_schedule_gives_each_step_of_a_call_its_rate(compiled: bool) -> None:
     m = _One()

@@ -497,9 +497,11 @@ def test_ops_and_modules_take_numpy_numbers_for_their_parameters() -> None:
     assert ops.dot(x, ops.transpose(x), i1).shape == (4, 4)
     assert ops.reduce_mean(x, first=i1).shape == (6,)
     assert ops.argmax(x, i1).shape == (4,)
-    assert ops.reduce_max(x, -1, keep_dim=np.bool_(True)).shape == (4, 1)
+    yes: Any = np.bool_(True)
+    assert ops.reduce_max(x, -1, keep_dim=yes).shape == (4, 1)
     assert np.isfinite(ops.huber_loss(x, x * 0.5, delta=quarter).item())
-    assert np.isfinite(ops.cross_entropy(x, labels, ignore_index=np.int64(-100)).item())
+    padding: Any = np.int64(-100)
+    assert np.isfinite(ops.cross_entropy(x, labels, ignore_index=padding).item())
     assert tn.zeros((i2, 3), Float64, CPU).shape == (2, 3)
     assert tn.scalar(quarter, Float64, CPU).item() == 0.25
     assert tn.tensor((1.0, 2.0), Float64, CPU, Dim1).shape == (2,)  # a tuple is array-like

@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, TypeAlias
 
+import numpy as np
+
 from .. import devices
 from ..data.factories import scalar as tn_scalar
 from ..data.tensor import Tensor, TensorLike
@@ -126,7 +128,7 @@ class Optimizer(ABC):
     def lr(self) -> LearningRate:
         """The learning rate as built or last set: a number, or a schedule ``lr(step)``.
         Set it between calls of a compiled step: a run-time number there (no retrace)."""
-        return self._schedule if self._schedule is not None else self._lr
+        return self._schedule if self._schedule is not None else self._fixed_lr()
 
     @lr.setter
     def lr(self, value: LearningRate) -> None:
@@ -160,7 +162,7 @@ class Optimizer(ABC):
     def current_lr(self) -> float:
         """The learning rate the next step uses (the schedule's value at ``step_count``)."""
         if self._schedule is None:
-            return self._lr
+            return self._fixed_lr()
         lr = self._schedule(self.step_count)
         if not (type(lr) is float and 0 <= lr < math.inf):  # the common case, checked cheaply
             _non_negative(self._label, f"lr (at step {self.step_count})", lr)
@@ -310,8 +312,20 @@ class Optimizer(ABC):
         if found is None:
             elem, device = kind
             count: AnyWeight = tn_scalar(float(self._host_steps), elem, device)
-            found = self._numbers[kind] = (count, tn_scalar(self._lr, elem, device))
+            found = self._numbers[kind] = (count, tn_scalar(self._fixed_lr(), elem, device))
         return found
+
+    def _fixed_lr(self) -> float:
+        """The rate without a schedule: once steps read it from rate tensors, theirs (a
+        compiled call may have set it from a float argument: ``opt.lr = lr`` traced), as the
+        shortest decimal their element type rounds to it (0.02, not 0.0199999995)."""
+        if not self._numbers or trace_state.trace is not None:
+            return self._lr
+        _, lr = next(iter(self._numbers.values()))
+        value = lr.numpy().item()  # a Python float
+        if lr.elem.dtype == np.float32:
+            return float(np.format_float_positional(np.float32(value), unique=True))
+        return float(value)
 
     def _set_lr_tensors(self, value: float) -> None:
         self._lr = value
