@@ -23,7 +23,19 @@ from ..ops.layout import RESHAPE
 from ..ops.node import build, format_site, user_site
 from ..ops.rules import describe
 from ..ops.special import zeros_like
-from ..tags import FE, D, DeviceTag, Dim0, DimTag, Dv, Float32, Float64, FloatTag, tag_name
+from ..tags import (
+    FE,
+    FLOAT_NAMES,
+    D,
+    DeviceTag,
+    Dim0,
+    DimTag,
+    Dv,
+    Float32,
+    Float64,
+    FloatTag,
+    tag_name,
+)
 from .reverse import backpropagate
 
 __all__ = ["FloatData", "grad", "vjp"]
@@ -455,7 +467,7 @@ def _output(fn: str, y: object, what: str) -> AnyTensor:
         raise ElemTypeError(
             message(
                 f"cannot take tn.{fn} of an integer output.",
-                [(what, y.describe()), ("accepted", "Float32 or Float64 elements")],
+                [(what, y.describe()), ("accepted", f"{FLOAT_NAMES} elements")],
                 built_at=format_site(user_site()),
                 hint="integer values have no gradient; differentiate a float expression "
                 "(ops.astype(y, tn.Float32) only if its values really vary continuously).",
@@ -479,7 +491,7 @@ def _input(fn: str, w: object, what: str) -> AnyTensor:
         raise ElemTypeError(
             message(
                 f"cannot take tn.{fn} with respect to an integer tensor ({what}).",
-                [(what, w.describe()), ("accepted", "Float32 or Float64 elements")],
+                [(what, w.describe()), ("accepted", f"{FLOAT_NAMES} elements")],
                 built_at=format_site(user_site()),
                 hint="gradients exist for float data only; drop it from wrt.",
             )

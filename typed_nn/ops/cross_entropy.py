@@ -19,7 +19,20 @@ from ..data.factories import scalar
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import ElemTypeError, ParamError, ShapeError, message
 from ..shape import format_shape
-from ..tags import FE, HALF_TAGS, D, Dim0, Dim1, Dim2, Dim3, Dv, Float32, FloatTag, IntTag
+from ..tags import (
+    FE,
+    FLOAT_NAMES,
+    HALF_TAGS,
+    D,
+    Dim0,
+    Dim1,
+    Dim2,
+    Dim3,
+    Dv,
+    Float32,
+    FloatTag,
+    IntTag,
+)
 from .activation import softplus
 from .convert import astype
 from .node import build
@@ -211,7 +224,7 @@ def _check_float(name: str, what: str, x: AnyTensor) -> None:
         raise ElemTypeError(
             message(
                 f"cannot build {name}: the {what} are not a float tensor.",
-                [(what, x.describe()), ("accepted", "Float32 or Float64")],
+                [(what, x.describe()), ("accepted", FLOAT_NAMES)],
                 built_at=site(),
                 hint=f"convert with ops.astype({what}, tn.Float32).",
             )

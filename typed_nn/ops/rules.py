@@ -26,6 +26,7 @@ from ..errors import (
 from ..shape import broadcast_shapes, format_shape
 from ..tags import (
     CPU,
+    FLOAT_NAMES,
     BFloat16,
     DeviceTag,
     ElemTag,
@@ -293,7 +294,7 @@ def require_float(decl: OpDecl, x: AnyTensor) -> None:
         raise ElemTypeError(
             message(
                 f"cannot build {decl.name}: it needs float elements.",
-                [("operand", x.describe()), ("accepted", "Float32 or Float64")],
+                [("operand", x.describe()), ("accepted", FLOAT_NAMES)],
                 built_at=site(),
                 hint="convert first: ops.astype(x, tn.Float32).",
             )
