@@ -26,7 +26,7 @@ import functools
 import threading
 import types
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Self, SupportsIndex, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, SupportsIndex, TypeVar, cast, overload
 
 import numpy as np
 
@@ -451,7 +451,19 @@ def buffers(m: Module) -> list[AnyTensor]:
     return [leaf for _, leaf in named_buffers(m)]
 
 
-def tree_map(fn: Callable[..., AnyTensor], m: M, *rest: M) -> M:
+# One overload per number of trees: a lambda's parameters are then typed (tensors), which
+# pyright's strict mode asks of ``nn.tree_map(lambda p, g: p - 0.1 * g, model, grads)``.
+@overload
+def tree_map(fn: Callable[[AnyTensor], AnyTensor], m: M, /) -> M: ...
+@overload
+def tree_map(fn: Callable[[AnyTensor, AnyTensor], AnyTensor], m: M, other: M, /) -> M: ...
+@overload
+def tree_map(
+    fn: Callable[[AnyTensor, AnyTensor, AnyTensor], AnyTensor], m: M, other: M, third: M, /
+) -> M: ...
+@overload
+def tree_map(fn: Callable[..., AnyTensor], m: M, /, *rest: M) -> M: ...
+def tree_map(fn: Callable[..., AnyTensor], m: M, /, *rest: M) -> M:
     """A module of ``m``'s type whose parameters are ``fn(p, *ps)``: ``p`` a parameter of
     ``m``, ``ps`` those at the same path of ``rest`` (trees of the same structure, e.g. the
     gradients ``tn.grad(loss, m)`` returned). Buffers and configuration are ``m``'s own.
