@@ -114,7 +114,7 @@ def _statement(w: _Writer) -> None:
             "unary", "unary", "binary", "binary", "scale", "matmul", "concat", "nested",
             "stack", "row", "loop", "layout", "reduce", "assign", "assign_row", "keep",
             "spread", "classify", "tproduct", "assign_tensor", "assign_kept", "grad",
-            "view_handed",
+            "view_handed", "handle",
         )
     )  # fmt: skip
     if kind == "unary":
@@ -211,6 +211,15 @@ def _statement(w: _Writer) -> None:
         u = w.new(f"{v} * 1.5", w.shapes[v])
         w.lines.append(f"{u}, = mat({u})")
         w.lines.append(f"{v}, = mat({v})")  # must not change with the input's next assign
+    elif kind == "handle":  # a registered value the assign of the same value evaluates
+        target = w.choice(("S0", "S1", "A", "B"))
+        w.lines.append(_materialise(w))
+        how = w.choice(("ops.sin({}) * 0.5", "ops.transpose(ops.transpose({}))", "{} * 1.0"))
+        value = how.format(_table(w))  # built twice (one value to CSE), named by neither: a
+        handle = f"h{len(w.lines)}"  # lazy value would read the target after the write
+        w.lines.append(f"{handle} = handle({value})")
+        w.lines.append(f"assign({target}, {value})")
+        w.kept.append(w.new(f"data({handle})", (n, m)))  # must not follow the target's writes
     elif kind == "assign_row":
         target, i = w.choice(("S0", "A")), int(rng.integers(n))
         w.lines.append(_materialise(w))
@@ -346,6 +355,18 @@ def _identity(*values: Any) -> tuple[Any, ...]:
     return values
 
 
+def _identity_one(value: Any) -> Any:
+    return value
+
+
+def _registered(value: Any) -> Any:
+    return value.eval_register()
+
+
+def _registered_data(handle: Any) -> Any:
+    return handle.data()
+
+
 def _evaluated(*values: Any) -> tuple[Any, ...]:
     return tuple(tn.evaluate(v) if not isinstance(v, tn.Tensor) else v for v in values)
 
@@ -391,6 +412,7 @@ def _run_numpy(program: Program) -> list[list[np.ndarray]]:
     arrays = {k: v.astype(np.float64) for k, v in _inputs(program).items()}
     scope: dict[str, Any] = {"ops": _NumpyOps, "assign": _numpy_assign, "mat": _identity}
     scope["number_row"] = lambda x, i, j: x[i][j, ...]  # a live 0-d view, as typed_nn's
+    scope["handle"] = scope["data"] = lambda v: v.copy()  # its value when registered
     scope["classify"], scope["grad_mix"] = _numpy_classify, _numpy_grad_mix
     scope.update(arrays)
     body = _body(program, scope)
@@ -410,6 +432,10 @@ def _run_typed(program: Program, compiled: bool) -> list[list[np.ndarray]]:
     scope: dict[str, Any] = {"ops": tn_ops, "assign": _tn_assign, "classify": _tn_classify}
     scope["grad_mix"] = _tn_grad_mix
     scope["number_row"] = lambda x, i, j: x[i][j]
+    if compiled:  # no registration inside a trace: the value itself
+        scope["handle"] = scope["data"] = _identity_one
+    else:
+        scope["handle"], scope["data"] = _registered, _registered_data
     scope["mat"] = _identity if compiled else _evaluated
     scope.update(tensors)
     body = _body(program, scope)

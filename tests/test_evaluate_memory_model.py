@@ -252,6 +252,29 @@ def test_a_number_row_of_an_argument_taken_before_an_assign_reads_the_new_value(
         np.testing.assert_array_equal(a.numpy(), [1.75, 7.0])
 
 
+@pytest.mark.parametrize(
+    "make",
+    [lambda t: t * 2.0, ops.transpose, lambda t: ops.sin(t), lambda t: t @ t],
+    ids=["scale", "transpose", "sin", "product"],
+)
+@pytest.mark.parametrize("into", ["another", "itself"])
+def test_a_handle_the_assign_of_its_value_evaluates_is_not_the_targets_memory(
+    make: Callable[[Any], Any], into: str
+) -> None:
+    """A registered value that an assign of the same value evaluates (one value to CSE)
+    was handed out as the target's memory: the next write into the target changed it."""
+    a = arrays(3, 3).astype(np.float64)
+    t = tn.tensor(a.copy(), tn.Float64, tn.CPU, tn.Dim2)
+    u = t if into == "itself" else tn.tensor(a.copy(), tn.Float64, tn.CPU, tn.Dim2)
+    handle = make(t).eval_register()
+    u.assign(make(t))
+    got = handle.data()
+    want = got.numpy().copy()
+    u.assign(u * 100.0)
+    np.testing.assert_array_equal(got.numpy(), want)
+    assert not np.shares_memory(got.numpy(), u.numpy())
+
+
 # --- 5. DLPack exports of cached values: see test_dlpack.py ---
 
 

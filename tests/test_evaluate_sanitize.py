@@ -165,3 +165,18 @@ def test_a_generated_program_checks_each_steps_operands(sanitizing: None) -> Non
     x = tn.tensor(poison(np.empty((4, 4), np.float32)), tn.Float32, tn.CPU, tn.Dim2)
     with pytest.raises(tn.SanitizerError, match=r"\(mul\): operand 1 holds memory not written"):
         tn.evaluate(ops.exp(x) * 2.0)
+
+
+def test_a_value_handed_out_in_a_targets_memory_is_stopped() -> None:
+    """What the evaluator checks after a run that wrote targets (its handles and caches hand
+    out copies of what went straight into a target)."""
+    from typed_nn.evaluate import sanitize
+
+    node = x44() * 2.0
+    target = np.zeros((4, 4), np.float32)
+    with pytest.raises(
+        tn.SanitizerError,
+        match=r"(?s)the sanitizer found a value handed out in a target's memory\..*node +: mul",
+    ):
+        sanitize.apart_from_targets([node], {0: target[1:]}, [target])
+    sanitize.apart_from_targets([node], {0: target.copy()}, [target])  # a copy: no error

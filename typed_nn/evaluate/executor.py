@@ -372,9 +372,17 @@ def _results(
     now = epoch()
     wanted = set(root_slots)  # a plan may have many roots (an EvalPlan of many handles)
     computed: dict[int, Any] = {}
+    # A value written straight into a target is the target's memory: another handle of the
+    # same value gets a copy (the node's cache goes stale with the write: no copy for it).
+    aimed, handles = None, set()
+    if targets:
+        aimed = {id(t.array) for t in targets.values()}
+        handles = {r for j, r in enumerate(root_slots) if j not in targets}
     for s in program.results:  # cache.store, inlined: this loop runs for every node
         obj = objs[s]
         value = env[s]
+        if aimed is not None and s in handles and id(value) in aimed:
+            value = value.copy()
         if s in wanted:
             value = result_tensor(value, obj._elem, obj._device)
         obj._result = computed[s] = value
@@ -384,6 +392,9 @@ def _results(
             x._result = computed[s]
             x._epoch = now
     if options.sanitize:
+        if targets:
+            handed = {s: v for s, v in computed.items() if s in handles}
+            sanitize.apart_from_targets(objs, handed, [t.array for t in targets.values()])
         for s, value in computed.items():
             sanitize.remember(objs[s], value, now)
         for s, x in merged:

@@ -251,6 +251,24 @@ _CACHED: dict[int, tuple[int, Any, int]] = {}
 memory compared by identity, so a dead node's entry never matches a new node with its id."""
 
 
+def apart_from_targets(objs: list[Any], computed: dict[int, Any], targets: list[Any]) -> None:
+    """Raise when a value an evaluation hands out (a handle's, a node's cache) shares memory
+    with a target it wrote: the next write into the target would change it."""
+    for s, value in computed.items():
+        array = getattr(value, "_array", value)
+        if type(array) is np.ndarray and any(np.shares_memory(array, t) for t in targets):
+            node = objs[s]
+            raise SanitizerError(
+                message(
+                    "the sanitizer found a value handed out in a target's memory.",
+                    [("node", node.describe())],
+                    built_at=getattr(node, "built_at", None),
+                    hint="this is a typed_nn bug in how the evaluator reuses memory; report "
+                    "it with the expression.",
+                )
+            )
+
+
 def remember(node: Any, value: Any, epoch: int) -> None:
     """Record the bytes of the value cached on ``node`` (host arrays only)."""
     array = getattr(value, "_array", value)
