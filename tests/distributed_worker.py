@@ -134,6 +134,13 @@ def main(mode: str, out: str) -> None:
         lines = w.all_gather_object(line)  # rank 0 prints every rank's: outputs cannot interleave
         if w.is_root:
             print("\n".join(lines), flush=True)
+    elif mode == "bn-part":  # 35 = 2 * 16 + 3: the last batch splits 2 / 1 over the ranks
+        bn_net = BatchNormNet()
+        try:
+            fit(bn_net, data(35), optim.SGD(bn_net, 0.1), epochs=1, batch_size=16)
+        except tn.TypedNNError as err:
+            print(f"rank {w.rank}: {type(err).__name__}: {err}", flush=True)
+            sys.exit(3)
     elif mode == "mismatch" or mode == "batch":
         try:
             fit(net, data(), SGD(0.1), epochs=1, batch_size=16 if mode == "mismatch" else 15)

@@ -312,6 +312,21 @@ def test_a_global_batch_the_ranks_cannot_share_is_refused_on_every_rank() -> Non
     assert done.stdout.count("cannot split a global batch of 15 samples across 2 ranks") == 2
 
 
+@needs_mpi
+def test_a_part_of_a_batch_one_rank_cannot_take_is_an_error_on_every_rank() -> None:
+    """A training batch norm and a last batch split 2 / 1: rank 1's step refuses its part;
+    every rank checks every rank's parts before the first step, so no rank waits for it in a
+    collective (rank 0 waited out the collective timeout, 10 minutes by default)."""
+    start = time.monotonic()
+    done = _run(2, str(WORKER), "bn-part", "-")
+    assert time.monotonic() - start < 60
+    assert done.returncode == 3
+    lines = [line for line in done.stdout.splitlines() if line.startswith("rank ")]
+    assert len(lines) == 2
+    for line in lines:
+        assert "TrainingError: cannot train data-parallel: a rank's part of 1 sample(s) is " in line
+
+
 def test_the_batch_rule() -> None:
     four = World(FakeComm(0, 4))
     with pytest.raises(

@@ -128,6 +128,16 @@ def shard(world: World, start: int, stop: int) -> Shard:
     return Shard(lo, lo + count, count / m, True)
 
 
+def part_sizes(ranks: int, m: int) -> set[int]:
+    """The sizes of the parts :func:`shard` gives ``ranks`` ranks of a batch of ``m`` (a
+    stand-in of one sample where a rank gets none)."""
+    base, extra = divmod(m, ranks)
+    sizes = {base + 1} if extra else set()  # the first ``extra`` ranks
+    if extra < ranks:  # the others (none: a stand-in of one sample)
+        sizes.add(base or 1)
+    return sizes
+
+
 def local_order(world: World, order: npt.NDArray[Any], batch_size: int) -> npt.NDArray[Any]:
     """The samples this rank steps on in an epoch visiting ``order``, in step order."""
     if world.size <= 1:

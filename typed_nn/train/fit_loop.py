@@ -20,10 +20,12 @@ from ..distributed.data_parallel import (
     check_single_process,
     epoch_totals,
     local_order,
+    part_sizes,
     shard,
     sync_buffers,
 )
 from ..distributed.world import World
+from ..errors import TrainingError, TypedNNError, message
 from ..ops import mse_loss
 from .arrays import ArrayDataset
 from .callbacks import Callback
@@ -53,6 +55,28 @@ class TrainingSetup:
     metrics: EpochMetrics | LossMetrics
     tester: PredictGraph | LossGraph | None
     on_device: Callable[[Any], Any]
+
+
+def _part_refused(size: int, batch: int, n: int, ranks: int, exc: Exception) -> TrainingError:
+    """A rank's part of a global batch that the step refuses (a training batch norm and a
+    part of one sample): the split that made it, and batch sizes whose parts it takes."""
+    headline = str(exc).split("\n", 1)[0]
+    return TrainingError(
+        message(
+            f"cannot train data-parallel: a rank's part of {size} sample(s) is refused.",
+            [
+                (
+                    "split",
+                    f"batches of {batch} over {ranks} ranks ({n} samples: the last "
+                    f"batch has {n - (n - 1) // batch * batch})",
+                ),
+                ("refused", headline),
+            ],
+            hint="choose a batch size whose last batch gives every rank a part the model "
+            "takes (with a training batch norm: at least 2 samples a rank), or drop the "
+            "last samples from the training set.",
+        )
+    )
 
 
 def build_setup(
@@ -197,15 +221,18 @@ class FitLoop:
 
     def _prepare_steps(self) -> None:
         """Trace the step for every batch size of an epoch (the full batch and a shorter
-        last one, or this rank's parts of them) before the first step."""
-        sizes = set()
+        last one, or every rank's parts of them: a part one rank cannot take is an error on
+        every rank, not one rank's error while the others wait) before the first step."""
+        ranks, sizes = self.world.size, set()
         for start in range(0, self.n, self.batch_size):
-            lo, hi = start, min(start + self.batch_size, self.n)
-            if self.world.size > 1:
-                lo, hi = shard(self.world, lo, hi)[:2]
-            sizes.add(hi - lo)
+            sizes |= part_sizes(ranks, min(start + self.batch_size, self.n) - start)
         for size in sorted(sizes, reverse=True):
-            self.setup.step.prepare(size)
+            try:
+                self.setup.step.prepare(size)
+            except TypedNNError as exc:
+                if ranks == 1:
+                    raise
+                raise _part_refused(size, self.batch_size, self.n, ranks, exc) from exc
 
     def _train_epoch(self, epoch: int) -> tuple[float, float | None]:
         """One pass of shuffled mini-batches; the epoch's loss and accuracy (None for a
