@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import typed_nn as tn
-from typed_nn.distributed import World, abort_on_error, data_parallel, launched
+from typed_nn.distributed import World, abort_on_error, data_parallel, launched, world
 from typed_nn.distributed.data_parallel import (
     check_batch,
     check_device,
@@ -599,3 +599,18 @@ def test_a_regression_is_refused_data_parallel_before_any_step() -> None:
     data = ArrayDataset(np.zeros((8, 3), np.float32), np.zeros((8, 1), np.float32))
     with pytest.raises(tn.DistributedError, match=r"cannot train a regression .* data-parallel"):
         fit(net, data, SGD(0.1), epochs=1, batch_size=4, world=World(FakeComm(0, 2)))
+
+
+def test_a_collective_inside_a_compiled_function_is_refused() -> None:
+    """It would run once, on the trace's stand-ins, and its result would be frozen (alone,
+    all_reduce returns its tensor: the program would break only under mpiexec)."""
+    w = world()
+    x = tn.tensor(np.ones((2, 2), np.float32), tn.Float32, tn.CPU, tn.Dim2)
+    for collective in (w.all_reduce, w.broadcast, w.all_gather):
+        step = tn.compile(lambda a, c=collective: c(a))
+        with pytest.raises(
+            tn.CompileError,
+            match=r"(?s)cannot run \w+ inside a function tn.compile traces.*run the collective "
+            "on what the compiled call returns",
+        ):
+            step(x)

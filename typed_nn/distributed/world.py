@@ -31,8 +31,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .. import tracing
 from ..data.tensor import Tensor
-from ..errors import DistributedError, OperandError, message, missing_dependency
+from ..errors import CompileError, DistributedError, OperandError, message, missing_dependency
 from ..evaluate.cache import invalidate_caches
 from ..tags import D, Dv, E, Float32, Float64
 
@@ -263,6 +264,15 @@ class World:
 
 
 def _check_tensor(t: object, what: str) -> None:
+    if tracing.state.trace is not None:  # it would run once, on the trace's stand-ins
+        raise CompileError(
+            message(
+                f"cannot run {what} inside a function tn.compile traces: the collective would "
+                "run once, at trace time, and its result would be frozen into the program.",
+                hint="compile the forward and gradients, run the collective on what the "
+                "compiled call returns, then step (fit does this for you; docs/distributed.md).",
+            )
+        )
     if not isinstance(t, Tensor):
         describe = getattr(t, "describe", None)  # a lazy expression's (no hasattr narrowing)
         raise OperandError(
