@@ -614,3 +614,18 @@ def test_a_collective_inside_a_compiled_function_is_refused() -> None:
             "on what the compiled call returns",
         ):
             step(x)
+
+
+def test_a_rank_that_fails_prints_its_whole_message(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its items and hint are what the user acts on (only the first line was printed)."""
+    w = World(FakeComm(1, 2))
+    monkeypatch.setattr(World, "abort", lambda self, code=1: None)
+    with pytest.raises(tn.ParamError), abort_on_error(w):
+        raise tn.ParamError("cannot go on.\n  lr : 1e9\nhint: use a smaller lr.")
+    err = capsys.readouterr().err
+    assert err == (
+        "typed-nn: rank 1 of 2 failed, ending every rank: ParamError: cannot go on.\n"
+        "  lr : 1e9\nhint: use a smaller lr.\n"
+    )

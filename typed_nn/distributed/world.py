@@ -383,11 +383,12 @@ def abort_on_error(
     except BaseException as exc:
         if w.size <= 1 or isinstance(exc, (SystemExit, KeyboardInterrupt, *collective)):
             raise
-        first = str(exc).splitlines()[0] if str(exc) else ""
+        # the whole message: its items and hint are what the user acts on
         print(
             f"typed-nn: rank {w.rank} of {w.size} failed, ending every rank: "
-            f"{type(exc).__name__}: {first}",
+            f"{type(exc).__name__}: {exc}",
             file=sys.stderr,
+            flush=True,
         )
         w.abort(1)
         raise  # pragma: no cover - abort does not return
