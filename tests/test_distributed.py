@@ -175,7 +175,7 @@ def test_the_command_trains_data_parallel_under_mpiexec(tmp_path: Path) -> None:
     assert bad.returncode == 2
     assert bad.stderr.count("typed-nn: error:") == 1  # every rank fails, rank 0 says so
     assert (
-        "--batch-size 33 is the global batch of 2 ranks: it must be a multiple of 2 (e.g. 32)"
+        "--batch-size 33 is the global batch of 2 ranks: it must be a multiple of 2 (the nearest: 32 or 34)"
         in bad.stderr
     )
     assert not (tmp_path / "bad").exists()
