@@ -1065,13 +1065,3 @@ def test_a_torch_tensor_given_to_a_module_gets_a_hint_that_works() -> None:
             nn.Linear(64, 10)(data)
     shared = tn.from_dlpack(torch.zeros(5, 64), tn.Float32, tn.CPU, tn.Dim2)  # the hint's fix
     assert nn.Linear(64, 10)(shared).shape == (5, 10)
-
-
-def test_pytorchs_module_methods_say_where_their_equivalents_are() -> None:
-    model = nn.Linear(2, 3)
-    with pytest.raises(AttributeError, match=r"'Linear' object has no attribute 'parameters' "
-                       r"\(PyTorch's parameters; in typed_nn: nn.parameters\(model\)\)"):  # fmt: skip
-        model.parameters()  # type: ignore[attr-defined]
-    with pytest.raises(AttributeError, match=r"'cuda' .*nn.Linear\(4, 3, device=tn.GPU\)"):
-        model.cuda()  # type: ignore[attr-defined]
-    assert getattr(model, "zero_grad", None) is None

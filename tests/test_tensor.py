@@ -514,16 +514,3 @@ def test_ops_and_modules_take_numpy_numbers_for_their_parameters() -> None:
 def test_a_copy_that_is_not_a_bool_is_refused() -> None:
     with pytest.raises(tn.ParamError, match=r"(?s)tensor: copy must be a bool.*received : 'no'"):
         tn.tensor([1.0], Float64, CPU, Dim1, copy="no")  # type: ignore[arg-type]
-
-
-def test_pytorchs_tensor_methods_say_where_their_equivalents_are() -> None:
-    x = tn.zeros((2, 3), tn.Float32, tn.CPU)
-    with pytest.raises(AttributeError, match=r"no attribute 'backward' \(PyTorch's backward; in "
-                       r"typed_nn: gradients are values: grads = tn.grad\(loss, wrt\)"):  # fmt: skip
-        x.backward()  # type: ignore[attr-defined]
-    with pytest.raises(AttributeError, match=r"'Operation' object has no attribute 'detach' "
-                       r"\(PyTorch's detach; in typed_nn: ops.stop_gradient\(x\)\)"):  # fmt: skip
-        (x * 2.0).detach()  # type: ignore[attr-defined]
-    with pytest.raises(AttributeError, match=r"^'Tensor' object has no attribute 'nothing'$"):
-        x.nothing  # type: ignore[attr-defined]  # noqa: B018
-    assert not hasattr(x, "grad")  # getattr with a default and hasattr as before

@@ -26,17 +26,15 @@ import functools
 import threading
 import types
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Self, SupportsIndex, TypeVar, cast, overload
+from typing import Any, Self, SupportsIndex, TypeVar, cast, overload
 
 import numpy as np
 
 from .. import inference_mode, tracing
 from ..errors import ModuleError, message
 from ..inference_mode import serving
-from . import torch_names
 from .scalable import ScalableTensor
 from .tensor import AnyTensor, Tensor, TensorLike
-from .torch_names import no_attribute
 
 __all__ = [
     "Module",
@@ -117,11 +115,6 @@ class Module:
 
     _tn_buffers: frozenset[str] = frozenset()
     """The names of this module's fields that are buffers (set by ``nn.buffer``)."""
-
-    if not TYPE_CHECKING:  # type checkers keep reporting a missing attribute as missing
-
-        def __getattr__(self, name: str) -> Any:
-            raise no_attribute(self, name, torch_names.MODULE)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -67,8 +67,6 @@ from ..tags import (
     dim_of_rank,
     tag_name,
 )
-from . import torch_names
-from .torch_names import no_attribute
 
 if TYPE_CHECKING:
     from ..tags import UR, UnknownRank
@@ -174,11 +172,6 @@ class TensorLike(ABC, Generic[E, Dv, D]):
     # array made through ``__array__``. Ufuncs (``np.exp(x)``) and ``np.asarray(x)`` still
     # convert through ``__array__``, which ``__array_ufunc__ = None`` would forbid.
     __array_priority__ = 1000.0
-
-    if not TYPE_CHECKING:  # type checkers keep reporting a missing attribute as missing
-
-        def __getattr__(self, name: str) -> Any:
-            raise no_attribute(self, name, torch_names.TENSOR)
 
     @property
     @abstractmethod
