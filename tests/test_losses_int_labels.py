@@ -597,3 +597,23 @@ def test_embedding_with_its_arguments_swapped_says_so() -> None:
     ):
         ops.embedding(ids, table)  # type: ignore[arg-type, type-var]  # statically an error too
     assert ops.embedding(table, ids).shape == (2, 3)
+
+
+def test_a_kernels_own_message_layout_is_kept_under_the_node_and_its_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A registered kernel's IndexRangeError may be laid out any way: kept as it is, with
+    the node and the line that built it below (it became a ValueError when parsed)."""
+    from typed_nn.backends.numpy import embedding
+
+    def refused(indices: Any, rows: int) -> None:
+        raise tn.IndexRangeError("index out of range\nsee the indices above")
+
+    monkeypatch.setattr(embedding, "_check_range", refused)
+    w = tagged(np.ones((4, 2)), tn.Float64)
+    ids = int_labels(np.array([0, 1]))
+    with pytest.raises(
+        tn.IndexRangeError,
+        match=r"^index out of range\nsee the indices above\n  node +: embedding\[.*\n  built at : ",
+    ):
+        ops.embedding(w, ids).numpy()

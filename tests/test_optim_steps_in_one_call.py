@@ -105,3 +105,32 @@ def test_a_schedule_gives_each_step_of_a_call_its_rate(compiled: bool) -> None:
         f()
     np.testing.assert_array_equal(m.w.numpy(), [-111111.0])
     assert opt.step_count == 6
+
+
+def test_opt_lr_is_the_number_set_whatever_the_weights_element_types() -> None:
+    """A rate set eagerly reads back as set (no Float16 rounding), and one a compiled call
+    set from a float argument reads from the widest rate tensor (Float32 here: 0.1)."""
+
+    class Mixed(nn.Module):
+        def __init__(self) -> None:
+            self.half = tn.tensor(np.zeros(1, np.float16), tn.Float16, tn.CPU, tn.Dim1)
+            self.single = tn.tensor(np.zeros(1, np.float32), tn.Float32, tn.CPU, tn.Dim1)
+
+    m = Mixed()
+    opt = optim.SGD(m, lr=0.1)
+
+    def loss() -> tn.TensorLike[tn.Float32, tn.CPU, tn.Dim0]:
+        return ops.reduce_sum(ops.astype(m.half, tn.Float32)) + ops.reduce_sum(m.single)
+
+    opt.step(tn.grad(loss(), m))
+    opt.lr = 1 / 3
+    assert opt.lr == 1 / 3
+
+    @tn.compile
+    def step(lr: float) -> None:
+        opt.lr = lr
+        opt.step(tn.grad(loss(), m))
+
+    step(0.1)
+    assert opt.lr == 0.1
+    np.testing.assert_allclose(m.single.numpy(), [-0.2], rtol=1e-6)

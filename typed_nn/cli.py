@@ -268,10 +268,11 @@ def _check_out(out: Path) -> None:
 def _check_world(args: argparse.Namespace, w: World) -> None:
     """Under ``mpiexec -n N``: the global batch splits into N equal shares."""
     if w.size > 1 and args.batch_size % w.size:
-        below = max(w.size, args.batch_size - args.batch_size % w.size)
+        below = args.batch_size - args.batch_size % w.size
+        nearest = f"{below} or {below + w.size}" if below else str(w.size)
         raise UsageError(
             f"--batch-size {args.batch_size} is the global batch of {w.size} ranks: it must "
-            f"be a multiple of {w.size} (the nearest: {below} or {below + w.size})"
+            f"be a multiple of {w.size} (the nearest: {nearest})"
         )
 
 

@@ -229,9 +229,9 @@ if TYPE_CHECKING:  # for the checkers only: no data has this rank
 # BFloat16 last: elem_of_dtype reaches its (lazily imported) dtype only for a bfloat16 dtype.
 ELEM_TAGS: tuple[type[ElemTag], ...] = (Float32, Float64, Int32, Int64, Float16, BFloat16)
 HALF_TAGS: tuple[type[FloatTag], ...] = (Float16, BFloat16)
+"""The 16-bit float tags: computed in their own type, accumulated in float32."""
 FLOAT_NAMES = "Float16, BFloat16, Float32 or Float64"
 """The float element types, as messages list what an op that needs floats accepts."""
-"""The 16-bit float tags: computed in their own type, accumulated in float32."""
 DEVICE_TAGS: tuple[type[DeviceTag], ...] = (CPU, GPU)
 DIM_TAGS: tuple[type[DimTag], ...] = (Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6)
 MAX_RANK = len(DIM_TAGS) - 1

@@ -77,7 +77,7 @@ def checked(fn: Callable[..., Any]) -> Callable[..., Any]:
         except Exception as exc:
             # A crash on arguments typed_nn did not expect: say which argument was wrong.
             try:
-                bear(*args, **kwargs, **{_RESULT: None})
+                bear(*_as_python(args), **_as_python(kwargs), **{_RESULT: None})
             except BeartypeCallHintParamViolation as violation:
                 raise violation from exc
             except BeartypeCallHintReturnViolation:

@@ -348,7 +348,7 @@ def by_node(roots: Sequence[AnyTensor]) -> list[AnyResult]:
     try:
         program.fn(col.env, buffer_pool().empty if options.pool else np.empty)
     except IndexRangeError as exc:  # a kernel's check of the values: which node, built where
-        raise checks.located(exc) from None
+        raise checks.located(exc) from exc
     except TypedNNError:
         raise
     except Exception as exc:

@@ -67,8 +67,13 @@ class NodeChecks:
         shown, built_at = about(obj, n.op)
         text, _, hint = str(exc).partition("\nhint: ")
         headline, *lines = text.split("\n")
-        items = [tuple(part.strip() for part in line.split(" : ", 1)) for line in lines]
-        fields = [(k, v) for k, v in items] + [("node", shown)]
+        items = [line.split(" : ", 1) for line in lines]
+        laid_out = zip(items, lines, strict=True)
+        if not all(len(item) == 2 and line.startswith("  ") for item, line in laid_out):
+            # a kernel's own layout: kept as it is, the node and its line below it
+            more = message("", [("node", shown)], built_at=built_at).lstrip("\n")
+            return IndexRangeError(f"{exc}\n{more}")
+        fields = [(k.strip(), v) for k, v in items] + [("node", shown)]
         return IndexRangeError(message(headline, fields, built_at=built_at, hint=hint or None))
 
     def failed(self, exc: Exception) -> EvaluationError:

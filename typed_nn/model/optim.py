@@ -109,6 +109,9 @@ class Optimizer(ABC):
         self.weight_decay = weight_decay
         self._schedule: Callable[[int], float] | None = lr if callable(lr) else None
         self._lr = 0.0 if callable(lr) else float(lr)
+        self._lr_from_calls = False
+        """Whether a compiled program sets the rate from a float argument at every call
+        (``opt.lr = lr`` traced): the rate tensors, not ``_lr``, hold the last call's."""
         self._numbers: dict[tuple[type, type], tuple[AnyWeight, AnyWeight]] = {}
         """(step count, learning rate) rank-0 tensors per (element, device) of the weights."""
         self._host_steps = 0
@@ -271,6 +274,7 @@ class Optimizer(ABC):
         number, or a float argument of the traced function), which later steps read; one
         made later in the trace is assigned it when a step first reads it."""
         self._lr = value if not isinstance(value, RunTimeNumber) else self._lr
+        self._lr_from_calls = self._lr_from_calls or isinstance(value, RunTimeNumber)
         self._traced_lr = (trace_state.trace, value, set())
         for kind in self._numbers:
             self._traced_lr_into(kind)
@@ -316,12 +320,12 @@ class Optimizer(ABC):
         return found
 
     def _fixed_lr(self) -> float:
-        """The rate without a schedule: once steps read it from rate tensors, theirs (a
-        compiled call may have set it from a float argument: ``opt.lr = lr`` traced), as the
-        shortest decimal their element type rounds to it (0.02, not 0.0199999995)."""
-        if not self._numbers or trace_state.trace is not None:
+        """The rate without a schedule: the host's, or where compiled calls set it from a
+        float argument, the last call's, read from the widest rate tensor as the shortest
+        decimal its type rounds to it (0.02, not 0.0199999995)."""
+        if not self._lr_from_calls or not self._numbers or trace_state.trace is not None:
             return self._lr
-        _, lr = next(iter(self._numbers.values()))
+        _, lr = max(self._numbers.values(), key=lambda pair: pair[1].elem.dtype.itemsize)
         value = lr.numpy().item()  # a Python float
         if lr.elem.dtype == np.float32:
             return float(np.format_float_positional(np.float32(value), unique=True))

@@ -241,12 +241,12 @@ def check_numbers(decl: OpDecl, operands: Sequence[Operand], elem: type[ElemTag]
     """A number operand must be representable in the tensor's element type."""
     if not issubclass(elem, IntTag):
         for x in operands:  # an int past every float (numpy's OverflowError, at evaluation)
-            if type(x) is int and not _has_float_value(x):
+            if type(x) is int and x.bit_length() > 1023 and not _has_float_value(x):
                 raise ElemTypeError(
                     message(
                         f"cannot build {decl.name}: an int of {x.bit_length()} bits has no "
                         f"{elem.__name__} value.",
-                        [("tensor element", elem.__name__), ("largest float", "1.8e308")],
+                        [("tensor element", elem.__name__), ("largest Python float", "1.8e308")],
                         built_at=site(),
                         hint="use a float: float('inf') if an infinite value is meant.",
                     )

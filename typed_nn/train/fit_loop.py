@@ -60,21 +60,18 @@ class TrainingSetup:
 def _part_refused(size: int, batch: int, n: int, ranks: int, exc: Exception) -> TrainingError:
     """A rank's part of a global batch that the step refuses (a training batch norm and a
     part of one sample): the split that made it, and batch sizes whose parts it takes."""
-    headline = str(exc).split("\n", 1)[0]
+    text, _, hint = str(exc).partition("\nhint: ")
+    last = n - (n - 1) // batch * batch
     return TrainingError(
         message(
             f"cannot train data-parallel: a rank's part of {size} sample(s) is refused.",
             [
-                (
-                    "split",
-                    f"batches of {batch} over {ranks} ranks ({n} samples: the last "
-                    f"batch has {n - (n - 1) // batch * batch})",
-                ),
-                ("refused", headline),
+                ("split", f"batches of {batch} over {ranks} ranks (the last one: {last})"),
+                ("refused", text.split("\n", 1)[0]),
             ],
             hint="choose a batch size whose last batch gives every rank a part the model "
-            "takes (with a training batch norm: at least 2 samples a rank), or drop the "
-            "last samples from the training set.",
+            "takes, or drop the last samples from the training set"
+            + (f"; the step says: {hint}" if hint else "."),
         )
     )
 
@@ -226,7 +223,9 @@ class FitLoop:
         ranks, sizes = self.world.size, set()
         for start in range(0, self.n, self.batch_size):
             sizes |= part_sizes(ranks, min(start + self.batch_size, self.n) - start)
-        for size in sorted(sizes, reverse=True):
+        largest, *smaller = sorted(sizes, reverse=True)
+        self.setup.step.prepare(largest)  # an error at every size: the step's own
+        for size in smaller:
             try:
                 self.setup.step.prepare(size)
             except TypedNNError as exc:
