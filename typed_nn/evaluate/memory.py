@@ -172,7 +172,10 @@ def _gathers(
         start = 0
         for i, a in enumerate(n.args):
             rows = g.nodes[a].shape[0] if n.decl is CONCAT else 1
-            storage[a] = ("rows", (c, slice(start, start + rows) if n.decl is CONCAT else (i, ...)))
+            # a stack's item i: [i] (an int indexes fastest), [i, ...] where that is a number
+            # (a vector's [i] is a copy, not its place)
+            item = i if g.nodes[a].shape else (i, ...)
+            storage[a] = ("rows", (c, slice(start, start + rows) if n.decl is CONCAT else item))
             start += rows
         memory.gathered.add(c)
 

@@ -450,8 +450,10 @@ def _leaf_sources(
         if k is not None:
             sources[s] = f"A[{k}]"
         elif view is not None:
-            # [i, ...]: a view at every rank (a vector's [i] is a copy, read too early)
-            sources[s] = f"A[{view[0]}]" + "".join(f"[{i}, ...]" for i in view[1])
+            # a number's last index [i, ...]: a view (a vector's [i] is a copy, read too early)
+            last = ", ..." if obj.rank == 0 else ""
+            sources[s] = f"A[{view[0]}]" + "".join(f"[{i}]" for i in view[1][:-1])
+            sources[s] += f"[{view[1][-1]}{last}]"
         else:
             sources[s] = _held(obj, held)
     return sources
