@@ -375,9 +375,9 @@ def _results(
     # A value written straight into a target is the target's memory: another handle of the
     # same value gets a copy (the node's cache goes stale with the write: no copy for it).
     aimed, handles = None, set()
-    if targets:
-        aimed = {id(t.array) for t in targets.values()}
+    if targets and len(root_slots) > len(targets):  # handles beside the targets' roots
         handles = {r for j, r in enumerate(root_slots) if j not in targets}
+        aimed = {id(t.array) for t in targets.values()}
     for s in program.results:  # cache.store, inlined: this loop runs for every node
         obj = objs[s]
         value = env[s]
@@ -392,7 +392,8 @@ def _results(
             x._result = computed[s]
             x._epoch = now
     if options.sanitize:
-        if targets:
+        if handles:
+            assert targets is not None
             handed = {s: v for s, v in computed.items() if s in handles}
             sanitize.apart_from_targets(objs, handed, [t.array for t in targets.values()])
         for s, value in computed.items():
