@@ -114,7 +114,7 @@ def batch_stats(x: AnyTensor) -> tuple[AnyTensor, AnyTensor, AnyTensor]:
     in Float32 for 16-bit data (``_wide``). Built the same way by the cell and the running
     update (one computation)."""
     (x,) = _wide(x)
-    dims = (0, *range(2, x.rank))
+    dims: Any = (0, *range(2, x.rank))  # every dim but the channels: 1 to 4, no one overload
     mean: AnyTensor = ops.reduce_mean(x, dims)
     centred = x - per_channel(mean, x)
     var: AnyTensor = ops.reduce_mean(ops.square(centred), dims)
