@@ -322,3 +322,20 @@ def test_an_argument_written_by_the_program_is_checked_writable_before_anything_
     with pytest.raises(tn.ReadOnlyError, match="cannot assign: the tensor's memory is read-only"):
         step(tn.tensor(frozen, tn.Float64, tn.CPU, tn.Dim2, copy=False))
     np.testing.assert_array_equal(w.numpy(), np.full((2, 3), 2.0))  # the first call's only
+
+
+def test_a_row_and_an_import_of_it_passed_apart_are_one_memory() -> None:
+    """A row of a tensor beside a DLPack import of that row (another tensor over exactly its
+    memory): one memory, as the Step's trace took it; debug mode's by-node run traced the row
+    as a row of its tensor, whose memory the import's assign changed in part, and refused it."""
+    r = np.random.default_rng(3).normal(size=(2, 3)).astype(np.float32)
+    R = tn.tensor(r.copy(), tn.Float32, tn.CPU, tn.Dim2)
+
+    def both(a: Any, b: Any) -> Any:
+        a.assign(a + 1.0)
+        return b * 2.0
+
+    imported = tn.from_dlpack(np.from_dlpack(R.numpy()[0]), tn.Float32, tn.CPU, tn.Dim1)
+    got = tn.compile(both)(imported, R[0])
+    np.testing.assert_allclose(R.numpy()[0], r[0] + 1.0, rtol=1e-6)
+    np.testing.assert_allclose(got.numpy(), (r[0] + 1.0) * 2.0, rtol=1e-6)

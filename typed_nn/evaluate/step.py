@@ -254,9 +254,17 @@ class Step:
     def run_by_node(self, args: list[Any]) -> list[Any]:
         """Debug mode, or the program failed before it wrote any target: trace ``fn`` again
         on this call's values and run that graph node by node (an error names the node and
-        the line that built it). Returns the outputs' arrays."""
+        the line that built it). Returns the outputs' arrays. A row passed as an argument
+        is read as a tensor of its own over that memory, as the Step's trace read its
+        stand-in (its tensor's other rows, passed beside it and assigned, are apart)."""
+        own = [
+            Tensor._wrap(a._array, a._elem, a._device)
+            if type(a) is Tensor and a._view_of is not None
+            else a
+            for a in args
+        ]
         outputs, assigns = trace_function(
-            self.fn, self.names, self.static, args, placeholders=False
+            self.fn, self.names, self.static, own, placeholders=False
         )[:2]
         invalidate_caches()
         results = by_node([*outputs, *(expr for _, expr in assigns)])
