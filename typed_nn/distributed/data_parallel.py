@@ -116,11 +116,15 @@ class Shard(NamedTuple):
 
 
 def shard(world: World, start: int, stop: int) -> Shard:
-    """This rank's part of the global batch ``start:stop`` (ranks in order, the first
-    ``(stop - start) % size`` ranks taking one sample more)."""
+    """This rank's part of the global batch ``start:stop``."""
+    return _part(world.rank, world.size, start, stop)
+
+
+def _part(r: int, ranks: int, start: int, stop: int) -> Shard:
+    """Rank ``r``'s part of ``start:stop`` among ``ranks`` (ranks in order, the first
+    ``(stop - start) % ranks`` taking one sample more)."""
     m = stop - start
-    base, extra = divmod(m, world.size)
-    r = world.rank
+    base, extra = divmod(m, ranks)
     count = base + (r < extra)
     lo = start + r * base + min(r, extra)
     if count == 0:  # a last batch with fewer samples than ranks: a stand-in, weighed 0
@@ -129,13 +133,8 @@ def shard(world: World, start: int, stop: int) -> Shard:
 
 
 def part_sizes(ranks: int, m: int) -> set[int]:
-    """The sizes of the parts :func:`shard` gives ``ranks`` ranks of a batch of ``m`` (a
-    stand-in of one sample where a rank gets none)."""
-    base, extra = divmod(m, ranks)
-    sizes = {base + 1} if extra else set()  # the first ``extra`` ranks
-    if extra < ranks:  # the others (none: a stand-in of one sample)
-        sizes.add(base or 1)
-    return sizes
+    """The sizes of every rank's part (:func:`shard`) of a batch of ``m``."""
+    return {p.hi - p.lo for p in (_part(r, ranks, 0, m) for r in range(ranks))}
 
 
 def local_order(world: World, order: npt.NDArray[Any], batch_size: int) -> npt.NDArray[Any]:

@@ -12,8 +12,6 @@ from collections.abc import Sequence
 from itertools import accumulate
 from typing import overload
 
-import numpy as np
-
 from ..data.tensor import AnyTensor, TensorLike
 from ..errors import RankError, ShapeError, message
 from ..tags import D, DeviceTag, Dim0, Dim1, Dim2, Dim3, Dim4, Dim5, Dim6, Dv, E, ElemTag
@@ -216,8 +214,9 @@ def narrow(x: TensorLike[E, Dv, D], axis: int, start: int, length: int) -> Tenso
     array([[2., 3.]], dtype=float32)
     """
     (t,) = tensor_operands(NARROW, (x,))
+    axis, start, length = python_int(axis), python_int(start), python_int(length)
     for name, value in (("axis", axis), ("start", start), ("length", length)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        if isinstance(value, bool) or not isinstance(value, int):
             raise ShapeError(
                 message(
                     f"cannot build narrow: {name} must be an int, got {value!r}.",
@@ -226,5 +225,4 @@ def narrow(x: TensorLike[E, Dv, D], axis: int, start: int, length: int) -> Tenso
                     hint="pass axis, start and length as ints.",
                 )
             )
-    axis, start, length = int(axis), int(start), int(length)  # numpy's ints too
     return build(NARROW, (x,), (axis + t.rank if axis < 0 else axis, start, length))
